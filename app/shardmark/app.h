@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SM_APP_H
+#define SM_APP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "sm_core.h"
+#include "sm_net.h"
+
+/* Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error. */
+#define SM_EXIT_OK 0
+#define SM_EXIT_FAIL 1
+#define SM_EXIT_USAGE 2
+
+/* A subcommand option that is not a config key. */
+struct sm_cli_opt {
+	const char *name;    /* "--duration" */
+	const char *arg;     /* "SECONDS", or NULL for a flag */
+	const char *help;
+	int (*set)(void *ctx, const char *value, char *err, size_t errlen);
+};
+
+/*
+ * Parse @argv (after the subcommand): --config FILE first, then every other
+ * option in order, either one of @opts or a config key (--smp 2, --smp=2).
+ * Returns 0, 1 when --help was given (after printing help), or -EINVAL with
+ * a message in @err.
+ */
+int
+sm_cli_parse(int argc, char **argv, const char *cmd, const char *summary, struct sm_config *cfg,
+	     const struct sm_cli_opt *opts, size_t nopts, void *ctx, char *err, size_t errlen);
+
+/* Runtime options derived from @cfg, with the shard callbacks to run. */
+void
+sm_app_runtime_opts(const struct sm_config *cfg, struct sm_runtime_opts *o);
+
+/*
+ * Select and probe the network driver named in @cfg and set the log level.
+ * Returns 0 or an SM_EXIT_* code after printing the reason.
+ */
+int
+sm_app_prepare(const struct sm_config *cfg);
+
+/* Driver settings from @cfg. */
+void
+sm_app_net_config(const struct sm_config *cfg, struct sm_net_config *nc);
+
+/* Print "shardmark: <message>" for a failed listen on @what at @port. */
+void
+sm_app_listen_error(const char *what, const char *key, const char *addr, unsigned port, int err);
+
+int
+sm_cmd_serve(int argc, char **argv);
+int
+sm_cmd_bench(int argc, char **argv);
+
+#endif /* SM_APP_H */

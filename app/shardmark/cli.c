@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Command-line parsing and runtime setup shared by the subcommands. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "sm_net_uring.h"
+
+static void
+print_help(const char *cmd, const char *summary, const struct sm_cli_opt *opts, size_t nopts)
+{
+	const struct sm_config_key_info *keys;
+	size_t nkeys, i, j;
+	char flag[64];
+
+	printf("usage: shardmark %s [options]\n\n%s\n\n", cmd, summary);
+	if (nopts > 0) {
+		printf("%s options:\n", cmd);
+		for (i = 0; i < nopts; i++) {
+			snprintf(flag, sizeof(flag), "%s%s%s", opts[i].name, opts[i].arg ? " " : "",
+				 opts[i].arg ? opts[i].arg : "");
+			printf("  %-28s %s\n", flag, opts[i].help);
+		}
+		printf("\n");
+	}
+	printf("configuration (config/shardmark.yaml keys; each has a command-line override):\n");
+	printf("  %-28s %s\n", "--config FILE", "read settings from a YAML file first");
+	keys = sm_config_keys(&nkeys);
+	for (i = 0; i < nkeys; i++) {
+		size_t len = (size_t)snprintf(flag, sizeof(flag), "--%s", keys[i].name);
+
+		for (j = 2; j < len; j++)
+			if (flag[j] == '_')
+				flag[j] = '-';
+		if (strcmp(keys[i].type, "bool") != 0)
+			snprintf(flag + len, sizeof(flag) - len, " %s",
+				 strcmp(keys[i].type, "port") == 0 ? "PORT"
+				 : strcmp(keys[i].type, "int") == 0 ? "N"
+								     : "VALUE");
+		printf("  %-28s %s%s%s%s\n", flag, keys[i].help, keys[i].defval[0] ? " [default: " : "",
+		       keys[i].defval, keys[i].defval[0] ? "]" : "");
+	}
+	printf("  %-28s %s\n", "--help", "show this help");
+}
+
+static const struct sm_cli_opt *
+find_opt(const struct sm_cli_opt *opts, size_t nopts, const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < nopts; i++)
+		if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+int
+sm_cli_parse(int argc, char **argv, const char *cmd, const char *summary, struct sm_config *cfg,
+	     const struct sm_cli_opt *opts, size_t nopts, void *ctx, char *err, size_t errlen)
+{
+	int i, ret;
+
+	/* --help wins, and --config loads before any override applies. */
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			print_help(cmd, summary, opts, nopts);
+			return 1;
+		}
+	}
+	for (i = 0; i < argc; i++) {
+		const char *path = NULL;
+
+		if (strcmp(argv[i], "--config") == 0 || strcmp(argv[i], "-c") == 0) {
+			if (i + 1 >= argc) {
+				snprintf(err, errlen, "%s needs a file name", argv[i]);
+				return -EINVAL;
+			}
+			path = argv[++i];
+		} else if (strncmp(argv[i], "--config=", 9) == 0) {
+			path = argv[i] + 9;
+		}
+		if (path != NULL) {
+			ret = sm_config_load_file(cfg, path, err, errlen);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	for (i = 0; i < argc; i++) {
+		const char *arg = argv[i], *eq, *value = NULL;
+		const struct sm_cli_opt *o;
+		bool is_bool = false;
+		size_t nlen;
+
+		if (strcmp(arg, "--config") == 0 || strcmp(arg, "-c") == 0) {
+			i++;
+			continue;
+		}
+		if (strncmp(arg, "--config=", 9) == 0)
+			continue;
+		if (strncmp(arg, "--", 2) != 0) {
+			snprintf(err, errlen,
+				 "unexpected argument '%s': options start with -- (see shardmark %s "
+				 "--help)",
+				 arg, cmd);
+			return -EINVAL;
+		}
+		eq = strchr(arg, '=');
+		nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+		if (eq != NULL)
+			value = eq + 1;
+		o = find_opt(opts, nopts, arg, nlen);
+		if (o != NULL) {
+			if (o->arg != NULL && value == NULL) {
+				if (i + 1 >= argc) {
+					snprintf(err, errlen, "%.*s needs a value (%s)", (int)nlen, arg,
+						 o->arg);
+					return -EINVAL;
+				}
+				value = argv[++i];
+			}
+			ret = o->set(ctx, value, err, errlen);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		{
+			char key[128];
+
+			snprintf(key, sizeof(key), "%.*s", (int)nlen, arg);
+			if (!sm_config_is_key(key, &is_bool)) {
+				snprintf(err, errlen, "unknown option %s (see shardmark %s --help)",
+					 key, cmd);
+				return -EINVAL;
+			}
+			if (value == NULL && !is_bool) {
+				if (i + 1 >= argc) {
+					snprintf(err, errlen, "%s needs a value", key);
+					return -EINVAL;
+				}
+				value = argv[++i];
+			}
+			ret = sm_config_set(cfg, key, value, err, errlen);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return sm_config_validate(cfg, err, errlen);
+}
+
+void
+sm_app_runtime_opts(const struct sm_config *cfg, struct sm_runtime_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->smp = cfg->smp;
+	o->cpuset = cfg->cpuset;
+	o->overprovisioned = cfg->overprovisioned;
+	o->task_quota_us = cfg->task_quota_us;
+	o->idle_poll_us = cfg->idle_poll_us;
+	o->drain_timeout_ms = cfg->drain_timeout_ms;
+}
+
+void
+sm_app_net_config(const struct sm_config *cfg, struct sm_net_config *nc)
+{
+	memset(nc, 0, sizeof(*nc));
+	nc->rx_buffers = cfg->rx_buffers;
+	nc->rx_buffer_size = cfg->rx_buffer_size;
+}
+
+int
+sm_app_prepare(const struct sm_config *cfg)
+{
+	enum sm_log_level level;
+	char err[512];
+	int ret;
+
+	if (sm_log_parse_level(cfg->log_level, &level) == 0)
+		sm_log_set_level(level);
+	if (sm_net_find("uring") == NULL)
+		sm_net_uring_register();
+	if (strcmp(cfg->network_stack, "dpdk") == 0 && sm_net_find("dpdk") == NULL) {
+		fprintf(stderr,
+			"shardmark: network_stack dpdk: this build has no DPDK driver (it is not "
+			"written yet, and needs libdpdk-dev at build time): use network_stack uring\n");
+		return SM_EXIT_USAGE;
+	}
+	ret = sm_net_use(cfg->network_stack);
+	if (ret < 0) {
+		fprintf(stderr, "shardmark: unknown network_stack '%s': use uring\n",
+			cfg->network_stack);
+		return SM_EXIT_USAGE;
+	}
+	ret = sm_net_driver()->probe(err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "shardmark: %s\n", err);
+		return SM_EXIT_FAIL;
+	}
+	return 0;
+}
+
+void
+sm_app_listen_error(const char *what, const char *key, const char *addr, unsigned port, int err)
+{
+	if (err == -EADDRINUSE)
+		SM_ERR("%s port %u on %s is in use: set %s to a free port or stop the other "
+		       "server",
+		       what, port, addr, key);
+	else if (err == -EACCES)
+		SM_ERR("%s port %u needs privileges: run as root, grant CAP_NET_BIND_SERVICE, "
+		       "or set %s above 1023",
+		       what, port, key);
+	else if (err == -EADDRNOTAVAIL || err == -EINVAL)
+		SM_ERR("%s: cannot listen on %s:%u (%s): set listen_address to an address of "
+		       "this machine",
+		       what, addr, port, strerror(-err));
+	else
+		SM_ERR("%s: cannot listen on %s:%u: %s", what, addr, port, strerror(-err));
+}

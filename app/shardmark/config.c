@@ -1,0 +1,1061 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <yaml.h>
+
+#include "config.h"
+
+/* The build's max_shards option tops out at 1024; the runtime checks its own bound. */
+#define SM_CONFIG_MAX_SMP 1024
+/* Keeps cpuset parsing free of overflow; the runtime checks CPUs against the machine. */
+#define SM_CONFIG_MAX_CPU 65535
+/* Longest key we compare for suggestions; longer input is simply not close to any key. */
+#define SM_CONFIG_KEY_MAX 64
+#define SM_CONFIG_SUGGEST_MAX 2
+/* Values quoted back in messages are cut here so one bad line cannot flood the terminal. */
+#define SM_CONFIG_SHOW_MAX 60
+
+#define SM_CONFIG_SEE_HELP "see `shardmark serve --help` for the list"
+
+enum sm_key_type {
+	SM_KT_UINT,
+	SM_KT_LISTEN_PORT, /* a port we listen on: validate() keeps enabled ones distinct */
+	SM_KT_BOOL,
+	SM_KT_STRING,	  /* required */
+	SM_KT_OPT_STRING, /* empty or null means unset (NULL) */
+	SM_KT_ENUM,
+	SM_KT_CPUSET, /* optional, "0-3,8" */
+};
+
+/* --help type words, picked by token pasting in the table. */
+#define SM_KT_TEXT_UINT "int"
+#define SM_KT_TEXT_LISTEN_PORT "port"
+#define SM_KT_TEXT_BOOL "bool"
+#define SM_KT_TEXT_STRING "string"
+#define SM_KT_TEXT_OPT_STRING "string"
+#define SM_KT_TEXT_ENUM "string"
+#define SM_KT_TEXT_CPUSET "list"
+
+/* The C type each key type stores, checked at compile time against struct sm_config. */
+#define SM_FIELD(f) (((struct sm_config *)0)->f)
+#define SM_FIELD_OK_UINT(f) _Generic(SM_FIELD(f), unsigned : 1, default : 0)
+#define SM_FIELD_OK_LISTEN_PORT(f) SM_FIELD_OK_UINT(f)
+#define SM_FIELD_OK_BOOL(f) _Generic(SM_FIELD(f), bool : 1, default : 0)
+#define SM_FIELD_OK_STRING(f) _Generic(SM_FIELD(f), char * : 1, default : 0)
+#define SM_FIELD_OK_OPT_STRING(f) SM_FIELD_OK_STRING(f)
+#define SM_FIELD_OK_ENUM(f) SM_FIELD_OK_STRING(f)
+#define SM_FIELD_OK_CPUSET(f) SM_FIELD_OK_STRING(f)
+
+/* An allowed value of an enum key and the other spellings that mean it. */
+struct sm_choice {
+	const char *name;
+	const char *aliases[3];
+};
+
+static const struct sm_choice sm_network_stacks[] = {
+	{ "uring", { NULL } },
+	{ "dpdk", { NULL } },
+	{ NULL, { NULL } },
+};
+
+static const struct sm_choice sm_log_levels[] = {
+	{ "error", { NULL } }, { "warn", { NULL } }, { "info", { NULL } },
+	{ "debug", { NULL } }, { NULL, { NULL } },
+};
+
+/* ScyllaDB accepts exactly these spellings (alternator/executor.cc). */
+static const struct sm_choice sm_write_isolations[] = {
+	{ "forbid_rmw", { "f", "forbid", NULL } },
+	{ "unsafe", { "u", "unsafe_rmw", NULL } },
+	{ "always_use_lwt", { "a", "always", NULL } },
+	{ "only_rmw_uses_lwt", { "o", NULL } },
+	{ NULL, { NULL } },
+};
+
+/*
+ * The one table of keys, in config/shardmark.yaml's order. A row is: field
+ * (which is also the YAML key), type, min, max (uint types), allowed values
+ * (enum), default as text ("" = unset) and the --help line. Every field of
+ * struct sm_config must have a row: copying and freeing walk this table.
+ */
+/* clang-format off */
+#define SM_CONFIG_TABLE(K)                                                                         \
+	K(smp, UINT, 0, SM_CONFIG_MAX_SMP, NULL, "0",                                              \
+	  "shards to run, one pinned thread each; 0 = one per allowed CPU")                        \
+	K(cpuset, CPUSET, 0, 0, NULL, "",                                                          \
+	  "CPUs the shards may use, e.g. 0-3,8; empty = every CPU the process may use")            \
+	K(overprovisioned, BOOL, 0, 0, NULL, "false",                                              \
+	  "share the CPUs with other work: do not pin shards, allow smp above the CPU count")      \
+	K(network_stack, ENUM, 0, 0, sm_network_stacks, "uring",                                   \
+	  "network driver: uring (kernel sockets through io_uring) or dpdk (kernel bypass)")       \
+	K(dpdk_args, OPT_STRING, 0, 0, NULL, "",                                                   \
+	  "DPDK EAL arguments, e.g. '--no-huge --vdev net_tap0'; only with network_stack dpdk")    \
+	K(task_quota_us, UINT, 1, 1000000, NULL, "500",                                            \
+	  "microseconds a shard runs tasks before it polls for I/O")                               \
+	K(idle_poll_us, UINT, 0, 1000000, NULL, "200",                                             \
+	  "microseconds an idle shard spins before it sleeps; 0 = sleep at once")                  \
+	K(drain_timeout_ms, UINT, 1, 3600000, NULL, "10000",                                       \
+	  "longest graceful stop after SIGINT or SIGTERM, in milliseconds")                        \
+	K(rx_buffers, UINT, 1, 32768, NULL, "1024",                                                \
+	  "receive buffers per shard")                                                             \
+	K(rx_buffer_size, UINT, 256, 1048576, NULL, "16384",                                       \
+	  "bytes per receive buffer")                                                              \
+	K(log_level, ENUM, 0, 0, sm_log_levels, "info",                                            \
+	  "most verbose messages logged: error, warn, info or debug")                              \
+	K(listen_address, STRING, 0, 0, NULL, "127.0.0.1",                                         \
+	  "address the CQL, Alternator and echo services listen on")                               \
+	K(native_transport_port, LISTEN_PORT, 1, 65535, NULL, "9042",                              \
+	  "CQL native protocol port")                                                              \
+	K(native_shard_aware_transport_port, LISTEN_PORT, 1, 65535, NULL, "19042",                 \
+	  "CQL port that picks the shard from the client's source port")                           \
+	K(alternator_port, LISTEN_PORT, 1, 65535, NULL, "8000",                                    \
+	  "Alternator (DynamoDB API over HTTP) port")                                              \
+	K(alternator_write_isolation, ENUM, 0, 0, sm_write_isolations, "only_rmw_uses_lwt",        \
+	  "default Alternator write isolation: forbid_rmw, unsafe, always_use_lwt or "             \
+	  "only_rmw_uses_lwt (or f, u, a, o)")                                                     \
+	K(prometheus_port, LISTEN_PORT, 0, 65535, NULL, "9180",                                    \
+	  "Prometheus metrics port; 0 = no metrics endpoint")                                      \
+	K(prometheus_address, OPT_STRING, 0, 0, NULL, "",                                          \
+	  "address of the metrics endpoint; empty = listen_address")                               \
+	K(echo_port, LISTEN_PORT, 0, 65535, NULL, "0",                                             \
+	  "echo service port, for transport benchmarks; 0 = off")                                  \
+	K(echo_max_frame, UINT, 1, 1073741824, NULL, "16777216",                                   \
+	  "largest echo frame accepted, in bytes")
+/* clang-format on */
+
+struct sm_key {
+	const char *name;
+	enum sm_key_type type;
+	size_t offset;
+	unsigned min;
+	unsigned max;
+	const struct sm_choice *choices;
+	const char *defval;
+};
+
+#define SM_KEY_ROW(f, t, lo, hi, ch, def, h)                                                       \
+	{ .name = #f,                                                                              \
+	  .type = SM_KT_##t,                                                                       \
+	  .offset = offsetof(struct sm_config, f),                                                 \
+	  .min = (lo),                                                                             \
+	  .max = (hi),                                                                             \
+	  .choices = (ch),                                                                         \
+	  .defval = (def) },
+#define SM_KEY_INFO_ROW(f, t, lo, hi, ch, def, h)                                                  \
+	{ .name = #f, .type = SM_KT_TEXT_##t, .defval = (def), .help = (h) },
+#define SM_KEY_CHECK(f, t, lo, hi, ch, def, h)                                                     \
+	_Static_assert(SM_FIELD_OK_##t(f),                                                         \
+		       "field " #f " does not have the C type of a " #t " key");                   \
+	_Static_assert(sizeof(#f) <= SM_CONFIG_KEY_MAX + 1, "key " #f " is too long");
+
+SM_CONFIG_TABLE(SM_KEY_CHECK)
+
+static const struct sm_key sm_keys[] = { SM_CONFIG_TABLE(SM_KEY_ROW) };
+static const struct sm_config_key_info sm_key_infos[] = { SM_CONFIG_TABLE(SM_KEY_INFO_ROW) };
+
+#define SM_NKEYS (sizeof(sm_keys) / sizeof(sm_keys[0]))
+
+union sm_value {
+	unsigned u;
+	bool b;
+	char *s;
+};
+
+static void
+sm_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+sm_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* A value as quoted back in a message: cut short, control characters made visible. */
+static const char *
+sm_show(const char *v, char *buf, size_t len)
+{
+	size_t i, n = strlen(v);
+	bool cut = n > SM_CONFIG_SHOW_MAX;
+
+	if (cut)
+		n = SM_CONFIG_SHOW_MAX;
+	if (n > len - 4)
+		n = len - 4;
+	for (i = 0; i < n; i++)
+		buf[i] = iscntrl((unsigned char)v[i]) ? '?' : v[i];
+	strcpy(buf + i, cut ? "..." : "");
+	return buf;
+}
+
+static void *
+sm_field(struct sm_config *c, const struct sm_key *k)
+{
+	return (char *)c + k->offset;
+}
+
+static const void *
+sm_cfield(const struct sm_config *c, const struct sm_key *k)
+{
+	return (const char *)c + k->offset;
+}
+
+static bool
+sm_key_is_string(const struct sm_key *k)
+{
+	return k->type == SM_KT_STRING || k->type == SM_KT_OPT_STRING || k->type == SM_KT_ENUM ||
+	       k->type == SM_KT_CPUSET;
+}
+
+static bool
+sm_key_is_uint(const struct sm_key *k)
+{
+	return k->type == SM_KT_UINT || k->type == SM_KT_LISTEN_PORT;
+}
+
+static bool
+sm_key_optional(const struct sm_key *k)
+{
+	return k->type == SM_KT_OPT_STRING || k->type == SM_KT_CPUSET;
+}
+
+static const struct sm_key *
+sm_key_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < SM_NKEYS; i++)
+		if (strcmp(sm_keys[i].name, name) == 0)
+			return &sm_keys[i];
+	return NULL;
+}
+
+/*
+ * Command-line spellings to the YAML name: "--native-transport-port" and
+ * "native-transport-port" both become "native_transport_port". Returns false
+ * when @key is too long to be any key.
+ */
+static bool
+sm_key_canon(const char *key, char *out, size_t outlen)
+{
+	size_t i;
+
+	if (strncmp(key, "--", 2) == 0)
+		key += 2;
+	if (strlen(key) >= outlen)
+		return false;
+	for (i = 0; key[i] != '\0'; i++)
+		out[i] = key[i] == '-' ? '_' : key[i];
+	out[i] = '\0';
+	return true;
+}
+
+/* Optimal string alignment distance: a swapped pair of letters is one typo, not two. */
+static unsigned
+sm_edit_distance(const char *a, const char *b)
+{
+	unsigned d[SM_CONFIG_KEY_MAX + 1][SM_CONFIG_KEY_MAX + 1];
+	size_t la = strlen(a), lb = strlen(b), i, j;
+
+	if (la > SM_CONFIG_KEY_MAX || lb > SM_CONFIG_KEY_MAX)
+		return UINT_MAX;
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++) {
+		for (j = 1; j <= lb; j++) {
+			unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			unsigned best = d[i - 1][j - 1] + cost;
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	}
+	return d[la][lb];
+}
+
+/* The known key closest to @key (any spelling), or NULL when none is within reach. */
+static const struct sm_key *
+sm_key_suggest(const char *key)
+{
+	char canon[SM_CONFIG_KEY_MAX + 1];
+	const struct sm_key *best = NULL;
+	unsigned best_d = SM_CONFIG_SUGGEST_MAX + 1;
+	size_t i;
+
+	if (!sm_key_canon(key, canon, sizeof(canon)))
+		return NULL;
+	/* Keys are lower case; "SMP" is plainly "smp". */
+	for (i = 0; canon[i] != '\0'; i++)
+		canon[i] = (char)tolower((unsigned char)canon[i]);
+	for (i = 0; i < SM_NKEYS; i++) {
+		unsigned d = sm_edit_distance(canon, sm_keys[i].name);
+
+		if (d < best_d) {
+			best_d = d;
+			best = &sm_keys[i];
+		}
+	}
+	return best;
+}
+
+/* "unknown key 'x' (did you mean 'y'?); see ...", the suggestion spelled the way @key was. */
+static void
+sm_unknown_key_msg(const char *key, bool cmdline, char *msg, size_t msglen)
+{
+	const struct sm_key *k = sm_key_suggest(key);
+	char shown[SM_CONFIG_SHOW_MAX + 4];
+	char sugg[SM_CONFIG_KEY_MAX + 3];
+	size_t i;
+
+	sm_show(key, shown, sizeof(shown));
+	if (k == NULL) {
+		sm_errf(msg, msglen, "unknown key '%s'; %s", shown, SM_CONFIG_SEE_HELP);
+		return;
+	}
+	if (cmdline && strncmp(key, "--", 2) == 0)
+		snprintf(sugg, sizeof(sugg), "--%s", k->name);
+	else
+		snprintf(sugg, sizeof(sugg), "%s", k->name);
+	if (cmdline && strchr(key, '-') != NULL)
+		for (i = 0; sugg[i] != '\0'; i++)
+			if (sugg[i] == '_')
+				sugg[i] = '-';
+	sm_errf(msg, msglen, "unknown key '%s' (did you mean '%s'?); %s", shown, sugg,
+		SM_CONFIG_SEE_HELP);
+}
+
+static int
+sm_parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = { "true", "yes", "on", "1" };
+	static const char *const no[] = { "false", "no", "off", "0" };
+	size_t i;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(v, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcasecmp(v, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const char *
+sm_parse_enum(const struct sm_choice *ch, const char *v)
+{
+	size_t i;
+
+	for (; ch->name != NULL; ch++) {
+		if (strcasecmp(v, ch->name) == 0)
+			return ch->name;
+		for (i = 0; ch->aliases[i] != NULL; i++)
+			if (strcasecmp(v, ch->aliases[i]) == 0)
+				return ch->name;
+	}
+	return NULL;
+}
+
+/* "a|b|c", then " (or x|y)" when there are other spellings. */
+static void
+sm_enum_list(const struct sm_choice *choices, char *buf, size_t len)
+{
+	const struct sm_choice *ch;
+	size_t off = 0, i;
+	bool any = false;
+
+	buf[0] = '\0';
+	for (ch = choices; ch->name != NULL && off < len; ch++)
+		off += snprintf(buf + off, len - off, "%s%s", ch == choices ? "" : "|", ch->name);
+	for (ch = choices; ch->name != NULL && off < len; ch++) {
+		for (i = 0; ch->aliases[i] != NULL && off < len; i++) {
+			off += snprintf(buf + off, len - off, "%s%s", any ? "|" : " (or ",
+					ch->aliases[i]);
+			any = true;
+		}
+	}
+	if (any && off < len)
+		snprintf(buf + off, len - off, ")");
+}
+
+/*
+ * Check "0-3,8": CPU numbers, ranges a-b with a <= b, separated by commas.
+ * Whether the CPUs exist is the runtime's question.
+ */
+static int
+sm_check_cpuset(const char *shown_key, const char *v, char *msg, size_t msglen)
+{
+	char shown[SM_CONFIG_SHOW_MAX + 4];
+	const char *p = v;
+
+	sm_show(v, shown, sizeof(shown));
+	for (;;) {
+		unsigned long lo, hi;
+		const char *start = p;
+		char *end;
+
+		if (!isdigit((unsigned char)*p))
+			goto bad_syntax;
+		lo = strtoul(p, &end, 10);
+		p = end;
+		hi = lo;
+		if (*p == '-') {
+			p++;
+			if (!isdigit((unsigned char)*p))
+				goto bad_syntax;
+			hi = strtoul(p, &end, 10);
+			p = end;
+		}
+		if (lo > SM_CONFIG_MAX_CPU || hi > SM_CONFIG_MAX_CPU) {
+			sm_errf(msg, msglen, "%s: CPU number in '%s' is above %u", shown_key, shown,
+				SM_CONFIG_MAX_CPU);
+			return -EINVAL;
+		}
+		if (lo > hi) {
+			sm_errf(msg, msglen,
+				"%s: range '%.*s' in '%s' runs backwards; write '%lu-%lu'",
+				shown_key, (int)(p - start), start, shown, hi, lo);
+			return -EINVAL;
+		}
+		if (*p == '\0')
+			return 0;
+		if (*p != ',')
+			goto bad_syntax;
+		p++;
+	}
+bad_syntax:
+	sm_errf(msg, msglen, "%s: expected a CPU list like '0-3,8', got '%s'", shown_key, shown);
+	return -EINVAL;
+}
+
+/* What a key wants, for "expected ..., got ..." messages. */
+static void
+sm_expected(const struct sm_key *k, char *buf, size_t len)
+{
+	char list[256];
+
+	switch (k->type) {
+	case SM_KT_UINT:
+	case SM_KT_LISTEN_PORT:
+		snprintf(buf, len, "an unsigned integer");
+		break;
+	case SM_KT_BOOL:
+		snprintf(buf, len, "true or false");
+		break;
+	case SM_KT_ENUM:
+		sm_enum_list(k->choices, list, sizeof(list));
+		snprintf(buf, len, "one of %s", list);
+		break;
+	case SM_KT_CPUSET:
+		snprintf(buf, len, "a CPU list like '0-3,8'");
+		break;
+	default:
+		snprintf(buf, len, "a value");
+		break;
+	}
+}
+
+/*
+ * Parse @text for key @k into @out (a fresh string for string keys). @is_null
+ * is YAML's null (an empty plain scalar, ~, null). Messages start with
+ * @shown_key, the key as the user spelled it.
+ */
+static int
+sm_parse_value(const struct sm_key *k, const char *shown_key, const char *text, bool is_null,
+	       union sm_value *out, char *msg, size_t msglen)
+{
+	char shown[SM_CONFIG_SHOW_MAX + 4];
+	char want[320];
+	const char *canon, *p;
+	unsigned long long u;
+	int rc;
+
+	if (is_null || text[0] == '\0') {
+		if (sm_key_optional(k)) {
+			out->s = NULL;
+			return 0;
+		}
+		sm_expected(k, want, sizeof(want));
+		sm_errf(msg, msglen, "%s: expected %s, got nothing", shown_key, want);
+		return -EINVAL;
+	}
+	sm_show(text, shown, sizeof(shown));
+
+	switch (k->type) {
+	case SM_KT_UINT:
+	case SM_KT_LISTEN_PORT:
+		/* strtoull alone would take "-1", " 4" and "0x10". */
+		for (p = text; *p != '\0'; p++)
+			if (!isdigit((unsigned char)*p))
+				goto bad_value;
+		errno = 0;
+		u = strtoull(text, NULL, 10);
+		if (errno == ERANGE || u < k->min || u > k->max) {
+			sm_errf(msg, msglen, "%s: %s is out of range %u..%u%s", shown_key, shown,
+				k->min, k->max,
+				k->type == SM_KT_LISTEN_PORT && k->min == 0 ? " (0 turns it off)"
+									    : "");
+			return -EINVAL;
+		}
+		out->u = (unsigned)u;
+		return 0;
+	case SM_KT_BOOL:
+		if (sm_parse_bool(text, &out->b) < 0)
+			goto bad_value;
+		return 0;
+	case SM_KT_ENUM:
+		canon = sm_parse_enum(k->choices, text);
+		if (canon == NULL)
+			goto bad_value;
+		text = canon;
+		break;
+	case SM_KT_CPUSET:
+		rc = sm_check_cpuset(shown_key, text, msg, msglen);
+		if (rc < 0)
+			return rc;
+		break;
+	case SM_KT_STRING:
+	case SM_KT_OPT_STRING:
+		break;
+	}
+	out->s = strdup(text);
+	if (out->s == NULL) {
+		sm_errf(msg, msglen, "%s: out of memory", shown_key);
+		return -ENOMEM;
+	}
+	return 0;
+
+bad_value:
+	sm_expected(k, want, sizeof(want));
+	sm_errf(msg, msglen, "%s: expected %s, got '%s'", shown_key, want, shown);
+	return -EINVAL;
+}
+
+/* Take ownership of @v, freeing the string it replaces. */
+static void
+sm_store_value(struct sm_config *c, const struct sm_key *k, union sm_value v)
+{
+	void *f = sm_field(c, k);
+
+	if (sm_key_is_uint(k)) {
+		*(unsigned *)f = v.u;
+	} else if (k->type == SM_KT_BOOL) {
+		*(bool *)f = v.b;
+	} else {
+		free(*(char **)f);
+		*(char **)f = v.s;
+	}
+}
+
+void
+sm_config_defaults(struct sm_config *c)
+{
+	union sm_value v;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < SM_NKEYS; i++) {
+		/* Only running out of memory can fail here; the string then stays NULL. */
+		if (sm_parse_value(&sm_keys[i], sm_keys[i].name, sm_keys[i].defval, false, &v, NULL,
+				   0) == 0)
+			sm_store_value(c, &sm_keys[i], v);
+	}
+}
+
+void
+sm_config_free(struct sm_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < SM_NKEYS; i++)
+		if (sm_key_is_string(&sm_keys[i]))
+			free(*(char **)sm_field(c, &sm_keys[i]));
+	memset(c, 0, sizeof(*c));
+}
+
+/* Deep copy, so a failed load can be thrown away and leave the caller's config as it was. */
+static int
+sm_config_copy(struct sm_config *dst, const struct sm_config *src)
+{
+	size_t i;
+
+	*dst = *src;
+	for (i = 0; i < SM_NKEYS; i++)
+		if (sm_key_is_string(&sm_keys[i]))
+			*(char **)sm_field(dst, &sm_keys[i]) = NULL;
+	for (i = 0; i < SM_NKEYS; i++) {
+		const char *s;
+
+		if (!sm_key_is_string(&sm_keys[i]))
+			continue;
+		s = *(char *const *)sm_cfield(src, &sm_keys[i]);
+		if (s == NULL)
+			continue;
+		*(char **)sm_field(dst, &sm_keys[i]) = strdup(s);
+		if (*(char **)sm_field(dst, &sm_keys[i]) == NULL)
+			goto free_dst;
+	}
+	return 0;
+
+free_dst:
+	sm_config_free(dst);
+	return -ENOMEM;
+}
+
+int
+sm_config_set(struct sm_config *c, const char *key, const char *value, char *err, size_t errlen)
+{
+	char canon[SM_CONFIG_KEY_MAX + 1];
+	const struct sm_key *k = NULL;
+	union sm_value v;
+	int rc;
+
+	if (sm_key_canon(key, canon, sizeof(canon)))
+		k = sm_key_find(canon);
+	if (k == NULL) {
+		sm_unknown_key_msg(key, true, err, errlen);
+		return -EINVAL;
+	}
+	if (value == NULL) {
+		if (k->type != SM_KT_BOOL) {
+			sm_errf(err, errlen, "%s: needs a value (default %s%s%s)", key,
+				k->defval[0] ? "'" : "", k->defval[0] ? k->defval : "unset",
+				k->defval[0] ? "'" : "");
+			return -EINVAL;
+		}
+		value = "true";
+	}
+	rc = sm_parse_value(k, key, value, false, &v, err, errlen);
+	if (rc < 0)
+		return rc;
+	sm_store_value(c, k, v);
+	return 0;
+}
+
+struct sm_loader {
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	const char *path;
+	struct sm_config *cfg;
+	char *err;
+	size_t errlen;
+	size_t seen_line[SM_NKEYS]; /* where each key was set; 0 = not yet */
+};
+
+/* libyaml marks count from 0; editors count from 1. */
+static void
+sm_loader_errf(struct sm_loader *l, yaml_mark_t mark, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+sm_loader_errf(struct sm_loader *l, yaml_mark_t mark, const char *fmt, ...)
+{
+	char body[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	sm_errf(l->err, l->errlen, "%s:%zu:%zu: %s", l->path, mark.line + 1, mark.column + 1, body);
+}
+
+static int
+sm_loader_syntax_error(struct sm_loader *l)
+{
+	yaml_parser_t *p = &l->parser;
+	const char *problem = p->problem ? p->problem : "syntax error";
+
+	switch (p->error) {
+	case YAML_MEMORY_ERROR:
+		sm_errf(l->err, l->errlen, "%s: out of memory while reading it", l->path);
+		return -ENOMEM;
+	case YAML_READER_ERROR:
+		/* Bad encoding: libyaml knows the byte offset, not the line. */
+		sm_errf(l->err, l->errlen, "%s: byte %zu: invalid YAML: %s; save the file as UTF-8",
+			l->path, p->problem_offset, problem);
+		return -EINVAL;
+	default:
+		break;
+	}
+	if (p->context != NULL)
+		sm_loader_errf(l, p->problem_mark, "invalid YAML: %s (%s at line %zu column %zu)",
+			       problem, p->context, p->context_mark.line + 1,
+			       p->context_mark.column + 1);
+	else
+		sm_loader_errf(l, p->problem_mark, "invalid YAML: %s", problem);
+	return -EINVAL;
+}
+
+/* YAML's null, only when written plain: "null" in quotes is a string. */
+static bool
+sm_scalar_is_null(const yaml_node_t *n)
+{
+	const char *v = (const char *)n->data.scalar.value;
+
+	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return false;
+	return v[0] == '\0' || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 ||
+	       strcmp(v, "Null") == 0 || strcmp(v, "NULL") == 0;
+}
+
+static const char *
+sm_node_kind(const yaml_node_t *n)
+{
+	switch (n->type) {
+	case YAML_MAPPING_NODE:
+		return "a nested mapping";
+	case YAML_SEQUENCE_NODE:
+		return "a list";
+	case YAML_SCALAR_NODE:
+		return "a single value";
+	default:
+		return "nothing";
+	}
+}
+
+/* One "key: value" pair of the top-level mapping. */
+static int
+sm_loader_pair(struct sm_loader *l, const yaml_node_t *key, const yaml_node_t *val)
+{
+	const struct sm_key *k;
+	const char *name;
+	union sm_value v;
+	char body[640];
+	size_t idx;
+	int rc;
+
+	if (key->type != YAML_SCALAR_NODE) {
+		sm_loader_errf(l, key->start_mark,
+			       "expected a key, got %s; write one 'key: value' per line",
+			       sm_node_kind(key));
+		return -EINVAL;
+	}
+	name = (const char *)key->data.scalar.value;
+	k = sm_key_find(name);
+	if (k == NULL) {
+		sm_unknown_key_msg(name, false, body, sizeof(body));
+		sm_loader_errf(l, key->start_mark, "%s", body);
+		return -EINVAL;
+	}
+	idx = (size_t)(k - sm_keys);
+	if (l->seen_line[idx] != 0) {
+		sm_loader_errf(l, key->start_mark,
+			       "duplicate key '%s', already set on line %zu; keep one of them",
+			       name, l->seen_line[idx]);
+		return -EINVAL;
+	}
+	l->seen_line[idx] = key->start_mark.line + 1;
+
+	if (val->type != YAML_SCALAR_NODE) {
+		sm_loader_errf(
+			l, val->start_mark,
+			"%s: expected a single value, got %s; write '%s: <value>' on one line",
+			name, sm_node_kind(val), name);
+		return -EINVAL;
+	}
+	if (strlen((const char *)val->data.scalar.value) != val->data.scalar.length) {
+		sm_loader_errf(l, val->start_mark, "%s: value contains a NUL character", name);
+		return -EINVAL;
+	}
+	rc = sm_parse_value(k, name, (const char *)val->data.scalar.value, sm_scalar_is_null(val),
+			    &v, body, sizeof(body));
+	if (rc < 0) {
+		sm_loader_errf(l, val->start_mark, "%s", body);
+		return rc;
+	}
+	sm_store_value(l->cfg, k, v);
+	return 0;
+}
+
+/* The document's root: a mapping, or nothing at all (a file of only "---" or "~"). */
+static int
+sm_loader_root(struct sm_loader *l, yaml_node_t *root)
+{
+	yaml_node_pair_t *pair;
+	int rc;
+
+	if (root->type == YAML_SCALAR_NODE && sm_scalar_is_null(root))
+		return 0;
+	if (root->type != YAML_MAPPING_NODE) {
+		sm_loader_errf(l, root->start_mark,
+			       "expected 'key: value' lines at the top level, got %s",
+			       sm_node_kind(root));
+		return -EINVAL;
+	}
+	for (pair = root->data.mapping.pairs.start; pair < root->data.mapping.pairs.top; pair++) {
+		rc = sm_loader_pair(l, yaml_document_get_node(&l->doc, pair->key),
+				    yaml_document_get_node(&l->doc, pair->value));
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Parse the whole stream before applying anything, so a syntax error is
+ * reported as such rather than as a strange value just before it.
+ */
+static int
+sm_loader_run(struct sm_loader *l)
+{
+	yaml_document_t next;
+	yaml_node_t *root;
+	int rc;
+
+	if (!yaml_parser_load(&l->parser, &l->doc))
+		return sm_loader_syntax_error(l);
+	root = yaml_document_get_root_node(&l->doc);
+	if (root == NULL) {
+		/* An empty stream: no document at all. */
+		rc = 0;
+		goto delete_doc;
+	}
+	if (!yaml_parser_load(&l->parser, &next)) {
+		rc = sm_loader_syntax_error(l);
+		goto delete_doc;
+	}
+	if (yaml_document_get_root_node(&next) != NULL) {
+		sm_loader_errf(l, next.start_mark,
+			       "a second YAML document; keep one (remove this '---' and what "
+			       "follows)");
+		rc = -EINVAL;
+		goto delete_next;
+	}
+	rc = sm_loader_root(l, root);
+delete_next:
+	yaml_document_delete(&next);
+delete_doc:
+	yaml_document_delete(&l->doc);
+	return rc;
+}
+
+int
+sm_config_load_file(struct sm_config *c, const char *path, char *err, size_t errlen)
+{
+	struct sm_loader *l;
+	struct sm_config tmp;
+	struct stat st;
+	FILE *f;
+	int rc;
+
+	f = fopen(path, "r");
+	if (f == NULL) {
+		rc = -errno;
+		sm_errf(err, errlen, "cannot open %s: %s; %s", path, strerror(-rc),
+			rc == -ENOENT ? "pass an existing file to --config"
+				      : "check the path and its permissions, or pass another file "
+					"to --config");
+		return rc;
+	}
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		sm_errf(err, errlen, "cannot open %s: %s; pass a file to --config", path,
+			strerror(EISDIR));
+		rc = -EISDIR;
+		goto close_file;
+	}
+
+	l = calloc(1, sizeof(*l));
+	if (l == NULL) {
+		sm_errf(err, errlen, "%s: out of memory while reading it", path);
+		rc = -ENOMEM;
+		goto close_file;
+	}
+	rc = sm_config_copy(&tmp, c);
+	if (rc < 0) {
+		sm_errf(err, errlen, "%s: out of memory while reading it", path);
+		goto free_loader;
+	}
+	if (!yaml_parser_initialize(&l->parser)) {
+		sm_errf(err, errlen, "%s: out of memory while reading it", path);
+		rc = -ENOMEM;
+		goto free_tmp;
+	}
+	yaml_parser_set_input_file(&l->parser, f);
+	l->path = path;
+	l->cfg = &tmp;
+	l->err = err;
+	l->errlen = errlen;
+
+	rc = sm_loader_run(l);
+	yaml_parser_delete(&l->parser);
+	if (rc == 0) {
+		/* Commit only a fully applied file. */
+		sm_config_free(c);
+		*c = tmp;
+		goto free_loader;
+	}
+free_tmp:
+	sm_config_free(&tmp);
+free_loader:
+	free(l);
+close_file:
+	fclose(f);
+	return rc;
+}
+
+int
+sm_config_validate(const struct sm_config *c, char *err, size_t errlen)
+{
+	char text[32];
+	union sm_value v;
+	size_t i, j;
+	int rc;
+
+	/* Fields may have been set by code rather than parsed: check each as if typed. */
+	for (i = 0; i < SM_NKEYS; i++) {
+		const struct sm_key *k = &sm_keys[i];
+		const char *s;
+
+		if (sm_key_is_uint(k)) {
+			snprintf(text, sizeof(text), "%u", *(const unsigned *)sm_cfield(c, k));
+			s = text;
+		} else if (sm_key_is_string(k)) {
+			s = *(char *const *)sm_cfield(c, k);
+		} else {
+			continue;
+		}
+		if (s == NULL && !sm_key_optional(k)) {
+			sm_errf(err, errlen, "%s is not set: give it a value", k->name);
+			return -EINVAL;
+		}
+		if (s == NULL)
+			continue;
+		rc = sm_parse_value(k, k->name, s, false, &v, err, errlen);
+		if (rc < 0)
+			return rc;
+		if (sm_key_is_string(k))
+			free(v.s);
+	}
+
+	for (i = 0; i < SM_NKEYS; i++) {
+		unsigned pi;
+
+		if (sm_keys[i].type != SM_KT_LISTEN_PORT)
+			continue;
+		pi = *(const unsigned *)sm_cfield(c, &sm_keys[i]);
+		if (pi == 0)
+			continue;
+		for (j = i + 1; j < SM_NKEYS; j++) {
+			if (sm_keys[j].type != SM_KT_LISTEN_PORT ||
+			    *(const unsigned *)sm_cfield(c, &sm_keys[j]) != pi)
+				continue;
+			sm_errf(err, errlen,
+				"%s and %s are both %u: give each service its own port",
+				sm_keys[i].name, sm_keys[j].name, pi);
+			return -EINVAL;
+		}
+	}
+
+	if (c->dpdk_args != NULL && strcmp(c->network_stack, "dpdk") != 0) {
+		sm_errf(err, errlen,
+			"dpdk_args is set but network_stack is '%s': set network_stack to dpdk, "
+			"or remove dpdk_args",
+			c->network_stack);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const struct sm_config_key_info *
+sm_config_keys(size_t *n)
+{
+	*n = SM_NKEYS;
+	return sm_key_infos;
+}
+
+bool
+sm_config_is_key(const char *key, bool *is_bool)
+{
+	char canon[SM_CONFIG_KEY_MAX + 1];
+	const struct sm_key *k;
+
+	if (!sm_key_canon(key, canon, sizeof(canon)))
+		return false;
+	k = sm_key_find(canon);
+	if (k == NULL)
+		return false;
+	if (is_bool != NULL)
+		*is_bool = k->type == SM_KT_BOOL;
+	return true;
+}
+
+/*
+ * Plain YAML when that reads back as the same string; double quotes when the
+ * text could parse as something else (null, a list, a comment, "a: b").
+ */
+static void
+sm_print_string(const char *s, FILE *f)
+{
+	bool plain = isalnum((unsigned char)s[0]) && strcmp(s, "null") != 0 &&
+		     strcmp(s, "Null") != 0 && strcmp(s, "NULL") != 0;
+	const char *p;
+
+	for (p = s; plain && *p != '\0'; p++)
+		if (!isalnum((unsigned char)*p) && strchr("_.,-/", *p) == NULL)
+			plain = false;
+	if (plain) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (p = s; *p != '\0'; p++) {
+		unsigned char ch = (unsigned char)*p;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			fprintf(f, "\\x%02x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+void
+sm_config_print(const struct sm_config *c, FILE *f)
+{
+	size_t i;
+
+	fputs("# shardmark effective configuration\n", f);
+	for (i = 0; i < SM_NKEYS; i++) {
+		const struct sm_key *k = &sm_keys[i];
+		const char *s;
+
+		fprintf(f, "%s: ", k->name);
+		if (sm_key_is_uint(k)) {
+			fprintf(f, "%u", *(const unsigned *)sm_cfield(c, k));
+		} else if (k->type == SM_KT_BOOL) {
+			fputs(*(const bool *)sm_cfield(c, k) ? "true" : "false", f);
+		} else {
+			s = *(char *const *)sm_cfield(c, k);
+			if (s == NULL)
+				fputs("null", f);
+			else
+				sm_print_string(s, f);
+		}
+		fputc('\n', f);
+	}
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SM_APP_CONFIG_H
+#define SM_APP_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/*
+ * Runtime configuration of the shardmark binary.
+ *
+ * Values come from, in order: the built-in defaults, a YAML file
+ * (config/shardmark.yaml is the documented default, --config picks another),
+ * then command-line overrides, one per key. Key names follow ScyllaDB's
+ * scylla.yaml where ScyllaDB has the setting. Every key is a row of one table
+ * in config.c: adding a key is one row there plus its field here.
+ *
+ * Strings are heap-owned by the struct (plain malloc/free: configuration is
+ * read once, at start). Enum-like strings always hold their canonical
+ * spelling, so callers compare with strcmp() only.
+ */
+struct sm_config {
+	/* runtime */
+	unsigned smp;		   /* shards; 0 = one per allowed CPU */
+	char *cpuset;		   /* "0-3,8"; NULL = every allowed CPU */
+	bool overprovisioned;	   /* run unpinned, allow smp > CPUs */
+	char *network_stack;	   /* "uring" | "dpdk" */
+	char *dpdk_args;	   /* EAL arguments; NULL = none */
+	unsigned task_quota_us;	   /* reactor task quota */
+	unsigned idle_poll_us;	   /* spin before blocking; 0 blocks at once */
+	unsigned drain_timeout_ms; /* longest graceful stop */
+	unsigned rx_buffers;	   /* provided receive buffers per shard */
+	unsigned rx_buffer_size;   /* bytes per receive buffer */
+	char *log_level;	   /* "error" | "warn" | "info" | "debug" */
+	/* services (ScyllaDB names) */
+	char *listen_address;
+	unsigned native_transport_port;		    /* CQL */
+	unsigned native_shard_aware_transport_port; /* CQL, shard chosen by source port */
+	unsigned alternator_port;		    /* DynamoDB API over HTTP */
+	char *alternator_write_isolation; /* forbid_rmw|unsafe|always_use_lwt|only_rmw_uses_lwt */
+	unsigned prometheus_port;	  /* 0 = stats endpoint off */
+	char *prometheus_address;	  /* NULL = listen_address */
+	/* ours */
+	unsigned echo_port;	 /* 0 = echo service off */
+	unsigned echo_max_frame; /* largest echo frame accepted, bytes */
+};
+
+/*
+ * Fill @c with the built-in defaults. @c is treated as uninitialised: call
+ * sm_config_free() first on a struct that already holds values. If the
+ * process is out of memory a default string stays NULL and
+ * sm_config_validate() reports it.
+ */
+void
+sm_config_defaults(struct sm_config *c);
+
+/*
+ * Free the strings @c owns and zero it, so a second sm_config_free() or a
+ * following sm_config_defaults() is safe.
+ */
+void
+sm_config_free(struct sm_config *c);
+
+/*
+ * Load the YAML file @path over the current values of @c: keys it does not
+ * mention keep their value. The top level must be a mapping of scalar
+ * values; an empty file or one with only comments is valid. Returns 0, or
+ * -errno with @c left unchanged and a message in @err that names the file,
+ * line and column, the key, and the fix (unknown key with a "did you mean",
+ * mistyped or out-of-range value, duplicate key, nested value, YAML syntax
+ * error, missing file). Cross-key rules are sm_config_validate()'s job.
+ */
+int
+sm_config_load_file(struct sm_config *c, const char *path, char *err, size_t errlen);
+
+/*
+ * Apply one override. @key is the YAML name ("native_transport_port") or
+ * its command-line spelling, with or without the dashes in front
+ * ("--native-transport-port", "native-transport-port"). @value is the text
+ * as typed; NULL is accepted for a bool key only and means true (the bare
+ * flag "--overprovisioned"). An empty value unsets an optional string
+ * (cpuset, dpdk_args, prometheus_address). Validation and messages are the
+ * file's, prefixed by @key as the user spelled it instead of a line.
+ * Returns 0, or -EINVAL with @c unchanged, or -ENOMEM.
+ */
+int
+sm_config_set(struct sm_config *c, const char *key, const char *value, char *err, size_t errlen);
+
+/*
+ * Check the rules that span keys, after the file and all overrides are
+ * applied: every enabled listening port distinct, dpdk_args only with
+ * network_stack dpdk, required strings present. Returns 0 or -EINVAL with
+ * a message naming the keys and the fix.
+ */
+int
+sm_config_validate(const struct sm_config *c, char *err, size_t errlen);
+
+/*
+ * One row of the key table, for --help. @name is the YAML name (the
+ * command-line spelling is "--" plus @name with '_' turned into '-'),
+ * @type is "int", "bool", "string", "port" or "list", @defval the default
+ * as text ("" for a key that is unset by default), @help one line.
+ */
+struct sm_config_key_info {
+	const char *name;
+	const char *type;
+	const char *defval;
+	const char *help;
+};
+
+/* The key table, in the order of config/shardmark.yaml; @n gets its length. */
+const struct sm_config_key_info *
+sm_config_keys(size_t *n);
+
+/*
+ * True when @key, in YAML or command-line spelling, is a config key.
+ * @is_bool (may be NULL) tells whether it is a bool, which may be given as a
+ * bare flag without a value.
+ */
+bool
+sm_config_is_key(const char *key, bool *is_bool);
+
+/*
+ * Write the effective configuration to @f as YAML that sm_config_load_file()
+ * reads back to the same values (shardmark serve --print-config).
+ */
+void
+sm_config_print(const struct sm_config *c, FILE *f);
+
+#endif /* SM_APP_CONFIG_H */

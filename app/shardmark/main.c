@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* shardmark: one binary, one subcommand per job. */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: shardmark <command> [options]\n\n"
+		   "A shard-per-core benchmark appliance: one pinned reactor per CPU, each\n"
+		   "owning its data and its network path (io_uring by default).\n\n"
+		   "commands:\n"
+		   "  serve     run the server (echo service and stats endpoint)\n"
+		   "  bench     run the built-in echo load in-process over loopback and print\n"
+		   "            requests/s and per-operation counters per shard\n"
+		   "  version   print the version and build features\n\n"
+		   "Run 'shardmark <command> --help' for the options of a command.\n");
+}
+
+static int
+cmd_version(void)
+{
+	printf("shardmark %s (io_uring driver with liburing %s; DPDK driver: %s; heap: %s)\n",
+	       SM_VERSION, SM_LIBURING_VERSION,
+	       SM_HAVE_DPDK ? "libdpdk found, driver not written yet" : "not built",
+#ifdef SM_USE_MIMALLOC
+	       "mimalloc per shard"
+#else
+	       "libc malloc"
+#endif
+	);
+	return SM_EXIT_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return SM_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "serve") == 0)
+		return sm_cmd_serve(argc - 2, argv + 2);
+	if (strcmp(argv[1], "bench") == 0)
+		return sm_cmd_bench(argc - 2, argv + 2);
+	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0)
+		return cmd_version();
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return SM_EXIT_OK;
+	}
+	fprintf(stderr, "shardmark: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return SM_EXIT_USAGE;
+}

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm_common.h"
+#include "sm_mem.h"
+#include "sm_stats.h"
+
+#ifdef SM_USE_MIMALLOC
+#include <mimalloc.h>
+#else
+#include <malloc.h>
+#endif
+
+/*
+ * Counting: every successful allocation adds the block's usable size (what
+ * the backend really handed out, so mem_in_use matches the heap's view) and
+ * every free subtracts it, on the calling thread's counter block.
+ */
+static inline struct sm_sw_stats *
+sm_mem_stats(void)
+{
+	if (SM_UNLIKELY(sm_tls_stats == NULL))
+		return sm_stats_fallback_attach();
+	return sm_tls_stats;
+}
+
+static inline void
+sm_mem_count_alloc(size_t usable)
+{
+	struct sm_sw_stats *st = sm_mem_stats();
+
+	st->allocs++;
+	st->bytes_allocated += usable;
+	st->mem_in_use += (int64_t)usable;
+}
+
+static inline void
+sm_mem_count_free(size_t usable)
+{
+	struct sm_sw_stats *st = sm_mem_stats();
+
+	st->frees++;
+	st->mem_in_use -= (int64_t)usable;
+}
+
+#ifdef SM_USE_MIMALLOC
+
+static __thread mi_heap_t *sm_heap;
+
+int
+sm_mem_thread_init(void)
+{
+	sm_mem_stats();
+	if (sm_heap != NULL)
+		return 0;
+	sm_heap = mi_heap_new();
+	return sm_heap == NULL ? -ENOMEM : 0;
+}
+
+void
+sm_mem_thread_fini(void)
+{
+	if (sm_heap == NULL)
+		return;
+	/* mi_heap_delete, not destroy: blocks still live move to the default heap. */
+	mi_heap_delete(sm_heap);
+	sm_heap = NULL;
+}
+
+static inline void *
+sm_backend_malloc(size_t size)
+{
+	return sm_heap != NULL ? mi_heap_malloc(sm_heap, size) : mi_malloc(size);
+}
+
+static inline void *
+sm_backend_calloc(size_t n, size_t size)
+{
+	return sm_heap != NULL ? mi_heap_calloc(sm_heap, n, size) : mi_calloc(n, size);
+}
+
+static inline void *
+sm_backend_realloc(void *p, size_t size)
+{
+	return sm_heap != NULL ? mi_heap_realloc(sm_heap, p, size) : mi_realloc(p, size);
+}
+
+static inline void
+sm_backend_free(void *p)
+{
+	mi_free(p);
+}
+
+static inline size_t
+sm_backend_usable(const void *p)
+{
+	return mi_usable_size(p);
+}
+
+#else /* glibc */
+
+int
+sm_mem_thread_init(void)
+{
+	sm_mem_stats();
+	return 0;
+}
+
+void
+sm_mem_thread_fini(void)
+{
+}
+
+static inline void *
+sm_backend_malloc(size_t size)
+{
+	return malloc(size);
+}
+
+static inline void *
+sm_backend_calloc(size_t n, size_t size)
+{
+	return calloc(n, size);
+}
+
+static inline void *
+sm_backend_realloc(void *p, size_t size)
+{
+	return realloc(p, size);
+}
+
+static inline void
+sm_backend_free(void *p)
+{
+	free(p);
+}
+
+static inline size_t
+sm_backend_usable(const void *p)
+{
+	/* glibc's prototype takes a non-const pointer but does not write. */
+	return malloc_usable_size((void *)(uintptr_t)p);
+}
+
+#endif
+
+void *
+sm_malloc(size_t size)
+{
+	void *p = sm_backend_malloc(size);
+
+	if (p != NULL)
+		sm_mem_count_alloc(sm_backend_usable(p));
+	return p;
+}
+
+void *
+sm_calloc(size_t n, size_t size)
+{
+	void *p = sm_backend_calloc(n, size);
+
+	if (p != NULL)
+		sm_mem_count_alloc(sm_backend_usable(p));
+	return p;
+}
+
+/*
+ * realloc(NULL, n) counts as one alloc. With an old block, a successful call
+ * counts one free of the old block and one alloc of the new one, whether the
+ * block moved or grew in place, so bytes_allocated grows by the new usable
+ * size and mem_in_use by the difference. A failed call counts nothing (the
+ * old block is untouched). realloc(p, 0) frees p, is counted as a free, and
+ * returns NULL.
+ */
+void *
+sm_realloc(void *p, size_t size)
+{
+	size_t old_usable;
+	void *q;
+
+	if (p == NULL)
+		return sm_malloc(size);
+	if (size == 0) {
+		sm_free(p);
+		return NULL;
+	}
+	old_usable = sm_backend_usable(p);
+	q = sm_backend_realloc(p, size);
+	if (q == NULL)
+		return NULL;
+	sm_mem_count_free(old_usable);
+	sm_mem_count_alloc(sm_backend_usable(q));
+	return q;
+}
+
+void
+sm_free(void *p)
+{
+	if (p == NULL)
+		return;
+	sm_mem_count_free(sm_backend_usable(p));
+	sm_backend_free(p);
+}
+
+char *
+sm_strdup(const char *s)
+{
+	size_t len = strlen(s) + 1;
+	char *d = sm_malloc(len);
+
+	if (d != NULL)
+		memcpy(d, s, len);
+	return d;
+}
+
+/*
+ * Pools. A slab is a header followed by per_slab objects; the header keeps
+ * the objects 16-byte aligned (malloc returns 16-byte aligned memory). Free
+ * objects hold the free-list link in their first word.
+ */
+#define SM_POOL_ALIGN 16u
+#define SM_POOL_SLAB_BYTES (64u * 1024u)
+#define SM_POOL_MIN_PER_SLAB 8u
+
+struct sm_pool_slab {
+	struct sm_pool_slab *next;
+} __attribute__((aligned(SM_POOL_ALIGN)));
+
+static int
+sm_pool_grow(struct sm_pool *p)
+{
+	struct sm_pool_slab *slab;
+	char *obj;
+	unsigned i;
+
+	slab = sm_malloc(sizeof(*slab) + (size_t)p->per_slab * p->obj_size);
+	if (slab == NULL)
+		return -ENOMEM;
+	slab->next = p->slabs;
+	p->slabs = slab;
+
+	/* Push in reverse so gets hand objects out in address order. */
+	obj = (char *)(slab + 1) + (size_t)(p->per_slab - 1) * p->obj_size;
+	for (i = 0; i < p->per_slab; i++, obj -= p->obj_size) {
+		*(void **)obj = p->free_list;
+		p->free_list = obj;
+	}
+	p->capacity += p->per_slab;
+	return 0;
+}
+
+int
+sm_pool_init(struct sm_pool *p, const char *name, size_t obj_size, unsigned prealloc)
+{
+	size_t stride;
+	size_t per_slab;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->name = name; /* not copied: pool names are string literals */
+
+	stride = SM_MAX(obj_size, sizeof(void *));
+	if (stride > SIZE_MAX / 2 / SM_POOL_MIN_PER_SLAB)
+		return -EINVAL;
+	stride = (stride + SM_POOL_ALIGN - 1) & ~(size_t)(SM_POOL_ALIGN - 1);
+	per_slab = (SM_POOL_SLAB_BYTES - sizeof(struct sm_pool_slab)) / stride;
+	if (per_slab < SM_POOL_MIN_PER_SLAB)
+		per_slab = SM_POOL_MIN_PER_SLAB;
+	/* obj_size becomes the stride, so callers see what each object really gets. */
+	p->obj_size = stride;
+	p->per_slab = (unsigned)per_slab;
+
+	while (p->capacity < prealloc) {
+		ret = sm_pool_grow(p);
+		if (ret < 0)
+			goto free_slabs;
+	}
+	return 0;
+
+free_slabs:
+	sm_pool_destroy(p);
+	return ret;
+}
+
+void *
+sm_pool_get(struct sm_pool *p)
+{
+	void *obj;
+
+	if (SM_UNLIKELY(p->free_list == NULL) && sm_pool_grow(p) < 0)
+		return NULL;
+	obj = p->free_list;
+	p->free_list = *(void **)obj;
+	p->in_use++;
+	return obj;
+}
+
+void
+sm_pool_put(struct sm_pool *p, void *obj)
+{
+	if (obj == NULL)
+		return;
+	*(void **)obj = p->free_list;
+	p->free_list = obj;
+	p->in_use--;
+}
+
+void
+sm_pool_destroy(struct sm_pool *p)
+{
+	struct sm_pool_slab *slab = p->slabs;
+	struct sm_pool_slab *next;
+
+	while (slab != NULL) {
+		next = slab->next;
+		sm_free(slab);
+		slab = next;
+	}
+	p->slabs = NULL;
+	p->free_list = NULL;
+	p->in_use = 0;
+	p->capacity = 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SM_MEM_H
+#define SM_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Per-shard memory.
+ *
+ * Every project allocation goes through sm_malloc() and friends so that each
+ * shard counts its own allocations (allocs/op in the benchmarks). The backend
+ * is a mimalloc heap per shard thread (mi_heap_t: thread-local, lock-free,
+ * first-touch NUMA-local on the pinned thread), or glibc malloc when built
+ * for sanitizers so ASan sees every object. Memory may be freed by another
+ * shard; the free is counted on the freeing shard, so a shard's mem_in_use can
+ * go below zero while the sum over shards stays exact.
+ */
+
+/* Create the calling thread's heap; called by each shard thread at start. */
+int
+sm_mem_thread_init(void);
+
+/* Release the calling thread's heap (objects still live move to the default heap). */
+void
+sm_mem_thread_fini(void);
+
+void *
+sm_malloc(size_t size);
+void *
+sm_calloc(size_t n, size_t size);
+void *
+sm_realloc(void *p, size_t size);
+void
+sm_free(void *p);
+char *
+sm_strdup(const char *s);
+
+/*
+ * Fixed-size object pool, owned by one shard (no locks). Objects come from
+ * slabs; a slab is one counted allocation, so a warm pool serves gets and
+ * puts with zero allocations.
+ */
+struct sm_pool {
+	const char *name;
+	size_t obj_size;
+	unsigned per_slab;
+	void *free_list;
+	void *slabs;	   /* singly linked through the slab header */
+	uint64_t in_use;   /* objects handed out */
+	uint64_t capacity; /* objects in all slabs */
+};
+
+/* Prepare @p for objects of @obj_size, preallocating @prealloc of them. */
+int
+sm_pool_init(struct sm_pool *p, const char *name, size_t obj_size, unsigned prealloc);
+
+/* An object, or NULL when memory is exhausted. Grows by one slab when empty. */
+void *
+sm_pool_get(struct sm_pool *p);
+
+/* Return @obj to the pool it came from (same shard). */
+void
+sm_pool_put(struct sm_pool *p, void *obj);
+
+/* Free every slab; objects still in use become invalid. */
+void
+sm_pool_destroy(struct sm_pool *p);
+
+#endif /* SM_MEM_H */

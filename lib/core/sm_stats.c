@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sm_common.h"
+#include "sm_stats.h"
+
+/*
+ * A __thread initializer cannot take the address of another __thread
+ * variable, so sm_tls_stats starts NULL and threads that are not shards
+ * attach their private block on first use.
+ */
+__thread struct sm_sw_stats *sm_tls_stats;
+static __thread struct sm_sw_stats sm_fallback_stats;
+
+struct sm_sw_stats *
+sm_stats_fallback_attach(void)
+{
+	if (sm_tls_stats == NULL)
+		sm_tls_stats = &sm_fallback_stats;
+	return sm_tls_stats;
+}
+
+void
+sm_sw_stats_read(const struct sm_sw_stats *src, struct sm_sw_stats *dst)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->tasks_run = SM_READ_ONCE(src->tasks_run);
+	dst->polls = SM_READ_ONCE(src->polls);
+	dst->allocs = SM_READ_ONCE(src->allocs);
+	dst->frees = SM_READ_ONCE(src->frees);
+	dst->bytes_allocated = SM_READ_ONCE(src->bytes_allocated);
+	dst->mem_in_use = SM_READ_ONCE(src->mem_in_use);
+	dst->xmsg_sent = SM_READ_ONCE(src->xmsg_sent);
+	dst->xmsg_recv = SM_READ_ONCE(src->xmsg_recv);
+	dst->bytes_in = SM_READ_ONCE(src->bytes_in);
+	dst->bytes_out = SM_READ_ONCE(src->bytes_out);
+	dst->conns_opened = SM_READ_ONCE(src->conns_opened);
+	dst->conns_closed = SM_READ_ONCE(src->conns_closed);
+	dst->io_enters = SM_READ_ONCE(src->io_enters);
+	dst->sleeps = SM_READ_ONCE(src->sleeps);
+	dst->wakeups_sent = SM_READ_ONCE(src->wakeups_sent);
+	dst->timers_fired = SM_READ_ONCE(src->timers_fired);
+	dst->requests = SM_READ_ONCE(src->requests);
+}
+
+/* The reason text of a snapshot's unavailable counter, via the perf module. */
+static const char *
+sm_snap_perf_reason(const struct sm_shard_snapshot *s, enum sm_perf_counter c, char *buf,
+		    size_t len)
+{
+	struct sm_perf tmp;
+	unsigned i;
+
+	for (i = 0; i < SM_PERF_NR; i++) {
+		tmp.fd[i] = -1;
+		tmp.err[i] = 0;
+	}
+	tmp.err[c] = s->perf_err[c];
+	return sm_perf_unavailable_reason(&tmp, c, buf, len);
+}
+
+/* Connections can be opened on one shard's count and closed on another's. */
+static int64_t
+sm_snap_conns_active(const struct sm_shard_snapshot *s)
+{
+	return (int64_t)(s->sw.conns_opened - s->sw.conns_closed);
+}
+
+/*
+ * The table. Each column formats its cell into a small buffer; a first pass
+ * measures the widest cell so the columns line up for any magnitude.
+ */
+#define SM_CELL_MAX 32
+
+enum sm_col_kind {
+	SM_COL_U64,
+	SM_COL_I64,
+	SM_COL_SHARD,
+	SM_COL_CPU,
+	SM_COL_CONNS,
+	SM_COL_PERF,
+	SM_COL_PERF_MS,
+};
+
+struct sm_col {
+	const char *title;
+	enum sm_col_kind kind;
+	size_t off;		   /* offset in struct sm_sw_stats for U64/I64 */
+	enum sm_perf_counter perf; /* for PERF/PERF_MS */
+};
+
+/* clang-format off */
+#define SM_COL_SW(t, f) { t, SM_COL_U64, offsetof(struct sm_sw_stats, f), SM_PERF_NR }
+#define SM_COL_P(t, kind, c) { t, kind, 0, c }
+/* clang-format on */
+
+static const struct sm_col sm_table_cols[] = {
+	{ "shard", SM_COL_SHARD, 0, SM_PERF_NR },
+	{ "cpu", SM_COL_CPU, 0, SM_PERF_NR },
+	SM_COL_SW("tasks", tasks_run),
+	SM_COL_SW("polls", polls),
+	SM_COL_SW("allocs", allocs),
+	{ "mem_in_use", SM_COL_I64, offsetof(struct sm_sw_stats, mem_in_use), SM_PERF_NR },
+	SM_COL_SW("xmsg_sent", xmsg_sent),
+	SM_COL_SW("xmsg_recv", xmsg_recv),
+	{ "conns", SM_COL_CONNS, 0, SM_PERF_NR },
+	SM_COL_SW("bytes_in", bytes_in),
+	SM_COL_SW("bytes_out", bytes_out),
+	SM_COL_SW("io_enters", io_enters),
+	SM_COL_SW("requests", requests),
+	SM_COL_P("instructions", SM_COL_PERF, SM_PERF_INSTRUCTIONS),
+	SM_COL_P("cycles", SM_COL_PERF, SM_PERF_CYCLES),
+	SM_COL_P("cache-misses", SM_COL_PERF, SM_PERF_CACHE_MISSES),
+	SM_COL_P("branch-misses", SM_COL_PERF, SM_PERF_BRANCH_MISSES),
+	SM_COL_P("task-clock(ms)", SM_COL_PERF_MS, SM_PERF_TASK_CLOCK),
+	SM_COL_P("ctx-switches", SM_COL_PERF, SM_PERF_CONTEXT_SWITCHES),
+	SM_COL_P("page-faults", SM_COL_PERF, SM_PERF_PAGE_FAULTS),
+};
+
+static void
+sm_table_cell(const struct sm_col *col, const struct sm_shard_snapshot *s, char *buf)
+{
+	const char *sw = (const char *)&s->sw;
+	uint64_t u;
+	int64_t i;
+
+	switch (col->kind) {
+	case SM_COL_SHARD:
+		snprintf(buf, SM_CELL_MAX, "%u", s->shard);
+		break;
+	case SM_COL_CPU:
+		if (s->cpu < 0)
+			snprintf(buf, SM_CELL_MAX, "-");
+		else
+			snprintf(buf, SM_CELL_MAX, "%d", s->cpu);
+		break;
+	case SM_COL_U64:
+		memcpy(&u, sw + col->off, sizeof(u));
+		snprintf(buf, SM_CELL_MAX, "%" PRIu64, u);
+		break;
+	case SM_COL_I64:
+		memcpy(&i, sw + col->off, sizeof(i));
+		snprintf(buf, SM_CELL_MAX, "%" PRId64, i);
+		break;
+	case SM_COL_CONNS:
+		snprintf(buf, SM_CELL_MAX, "%" PRId64, sm_snap_conns_active(s));
+		break;
+	case SM_COL_PERF:
+		if (!s->perf_ok[col->perf])
+			snprintf(buf, SM_CELL_MAX, "n/a");
+		else
+			snprintf(buf, SM_CELL_MAX, "%" PRIu64, s->perf[col->perf]);
+		break;
+	case SM_COL_PERF_MS:
+		if (!s->perf_ok[col->perf])
+			snprintf(buf, SM_CELL_MAX, "n/a");
+		else
+			snprintf(buf, SM_CELL_MAX, "%.1f", (double)s->perf[col->perf] / 1e6);
+		break;
+	}
+}
+
+/* One line per (counter, reason): "  cycles: n/a on shard(s) 0,1 — <reason>". */
+static void
+sm_table_perf_notes(FILE *f, const struct sm_shard_snapshot *snap, unsigned n,
+		    enum sm_perf_counter c)
+{
+	char reason[256], other[256];
+	unsigned i, j;
+	bool seen;
+
+	for (i = 0; i < n; i++) {
+		if (snap[i].perf_ok[c])
+			continue;
+		sm_snap_perf_reason(&snap[i], c, reason, sizeof(reason));
+		/* Shards sharing a reason were listed with the first of them. */
+		seen = false;
+		for (j = 0; j < i && !seen; j++)
+			seen = !snap[j].perf_ok[c] &&
+			       strcmp(sm_snap_perf_reason(&snap[j], c, other, sizeof(other)),
+				      reason) == 0;
+		if (seen)
+			continue;
+		fprintf(f, "  %s: n/a on shard(s) %u", sm_perf_counter_name(c), snap[i].shard);
+		for (j = i + 1; j < n; j++) {
+			if (!snap[j].perf_ok[c] &&
+			    strcmp(sm_snap_perf_reason(&snap[j], c, other, sizeof(other)),
+				   reason) == 0)
+				fprintf(f, ",%u", snap[j].shard);
+		}
+		fprintf(f, " \u2014 %s\n", reason);
+	}
+}
+
+void
+sm_stats_print_table(FILE *f, const struct sm_shard_snapshot *snap, unsigned n)
+{
+	int width[SM_ARRAY_SIZE(sm_table_cols)];
+	char cell[SM_CELL_MAX];
+	unsigned i, k;
+	size_t l;
+
+	for (k = 0; k < SM_ARRAY_SIZE(sm_table_cols); k++) {
+		width[k] = (int)strlen(sm_table_cols[k].title);
+		for (i = 0; i < n; i++) {
+			sm_table_cell(&sm_table_cols[k], &snap[i], cell);
+			l = strlen(cell);
+			if ((int)l > width[k])
+				width[k] = (int)l;
+		}
+	}
+
+	for (k = 0; k < SM_ARRAY_SIZE(sm_table_cols); k++)
+		fprintf(f, "%s%*s", k == 0 ? "" : "  ", width[k], sm_table_cols[k].title);
+	fputc('\n', f);
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < SM_ARRAY_SIZE(sm_table_cols); k++) {
+			sm_table_cell(&sm_table_cols[k], &snap[i], cell);
+			fprintf(f, "%s%*s", k == 0 ? "" : "  ", width[k], cell);
+		}
+		fputc('\n', f);
+	}
+
+	for (k = 0; k < SM_ARRAY_SIZE(sm_table_cols); k++) {
+		if (sm_table_cols[k].kind == SM_COL_PERF || sm_table_cols[k].kind == SM_COL_PERF_MS)
+			sm_table_perf_notes(f, snap, n, sm_table_cols[k].perf);
+	}
+}
+
+/*
+ * Prometheus text exposition. The writer keeps counting past the end of the
+ * buffer so the caller learns the size it needs, as with snprintf.
+ */
+struct sm_out {
+	char *buf;
+	size_t len;
+	size_t pos;
+};
+
+static void
+sm_out_printf(struct sm_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+sm_out_printf(struct sm_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	char *dst = NULL;
+	size_t room = 0;
+	int n;
+
+	if (o->pos < o->len) {
+		dst = o->buf + o->pos;
+		room = o->len - o->pos;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(dst, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->pos += (size_t)n;
+}
+
+struct sm_prom_metric {
+	const char *name;
+	const char *type;
+	const char *help;
+	size_t off; /* offset in struct sm_sw_stats; SIZE_MAX for conns_active */
+};
+
+/* clang-format off */
+#define SM_PROM_C(n, f, h) { "shardmark_" n, "counter", h, offsetof(struct sm_sw_stats, f) }
+/* clang-format on */
+
+static const struct sm_prom_metric sm_prom_metrics[] = {
+	SM_PROM_C("tasks_run_total", tasks_run, "Tasks executed by the reactor."),
+	SM_PROM_C("polls_total", polls, "Reactor poll rounds."),
+	SM_PROM_C("allocs_total", allocs, "Allocations, pool slab growth included."),
+	SM_PROM_C("frees_total", frees, "Frees counted on the freeing shard."),
+	SM_PROM_C("bytes_allocated_total", bytes_allocated, "Bytes handed out by the allocator."),
+	{ "shardmark_mem_in_use_bytes", "gauge",
+	  "Bytes allocated minus freed on this shard (may be negative when shards free each "
+	  "other's memory).",
+	  offsetof(struct sm_sw_stats, mem_in_use) },
+	SM_PROM_C("xmsg_sent_total", xmsg_sent, "Cross-shard messages sent."),
+	SM_PROM_C("xmsg_recv_total", xmsg_recv, "Cross-shard messages received."),
+	SM_PROM_C("bytes_in_total", bytes_in, "Network payload bytes received."),
+	SM_PROM_C("bytes_out_total", bytes_out, "Network payload bytes sent."),
+	SM_PROM_C("connections_opened_total", conns_opened, "Connections opened."),
+	SM_PROM_C("connections_closed_total", conns_closed, "Connections closed."),
+	{ "shardmark_connections_active", "gauge", "Connections open now (opened - closed).",
+	  SIZE_MAX },
+	SM_PROM_C("io_enters_total", io_enters, "io_uring_enter(2) calls or driver equivalent."),
+	SM_PROM_C("sleeps_total", sleeps, "Times the reactor blocked."),
+	SM_PROM_C("wakeups_sent_total", wakeups_sent, "Wakeups sent to sleeping shards."),
+	SM_PROM_C("timers_fired_total", timers_fired, "Timers fired."),
+	SM_PROM_C("requests_total", requests, "Protocol requests completed."),
+};
+
+static void
+sm_prom_family(struct sm_out *o, const char *name, const char *type, const char *help)
+{
+	sm_out_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Label values escape backslash, quote and newline (exposition format rules). */
+static void
+sm_prom_escaped(struct sm_out *o, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '\\')
+			sm_out_printf(o, "\\\\");
+		else if (*s == '"')
+			sm_out_printf(o, "\\\"");
+		else if (*s == '\n')
+			sm_out_printf(o, "\\n");
+		else
+			sm_out_printf(o, "%c", *s);
+	}
+}
+
+static void
+sm_prom_perf(struct sm_out *o, const struct sm_shard_snapshot *snap, unsigned n)
+{
+	char name[64], reason[256];
+	const char *cname;
+	unsigned c, i, k;
+	bool any;
+
+	for (c = 0; c < SM_PERF_NR; c++) {
+		any = false;
+		for (i = 0; i < n; i++)
+			any = any || snap[i].perf_ok[c];
+		if (!any)
+			continue;
+		cname = sm_perf_counter_name(c);
+		snprintf(name, sizeof(name), "shardmark_perf_%s_total", cname);
+		for (k = 0; name[k] != '\0'; k++) {
+			if (name[k] == '-')
+				name[k] = '_';
+		}
+		sm_out_printf(o, "# HELP %s perf event %s%s, user space.\n# TYPE %s counter\n",
+			      name, cname, c == SM_PERF_TASK_CLOCK ? " in nanoseconds" : "", name);
+		for (i = 0; i < n; i++) {
+			if (snap[i].perf_ok[c])
+				sm_out_printf(o, "%s{shard=\"%u\"} %" PRIu64 "\n", name,
+					      snap[i].shard, snap[i].perf[c]);
+		}
+	}
+
+	sm_prom_family(o, "shardmark_perf_available", "gauge",
+		       "1 when the perf counter could be read on the shard, 0 when unavailable.");
+	for (i = 0; i < n; i++) {
+		for (c = 0; c < SM_PERF_NR; c++) {
+			cname = sm_perf_counter_name(c);
+			if (!snap[i].perf_ok[c]) {
+				sm_snap_perf_reason(&snap[i], c, reason, sizeof(reason));
+				sm_out_printf(o,
+					      "# shardmark_perf_unavailable shard=%u counter=%s "
+					      "reason=\"",
+					      snap[i].shard, cname);
+				sm_prom_escaped(o, reason);
+				sm_out_printf(o, "\"\n");
+			}
+			sm_out_printf(o,
+				      "shardmark_perf_available{shard=\"%u\",counter=\"%s\"} %d\n",
+				      snap[i].shard, cname, snap[i].perf_ok[c] ? 1 : 0);
+		}
+	}
+}
+
+size_t
+sm_stats_format_prometheus(char *buf, size_t len, const struct sm_shard_snapshot *snap, unsigned n)
+{
+	struct sm_out o = { buf, len, 0 };
+	const struct sm_prom_metric *m;
+	unsigned i, k;
+	uint64_t u;
+	int64_t v;
+
+	if (buf != NULL && len > 0)
+		buf[0] = '\0';
+	for (k = 0; k < SM_ARRAY_SIZE(sm_prom_metrics); k++) {
+		m = &sm_prom_metrics[k];
+		sm_prom_family(&o, m->name, m->type, m->help);
+		for (i = 0; i < n; i++) {
+			if (m->off == SIZE_MAX) {
+				v = sm_snap_conns_active(&snap[i]);
+			} else if (m->off == offsetof(struct sm_sw_stats, mem_in_use)) {
+				v = snap[i].sw.mem_in_use;
+			} else {
+				memcpy(&u, (const char *)&snap[i].sw + m->off, sizeof(u));
+				sm_out_printf(&o, "%s{shard=\"%u\"} %" PRIu64 "\n", m->name,
+					      snap[i].shard, u);
+				continue;
+			}
+			sm_out_printf(&o, "%s{shard=\"%u\"} %" PRId64 "\n", m->name, snap[i].shard,
+				      v);
+		}
+	}
+	sm_prom_perf(&o, snap, n);
+	return o.pos;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SM_STATS_H
+#define SM_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "sm_common.h"
+
+/*
+ * Per-shard counters.
+ *
+ * Software counters are plain uint64_t written only by the owning shard (no
+ * atomic read-modify-write on the hot path); other threads read them with
+ * relaxed loads (SM_READ_ONCE), as Seastar's alloc_stats and Redis's zmalloc
+ * do. The block is cache-line aligned so shards never share a line.
+ *
+ * Hardware and kernel software events come from perf_event_open(2) on the
+ * shard thread, user space only. A counter that cannot be opened keeps the
+ * errno of the failure and is reported as unavailable with that reason, never
+ * as 0: a VM without a PMU has no "instructions".
+ */
+
+struct sm_sw_stats {
+	uint64_t tasks_run; /* tasks executed by the reactor */
+	uint64_t polls;	    /* reactor poll rounds */
+	uint64_t allocs;    /* sm_malloc and friends, pool slab growth */
+	uint64_t frees;
+	uint64_t bytes_allocated; /* cumulative bytes handed out */
+	int64_t mem_in_use;	  /* bytes allocated minus freed on this shard */
+	uint64_t xmsg_sent;	  /* cross-shard messages sent (requests and replies) */
+	uint64_t xmsg_recv;
+	uint64_t bytes_in;     /* network payload received */
+	uint64_t bytes_out;    /* network payload sent */
+	uint64_t conns_opened; /* connections that became active on this shard */
+	uint64_t conns_closed;
+	uint64_t io_enters;    /* io_uring_enter(2) calls (or driver equivalent) */
+	uint64_t sleeps;       /* times the reactor blocked */
+	uint64_t wakeups_sent; /* eventfd writes to wake another shard */
+	uint64_t timers_fired;
+	uint64_t requests; /* protocol requests completed (echo frames, CQL, HTTP) */
+} SM_CACHE_ALIGNED;
+
+/* The calling thread's counter block: its shard's, or a private one. */
+extern __thread struct sm_sw_stats *sm_tls_stats;
+
+/*
+ * For threads that are not shards: point sm_tls_stats at a private block of
+ * the calling thread when it is still unset, and return sm_tls_stats. Code
+ * that may count on any thread (the allocator) calls this before counting.
+ */
+struct sm_sw_stats *
+sm_stats_fallback_attach(void);
+
+#define SM_STAT_ADD(field, n) (sm_tls_stats->field += (n))
+#define SM_STAT_INC(field) SM_STAT_ADD(field, 1)
+
+/* Copy a counter block with relaxed loads; safe from any thread. */
+void
+sm_sw_stats_read(const struct sm_sw_stats *src, struct sm_sw_stats *dst);
+
+enum sm_perf_counter {
+	SM_PERF_INSTRUCTIONS,
+	SM_PERF_CYCLES,
+	SM_PERF_CACHE_REFERENCES,
+	SM_PERF_CACHE_MISSES,
+	SM_PERF_BRANCH_MISSES,
+	SM_PERF_TASK_CLOCK,
+	SM_PERF_CONTEXT_SWITCHES,
+	SM_PERF_PAGE_FAULTS,
+	SM_PERF_NR,
+};
+
+struct sm_perf {
+	int fd[SM_PERF_NR];
+	int err[SM_PERF_NR]; /* positive errno of the failed open, 0 when open */
+};
+
+/* perf's name of a counter ("instructions", "task-clock", ...). */
+const char *
+sm_perf_counter_name(enum sm_perf_counter c);
+
+/*
+ * Open every counter for the calling thread, user space only. Failures are
+ * recorded per counter and are not errors: this always returns 0.
+ */
+int
+sm_perf_open(struct sm_perf *p);
+
+/* Close the counters that are open. */
+void
+sm_perf_close(struct sm_perf *p);
+
+/*
+ * Read counter @c (scaled for multiplexing) into @val. Returns false when the
+ * counter is unavailable or the read failed; @val is then left untouched.
+ * Safe from any thread.
+ */
+bool
+sm_perf_read(const struct sm_perf *p, enum sm_perf_counter c, uint64_t *val);
+
+/*
+ * Why counter @c is unavailable, as "<errno text>: <hint>", written to @buf.
+ * Returns @buf, or NULL when the counter is available.
+ */
+const char *
+sm_perf_unavailable_reason(const struct sm_perf *p, enum sm_perf_counter c, char *buf, size_t len);
+
+/* Test hook: replace perf_event_open(2); NULL restores the real syscall. */
+typedef int (*sm_perf_open_fn)(void *attr, pid_t pid, int cpu, int group_fd, unsigned long flags);
+void
+sm_perf_set_open_fn(sm_perf_open_fn fn);
+
+/* A point-in-time copy of one shard's counters. */
+struct sm_shard_snapshot {
+	unsigned shard;
+	int cpu;	  /* pinned CPU, -1 when overprovisioned */
+	uint64_t when_ns; /* sm_now_ns() at snapshot */
+	struct sm_sw_stats sw;
+	uint64_t perf[SM_PERF_NR];
+	bool perf_ok[SM_PERF_NR];
+	int perf_err[SM_PERF_NR];
+};
+
+/*
+ * Print a per-shard table of @snap[0..n) to @f, hardware counters shown as
+ * n/a with the reason listed once below the table.
+ */
+void
+sm_stats_print_table(FILE *f, const struct sm_shard_snapshot *snap, unsigned n);
+
+/*
+ * Write the snapshots in Prometheus text exposition format (every metric
+ * carries a shard label) into @buf. Returns the length written, or the length
+ * needed when @len is too small (like snprintf).
+ */
+size_t
+sm_stats_format_prometheus(char *buf, size_t len, const struct sm_shard_snapshot *snap, unsigned n);
+
+#endif /* SM_STATS_H */

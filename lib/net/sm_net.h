@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SM_NET_H
+#define SM_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/*
+ * The transport interface that protocols see.
+ *
+ * A driver moves bytes for connections; protocols never see sockets, rings or
+ * mbufs. Received data arrives as an array of buffer views (struct sm_iov)
+ * into driver-owned segments: the io_uring driver's provided-buffer ring
+ * slots, or DPDK mbufs. A protocol that wants to keep bytes past the callback
+ * takes a reference on the segment instead of copying; a segment goes back
+ * to its driver when its last reference is dropped. Sends take an array of
+ * views too, so a reply can point into request buffers or into protocol-owned
+ * segments (sm_sendbuf) without a copy; the driver holds references until the
+ * bytes have left.
+ *
+ * Every callback runs on the shard that owns the connection. Listening is
+ * process-wide: sm_net_listen() on the control shard, and each accepted
+ * connection is delivered on the shard chosen by the placement policy (the
+ * io_uring driver accepts on shard 0 and hands the socket off; a packet
+ * driver with a per-shard TCP stack accepts where the flow hashes).
+ */
+
+struct sm_bufseg {
+	uint32_t refcnt;
+	void (*release)(struct sm_bufseg *seg); /* called when refcnt drops to 0 */
+};
+
+static inline void
+sm_bufseg_get(struct sm_bufseg *seg)
+{
+	seg->refcnt++;
+}
+
+static inline void
+sm_bufseg_put(struct sm_bufseg *seg)
+{
+	if (--seg->refcnt == 0)
+		seg->release(seg);
+}
+
+/* A view of @len bytes at @base inside @seg (NULL: static memory). */
+struct sm_iov {
+	struct sm_bufseg *seg;
+	const char *base;
+	size_t len;
+};
+
+/* A protocol-owned send segment with @cap bytes of room in data[]. */
+struct sm_sendbuf {
+	struct sm_bufseg seg;
+	size_t cap;
+	size_t len;
+	char data[];
+};
+
+/* A send buffer with refcnt 1 (from a per-shard pool up to 16 KiB). */
+struct sm_sendbuf *
+sm_sendbuf_new(size_t cap);
+
+struct sm_conn;
+struct sm_listener;
+struct sm_net_driver;
+
+/* What a protocol implements; every callback runs on the connection's shard. */
+struct sm_proto_ops {
+	const char *name;
+	/* A connection accepted for a listener; set c->ctx. <0 refuses it. */
+	int (*accepted)(struct sm_conn *c, void *listen_ctx);
+	/* An outgoing connection finished connecting (err < 0: it failed and
+	 * closed() will not follow). */
+	void (*connected)(struct sm_conn *c, int err);
+	/* Bytes arrived, in order, as @n views. Take references to keep them. */
+	void (*received)(struct sm_conn *c, const struct sm_iov *iov, unsigned n);
+	/* Every queued byte has been sent (optional: flow control). */
+	void (*drained)(struct sm_conn *c);
+	/* The shard is draining (SIGTERM): finish in-flight requests, then
+	 * close. Optional; without it the connection is closed gracefully at
+	 * once (queued replies are still sent). */
+	void (*drain)(struct sm_conn *c);
+	/* The connection is gone (peer closed, error, or sm_conn_close done);
+	 * @err is 0 or -errno. The conn pointer is invalid afterwards. */
+	void (*closed)(struct sm_conn *c, int err);
+};
+
+/* The part of a connection that protocols may read and set. */
+struct sm_conn {
+	const struct sm_net_driver *drv;
+	const struct sm_proto_ops *proto;
+	void *ctx; /* the protocol's state */
+	unsigned shard;
+	bool closing;
+	size_t send_queued; /* bytes queued but not yet sent */
+	struct sockaddr_storage peer;
+	struct sockaddr_storage local;
+};
+
+enum sm_placement {
+	SM_PLACE_BALANCED, /* the shard with the fewest active connections */
+	SM_PLACE_SRC_PORT, /* shard = client source port % shards (shard-aware port) */
+};
+
+struct sm_listen_opts {
+	const char *addr; /* numeric IPv4 or IPv6 address; NULL: 0.0.0.0 */
+	uint16_t port;
+	int backlog; /* 0: 1024 */
+	enum sm_placement placement;
+	const struct sm_proto_ops *proto;
+	void *ctx; /* passed to accepted() on every shard: read-only */
+};
+
+struct sm_connect_opts {
+	const char *addr; /* numeric address of the server */
+	uint16_t port;
+	/* Source port rule: when src_port_mod > 0, the local port p satisfies
+	 * p % src_port_mod == src_port_rem (ScyllaDB's shard-aware port picks
+	 * the shard from it). 0: any port. */
+	uint16_t src_port_mod;
+	uint16_t src_port_rem;
+	const struct sm_proto_ops *proto;
+	void *ctx; /* initial c->ctx */
+};
+
+struct sm_net_config {
+	unsigned rx_buffers;	 /* provided receive buffers per shard; 0: 1024 */
+	unsigned rx_buffer_size; /* bytes each; 0: 16384 */
+	unsigned max_conns;	 /* per shard; 0: 65536 */
+};
+
+/* A driver: one implementation of the transport interface. */
+struct sm_net_driver {
+	const char *name;
+	/* Probe once at start, before shards exist; -errno and a message that
+	 * names cause and fix when the driver cannot run on this machine. */
+	int (*probe)(char *err, size_t errlen);
+	/* Per-shard setup and teardown, on the shard thread. */
+	int (*shard_init)(const struct sm_net_config *cfg);
+	void (*shard_fini)(void);
+	int (*listen)(const struct sm_listen_opts *o, struct sm_listener **l);
+	void (*listener_close)(struct sm_listener *l);
+	int (*connect)(const struct sm_connect_opts *o, struct sm_conn **c);
+	int (*send)(struct sm_conn *c, const struct sm_iov *iov, unsigned n);
+	void (*close)(struct sm_conn *c);
+};
+
+/* Register a driver by name; -EEXIST when the name is taken. */
+int
+sm_net_register(const struct sm_net_driver *d);
+
+/* A registered driver, or NULL. */
+const struct sm_net_driver *
+sm_net_find(const char *name);
+
+/* Select the process's driver (before the shards start). -ENOENT if unknown. */
+int
+sm_net_use(const char *name);
+
+/* The selected driver, or NULL. */
+const struct sm_net_driver *
+sm_net_driver(void);
+
+/* Per-shard driver setup with @cfg (NULL for defaults), on each shard thread. */
+int
+sm_net_shard_init(const struct sm_net_config *cfg);
+void
+sm_net_shard_fini(void);
+
+/*
+ * Listen on o->addr:o->port with the selected driver. Call on the control
+ * shard. Returns -EADDRINUSE, -EACCES, ... synchronously so the caller can
+ * name the port and the fix.
+ */
+int
+sm_net_listen(const struct sm_listen_opts *o, struct sm_listener **l);
+
+/* Stop accepting; established connections are not affected. */
+void
+sm_net_listener_close(struct sm_listener *l);
+
+/* Open a connection from the calling shard; completion via proto->connected. */
+int
+sm_net_connect(const struct sm_connect_opts *o, struct sm_conn **c);
+
+/*
+ * Queue @n views for sending, in order after everything queued before. The
+ * driver takes its own references; the caller keeps its own. Returns 0, or
+ * -EPIPE when the connection is closing.
+ */
+static inline int
+sm_conn_send(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
+{
+	return c->drv->send(c, iov, n);
+}
+
+/* Copy @len bytes into send buffers and queue them. */
+int
+sm_conn_send_copy(struct sm_conn *c, const void *data, size_t len);
+
+/*
+ * Close gracefully: stop receiving, send what is queued, then close; the
+ * protocol's closed() follows. Safe to call more than once.
+ */
+static inline void
+sm_conn_close(struct sm_conn *c)
+{
+	c->drv->close(c);
+}
+
+/* Format a socket address as "ip:port" into @buf. */
+const char *
+sm_net_addr_str(const struct sockaddr_storage *ss, char *buf, size_t len);
+
+/* Parse a numeric address and port into @ss; returns its length or -EINVAL. */
+int
+sm_net_addr_parse(const char *addr, uint16_t port, struct sockaddr_storage *ss);
+
+#endif /* SM_NET_H */

@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The shardmark command line: help, version, configuration, errors, bench.
+
+Exit codes: 0 success, 2 usage or configuration error, 1 runtime error. Error
+messages go to stderr and name the cause and the fix.
+"""
+
+import json
+import re
+import socket
+
+import pytest
+
+from conftest import allowed_cpus, connect, echo, free_port
+
+
+# --- help and version ---------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["--help"], ["serve", "--help"], ["bench", "--help"]],
+                         ids=["top", "serve", "bench"])
+def test_help(run_cli, args):
+    r = run_cli(*args)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout + r.stderr
+    assert "usage" in out.lower() or "--" in out, out
+    if args[0] == "serve":
+        assert "--echo-port" in out, out
+    if args[0] == "bench":
+        assert "--duration" in out, out
+
+
+def test_version(run_cli):
+    r = run_cli("version")
+    assert r.returncode == 0, r.stderr
+    first = r.stdout.splitlines()[0] if r.stdout else ""
+    assert re.match(r"shardmark \S", first), f"version output: {r.stdout!r}"
+
+
+# --- usage and configuration errors: exit 2 ----------------------------------
+
+def test_unknown_option(run_cli):
+    r = run_cli("serve", "--no-such-option", "1")
+    assert r.returncode == 2, f"exit {r.returncode}\n{r.stderr}"
+    assert "no-such-option" in r.stderr, r.stderr
+
+
+def test_unknown_command(run_cli):
+    r = run_cli("no-such-command")
+    assert r.returncode == 2, f"exit {r.returncode}\n{r.stderr}"
+    assert "no-such-command" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("args", [["--smp", "abc"], ["--echo-port", "70000"]],
+                         ids=["smp-not-a-number", "port-out-of-range"])
+def test_bad_option_value(run_cli, args):
+    r = run_cli("serve", "--prometheus-port", "0", *args)
+    assert r.returncode == 2, f"exit {r.returncode}\n{r.stderr}"
+    assert args[0] in r.stderr or args[0].lstrip("-").replace("-", "_") in r.stderr, \
+        f"error should name the option: {r.stderr}"
+
+
+def test_unknown_config_key(run_cli, tmp_path):
+    cfg = tmp_path / "bad.yaml"
+    cfg.write_text("# shardmark test config\n\nno_such_key: 1\n")
+    r = run_cli("serve", "--config", cfg, "--prometheus-port", "0")
+    assert r.returncode == 2, f"exit {r.returncode}\n{r.stderr}"
+    assert "bad.yaml" in r.stderr, f"error should name the file: {r.stderr}"
+    assert "unknown key" in r.stderr.lower(), r.stderr
+    assert re.search(r"bad\.yaml:3\b|line 3\b", r.stderr), \
+        f"error should give line 3: {r.stderr}"
+
+
+def test_missing_config_file(run_cli, tmp_path):
+    cfg = tmp_path / "absent.yaml"
+    r = run_cli("serve", "--config", cfg, "--prometheus-port", "0")
+    assert r.returncode == 2, f"exit {r.returncode}\n{r.stderr}"
+    assert "absent.yaml" in r.stderr, r.stderr
+
+
+# --- configuration file and overrides ----------------------------------------
+
+def test_config_file_and_override(serve, tmp_path):
+    file_port, cli_port, prom_port = free_port(), free_port(), free_port()
+    cfg = tmp_path / "shardmark.yaml"
+    cfg.write_text(f"smp: 1\nlisten_address: 127.0.0.1\n"
+                   f"echo_port: {file_port}\nprometheus_port: {prom_port}\n")
+
+    # Ports from the file alone.
+    srv = serve("--config", cfg, echo=False, prometheus=False, ready=False)
+    srv.wait_ready(ports=[file_port, prom_port])
+    with connect(file_port) as s:
+        echo(s, b"from the file")
+    srv.stop()
+
+    # The command line overrides the file.
+    srv = serve("--config", cfg, echo=cli_port, prometheus=False, ready=False)
+    srv.wait_ready(ports=[cli_port, prom_port])
+    with connect(cli_port) as s:
+        echo(s, b"from the command line")
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", file_port), timeout=5).close()
+    srv.stop()
+
+
+# --- runtime errors: exit 1 ---------------------------------------------------
+
+def test_more_shards_than_cpus_needs_overprovisioned(serve):
+    smp = allowed_cpus() + 1
+    srv = serve("--smp", smp, ready=False)
+    rc = srv.wait_exit()
+    assert rc == 1, f"--smp {smp} with {smp - 1} CPUs: exit {rc}\n{srv.describe()}"
+    assert "--overprovisioned" in srv.stderr(), srv.describe()
+
+    srv = serve("--smp", smp, "--overprovisioned")
+    with connect(srv.echo_port) as s:
+        echo(s, b"overprovisioned")
+    srv.stop()
+
+
+def test_echo_port_in_use(serve):
+    first = serve("--smp", "1")
+    second = serve("--smp", "1", echo=first.echo_port, prometheus=0, ready=False)
+    rc = second.wait_exit()
+    assert rc == 1, f"second server on port {first.echo_port}: exit {rc}\n{second.describe()}"
+    assert "in use" in second.stderr(), second.describe()
+    with connect(first.echo_port) as s:
+        echo(s, b"first server unaffected")
+    first.stop()
+
+
+# --- bench --------------------------------------------------------------------
+
+def test_bench_echo_json(run_cli, tmp_path):
+    if allowed_cpus() < 2:
+        pytest.skip(f"needs 2 allowed CPUs for --smp 2, this process has {allowed_cpus()}")
+    out = tmp_path / "bench.json"
+    r = run_cli("bench", "--duration", "1", "--smp", "2", "--connections", "16",
+                "--size", "64", "--json", out, timeout=120)
+    assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
+    assert "requests/s" in r.stdout, r.stdout
+
+    report = json.loads(out.read_text())
+    assert report["load"] == "echo"
+    assert report["shards"] == 2
+    per_shard = report["per_shard"]
+    assert [s["shard"] for s in per_shard] == [0, 1], per_shard
+    for s in per_shard:
+        for key in ("requests", "requests_per_s", "allocs_per_op", "tasks_per_op",
+                    "io_enters_per_op"):
+            assert isinstance(s[key], (int, float)), f"shard {s['shard']} {key}: {s[key]!r}"
+        assert "instructions_per_op" in s
+        ipo = s["instructions_per_op"]
+        if ipo is None:
+            unavailable = s.get("unavailable")
+            assert isinstance(unavailable, dict) and unavailable, \
+                f"shard {s['shard']}: instructions_per_op is null without reasons: {s}"
+            for counter, reason in unavailable.items():
+                assert isinstance(reason, str) and reason.strip(), (counter, reason)
+        else:
+            assert isinstance(ipo, (int, float)) and ipo > 0, ipo
+    assert report["total"]["requests"] > 0, report["total"]
+    assert report["total"]["requests"] == sum(s["requests"] for s in per_shard), report
