@@ -20,6 +20,7 @@ struct echo_conn {
 	uint32_t hdr_len;       /* header bytes gathered */
 	uint32_t frame_len;     /* payload length of the frame being gathered */
 	struct sm_sendbuf *acc; /* the frame being gathered, header included */
+	bool draining;          /* close once the frame in progress is answered */
 };
 
 static __thread struct sm_pool echo_pool;
@@ -175,6 +176,12 @@ nomem:
 	return false;
 }
 
+static bool
+frame_in_progress(const struct echo_conn *e)
+{
+	return e->acc != NULL || e->hdr_len > 0;
+}
+
 static void
 echo_received(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
 {
@@ -184,6 +191,24 @@ echo_received(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
 	for (i = 0; i < n; i++)
 		if (!echo_consume(c, e, &iov[i]))
 			return;
+	if (e->draining && !frame_in_progress(e))
+		sm_conn_close(c);
+}
+
+/*
+ * Shutdown: a request counts as in flight once its first byte has reached
+ * us, even if it still sits in the socket buffer; answer it, then close.
+ * An idle connection closes at once.
+ */
+static void
+echo_drain(struct sm_conn *c)
+{
+	struct echo_conn *e = c->ctx;
+
+	if (frame_in_progress(e) || sm_conn_rx_pending(c) > 0)
+		e->draining = true;
+	else
+		sm_conn_close(c);
 }
 
 void
@@ -199,5 +224,6 @@ const struct sm_proto_ops sm_echo_proto = {
 	.name = "echo",
 	.accepted = echo_accepted,
 	.received = echo_received,
+	.drain = echo_drain,
 	.closed = echo_closed,
 };

@@ -147,6 +147,8 @@ struct sm_net_driver {
 	int (*connect)(const struct sm_connect_opts *o, struct sm_conn **c);
 	int (*send)(struct sm_conn *c, const struct sm_iov *iov, unsigned n);
 	void (*close)(struct sm_conn *c);
+	/* Bytes that arrived but have not reached received() yet. */
+	long (*rx_pending)(struct sm_conn *c);
 };
 
 /* Register a driver by name; -EEXIST when the name is taken. */
@@ -210,6 +212,18 @@ static inline void
 sm_conn_close(struct sm_conn *c)
 {
 	c->drv->close(c);
+}
+
+/*
+ * Bytes that have arrived for @c but not yet been delivered to received()
+ * (in the kernel's socket buffer, or the userspace stack's queue). A
+ * protocol's drain() uses it to tell an idle connection from one whose
+ * request is still arriving. A syscall: not for per-request paths.
+ */
+static inline long
+sm_conn_rx_pending(struct sm_conn *c)
+{
+	return c->drv->rx_pending(c);
 }
 
 /* Format a socket address as "ip:port" into @buf. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -209,6 +210,8 @@ xr_producer(void *arg)
 			while (!sm_xring_stage(p->r, &m)) {
 				/* Full: what is staged must become visible or we deadlock. */
 				sm_xring_publish(p->r);
+				/* Let the consumer run when both share one CPU. */
+				sched_yield();
 			}
 			next++;
 		}
@@ -234,6 +237,8 @@ test_two_threads(void **state)
 
 	while (expect < XR_MESSAGES) {
 		n = sm_xring_dequeue_burst(prod.r, out, 1 + (uint32_t)rand_r(&seed) % 64);
+		if (n == 0)
+			sched_yield();
 		for (k = 0; k < n; k++) {
 			/* Mismatch here means loss, duplication or reordering. */
 			if ((uintptr_t)out[k].arg != expect)

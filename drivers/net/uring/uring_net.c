@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
@@ -1177,6 +1178,17 @@ uring_probe(char *err, size_t errlen)
 	return 0;
 }
 
+static long
+uring_rx_pending(struct sm_conn *c)
+{
+	struct uconn *u = (struct uconn *)c;
+	int n = 0;
+
+	if (u->fd < 0 || ioctl(u->fd, FIONREAD, &n) < 0)
+		return 0;
+	return n;
+}
+
 static const struct sm_net_driver uring_driver = {
 	.name = "uring",
 	.probe = uring_probe,
@@ -1187,6 +1199,7 @@ static const struct sm_net_driver uring_driver = {
 	.connect = uring_connect,
 	.send = uring_send,
 	.close = uring_close,
+	.rx_pending = uring_rx_pending,
 };
 
 int
