@@ -522,9 +522,14 @@ row_add(struct row *t, const struct row *r)
 	}
 }
 
-static const enum sm_perf_counter shown_perf[] = {
-	SM_PERF_INSTRUCTIONS, SM_PERF_CYCLES, SM_PERF_CACHE_MISSES, SM_PERF_BRANCH_MISSES,
-	SM_PERF_CONTEXT_SWITCHES,
+/* Hardware counters in the table, with short column labels. */
+static const struct {
+	enum sm_perf_counter c;
+	const char *label;
+} shown_perf[] = {
+	{ SM_PERF_INSTRUCTIONS, "insns/op" },	  { SM_PERF_CYCLES, "cycles/op" },
+	{ SM_PERF_CACHE_MISSES, "cmiss/op" },	  { SM_PERF_BRANCH_MISSES, "bmiss/op" },
+	{ SM_PERF_CONTEXT_SWITCHES, "ctxsw/op" },
 };
 
 static void
@@ -537,10 +542,10 @@ print_row(const char *label, const struct row *r)
 	       per_op(r->allocs, r->ops), per_op(r->tasks, r->ops), per_op(r->polls, r->ops),
 	       per_op(r->xmsgs, r->ops));
 	for (k = 0; k < SM_ARRAY_SIZE(shown_perf); k++) {
-		if (r->perf_ok[shown_perf[k]])
-			printf(" %12.1f", per_op(r->perf[shown_perf[k]], r->ops));
+		if (r->perf_ok[shown_perf[k].c])
+			printf(" %10.2f", per_op(r->perf[shown_perf[k].c], r->ops));
 		else
-			printf(" %12s", "n/a");
+			printf(" %10s", "n/a");
 	}
 	printf("\n");
 }
@@ -559,12 +564,8 @@ print_report(void)
 	       bench->nshards, bench->conns, bench->size, bench->pipeline, bench->duration_s);
 	printf("%-6s %12s %12s %9s %9s %9s %9s %9s", "shard", "requests", "requests/s",
 	       "enters/op", "allocs/op", "tasks/op", "polls/op", "xmsgs/op");
-	for (k = 0; k < SM_ARRAY_SIZE(shown_perf); k++) {
-		char h[32];
-
-		snprintf(h, sizeof(h), "%s/op", sm_perf_counter_name(shown_perf[k]));
-		printf(" %12.12s", h);
-	}
+	for (k = 0; k < SM_ARRAY_SIZE(shown_perf); k++)
+		printf(" %10s", shown_perf[k].label);
 	printf("\n");
 	for (i = 0; i < bench->nshards; i++) {
 		char label[16];
@@ -577,15 +578,28 @@ print_report(void)
 	print_row("total", &total);
 	printf("(a request is one echo round trip; totals sum every shard's client and server "
 	       "work; enters/op counts io_uring_enter calls)\n");
+	/* One line per distinct reason, naming every counter it covers. */
+	for (i = 0; i < SM_PERF_NR; i++) {
+		reason_src.fd[i] = -1;
+		reason_src.err[i] = bench->s0[0].perf_err[i];
+	}
 	for (k = 0; k < SM_PERF_NR; k++) {
-		if (total.perf_ok[k])
+		char names[256];
+		size_t off;
+
+		if (total.perf_ok[k] || reason_src.err[k] < 0)
 			continue;
-		for (i = 0; i < SM_PERF_NR; i++) {
-			reason_src.fd[i] = -1;
-			reason_src.err[i] = bench->s0[0].perf_err[i];
+		if (sm_perf_unavailable_reason(&reason_src, k, reason, sizeof(reason)) == NULL)
+			snprintf(reason, sizeof(reason), "counter read failed");
+		off = (size_t)snprintf(names, sizeof(names), "%s", sm_perf_counter_name(k));
+		for (i = k + 1; i < SM_PERF_NR; i++) {
+			if (total.perf_ok[i] || reason_src.err[i] != reason_src.err[k])
+				continue;
+			off += (size_t)snprintf(names + off, sizeof(names) - off, ", %s",
+						sm_perf_counter_name(i));
+			reason_src.err[i] = -1; /* reported */
 		}
-		if (sm_perf_unavailable_reason(&reason_src, k, reason, sizeof(reason)) != NULL)
-			printf("%s: n/a: %s\n", sm_perf_counter_name(k), reason);
+		printf("%s: n/a: %s\n", names, reason);
 	}
 }
 
