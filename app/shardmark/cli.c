@@ -131,8 +131,14 @@ sm_cli_parse(int argc, char **argv, const char *cmd, const char *summary, struct
 
 			snprintf(key, sizeof(key), "%.*s", (int)nlen, arg);
 			if (!sm_config_is_key(key, &is_bool)) {
-				snprintf(err, errlen, "unknown option %s (see shardmark %s --help)",
-					 key, cmd);
+				char why[512];
+
+				/* The config layer suggests the nearest key name. */
+				if (sm_config_set(cfg, key, "", why, sizeof(why)) < 0)
+					snprintf(err, errlen, "%s", why);
+				else
+					snprintf(err, errlen, "unknown option %s (see shardmark %s --help)",
+						 key, cmd);
 				return -EINVAL;
 			}
 			if (value == NULL && !is_bool) {
