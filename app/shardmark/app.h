@@ -16,8 +16,8 @@
 
 /* A subcommand option that is not a config key. */
 struct sm_cli_opt {
-	const char *name;    /* "--duration" */
-	const char *arg;     /* "SECONDS", or NULL for a flag */
+	const char *name; /* "--duration" */
+	const char *arg;  /* "SECONDS", or NULL for a flag */
 	const char *help;
 	int (*set)(void *ctx, const char *value, char *err, size_t errlen);
 };

@@ -40,9 +40,9 @@ struct bench_conn {
 };
 
 struct bench_shard {
-	uint64_t completed;      /* reply frames; read by shard 0 */
-	unsigned connected;      /* read by shard 0 */
-	unsigned failed;         /* read by shard 0 */
+	uint64_t completed; /* reply frames; read by shard 0 */
+	unsigned connected; /* read by shard 0 */
+	unsigned failed;    /* read by shard 0 */
 	int first_err;
 	struct sm_sendbuf *frame; /* the request frame every connection sends */
 	struct bench_conn *conns;
@@ -365,8 +365,8 @@ control_tick(void *arg)
 		take_snapshot(bench->s0, bench->done0);
 		bench->phase_start_ns = now;
 		bench->last_total = total_completed();
-		sm_timer_arm(&bench->timer, SM_MIN((uint64_t)TICK_MS,
-						   (uint64_t)(bench->duration_s * 1000)));
+		sm_timer_arm(&bench->timer,
+			     SM_MIN((uint64_t)TICK_MS, (uint64_t)(bench->duration_s * 1000)));
 		return;
 	}
 	total = total_completed();
@@ -562,8 +562,8 @@ print_report(void)
 	printf("\necho load: %u shards, %u connections, %u-byte payload, pipeline %u, %.1f s "
 	       "measured\n",
 	       bench->nshards, bench->conns, bench->size, bench->pipeline, bench->duration_s);
-	printf("%-6s %12s %12s %9s %9s %9s %9s %9s", "shard", "requests", "requests/s",
-	       "enters/op", "allocs/op", "tasks/op", "polls/op", "xmsgs/op");
+	printf("%-6s %12s %12s %9s %9s %9s %9s %9s", "shard", "requests", "requests/s", "enters/op",
+	       "allocs/op", "tasks/op", "polls/op", "xmsgs/op");
 	for (k = 0; k < SM_ARRAY_SIZE(shown_perf); k++)
 		printf(" %10s", shown_perf[k].label);
 	printf("\n");
@@ -736,11 +736,12 @@ sm_cmd_bench(int argc, char **argv)
 	b.conns = 256;
 	b.size = 64;
 	b.pipeline = 16;
-	ret = sm_cli_parse(argc, argv, "bench",
-			   "Run the echo load in-process over loopback on every shard and print\n"
-			   "requests/s and per-request counters (io_uring_enter calls, allocations,\n"
-			   "tasks, and hardware counters where the machine has a PMU) per shard.",
-			   &b.cfg, bench_opts, SM_ARRAY_SIZE(bench_opts), &b, err, sizeof(err));
+	ret = sm_cli_parse(
+		argc, argv, "bench",
+		"Run the echo load in-process over loopback on every shard and print\n"
+		"requests/s and per-request counters (io_uring_enter calls, allocations,\n"
+		"tasks, and hardware counters where the machine has a PMU) per shard.",
+		&b.cfg, bench_opts, SM_ARRAY_SIZE(bench_opts), &b, err, sizeof(err));
 	if (ret != 0) {
 		if (ret < 0)
 			fprintf(stderr, "shardmark bench: %s\n", err);

@@ -37,11 +37,12 @@ print_help(const char *cmd, const char *summary, const struct sm_cli_opt *opts, 
 				flag[j] = '-';
 		if (strcmp(keys[i].type, "bool") != 0)
 			snprintf(flag + len, sizeof(flag) - len, " %s",
-				 strcmp(keys[i].type, "port") == 0 ? "PORT"
+				 strcmp(keys[i].type, "port") == 0  ? "PORT"
 				 : strcmp(keys[i].type, "int") == 0 ? "N"
-								     : "VALUE");
-		printf("  %-28s %s%s%s%s\n", flag, keys[i].help, keys[i].defval[0] ? " [default: " : "",
-		       keys[i].defval, keys[i].defval[0] ? "]" : "");
+								    : "VALUE");
+		printf("  %-28s %s%s%s%s\n", flag, keys[i].help,
+		       keys[i].defval[0] ? " [default: " : "", keys[i].defval,
+		       keys[i].defval[0] ? "]" : "");
 	}
 	printf("  %-28s %s\n", "--help", "show this help");
 }
@@ -101,10 +102,11 @@ sm_cli_parse(int argc, char **argv, const char *cmd, const char *summary, struct
 		if (strncmp(arg, "--config=", 9) == 0)
 			continue;
 		if (strncmp(arg, "--", 2) != 0) {
-			snprintf(err, errlen,
-				 "unexpected argument '%s': options start with -- (see shardmark %s "
-				 "--help)",
-				 arg, cmd);
+			snprintf(
+				err, errlen,
+				"unexpected argument '%s': options start with -- (see shardmark %s "
+				"--help)",
+				arg, cmd);
 			return -EINVAL;
 		}
 		eq = strchr(arg, '=');
@@ -115,8 +117,8 @@ sm_cli_parse(int argc, char **argv, const char *cmd, const char *summary, struct
 		if (o != NULL) {
 			if (o->arg != NULL && value == NULL) {
 				if (i + 1 >= argc) {
-					snprintf(err, errlen, "%.*s needs a value (%s)", (int)nlen, arg,
-						 o->arg);
+					snprintf(err, errlen, "%.*s needs a value (%s)", (int)nlen,
+						 arg, o->arg);
 					return -EINVAL;
 				}
 				value = argv[++i];
@@ -137,8 +139,9 @@ sm_cli_parse(int argc, char **argv, const char *cmd, const char *summary, struct
 				if (sm_config_set(cfg, key, "", why, sizeof(why)) < 0)
 					snprintf(err, errlen, "%s", why);
 				else
-					snprintf(err, errlen, "unknown option %s (see shardmark %s --help)",
-						 key, cmd);
+					snprintf(err, errlen,
+						 "unknown option %s (see shardmark %s --help)", key,
+						 cmd);
 				return -EINVAL;
 			}
 			if (value == NULL && !is_bool) {
@@ -190,7 +193,8 @@ sm_app_prepare(const struct sm_config *cfg)
 	if (strcmp(cfg->network_stack, "dpdk") == 0 && sm_net_find("dpdk") == NULL) {
 		fprintf(stderr,
 			"shardmark: network_stack dpdk: this build has no DPDK driver (it is not "
-			"written yet, and needs libdpdk-dev at build time): use network_stack uring\n");
+			"written yet, and needs libdpdk-dev at build time): use network_stack "
+			"uring\n");
 		return SM_EXIT_USAGE;
 	}
 	ret = sm_net_use(cfg->network_stack);

@@ -17,10 +17,10 @@
 struct echo_conn {
 	const struct sm_echo_service *svc;
 	uint8_t hdr[4];
-	uint32_t hdr_len;       /* header bytes gathered */
-	uint32_t frame_len;     /* payload length of the frame being gathered */
+	uint32_t hdr_len;	/* header bytes gathered */
+	uint32_t frame_len;	/* payload length of the frame being gathered */
 	struct sm_sendbuf *acc; /* the frame being gathered, header included */
-	bool draining;          /* close once the frame in progress is answered */
+	bool draining;		/* close once the frame in progress is answered */
 };
 
 static __thread struct sm_pool echo_pool;

@@ -340,7 +340,8 @@ poll_inbound(void)
 					reply.from = sm_self->id;
 					reply.flags = SM_XMSG_REPLY;
 					if (send_msg(m->from, &reply) < 0)
-						SM_ERR("cross-shard reply to shard %u lost: out of memory",
+						SM_ERR("cross-shard reply to shard %u lost: out of "
+						       "memory",
 						       m->from);
 				}
 			}
@@ -684,7 +685,8 @@ plan_cpus(const struct sm_runtime_opts *o, int *cpus, unsigned *n, char *err, si
 		ret = sm_cpuset_parse(o->cpuset, listed, CPU_SETSIZE);
 		if (ret < 0) {
 			snprintf(err, errlen,
-				 "bad cpuset '%s': expected a CPU list like 0-3,8 (CPUs available: %s)",
+				 "bad cpuset '%s': expected a CPU list like 0-3,8 (CPUs available: "
+				 "%s)",
 				 o->cpuset, allowed_str);
 			return -EINVAL;
 		}

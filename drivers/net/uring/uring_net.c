@@ -70,23 +70,23 @@ struct rx_buf {
 };
 
 struct uconn {
-	struct sm_conn c;  /* first: the protocol's view */
+	struct sm_conn c;   /* first: the protocol's view */
 	struct uconn *prev; /* shard's connection list */
 	struct uconn *next;
 	struct uconn *flush_next; /* on the shard's send flush list */
 	struct uconn *starved_next;
 	int fd;
-	int err;             /* first error, reported to closed() */
-	unsigned refs;       /* SQEs in flight, list memberships, callbacks running */
-	bool dying;          /* tear down when refs reaches 0 */
+	int err;       /* first error, reported to closed() */
+	unsigned refs; /* SQEs in flight, list memberships, callbacks running */
+	bool dying;    /* tear down when refs reaches 0 */
 	bool recv_armed;
 	bool send_inflight;
 	bool on_flush_list;
 	bool starved;
 	bool connecting;
-	bool attached;       /* the protocol accepted it: closed() is owed */
+	bool attached; /* the protocol accepted it: closed() is owed */
 	bool torn_down;
-	bool accepted;       /* server side, counted for placement */
+	bool accepted; /* server side, counted for placement */
 	/* send queue: ring of views */
 	struct sm_iov *sq;
 	uint32_t sq_head;
@@ -103,13 +103,13 @@ struct sm_listener {
 	bool closing;
 	bool accept_armed;
 	struct sm_listen_opts opts;
-	unsigned rr;               /* round-robin cursor for ties */
+	unsigned rr; /* round-robin cursor for ties */
 	uint64_t assigned[SM_MAX_SHARDS];
 };
 
 struct uring_shard {
 	struct io_uring ring;
-	bool check_taskrun;        /* TASKRUN_FLAG set: the kernel flags pending work */
+	bool check_taskrun; /* TASKRUN_FLAG set: the kernel flags pending work */
 	struct sm_net_config cfg;
 	/* provided receive buffers */
 	struct io_uring_buf_ring *br;
@@ -118,8 +118,8 @@ struct uring_shard {
 	size_t bufs_bytes;
 	struct rx_buf *rxb;
 	unsigned buf_mask;
-	unsigned bufs_out;         /* handed to the kernel's receives or to protocols */
-	int br_pending;            /* buffers added but not yet published */
+	unsigned bufs_out; /* handed to the kernel's receives or to protocols */
+	int br_pending;	   /* buffers added but not yet published */
 	/* connections */
 	struct sm_pool conn_pool;
 	struct uconn *conns;
@@ -1154,7 +1154,8 @@ uring_probe(char *err, size_t errlen)
 				 "io_uring is disabled by sysctl kernel.io_uring_disabled=%d: set "
 				 "it to 0 (sysctl -w kernel.io_uring_disabled=0)%s",
 				 disabled,
-				 disabled == 1 ? ", or add this user to kernel.io_uring_group" : "");
+				 disabled == 1 ? ", or add this user to kernel.io_uring_group"
+					       : "");
 		else if (ret == -ENOSYS)
 			snprintf(err, errlen,
 				 "io_uring is not available in this kernel (ENOSYS): use a "
