@@ -555,7 +555,8 @@ shard_teardown(struct sm_shard *s)
 {
 	if (sm_rt->opts->shard_fini != NULL)
 		sm_rt->opts->shard_fini(s->id, sm_rt->opts->arg);
-	sm_perf_close(&s->perf);
+	/* perf counters close in runtime_free: other shards may still be
+	 * reading them for a snapshot. */
 	sm_timer_heap_fini(&s->timers);
 }
 
@@ -749,6 +750,7 @@ runtime_free(struct sm_runtime *rt)
 			free(s->outbox);
 			if (s->wake_fd >= 0)
 				close(s->wake_fd);
+			sm_perf_close(&s->perf);
 			free(s);
 		}
 	}
@@ -761,7 +763,7 @@ static int
 runtime_alloc(struct sm_runtime *rt, const int *cpus, char *err, size_t errlen)
 {
 	uint32_t ring_size = rt->opts->xring_size ? rt->opts->xring_size : 1024;
-	unsigned i;
+	unsigned i, c;
 	int ret;
 
 	rt->shards = calloc(rt->n, sizeof(*rt->shards));
@@ -775,6 +777,8 @@ runtime_alloc(struct sm_runtime *rt, const int *cpus, char *err, size_t errlen)
 			goto nomem;
 		memset(s, 0, sizeof(*s));
 		rt->shards[i] = s;
+		for (c = 0; c < SM_PERF_NR; c++)
+			s->perf.fd[c] = -1; /* closed in runtime_free, opened or not */
 		s->id = i;
 		s->cpu = cpus[i];
 		s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

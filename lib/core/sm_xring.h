@@ -32,13 +32,14 @@ struct sm_xmsg {
 #define SM_XMSG_REPLY 0x1u /* this is the done() leg: run done(arg), send nothing back */
 
 struct sm_xring {
-	/* producer side */
-	uint32_t tail SM_CACHE_ALIGNED; /* published to the consumer */
-	uint32_t staged;		/* written but not yet published */
-	uint32_t head_cache;		/* producer's view of head */
-	/* consumer side */
-	uint32_t head SM_CACHE_ALIGNED;
-	uint32_t tail_cache; /* consumer's view of tail */
+	/* shared indexes, each on its own line: the other side reads them */
+	uint32_t tail SM_CACHE_ALIGNED; /* published by the producer */
+	uint32_t head SM_CACHE_ALIGNED; /* released by the consumer */
+	/* producer-private */
+	uint32_t staged SM_CACHE_ALIGNED; /* written but not yet published */
+	uint32_t head_cache;		  /* producer's view of head */
+	/* consumer-private */
+	uint32_t tail_cache SM_CACHE_ALIGNED; /* consumer's view of tail */
 	/* read-only after init */
 	uint32_t mask SM_CACHE_ALIGNED;
 	struct sm_xmsg *slots;
@@ -110,6 +111,8 @@ sm_xring_dequeue_burst(struct sm_xring *r, struct sm_xmsg *out, uint32_t n)
 	}
 	if (n > avail)
 		n = avail;
+	if (n == 0)
+		return 0; /* leave the shared line alone */
 	for (i = 0; i < n; i++)
 		out[i] = r->slots[(r->head + i) & r->mask];
 	__atomic_store_n(&r->head, r->head + n, __ATOMIC_RELEASE);
