@@ -781,7 +781,7 @@ runtime_alloc(struct sm_runtime *rt, const int *cpus, char *err, size_t errlen)
 			s->perf.fd[c] = -1; /* closed in runtime_free, opened or not */
 		s->id = i;
 		s->cpu = cpus[i];
-		s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		s->wake_fd = eventfd(0, EFD_CLOEXEC);
 		if (s->wake_fd < 0) {
 			ret = -errno;
 			snprintf(err, errlen, "eventfd: %s (raise the open file limit, ulimit -n)",
