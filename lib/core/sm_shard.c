@@ -75,6 +75,7 @@ struct sm_runtime {
 	bool sig_thread_started;
 	/* set by the signal thread or sm_runtime_stop, read by shard 0 */
 	int stop_requested;
+	uint64_t drain_deadline_ms; /* set once by shard 0 when the drain starts */
 	int usr1_pending;
 	int done;
 	int failed;
@@ -384,7 +385,7 @@ begin_drain(void *arg)
 	if (sm_self->stopping)
 		return;
 	sm_self->stopping = true;
-	sm_self->drain_deadline_ms = sm_now_ms() + sm_rt->opts->drain_timeout_ms;
+	sm_self->drain_deadline_ms = __atomic_load_n(&sm_rt->drain_deadline_ms, __ATOMIC_ACQUIRE);
 	while ((h = sm_self->stop_hooks) != NULL) {
 		sm_self->stop_hooks = h->next;
 		h->next = NULL;
@@ -413,6 +414,8 @@ poll_control(void)
 	}
 	if (__atomic_load_n(&sm_rt->stop_requested, __ATOMIC_ACQUIRE) == 1) {
 		__atomic_store_n(&sm_rt->stop_requested, 2, __ATOMIC_RELAXED);
+		__atomic_store_n(&sm_rt->drain_deadline_ms,
+				 sm_now_ms() + sm_rt->opts->drain_timeout_ms, __ATOMIC_RELEASE);
 		for (i = 0; i < sm_rt->n; i++)
 			sm_submit_to(i, begin_drain, NULL, NULL);
 		work++;
@@ -461,7 +464,7 @@ reactor_loop(void)
 	struct sm_shard *s = sm_self;
 	uint64_t idle_since = 0;
 	unsigned i, work;
-	uint64_t now_ns, now_ms, next;
+	uint64_t now_ns, now_ms, next, deadline;
 	int64_t timeout_ns;
 
 	for (;;) {
@@ -487,6 +490,11 @@ reactor_loop(void)
 		if (s->id == 0)
 			work += poll_control();
 		sm_xmsg_flush();
+		/* The drain deadline holds even if the drain message is stuck
+		 * behind a full ring: no shard outlives it. */
+		if (!s->stopping && SM_UNLIKELY(sm_rt->drain_deadline_ms != 0) &&
+		    now_ms >= __atomic_load_n(&sm_rt->drain_deadline_ms, __ATOMIC_ACQUIRE))
+			begin_drain(NULL);
 
 		if (s->stopping && can_exit(now_ms))
 			break;
@@ -508,8 +516,13 @@ reactor_loop(void)
 			continue;
 		}
 		next = sm_timer_heap_next(&s->timers);
-		if (s->stopping && s->drain_deadline_ms < next)
-			next = s->drain_deadline_ms;
+		deadline = __atomic_load_n(&sm_rt->drain_deadline_ms, __ATOMIC_ACQUIRE);
+		if (deadline != 0 && deadline < next)
+			next = deadline;
+		/* A full ring frees no wakeup for its producer: with messages
+		 * waiting in the overflow, look again in a millisecond. */
+		if (outbound_pending() && now_ms + 1 < next)
+			next = now_ms + 1;
 		if (next == UINT64_MAX)
 			timeout_ns = -1;
 		else if (next * 1000000 <= now_ns)

@@ -18,6 +18,7 @@ import selectors
 import signal
 import socket
 import struct
+import threading
 import time
 
 import pytest
@@ -318,6 +319,34 @@ def test_sigterm_drains_connections(serve):
             s.close()
     rc = srv.wait_exit()
     assert rc == 0, f"exit {rc} after SIGTERM\n{srv.describe()}"
+
+
+def test_sigterm_while_clients_connect(serve):
+    """Connections arriving during the drain (accepted, handed to another
+    shard, or refused) must not crash it. Repeated: the window is small."""
+    for _ in range(5):
+        srv = serve("--smp", some_shards())
+        stop = threading.Event()
+
+        def churn():
+            while not stop.is_set():
+                try:
+                    socket.create_connection(("127.0.0.1", srv.echo_port), timeout=5).close()
+                except OSError:
+                    pass  # refused or reset once the listener is closed
+
+        threads = [threading.Thread(target=churn) for _ in range(4)]
+        for t in threads:
+            t.start()
+        try:
+            time.sleep(0.2)  # let connections flow before the signal
+            srv.send_signal(signal.SIGTERM)
+            rc = srv.wait_exit()
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        assert rc == 0, f"exit {rc} after SIGTERM during connection churn\n{srv.describe()}"
 
 
 def test_sigint_exits_cleanly(serve):

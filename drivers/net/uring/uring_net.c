@@ -98,6 +98,7 @@ struct uconn {
 };
 
 struct sm_listener {
+	uint32_t refs; /* shard 0's, plus one per connection being handed off */
 	int fd;
 	unsigned idx;
 	bool closing;
@@ -643,12 +644,26 @@ adopt(int fd, struct sm_listener *l)
 	arm_recv(u);
 }
 
+/* Drop a reference; the last one (on any shard) frees the listener. */
+static void
+listener_put(struct sm_listener *l)
+{
+	if (__atomic_sub_fetch(&l->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	__atomic_store_n(&listeners[l->idx], NULL, __ATOMIC_RELEASE);
+	sm_free(l);
+}
+
 static void
 adopt_msg(void *arg)
 {
 	uintptr_t v = (uintptr_t)arg;
+	struct sm_listener *l = __atomic_load_n(&listeners[v >> 32], __ATOMIC_ACQUIRE);
 
-	adopt((int)(v & 0xffffffffu), listeners[v >> 32]);
+	/* The hand-off holds a reference: the listener outlives the message
+	 * even when shard 0 has closed it meanwhile. */
+	adopt((int)(v & 0xffffffffu), l);
+	listener_put(l);
 }
 
 static unsigned
@@ -693,13 +708,14 @@ arm_accept(struct sm_listener *l)
 	l->accept_armed = true;
 }
 
+/* The accept has ended after a close: the port is released now. */
 static void
-listener_free(struct sm_listener *l)
+listener_closed(struct sm_listener *l)
 {
-	listeners[l->idx] = NULL;
 	close(l->fd);
-	sm_free(l);
+	l->fd = -1;
 	sm_shard_release();
+	listener_put(l);
 }
 
 static void
@@ -717,10 +733,16 @@ on_accept(struct sm_listener *l, int res, unsigned flags)
 			l->assigned[target]++;
 			if (target == sm_shard_id())
 				adopt(res, l);
-			else if (sm_submit_to(target, adopt_msg,
-					      (void *)(((uintptr_t)l->idx << 32) | (unsigned)res),
-					      NULL) < 0)
-				close(res);
+			else {
+				__atomic_add_fetch(&l->refs, 1, __ATOMIC_RELAXED);
+				if (sm_submit_to(
+					    target, adopt_msg,
+					    (void *)(((uintptr_t)l->idx << 32) | (unsigned)res),
+					    NULL) < 0) {
+					close(res);
+					listener_put(l);
+				}
+			}
 		}
 	} else if (res != -ECANCELED && !l->closing) {
 		SM_WARN("accept on port %u: %s%s", l->opts.port, strerror(-res),
@@ -729,7 +751,7 @@ on_accept(struct sm_listener *l, int res, unsigned flags)
 	}
 	if (!l->accept_armed) {
 		if (l->closing)
-			listener_free(l);
+			listener_closed(l);
 		else
 			arm_accept(l);
 	}
@@ -743,7 +765,9 @@ uring_listen(const struct sm_listen_opts *o, struct sm_listener **out)
 	unsigned idx;
 	int fd, one = 1, len, ret;
 
-	for (idx = 0; idx < MAX_LISTENERS && listeners[idx] != NULL; idx++)
+	for (idx = 0;
+	     idx < MAX_LISTENERS && __atomic_load_n(&listeners[idx], __ATOMIC_ACQUIRE) != NULL;
+	     idx++)
 		;
 	if (idx == MAX_LISTENERS)
 		return -ENOSPC;
@@ -764,10 +788,11 @@ uring_listen(const struct sm_listen_opts *o, struct sm_listener **out)
 		ret = -ENOMEM;
 		goto close_fd;
 	}
+	l->refs = 1;
 	l->fd = fd;
 	l->idx = idx;
 	l->opts = *o;
-	listeners[idx] = l;
+	__atomic_store_n(&listeners[idx], l, __ATOMIC_RELEASE);
 	sm_shard_hold();
 	arm_accept(l);
 	*out = l;
@@ -786,7 +811,7 @@ uring_listener_close(struct sm_listener *l)
 		return;
 	l->closing = true;
 	if (!l->accept_armed) {
-		listener_free(l);
+		listener_closed(l);
 		return;
 	}
 	/* The kernel holds the file while the accept is armed: cancel it;
