@@ -44,6 +44,7 @@ sm_sw_stats_read(const struct sm_sw_stats *src, struct sm_sw_stats *dst)
 	dst->wakeups_sent = SM_READ_ONCE(src->wakeups_sent);
 	dst->timers_fired = SM_READ_ONCE(src->timers_fired);
 	dst->requests = SM_READ_ONCE(src->requests);
+	dst->hops = SM_READ_ONCE(src->hops);
 }
 
 /* The reason text of a snapshot's unavailable counter, via the perf module. */
@@ -296,6 +297,7 @@ static const struct sm_prom_metric sm_prom_metrics[] = {
 	SM_PROM_C("wakeups_sent_total", wakeups_sent, "Wakeups sent to sleeping shards."),
 	SM_PROM_C("timers_fired_total", timers_fired, "Timers fired."),
 	SM_PROM_C("requests_total", requests, "Protocol requests completed."),
+	SM_PROM_C("hops_total", hops, "Store requests forwarded to the owning shard."),
 };
 
 static void

@@ -1,0 +1,661 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Schema catalog snapshots. DDL is rare, so this file copies and allocates
+ * freely; what matters is that a snapshot never changes once published,
+ * so shards read it without locks.
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sm_core.h"
+#include "sm_schema.h"
+
+static char *
+dup_str(const char *s)
+{
+	return s != NULL ? sm_strdup(s) : NULL;
+}
+
+static void
+options_free(struct sm_option *o, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		sm_free(o[i].key);
+		sm_free(o[i].value);
+	}
+	sm_free(o);
+}
+
+static int
+options_add(struct sm_option **o, unsigned *n, const char *key, const char *value)
+{
+	struct sm_option *v = sm_realloc(*o, (*n + 1) * sizeof(**o));
+
+	if (v == NULL)
+		return -ENOMEM;
+	*o = v;
+	v[*n].key = dup_str(key);
+	v[*n].value = dup_str(value);
+	if (v[*n].key == NULL || v[*n].value == NULL) {
+		sm_free(v[*n].key);
+		sm_free(v[*n].value);
+		return -ENOMEM;
+	}
+	(*n)++;
+	return 0;
+}
+
+const char *
+sm_option_get(const struct sm_option *o, unsigned n, const char *key)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (strcasecmp(o[i].key, key) == 0)
+			return o[i].value;
+	return NULL;
+}
+
+static void
+table_free(struct sm_table *t)
+{
+	unsigned i;
+
+	for (i = 0; i < t->ncols; i++) {
+		sm_free(t->cols[i].name);
+		sm_type_free(t->cols[i].type);
+	}
+	sm_free(t->cols);
+	sm_free(t->ks);
+	sm_free(t->name);
+	options_free(t->options, t->noptions);
+	sm_free(t);
+}
+
+static void
+table_put(struct sm_table *t)
+{
+	if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		table_free(t);
+}
+
+static void
+keyspace_put(struct sm_keyspace *k)
+{
+	unsigned i;
+
+	if (__atomic_sub_fetch(&k->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	for (i = 0; i < k->ntables; i++)
+		table_put(k->tables[i]);
+	sm_free(k->tables);
+	sm_free(k->name);
+	options_free(k->replication, k->nreplication);
+	sm_free(k);
+}
+
+void
+sm_table_get(const struct sm_table *t)
+{
+	__atomic_add_fetch(&((struct sm_table *)(uintptr_t)t)->refs, 1, __ATOMIC_RELAXED);
+}
+
+void
+sm_table_put(const struct sm_table *t)
+{
+	table_put((struct sm_table *)(uintptr_t)t);
+}
+
+void
+sm_catalog_get(struct sm_catalog *c)
+{
+	__atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+}
+
+void
+sm_catalog_put(struct sm_catalog *c)
+{
+	unsigned i;
+
+	if (c == NULL || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	for (i = 0; i < c->nks; i++)
+		keyspace_put(c->ks[i]);
+	sm_free(c->ks);
+	sm_free(c);
+}
+
+struct sm_catalog *
+sm_catalog_new(void)
+{
+	struct sm_catalog *c = sm_calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->refs = 1;
+	sm_uuid_random(&c->version);
+	return c;
+}
+
+/* A new snapshot sharing every keyspace of @cur, with a new version. */
+static struct sm_catalog *
+catalog_copy(const struct sm_catalog *cur)
+{
+	struct sm_catalog *c = sm_catalog_new();
+	unsigned i;
+
+	if (c == NULL)
+		return NULL;
+	c->next_slot = cur->next_slot;
+	if (cur->nks > 0) {
+		c->ks = sm_malloc(cur->nks * sizeof(*c->ks));
+		if (c->ks == NULL) {
+			sm_free(c);
+			return NULL;
+		}
+	}
+	for (i = 0; i < cur->nks; i++) {
+		c->ks[i] = cur->ks[i];
+		__atomic_add_fetch(&c->ks[i]->refs, 1, __ATOMIC_RELAXED);
+	}
+	c->nks = cur->nks;
+	return c;
+}
+
+static int
+keyspace_index(const struct sm_catalog *c, const char *ks)
+{
+	unsigned i;
+
+	for (i = 0; i < c->nks; i++)
+		if (strcmp(c->ks[i]->name, ks) == 0)
+			return (int)i;
+	return -1;
+}
+
+const struct sm_keyspace *
+sm_catalog_keyspace(const struct sm_catalog *c, const char *ks)
+{
+	int i = keyspace_index(c, ks);
+
+	return i < 0 ? NULL : c->ks[i];
+}
+
+static int
+table_index(const struct sm_keyspace *k, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < k->ntables; i++)
+		if (strcmp(k->tables[i]->name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+const struct sm_table *
+sm_catalog_table(const struct sm_catalog *c, const char *ks, const char *table)
+{
+	const struct sm_keyspace *k = sm_catalog_keyspace(c, ks);
+	int i;
+
+	if (k == NULL)
+		return NULL;
+	i = table_index(k, table);
+	return i < 0 ? NULL : k->tables[i];
+}
+
+const struct sm_column *
+sm_table_column(const struct sm_table *t, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < t->ncols; i++)
+		if (strcmp(t->cols[i].name, name) == 0)
+			return &t->cols[i];
+	return NULL;
+}
+
+static bool
+valid_name(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > 48)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+/*
+ * Replication as drivers expect to read it back: the class fully
+ * qualified, and NetworkTopologyStrategy's replication_factor expanded into
+ * one entry per data center (we have one).
+ */
+static int
+expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, char *err,
+		   size_t errlen)
+{
+	const char *cls = sm_option_get(def->replication, def->nreplication, "class");
+	const char *full;
+	bool nts;
+	unsigned i;
+	int ret;
+
+	if (cls == NULL) {
+		snprintf(err, errlen, "Missing mandatory replication strategy class");
+		return -EINVAL;
+	}
+	if (strcasecmp(cls, "SimpleStrategy") == 0 ||
+	    strcmp(cls, "org.apache.cassandra.locator.SimpleStrategy") == 0) {
+		full = "org.apache.cassandra.locator.SimpleStrategy";
+		nts = false;
+		if (sm_option_get(def->replication, def->nreplication, "replication_factor") ==
+		    NULL) {
+			snprintf(err, errlen,
+				 "SimpleStrategy requires a replication_factor strategy option.");
+			return -EINVAL;
+		}
+	} else if (strcasecmp(cls, "NetworkTopologyStrategy") == 0 ||
+		   strcmp(cls, "org.apache.cassandra.locator.NetworkTopologyStrategy") == 0) {
+		full = "org.apache.cassandra.locator.NetworkTopologyStrategy";
+		nts = true;
+	} else if (strcasecmp(cls, "LocalStrategy") == 0 ||
+		   strcasecmp(cls, "EverywhereStrategy") == 0) {
+		full = cls;
+		nts = false;
+	} else {
+		snprintf(err, errlen, "Unable to find replication strategy class '%s'", cls);
+		return -EINVAL;
+	}
+	ret = options_add(&k->replication, &k->nreplication, "class", full);
+	for (i = 0; ret == 0 && i < def->nreplication; i++) {
+		const struct sm_option *o = &def->replication[i];
+		char *end;
+
+		if (strcasecmp(o->key, "class") == 0)
+			continue;
+		if (strtol(o->value, &end, 10) < 0 || *end != '\0' || end == o->value) {
+			snprintf(err, errlen,
+				 "Replication factor must be non-negative integer; found %s",
+				 o->value);
+			return -EINVAL;
+		}
+		if (nts && strcmp(o->key, "replication_factor") == 0)
+			ret = options_add(&k->replication, &k->nreplication, SM_DATACENTER,
+					  o->value);
+		else
+			ret = options_add(&k->replication, &k->nreplication, o->key, o->value);
+	}
+	if (ret < 0)
+		snprintf(err, errlen, "out of memory");
+	return ret;
+}
+
+static int
+publish(struct sm_catalog *c, struct sm_catalog **next)
+{
+	*next = c;
+	return 0;
+}
+
+int
+sm_catalog_create_keyspace(const struct sm_catalog *cur, const struct sm_keyspace_def *def,
+			   bool if_not_exists, struct sm_catalog **next, char *err, size_t errlen)
+{
+	struct sm_keyspace *k, **v;
+	struct sm_catalog *c;
+	int ret;
+
+	*next = NULL;
+	if (keyspace_index(cur, def->name) >= 0) {
+		if (if_not_exists)
+			return 1;
+		snprintf(err, errlen, "Keyspace %s already exists", def->name);
+		return -EEXIST;
+	}
+	if (!valid_name(def->name)) {
+		snprintf(err, errlen,
+			 "Keyspace name must not be empty, more than 48 characters long, or "
+			 "contain non-alphanumeric-underscore characters (got \"%s\")",
+			 def->name);
+		return -EINVAL;
+	}
+	k = sm_calloc(1, sizeof(*k));
+	if (k == NULL)
+		goto nomem;
+	k->refs = 1;
+	k->durable_writes = def->durable_writes;
+	k->name = dup_str(def->name);
+	if (k->name == NULL)
+		goto nomem_ks;
+	ret = expand_replication(def, k, err, errlen);
+	if (ret < 0) {
+		keyspace_put(k);
+		return ret;
+	}
+	c = catalog_copy(cur);
+	if (c == NULL)
+		goto nomem_ks;
+	v = sm_realloc(c->ks, (c->nks + 1) * sizeof(*v));
+	if (v == NULL) {
+		sm_catalog_put(c);
+		goto nomem_ks;
+	}
+	c->ks = v;
+	c->ks[c->nks++] = k;
+	return publish(c, next);
+nomem_ks:
+	keyspace_put(k);
+nomem:
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+int
+sm_catalog_drop_keyspace(const struct sm_catalog *cur, const char *ks, bool if_exists,
+			 struct sm_catalog **next, char *err, size_t errlen)
+{
+	struct sm_catalog *c;
+	int i = keyspace_index(cur, ks);
+
+	*next = NULL;
+	if (i < 0) {
+		if (if_exists)
+			return 1;
+		snprintf(err, errlen, "Cannot drop non existing keyspace '%s'.", ks);
+		return -ENOENT;
+	}
+	c = catalog_copy(cur);
+	if (c == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	keyspace_put(c->ks[i]);
+	memmove(&c->ks[i], &c->ks[i + 1], (c->nks - (unsigned)i - 1) * sizeof(*c->ks));
+	c->nks--;
+	return publish(c, next);
+}
+
+/* Cassandra's column order: key columns in key order, then static and
+ * regular columns each sorted by name. */
+static int
+column_order(const void *a, const void *b)
+{
+	const struct sm_column *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return (int)x->kind - (int)y->kind;
+	if (x->kind == SM_COL_PARTITION || x->kind == SM_COL_CLUSTERING)
+		return (int)x->pos - (int)y->pos;
+	return strcmp(x->name, y->name);
+}
+
+static int
+build_table(const struct sm_table_def *def, uint32_t slot, struct sm_table **out, char *err,
+	    size_t errlen)
+{
+	struct sm_table *t;
+	unsigned i, j, ncounter = 0;
+	uint16_t counts[4] = { 0, 0, 0, 0 };
+	int ret;
+
+	t = sm_calloc(1, sizeof(*t));
+	if (t == NULL)
+		goto nomem;
+	t->refs = 1;
+	t->slot = slot;
+	t->default_ttl = def->default_ttl;
+	sm_uuid_random(&t->id);
+	t->ks = dup_str(def->ks);
+	t->name = dup_str(def->name);
+	t->cols = sm_calloc(def->ncols ? def->ncols : 1, sizeof(*t->cols));
+	if (t->ks == NULL || t->name == NULL || t->cols == NULL)
+		goto nomem_t;
+	for (i = 0; i < def->ncols; i++) {
+		const struct sm_column_def *cd = &def->cols[i];
+		struct sm_column *col = &t->cols[i];
+
+		for (j = 0; j < i; j++) {
+			if (strcmp(def->cols[j].name, cd->name) == 0) {
+				snprintf(err, errlen, "Multiple definition of identifier %s",
+					 cd->name);
+				ret = -EINVAL;
+				goto fail;
+			}
+		}
+		col->name = dup_str(cd->name);
+		if (col->name == NULL)
+			goto nomem_t;
+		t->ncols++;
+		ret = sm_type_parse(cd->type, &col->type, err, errlen);
+		if (ret < 0)
+			goto fail;
+		col->kind = cd->kind;
+		col->desc = cd->kind == SM_COL_CLUSTERING && cd->desc;
+		col->pos = counts[cd->kind]++;
+		if (col->type->kind == SM_TYPE_COUNTER)
+			ncounter++;
+		if ((cd->kind == SM_COL_PARTITION || cd->kind == SM_COL_CLUSTERING) &&
+		    (sm_type_is_collection(col->type) && !col->type->frozen)) {
+			snprintf(err, errlen,
+				 "Invalid non-frozen collection type for PRIMARY KEY component %s",
+				 cd->name);
+			ret = -EINVAL;
+			goto fail;
+		}
+		if ((cd->kind == SM_COL_PARTITION || cd->kind == SM_COL_CLUSTERING) &&
+		    (col->type->kind == SM_TYPE_COUNTER || col->type->kind == SM_TYPE_DURATION)) {
+			snprintf(err, errlen,
+				 "%s type is not supported for PRIMARY KEY column '%s'",
+				 col->type->kind == SM_TYPE_COUNTER ? "counter" : "duration",
+				 cd->name);
+			ret = -EINVAL;
+			goto fail;
+		}
+	}
+	t->npk = counts[SM_COL_PARTITION];
+	t->nck = counts[SM_COL_CLUSTERING];
+	t->nstatic = counts[SM_COL_STATIC];
+	t->nregular = counts[SM_COL_REGULAR];
+	if (t->npk == 0) {
+		snprintf(err, errlen,
+			 "No PRIMARY KEY specifed for table '%s' (exactly one required)",
+			 def->name);
+		ret = -EINVAL;
+		goto fail;
+	}
+	if (t->npk > SM_MAX_KEY_PARTS || t->nck > SM_MAX_KEY_PARTS) {
+		snprintf(err, errlen, "too many key components (at most %d)", SM_MAX_KEY_PARTS);
+		ret = -EINVAL;
+		goto fail;
+	}
+	if (t->nstatic > 0 && t->nck == 0) {
+		snprintf(err, errlen,
+			 "Static columns are only useful (and thus allowed) if the table has at "
+			 "least one clustering column");
+		ret = -EINVAL;
+		goto fail;
+	}
+	if (ncounter > 0) {
+		if (ncounter != (unsigned)t->nregular + t->nstatic) {
+			snprintf(err, errlen,
+				 "Cannot mix counter and non counter columns in the same table");
+			ret = -EINVAL;
+			goto fail;
+		}
+		if (def->default_ttl != 0) {
+			snprintf(err, errlen,
+				 "Cannot set default_time_to_live on a table with counters");
+			ret = -EINVAL;
+			goto fail;
+		}
+		t->counter = true;
+	}
+	qsort(t->cols, t->ncols, sizeof(*t->cols), column_order);
+	for (i = 0; i < t->ncols; i++)
+		t->cols[i].id = (uint16_t)i;
+	/* Static and regular cell slots follow the sorted order. */
+	counts[SM_COL_STATIC] = counts[SM_COL_REGULAR] = 0;
+	for (i = 0; i < t->ncols; i++)
+		if (t->cols[i].kind == SM_COL_STATIC || t->cols[i].kind == SM_COL_REGULAR)
+			t->cols[i].pos = counts[t->cols[i].kind]++;
+	for (i = 0; i < def->noptions; i++) {
+		ret = options_add(&t->options, &t->noptions, def->options[i].key,
+				  def->options[i].value);
+		if (ret < 0)
+			goto nomem_t;
+	}
+	*out = t;
+	return 0;
+nomem_t:
+	table_free(t);
+nomem:
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+fail:
+	table_free(t);
+	return ret;
+}
+
+int
+sm_catalog_create_table(const struct sm_catalog *cur, const struct sm_table_def *def,
+			bool if_not_exists, struct sm_catalog **next, char *err, size_t errlen)
+{
+	struct sm_keyspace *k, *old;
+	struct sm_table *t, **v;
+	struct sm_catalog *c;
+	unsigned i;
+	int ki, ret;
+
+	*next = NULL;
+	ki = keyspace_index(cur, def->ks);
+	if (ki < 0) {
+		snprintf(err, errlen, "Keyspace '%s' does not exist", def->ks);
+		return -ENOENT;
+	}
+	old = cur->ks[ki];
+	if (table_index(old, def->name) >= 0) {
+		if (if_not_exists)
+			return 1;
+		snprintf(err, errlen, "Table '%s.%s' already exists", def->ks, def->name);
+		return -EEXIST;
+	}
+	if (!valid_name(def->name)) {
+		snprintf(err, errlen,
+			 "Table name must not be empty, more than 48 characters long, or contain "
+			 "non-alphanumeric-underscore characters (got \"%s\")",
+			 def->name);
+		return -EINVAL;
+	}
+	ret = build_table(def, cur->next_slot, &t, err, errlen);
+	if (ret < 0)
+		return ret;
+	/* Copy the keyspace (its table list changes), share its tables. */
+	k = sm_calloc(1, sizeof(*k));
+	v = sm_malloc((old->ntables + 1) * sizeof(*v));
+	if (k == NULL || v == NULL)
+		goto nomem;
+	k->refs = 1;
+	k->name = dup_str(old->name);
+	k->durable_writes = old->durable_writes;
+	k->tables = v;
+	if (k->name == NULL)
+		goto nomem;
+	for (i = 0; i < old->nreplication; i++)
+		if (options_add(&k->replication, &k->nreplication, old->replication[i].key,
+				old->replication[i].value) < 0)
+			goto nomem;
+	for (i = 0; i < old->ntables; i++) {
+		k->tables[i] = old->tables[i];
+		__atomic_add_fetch(&k->tables[i]->refs, 1, __ATOMIC_RELAXED);
+	}
+	k->tables[old->ntables] = t;
+	k->ntables = old->ntables + 1;
+	c = catalog_copy(cur);
+	if (c == NULL) {
+		keyspace_put(k);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	keyspace_put(c->ks[ki]);
+	c->ks[ki] = k;
+	c->next_slot = cur->next_slot + 1;
+	return publish(c, next);
+nomem:
+	if (k != NULL) {
+		k->tables = NULL;
+		k->ntables = 0;
+		keyspace_put(k);
+	}
+	sm_free(v);
+	table_free(t);
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+int
+sm_catalog_drop_table(const struct sm_catalog *cur, const char *ks, const char *table,
+		      bool if_exists, struct sm_catalog **next, char *err, size_t errlen)
+{
+	struct sm_keyspace *k, *old;
+	struct sm_catalog *c;
+	unsigned i, j;
+	int ki, ti;
+
+	*next = NULL;
+	ki = keyspace_index(cur, ks);
+	ti = ki < 0 ? -1 : table_index(cur->ks[ki], table);
+	if (ti < 0) {
+		if (if_exists)
+			return 1;
+		if (ki < 0)
+			snprintf(err, errlen, "Keyspace '%s' does not exist", ks);
+		else
+			snprintf(err, errlen,
+				 "Cannot drop non existing table '%s' in keyspace '%s'.", table,
+				 ks);
+		return -ENOENT;
+	}
+	old = cur->ks[ki];
+	k = sm_calloc(1, sizeof(*k));
+	if (k == NULL)
+		goto nomem;
+	k->refs = 1;
+	k->name = dup_str(old->name);
+	k->durable_writes = old->durable_writes;
+	k->tables = sm_malloc((old->ntables ? old->ntables : 1) * sizeof(*k->tables));
+	if (k->name == NULL || k->tables == NULL)
+		goto nomem_k;
+	for (i = 0; i < old->nreplication; i++)
+		if (options_add(&k->replication, &k->nreplication, old->replication[i].key,
+				old->replication[i].value) < 0)
+			goto nomem_k;
+	for (i = 0, j = 0; i < old->ntables; i++) {
+		if ((int)i == ti)
+			continue;
+		k->tables[j] = old->tables[i];
+		__atomic_add_fetch(&k->tables[j]->refs, 1, __ATOMIC_RELAXED);
+		j++;
+	}
+	k->ntables = j;
+	c = catalog_copy(cur);
+	if (c == NULL)
+		goto nomem_k;
+	keyspace_put(c->ks[ki]);
+	c->ks[ki] = k;
+	return publish(c, next);
+nomem_k:
+	keyspace_put(k);
+nomem:
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}

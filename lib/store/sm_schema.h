@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SM_SCHEMA_H
+#define SM_SCHEMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sm_types.h"
+#include "sm_uuid.h"
+
+/*
+ * The schema catalog: keyspaces and tables.
+ *
+ * A catalog is an immutable snapshot. A DDL statement builds a new snapshot
+ * from the current one (sharing the unchanged keyspace and table objects,
+ * which are reference counted) with a new schema_version. The store applies
+ * every DDL on shard 0 and then installs the new snapshot on every shard in
+ * the same order, so all shards see the same sequence of versions.
+ *
+ * Column order in a table is the schema order drivers expect: partition key
+ * columns, clustering columns, static columns, then regular columns, each
+ * group in definition order (regular and static columns sorted by name, as
+ * Cassandra does).
+ */
+
+/* Most components in a partition or clustering key. */
+#define SM_MAX_KEY_PARTS 16
+
+enum sm_col_kind {
+	SM_COL_PARTITION,
+	SM_COL_CLUSTERING,
+	SM_COL_STATIC,
+	SM_COL_REGULAR,
+};
+
+struct sm_column {
+	char *name;
+	const struct sm_type *type;
+	enum sm_col_kind kind;
+	uint16_t id;  /* index in table->cols */
+	uint16_t pos; /* index within its kind: key component, or cell slot */
+	bool desc;    /* clustering column in descending order */
+};
+
+/* A WITH option or a replication option, kept as given. */
+struct sm_option {
+	char *key;
+	char *value;
+};
+
+struct sm_table {
+	uint32_t refs;
+	struct sm_uuid id;
+	char *ks;
+	char *name;
+	struct sm_column *cols;
+	uint16_t ncols;
+	uint16_t npk;
+	uint16_t nck;
+	uint16_t nstatic;
+	uint16_t nregular;
+	bool counter;	     /* a counter table: every regular column is a counter */
+	int32_t default_ttl; /* seconds, 0 none */
+	uint32_t slot;	     /* index of the table's per-shard storage */
+	struct sm_option *options;
+	unsigned noptions;
+};
+
+struct sm_keyspace {
+	uint32_t refs;
+	char *name;
+	struct sm_option *replication; /* expanded: NetworkTopologyStrategy per DC */
+	unsigned nreplication;
+	bool durable_writes;
+	struct sm_table **tables;
+	unsigned ntables;
+};
+
+struct sm_catalog {
+	uint32_t refs;
+	struct sm_uuid version;
+	uint32_t next_slot; /* next free table storage slot */
+	struct sm_keyspace **ks;
+	unsigned nks;
+};
+
+/* The data center name the catalog expands replication_factor into. */
+#define SM_DATACENTER "datacenter1"
+
+/* An empty catalog with a fresh version; NULL when out of memory. */
+struct sm_catalog *
+sm_catalog_new(void);
+
+/* Reference counting; the last put frees the snapshot and what only it uses. */
+void
+sm_catalog_get(struct sm_catalog *c);
+void
+sm_catalog_put(struct sm_catalog *c);
+
+const struct sm_keyspace *
+sm_catalog_keyspace(const struct sm_catalog *c, const char *ks);
+const struct sm_table *
+sm_catalog_table(const struct sm_catalog *c, const char *ks, const char *table);
+/* Keep a table's definition alive past the catalog that holds it. */
+void
+sm_table_get(const struct sm_table *t);
+void
+sm_table_put(const struct sm_table *t);
+
+/* Column by name, or NULL. */
+const struct sm_column *
+sm_table_column(const struct sm_table *t, const char *name);
+
+/* A keyspace to create: replication options as given ('class' included). */
+struct sm_keyspace_def {
+	const char *name;
+	const struct sm_option *replication;
+	unsigned nreplication;
+	bool durable_writes;
+};
+
+struct sm_column_def {
+	const char *name;
+	const char *type; /* CQL type syntax: "int", "map<text, int>" */
+	enum sm_col_kind kind;
+	bool desc; /* clustering only */
+};
+
+struct sm_table_def {
+	const char *ks;
+	const char *name;
+	const struct sm_column_def *cols; /* partition and clustering columns in key order */
+	unsigned ncols;
+	const struct sm_option *options; /* WITH options other than CLUSTERING ORDER */
+	unsigned noptions;
+	int32_t default_ttl;
+};
+
+/*
+ * DDL: each returns 0 and a new snapshot in *next (the caller installs it
+ * and puts the old one), 1 when IF [NOT] EXISTS made it a no-op (*next is
+ * NULL), or -errno with a Cassandra-style message in @err: -EEXIST
+ * (already exists), -ENOENT (keyspace or table does not exist), -EINVAL
+ * (invalid definition: bad type, no primary key, counter mixed with
+ * non-counter, duplicate column, ...).
+ */
+int
+sm_catalog_create_keyspace(const struct sm_catalog *cur, const struct sm_keyspace_def *def,
+			   bool if_not_exists, struct sm_catalog **next, char *err, size_t errlen);
+int
+sm_catalog_drop_keyspace(const struct sm_catalog *cur, const char *ks, bool if_exists,
+			 struct sm_catalog **next, char *err, size_t errlen);
+int
+sm_catalog_create_table(const struct sm_catalog *cur, const struct sm_table_def *def,
+			bool if_not_exists, struct sm_catalog **next, char *err, size_t errlen);
+int
+sm_catalog_drop_table(const struct sm_catalog *cur, const char *ks, const char *table,
+		      bool if_exists, struct sm_catalog **next, char *err, size_t errlen);
+
+/* Option value by key in an option list, or NULL. */
+const char *
+sm_option_get(const struct sm_option *o, unsigned n, const char *key);
+
+#endif /* SM_SCHEMA_H */

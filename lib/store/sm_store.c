@@ -1,0 +1,821 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The store's request layer: routes each request to the shard that owns its
+ * partition, runs range scans across shards in token order, applies DDL on
+ * shard 0 and installs the new catalog on every shard, and runs
+ * compare-and-set through Paxos on the owner.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sm_core.h"
+#include "sm_paxos.h"
+#include "sm_store.h"
+#include "sm_table.h"
+
+struct store_shard {
+	struct sm_catalog *cat;
+	struct sm_ptable **tables; /* by table slot */
+	uint32_t ntables;
+	struct sm_paxos_table *paxos;
+	struct sm_uuid_gen gen;
+	struct sm_paxos_local local;
+	struct sm_paxos_replica replica;
+	int64_t last_ts;
+	/* shard 0: the DDL in flight and those waiting */
+	struct sm_ddl_req *ddl_busy;
+	struct sm_ddl_req *ddl_head;
+	struct sm_ddl_req **ddl_tail;
+};
+
+static __thread struct store_shard *ss;
+
+/* ---- clocks and keys ---- */
+
+int64_t
+sm_store_now_us(void)
+{
+	struct timespec ts;
+	int64_t now;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	/* Server timestamps strictly increase on a shard, so two writes in
+	 * one microsecond do not tie. */
+	if (ss != NULL) {
+		if (now <= ss->last_ts)
+			now = ss->last_ts + 1;
+		ss->last_ts = now;
+	}
+	return now;
+}
+
+static int32_t
+now_sec(void)
+{
+	return (int32_t)time(NULL);
+}
+
+int64_t
+sm_key_token(const struct sm_key *pk)
+{
+	const void *parts[SM_MAX_KEY_PARTS];
+	uint32_t lens[SM_MAX_KEY_PARTS];
+	uint8_t buf[1024];
+	size_t len;
+	unsigned i;
+
+	if (pk->n == 1)
+		return sm_murmur3_token(pk->part[0].p, pk->part[0].len);
+	for (i = 0; i < pk->n; i++) {
+		parts[i] = pk->part[i].p;
+		lens[i] = pk->part[i].len;
+	}
+	len = sm_partition_key_compose(buf, sizeof(buf), parts, lens, pk->n);
+	if (len > sizeof(buf))
+		len = sizeof(buf); /* keys that long are refused by the write path */
+	return sm_murmur3_token(buf, len);
+}
+
+unsigned
+sm_key_shard(const struct sm_key *pk)
+{
+	return sm_shard_of_token(sm_key_token(pk), sm_shard_count() ? sm_shard_count() : 1,
+				 SM_SHARDING_IGNORE_MSB);
+}
+
+const struct sm_catalog *
+sm_store_catalog(void)
+{
+	return ss->cat;
+}
+
+static struct sm_ptable *
+ptable_of(const struct sm_table *t, char *err, size_t errlen)
+{
+	struct sm_ptable *pt = t->slot < ss->ntables ? ss->tables[t->slot] : NULL;
+
+	if (pt == NULL)
+		snprintf(err, errlen, "unconfigured table %s", t->name);
+	return pt;
+}
+
+/* ---- Paxos glue: the proposal value is a mutation ---- */
+
+/* A mutation copied into one block, so an acceptor can keep it. */
+struct mut_clone {
+	struct sm_mutation m;
+	struct sm_cell_op ops[];
+};
+
+static void
+copy_key(struct sm_key *dst, const struct sm_key *src, uint8_t **p)
+{
+	unsigned i;
+
+	*dst = *src;
+	for (i = 0; i < src->n; i++) {
+		memcpy(*p, src->part[i].p, src->part[i].len);
+		dst->part[i].p = *p;
+		*p += src->part[i].len;
+	}
+}
+
+static size_t
+key_bytes(const struct sm_key *k)
+{
+	size_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < k->n; i++)
+		n += k->part[i].len;
+	return n;
+}
+
+static void *
+mut_clone(const void *v)
+{
+	const struct sm_mutation *m = v;
+	size_t bytes = key_bytes(&m->pk) + key_bytes(&m->ck) + key_bytes(&m->range.start.prefix) +
+		       key_bytes(&m->range.end.prefix);
+	struct mut_clone *c;
+	uint8_t *p;
+	unsigned i;
+
+	for (i = 0; i < m->nops; i++)
+		bytes += m->ops[i].key.len + m->ops[i].value.len;
+	c = sm_malloc(sizeof(*c) + m->nops * sizeof(struct sm_cell_op) + bytes);
+	if (c == NULL)
+		return NULL;
+	p = (uint8_t *)&c->ops[m->nops];
+	c->m = *m;
+	copy_key(&c->m.pk, &m->pk, &p);
+	copy_key(&c->m.ck, &m->ck, &p);
+	copy_key(&c->m.range.start.prefix, &m->range.start.prefix, &p);
+	copy_key(&c->m.range.end.prefix, &m->range.end.prefix, &p);
+	for (i = 0; i < m->nops; i++) {
+		c->ops[i] = m->ops[i];
+		memcpy(p, m->ops[i].key.p, m->ops[i].key.len);
+		c->ops[i].key.p = p;
+		p += m->ops[i].key.len;
+		memcpy(p, m->ops[i].value.p, m->ops[i].value.len);
+		c->ops[i].value.p = p;
+		p += m->ops[i].value.len;
+	}
+	c->m.ops = c->ops;
+	sm_table_get(m->table);
+	return c;
+}
+
+static void
+mut_free(void *v)
+{
+	struct mut_clone *c = v;
+
+	if (c == NULL)
+		return;
+	sm_table_put(c->m.table);
+	sm_free(c);
+}
+
+static int
+mut_apply(void *store_ctx, const void *v, int64_t ts)
+{
+	const struct sm_mutation *m = v;
+	struct sm_ptable *pt;
+	char err[160];
+
+	(void)store_ctx;
+	pt = ptable_of(m->table, err, sizeof(err));
+	if (pt == NULL)
+		return -ENOENT;
+	return sm_ptable_apply(pt, m, ts, now_sec(), err, sizeof(err));
+}
+
+static const struct sm_paxos_value_ops mut_ops = {
+	.clone = mut_clone,
+	.free = mut_free,
+	.apply = mut_apply,
+};
+
+struct cas_ctx {
+	struct sm_store_req *r;
+	struct sm_ptable *pt;
+	unsigned reads;
+};
+
+static int
+cas_read_check(void *ctx, bool *ok)
+{
+	struct cas_ctx *cc = ctx;
+	struct sm_cas c = cc->r->cas;
+	bool exists;
+
+	/* A single local replica runs the round without interleaving, so the
+	 * read happens once; should a round restart, the pre-image already
+	 * returned stays the one the caller sees. */
+	if (cc->reads++ > 0)
+		c.sink.row = NULL;
+	return sm_ptable_cas_read(cc->pt, &c, now_sec(), &exists, ok);
+}
+
+static const void *
+cas_new_value(void *ctx)
+{
+	struct cas_ctx *cc = ctx;
+
+	return &cc->r->cas.mut;
+}
+
+static int
+serial_read_check(void *ctx, bool *ok)
+{
+	struct cas_ctx *cc = ctx;
+
+	*ok = false;
+	if (cc->reads++ > 0)
+		return 0;
+	return sm_ptable_read(cc->pt, &cc->r->sel, now_sec());
+}
+
+static const struct sm_paxos_request_ops cas_req_ops = {
+	.read_check = cas_read_check,
+	.new_value = cas_new_value,
+};
+
+static const struct sm_paxos_request_ops serial_req_ops = {
+	.read_check = serial_read_check,
+	.new_value = cas_new_value,
+};
+
+static void
+run_paxos(struct sm_store_req *r, struct sm_ptable *pt, const struct sm_key *pk, bool serial)
+{
+	const struct sm_table *t = serial ? r->sel.table : r->cas.mut.table;
+	struct cas_ctx cc = { .r = r, .pt = pt };
+	struct sm_paxos_round_conf conf;
+	struct sm_paxos_round round;
+	uint8_t kbuf[512];
+	size_t klen = sm_key_encode(pk, kbuf, sizeof(kbuf));
+	int ret;
+
+	if (klen > sizeof(kbuf)) {
+		r->result = -EINVAL;
+		snprintf(r->err, sizeof(r->err), "Key length of %zu is longer than maximum of 512",
+			 klen);
+		return;
+	}
+	memset(&conf, 0, sizeof(conf));
+	conf.key.table_id = t->id;
+	conf.key.pk = kbuf;
+	conf.key.pk_len = klen;
+	conf.replicas = &ss->replica;
+	conf.nreplicas = 1;
+	conf.gen = &ss->gen;
+	conf.ops = &mut_ops;
+	conf.req = serial ? &serial_req_ops : &cas_req_ops;
+	conf.req_ctx = &cc;
+	conf.serial_read = serial;
+	ret = sm_paxos_round_init(&round, &conf);
+	if (ret == 0)
+		ret = sm_paxos_round_run(&round);
+	if (!serial) {
+		r->cas.applied = ret == 0 && round.applied;
+		r->cas.contention = round.contention;
+	}
+	sm_paxos_round_fini(&round);
+	if (ret < 0) {
+		r->result = ret;
+		snprintf(r->err, sizeof(r->err), "%s",
+			 ret == -ETIMEDOUT ? "CAS operation timed out: contention on the partition"
+					   : strerror(-ret));
+	}
+}
+
+/* ---- single-partition requests ---- */
+
+static void
+exec_local(struct sm_store_req *r)
+{
+	const struct sm_table *t;
+	struct sm_ptable *pt;
+	int64_t ts;
+
+	r->result = 0;
+	switch (r->kind) {
+	case SM_REQ_MUTATE:
+		t = r->mut.table;
+		pt = ptable_of(t, r->err, sizeof(r->err));
+		if (pt == NULL)
+			goto enoent;
+		ts = r->mut.ts == SM_TS_NOW ? sm_store_now_us() : r->mut.ts;
+		r->result = sm_ptable_apply(pt, &r->mut, ts, now_sec(), r->err, sizeof(r->err));
+		return;
+	case SM_REQ_SELECT:
+		pt = ptable_of(r->sel.table, r->err, sizeof(r->err));
+		if (pt == NULL)
+			goto enoent;
+		r->result = sm_ptable_read(pt, &r->sel, r->sel.now ? r->sel.now : now_sec());
+		if (r->result < 0)
+			snprintf(r->err, sizeof(r->err), "read failed: %s", strerror(-r->result));
+		return;
+	case SM_REQ_CAS:
+		pt = ptable_of(r->cas.mut.table, r->err, sizeof(r->err));
+		if (pt == NULL)
+			goto enoent;
+		run_paxos(r, pt, &r->cas.mut.pk, false);
+		return;
+	case SM_REQ_SERIAL_SELECT:
+		pt = ptable_of(r->sel.table, r->err, sizeof(r->err));
+		if (pt == NULL)
+			goto enoent;
+		r->sel.rows = 0;
+		run_paxos(r, pt, &r->sel.pk, true);
+		return;
+	}
+	r->result = -EINVAL;
+	snprintf(r->err, sizeof(r->err), "unknown request kind %d", (int)r->kind);
+	return;
+enoent:
+	r->result = -ENOENT;
+}
+
+static void
+exec_remote(void *arg)
+{
+	exec_local(arg);
+}
+
+static void
+exec_reply(void *arg)
+{
+	struct sm_store_req *r = arg;
+
+	r->done(r);
+}
+
+/* ---- range scans: a k-way merge over shards, in token order ---- */
+
+static inline bool
+bit_test(const uint64_t *v, unsigned i)
+{
+	return v[i / 64] >> (i % 64) & 1;
+}
+
+static inline void
+bit_set(uint64_t *v, unsigned i, bool on)
+{
+	if (on)
+		v[i / 64] |= 1ull << (i % 64);
+	else
+		v[i / 64] &= ~(1ull << (i % 64));
+}
+
+static void
+scan_step(void *arg);
+
+static void
+scan_finish_msg(void *arg)
+{
+	struct sm_store_req *r = arg;
+
+	r->done(r);
+}
+
+static void
+scan_finish(struct sm_store_req *r)
+{
+	if (sm_shard_id() == r->origin) {
+		r->done(r);
+		return;
+	}
+	r->hops++;
+	sm_submit_to(r->origin, scan_finish_msg, r, NULL);
+}
+
+static void
+scan_go(struct sm_store_req *r, unsigned shard)
+{
+	r->hops++;
+	SM_STAT_INC(hops);
+	if (sm_submit_to(shard, scan_step, r, NULL) < 0) {
+		r->result = -ENOMEM;
+		snprintf(r->err, sizeof(r->err), "out of memory forwarding a scan");
+		scan_finish(r);
+	}
+}
+
+static void
+scan_step(void *arg)
+{
+	struct sm_store_req *r = arg;
+	struct sm_scan_state *st = &r->scan;
+	struct sm_select *s = &r->sel;
+	unsigned n = sm_shard_count(), me = sm_shard_id(), i, best;
+	struct sm_ptable *pt;
+	int64_t bound, tok;
+	bool has;
+	int ret;
+
+	pt = ptable_of(s->table, r->err, sizeof(r->err));
+	if (pt == NULL) {
+		r->result = -ENOENT;
+		scan_finish(r);
+		return;
+	}
+	for (;;) {
+		if (!bit_test(st->known, me)) {
+			has = sm_ptable_peek(pt, s, &st->pos, &tok);
+			bit_set(st->known, me, true);
+			bit_set(st->has, me, has);
+			st->next[me] = tok;
+		}
+		/* Learn every shard's next partition before merging. */
+		for (i = 0; i < n; i++)
+			if (!bit_test(st->known, i))
+				break;
+		if (i < n) {
+			scan_go(r, i);
+			return;
+		}
+		best = n;
+		for (i = 0; i < n; i++)
+			if (bit_test(st->has, i) && (best == n || st->next[i] < st->next[best]))
+				best = i;
+		if (best == n) {
+			scan_finish(r); /* every shard is past the range */
+			return;
+		}
+		if (best != me) {
+			scan_go(r, best);
+			return;
+		}
+		bound = INT64_MAX;
+		for (i = 0; i < n; i++)
+			if (i != me && bit_test(st->has, i) && st->next[i] < bound)
+				bound = st->next[i];
+		ret = sm_ptable_scan(pt, s, &st->pos, bound, &st->budget, st->now, &tok, &has);
+		if (ret < 0) {
+			r->result = ret;
+			snprintf(r->err, sizeof(r->err), "scan failed: %s", strerror(-ret));
+			scan_finish(r);
+			return;
+		}
+		bit_set(st->has, me, has);
+		st->next[me] = tok;
+		if (ret == 1) {
+			s->more = true;
+			sm_scan_pos_encode(&st->pos, &s->paging);
+			scan_finish(r);
+			return;
+		}
+	}
+}
+
+static void
+scan_start(struct sm_store_req *r)
+{
+	struct sm_scan_state *st = &r->scan;
+	struct sm_select *s = &r->sel;
+
+	memset(st->known, 0, sizeof(st->known));
+	memset(st->has, 0, sizeof(st->has));
+	memset(&st->pos, 0, sizeof(st->pos));
+	st->budget = s->limit ? s->limit : UINT32_MAX;
+	st->now = s->now ? s->now : now_sec();
+	s->rows = 0;
+	s->more = false;
+	if (s->resume && sm_scan_pos_decode(&s->paging, &st->pos) < 0) {
+		r->result = -EINVAL;
+		snprintf(r->err, sizeof(r->err), "Invalid value for the paging state");
+		r->done(r);
+		return;
+	}
+	scan_step(r);
+}
+
+/* ---- submission ---- */
+
+void
+sm_store_submit(struct sm_store_req *r)
+{
+	const struct sm_key *pk;
+	unsigned owner;
+
+	r->origin = sm_shard_id();
+	r->hops = 0;
+	r->result = 0;
+	r->err[0] = '\0';
+	if (r->kind == SM_REQ_SELECT && r->sel.range) {
+		scan_start(r);
+		return;
+	}
+	pk = r->kind == SM_REQ_MUTATE ? &r->mut.pk
+	     : r->kind == SM_REQ_CAS  ? &r->cas.mut.pk
+				      : &r->sel.pk;
+	if (pk->n == 0) {
+		r->result = -EINVAL;
+		snprintf(r->err, sizeof(r->err), "Key may not be empty");
+		r->done(r);
+		return;
+	}
+	owner = sm_key_shard(pk);
+	if (owner == r->origin) {
+		exec_local(r);
+		r->done(r);
+		return;
+	}
+	r->hops = 1;
+	SM_STAT_INC(hops);
+	if (sm_submit_to(owner, exec_remote, r, exec_reply) < 0) {
+		r->result = -ENOMEM;
+		snprintf(r->err, sizeof(r->err), "out of memory forwarding to shard %u", owner);
+		r->done(r);
+	}
+}
+
+/* ---- schema changes ---- */
+
+static int
+tables_reserve(uint32_t n)
+{
+	struct sm_ptable **v;
+
+	if (n <= ss->ntables)
+		return 0;
+	v = sm_realloc(ss->tables, n * sizeof(*v));
+	if (v == NULL)
+		return -ENOMEM;
+	memset(v + ss->ntables, 0, (n - ss->ntables) * sizeof(*v));
+	ss->tables = v;
+	ss->ntables = n;
+	return 0;
+}
+
+/* Make this shard's storage match @cat: new tables get storage, dropped
+ * tables lose theirs (and their Paxos state). */
+static int
+sync_tables(const struct sm_catalog *cat)
+{
+	uint8_t *live;
+	unsigned k, i;
+	uint32_t s;
+	int ret = 0;
+
+	if (tables_reserve(cat->next_slot) < 0)
+		return -ENOMEM;
+	live = sm_calloc(ss->ntables ? ss->ntables : 1, 1);
+	if (live == NULL)
+		return -ENOMEM;
+	for (k = 0; k < cat->nks; k++) {
+		for (i = 0; i < cat->ks[k]->ntables; i++) {
+			const struct sm_table *t = cat->ks[k]->tables[i];
+
+			live[t->slot] = 1;
+			if (ss->tables[t->slot] == NULL) {
+				ss->tables[t->slot] = sm_ptable_new(t);
+				if (ss->tables[t->slot] == NULL)
+					ret = -ENOMEM;
+				else
+					sm_table_get(t);
+			}
+		}
+	}
+	for (s = 0; s < ss->ntables; s++) {
+		if (live[s] || ss->tables[s] == NULL)
+			continue;
+		{
+			struct sm_ptable *pt = ss->tables[s];
+			const struct sm_table *t = sm_ptable_schema(pt);
+
+			sm_paxos_table_drop(ss->paxos, &t->id);
+			sm_ptable_free(pt);
+			sm_table_put(t);
+			ss->tables[s] = NULL;
+		}
+	}
+	sm_free(live);
+	return ret;
+}
+
+static void
+ddl_start(struct sm_ddl_req *r);
+
+static void
+ddl_install(void *arg)
+{
+	struct sm_ddl_req *r = arg;
+	struct sm_catalog *old = ss->cat;
+
+	if (r->kind == SM_DDL_TRUNCATE) {
+		const struct sm_table *t = sm_catalog_table(ss->cat, r->ks_name, r->table_name);
+
+		if (t != NULL && t->slot < ss->ntables && ss->tables[t->slot] != NULL) {
+			sm_ptable_truncate(ss->tables[t->slot]);
+			sm_paxos_table_drop(ss->paxos, &t->id);
+		}
+		return;
+	}
+	sm_catalog_get(r->next);
+	ss->cat = r->next;
+	if (sync_tables(ss->cat) < 0)
+		SM_ERR("out of memory installing schema version: some tables lack storage");
+	sm_catalog_put(old);
+}
+
+static void
+ddl_done_msg(void *arg)
+{
+	struct sm_ddl_req *r = arg;
+
+	r->done(r);
+}
+
+static void
+ddl_complete(struct sm_ddl_req *r)
+{
+	struct sm_ddl_req *next;
+
+	if (r->next != NULL) {
+		r->version = r->next->version;
+		sm_catalog_put(r->next);
+		r->next = NULL;
+	} else {
+		r->version = ss->cat->version;
+	}
+	if (r->origin == 0)
+		r->done(r);
+	else
+		sm_submit_to(r->origin, ddl_done_msg, r, NULL);
+	ss->ddl_busy = NULL;
+	next = ss->ddl_head;
+	if (next != NULL) {
+		ss->ddl_head = next->queue_next;
+		if (ss->ddl_head == NULL)
+			ss->ddl_tail = &ss->ddl_head;
+		ddl_start(next);
+	}
+}
+
+static void
+ddl_installed(void *arg)
+{
+	struct sm_ddl_req *r = arg;
+
+	if (--r->pending == 0)
+		ddl_complete(r);
+}
+
+static void
+ddl_start(struct sm_ddl_req *r)
+{
+	const struct sm_catalog *cur = ss->cat;
+	unsigned i;
+	int ret = 0;
+
+	ss->ddl_busy = r;
+	r->next = NULL;
+	r->err[0] = '\0';
+	switch (r->kind) {
+	case SM_DDL_CREATE_KEYSPACE:
+		ret = sm_catalog_create_keyspace(cur, &r->ks, r->if_exists, &r->next, r->err,
+						 sizeof(r->err));
+		break;
+	case SM_DDL_DROP_KEYSPACE:
+		ret = sm_catalog_drop_keyspace(cur, r->ks_name, r->if_exists, &r->next, r->err,
+					       sizeof(r->err));
+		break;
+	case SM_DDL_CREATE_TABLE:
+		ret = sm_catalog_create_table(cur, &r->table, r->if_exists, &r->next, r->err,
+					      sizeof(r->err));
+		break;
+	case SM_DDL_DROP_TABLE:
+		ret = sm_catalog_drop_table(cur, r->ks_name, r->table_name, r->if_exists, &r->next,
+					    r->err, sizeof(r->err));
+		break;
+	case SM_DDL_TRUNCATE:
+		if (sm_catalog_table(cur, r->ks_name, r->table_name) == NULL) {
+			snprintf(r->err, sizeof(r->err), "unconfigured table %s", r->table_name);
+			ret = -ENOENT;
+		}
+		break;
+	}
+	r->result = ret;
+	if (ret != 0) {
+		ddl_complete(r);
+		return;
+	}
+	r->pending = sm_shard_count();
+	for (i = 0; i < sm_shard_count(); i++) {
+		if (sm_submit_to(i, ddl_install, r, ddl_installed) < 0) {
+			SM_ERR("schema change could not reach shard %u: out of memory", i);
+			r->pending--;
+		}
+	}
+	if (r->pending == 0)
+		ddl_complete(r);
+}
+
+static void
+ddl_on_shard0(void *arg)
+{
+	struct sm_ddl_req *r = arg;
+
+	if (ss->ddl_busy != NULL) {
+		r->queue_next = NULL;
+		*ss->ddl_tail = r;
+		ss->ddl_tail = &r->queue_next;
+		return;
+	}
+	ddl_start(r);
+}
+
+void
+sm_store_ddl(struct sm_ddl_req *r)
+{
+	r->origin = sm_shard_id();
+	if (r->origin == 0)
+		ddl_on_shard0(r);
+	else
+		sm_submit_to(0, ddl_on_shard0, r, NULL);
+}
+
+/* ---- setup ---- */
+
+/* Shard 0 creates the empty catalog; the others wait for it in order
+ * through their ring from shard 0, so every shard starts from the same
+ * version: the first install message carries it. */
+static struct sm_catalog *initial_catalog;
+
+int
+sm_store_shard_init(void)
+{
+	int ret = -ENOMEM;
+
+	ss = sm_calloc(1, sizeof(*ss));
+	if (ss == NULL)
+		return -ENOMEM;
+	ss->ddl_tail = &ss->ddl_head;
+	ss->paxos = sm_paxos_table_create(&mut_ops);
+	if (ss->paxos == NULL)
+		goto free_ss;
+	sm_uuid_gen_init(&ss->gen, sm_shard_id());
+	ss->local.table = ss->paxos;
+	ss->local.store_ctx = ss;
+	ss->replica.ops = &sm_paxos_local_ops;
+	ss->replica.ctx = &ss->local;
+	if (sm_shard_id() == 0 || initial_catalog == NULL) {
+		struct sm_catalog *c = NULL, *expect = NULL;
+
+		c = sm_catalog_new();
+		if (c == NULL)
+			goto free_paxos;
+		/* The first shard to get here publishes; the rest adopt it. */
+		if (!__atomic_compare_exchange_n(&initial_catalog, &expect, c, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			sm_catalog_put(c);
+			c = expect;
+		}
+	}
+	ss->cat = __atomic_load_n(&initial_catalog, __ATOMIC_ACQUIRE);
+	sm_catalog_get(ss->cat);
+	return 0;
+free_paxos:
+	sm_paxos_table_destroy(ss->paxos);
+free_ss:
+	sm_free(ss);
+	ss = NULL;
+	return ret;
+}
+
+void
+sm_store_shard_fini(void)
+{
+	struct sm_catalog *init;
+	uint32_t s;
+
+	if (ss == NULL)
+		return;
+	for (s = 0; s < ss->ntables; s++) {
+		if (ss->tables[s] != NULL) {
+			const struct sm_table *t = sm_ptable_schema(ss->tables[s]);
+
+			sm_ptable_free(ss->tables[s]);
+			sm_table_put(t);
+		}
+	}
+	sm_free(ss->tables);
+	sm_paxos_table_destroy(ss->paxos);
+	sm_catalog_put(ss->cat);
+	/* The publishing reference of the first catalog goes with the last
+	 * shard that leaves. */
+	init = __atomic_exchange_n(&initial_catalog, NULL, __ATOMIC_ACQ_REL);
+	if (init != NULL)
+		sm_catalog_put(init);
+	sm_free(ss);
+	ss = NULL;
+}

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SM_STORE_H
+#define SM_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sm_build_config.h"
+#include "sm_schema.h"
+#include "sm_token.h"
+#include "sm_types.h"
+#include "sm_uuid.h"
+
+/*
+ * lib/store: per-shard in-memory tables with Cassandra's write semantics,
+ * the API that the CQL and Alternator endpoints share.
+ *
+ * Ownership: a partition's token is Murmur3 of its key (the raw value for
+ * one component, the legacy composite form for several); its shard is
+ * ScyllaDB's biased-token-round-robin with ignore_msb 12. A shard stores
+ * only the partitions it owns. A request submitted on another shard travels
+ * to the owner through the cross-shard rings and back (a "hop").
+ *
+ * Values are CQL-serialized bytes (sm_types.h). Timestamps are microseconds
+ * since the epoch; TTLs and "now" are seconds.
+ */
+
+#define SM_TS_NOW INT64_MIN	 /* use the server clock (microseconds) */
+#define SM_TTL_DEFAULT INT32_MIN /* use the table's default_time_to_live */
+
+/* A partition key or a clustering key prefix, as its components. */
+struct sm_key {
+	unsigned n;
+	struct sm_bytes part[SM_MAX_KEY_PARTS];
+};
+
+/* One end of a clustering slice: a prefix (n == 0: unbounded). */
+struct sm_ck_bound {
+	struct sm_key prefix;
+	bool inclusive;
+};
+
+struct sm_ck_range {
+	struct sm_ck_bound start;
+	struct sm_ck_bound end;
+};
+
+enum sm_cell_op_kind {
+	SM_CELL_SET,	     /* value, or a whole collection that replaces the old one */
+	SM_CELL_DELETE,	     /* tombstone the cell (a whole collection) */
+	SM_CELL_COUNTER_ADD, /* value: 8-byte delta */
+	SM_CELL_APPEND,	     /* list append, set add, map put: value is a serialized collection */
+	SM_CELL_PREPEND,     /* list prepend: value is a serialized list */
+	SM_CELL_REMOVE,	     /* list remove values, set remove, map remove keys: a list or set */
+	SM_CELL_SET_ELEM,    /* map[key] = value; list[index] = value (key: 4-byte index) */
+	SM_CELL_DELETE_ELEM, /* DELETE map[key] or list[index] */
+};
+
+struct sm_cell_op {
+	uint16_t col; /* column id */
+	uint8_t kind; /* enum sm_cell_op_kind */
+	bool null;    /* SET to null: a tombstone */
+	struct sm_bytes key;
+	struct sm_bytes value;
+};
+
+enum sm_mutation_flags {
+	SM_MUT_ROW_MARKER = 1u << 0,	   /* INSERT: the row exists even with null cells */
+	SM_MUT_DELETE_ROW = 1u << 1,	   /* row tombstone at ck */
+	SM_MUT_DELETE_PARTITION = 1u << 2, /* partition tombstone */
+	SM_MUT_DELETE_RANGE = 1u << 3,	   /* range tombstone over @range */
+};
+
+/* Every change to one partition of one table, at one timestamp and TTL. */
+struct sm_mutation {
+	const struct sm_table *table;
+	struct sm_key pk;
+	struct sm_key ck;	  /* full clustering key for row and regular-cell ops */
+	struct sm_ck_range range; /* SM_MUT_DELETE_RANGE */
+	int64_t ts;		  /* microseconds, or SM_TS_NOW */
+	int32_t ttl;		  /* seconds, 0 none, or SM_TTL_DEFAULT */
+	uint32_t flags;
+	const struct sm_cell_op *ops;
+	unsigned nops;
+};
+
+/* One selected cell of a row. */
+struct sm_cell_view {
+	bool present;
+	struct sm_bytes value; /* a non-frozen collection: its live elements, serialized */
+	int64_t writetime;     /* microseconds */
+	int32_t ttl;	       /* seconds left, 0 when the cell does not expire */
+};
+
+/* A row as a read returns it; valid during the sink callback only. */
+struct sm_row_view {
+	const struct sm_table *table;
+	int64_t token;
+	const struct sm_key *pk;
+	const struct sm_key *ck;	  /* n == 0: a partition with only static cells */
+	const struct sm_cell_view *cells; /* one per selected column */
+	unsigned ncells;
+};
+
+/* Return < 0 to stop the read (the error is the read's result). */
+struct sm_row_sink {
+	int (*row)(void *ctx, const struct sm_row_view *r);
+	void *ctx;
+};
+
+/*
+ * Where a read stopped, to resume on any shard: a global position (token,
+ * partition key, clustering key of the last row returned) that does not
+ * depend on which shard served the previous page.
+ */
+#define SM_PAGING_MAX 1024
+struct sm_paging {
+	uint32_t len;
+	uint8_t data[SM_PAGING_MAX];
+};
+
+struct sm_select {
+	const struct sm_table *table;
+	bool range;			  /* token range scan instead of one partition */
+	struct sm_key pk;		  /* single partition */
+	int64_t token_start;		  /* range: tokens > start (INT64_MIN: from the first) */
+	int64_t token_end;		  /* range: tokens <= end (INT64_MAX: to the last) */
+	const struct sm_ck_range *ranges; /* clustering slices in order; none: every row */
+	unsigned nranges;
+	bool reversed;	      /* opposite of clustering order */
+	const uint16_t *cols; /* selected column ids (any kind) */
+	unsigned ncols;
+	uint32_t limit;		      /* rows, 0: none */
+	uint32_t per_partition_limit; /* 0: none */
+	bool resume;		      /* continue from @paging */
+	struct sm_paging paging;      /* in: where to resume; out: where it stopped */
+	int32_t now;		      /* seconds, 0: the current time */
+	struct sm_row_sink sink;
+	/* out */
+	uint32_t rows; /* rows returned */
+	bool more;     /* stopped by limit with rows left: @paging is set */
+};
+
+enum sm_cond_op {
+	SM_COND_EQ,
+	SM_COND_NE,
+	SM_COND_LT,
+	SM_COND_LE,
+	SM_COND_GT,
+	SM_COND_GE,
+	SM_COND_IN,
+};
+
+/* IF col op value: null compares equal only to null; <, <=, >, >= on null
+ * are false. An element condition (map key or list index) when has_elem. */
+struct sm_condition {
+	uint16_t col;
+	uint8_t op; /* enum sm_cond_op */
+	bool has_elem;
+	struct sm_bytes elem;
+	bool null;
+	struct sm_bytes value;
+	const struct sm_bytes *in; /* SM_COND_IN values; a len of UINT32_MAX is null */
+	unsigned nin;
+};
+
+enum sm_cas_kind {
+	SM_CAS_IF_NOT_EXISTS,
+	SM_CAS_IF_EXISTS,
+	SM_CAS_IF,
+};
+
+/* A compare-and-set on one row (or the static part of a partition). */
+struct sm_cas {
+	struct sm_mutation mut;
+	enum sm_cas_kind kind;
+	const struct sm_condition *conds;
+	unsigned nconds;
+	const uint16_t *cols; /* pre-image columns returned through the sink */
+	unsigned ncols;
+	struct sm_row_sink sink; /* receives the pre-image row (may be absent) */
+	/* out */
+	bool applied;
+	unsigned contention; /* Paxos retries */
+};
+
+/* A global scan position: which partition, and which row in it. */
+struct sm_scan_pos {
+	bool started; /* a partition is named below */
+	bool partition_done;
+	int64_t token;
+	uint32_t part_rows; /* rows returned from the named partition */
+	uint32_t key_len;
+	uint32_t ck_len; /* 0: no row of the partition returned yet */
+	uint8_t key[512];
+	uint8_t ck[480];
+};
+
+/* A range scan's progress while it travels between shards (private). */
+struct sm_scan_state {
+	struct sm_scan_pos pos;
+	uint32_t budget;
+	int32_t now;
+	uint64_t known[SM_MAX_SHARDS / 64 + 1]; /* next[] is valid for the shard */
+	uint64_t has[SM_MAX_SHARDS / 64 + 1];	/* the shard has a partition at next[] */
+	int64_t next[SM_MAX_SHARDS];
+};
+
+enum sm_req_kind {
+	SM_REQ_MUTATE,
+	SM_REQ_SELECT,
+	SM_REQ_CAS,
+	SM_REQ_SERIAL_SELECT, /* a single-partition read through Paxos */
+};
+
+/*
+ * A request to the store. sm_store_submit() runs it on the owning shard:
+ * inline when that is the calling shard (done() then runs before submit
+ * returns), otherwise through the cross-shard rings, done() running back on
+ * the calling shard. The sink of a select runs on the shard that reads. A
+ * range select visits the shards in token order, hopping only when the next
+ * partition lives elsewhere.
+ */
+struct sm_store_req {
+	enum sm_req_kind kind;
+	union {
+		struct sm_mutation mut;
+		struct sm_select sel;
+		struct sm_cas cas;
+	};
+	int result;    /* 0 or -errno */
+	char err[160]; /* message when result < 0 */
+	unsigned hops; /* cross-shard hops this request took */
+	void (*done)(struct sm_store_req *r);
+	void *ctx;
+	/* private to the store */
+	unsigned origin;
+	struct sm_scan_state scan;
+};
+
+void
+sm_store_submit(struct sm_store_req *r);
+
+/*
+ * Schema changes. Run on any shard; the change is applied on shard 0 and
+ * installed on every shard before done() runs on the calling shard.
+ */
+enum sm_ddl_kind {
+	SM_DDL_CREATE_KEYSPACE,
+	SM_DDL_DROP_KEYSPACE,
+	SM_DDL_CREATE_TABLE,
+	SM_DDL_DROP_TABLE,
+	SM_DDL_TRUNCATE,
+};
+
+struct sm_ddl_req {
+	enum sm_ddl_kind kind;
+	bool if_exists; /* IF EXISTS / IF NOT EXISTS */
+	struct sm_keyspace_def ks;
+	struct sm_table_def table;
+	const char *ks_name; /* drop / truncate */
+	const char *table_name;
+	/* out */
+	int result; /* 0 changed, 1 no-op (IF [NOT] EXISTS), -errno */
+	char err[256];
+	struct sm_uuid version; /* schema version after the change */
+	void (*done)(struct sm_ddl_req *r);
+	void *ctx;
+	/* private */
+	unsigned origin;
+	struct sm_catalog *next;
+	unsigned pending;
+	struct sm_ddl_req *queue_next;
+};
+
+void
+sm_store_ddl(struct sm_ddl_req *r);
+
+/* Per-shard setup and teardown; call on every shard (after lib/core starts). */
+int
+sm_store_shard_init(void);
+void
+sm_store_shard_fini(void);
+
+/* The calling shard's current catalog (valid until the next DDL installs). */
+const struct sm_catalog *
+sm_store_catalog(void);
+
+/* Token of a partition key (one component raw, several in composite form). */
+int64_t
+sm_key_token(const struct sm_key *pk);
+
+/* Owning shard of a partition key with the running shard count. */
+unsigned
+sm_key_shard(const struct sm_key *pk);
+
+/* Server clock: microseconds and seconds since the epoch. */
+int64_t
+sm_store_now_us(void);
+
+#endif /* SM_STORE_H */

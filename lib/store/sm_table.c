@@ -1,0 +1,1910 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One table's data on one shard, with Cassandra's write semantics:
+ *
+ * - every cell carries its write timestamp; the newer write wins, and on a
+ *   tie a tombstone beats a live cell, then the greater value wins, then the
+ *   later expiry (Cassandra's Cells.reconcile);
+ * - a TTL turns into an expiry time; an expired cell reads as a tombstone;
+ * - partition, range, row and cell tombstones shadow every write with a
+ *   timestamp at or below theirs; shadowed data is purged when a partition
+ *   or row tombstone arrives so deleted data does not linger in memory;
+ * - INSERT writes a row marker (the row exists with null cells), UPDATE
+ *   does not; static cells belong to the partition;
+ * - counters add; non-frozen collections are one cell per element (list
+ *   elements keyed by timeuuid), with a collection tombstone for overwrite.
+ *
+ * The skip list, the hash index and the value buffers are written here
+ * rather than taken from a library: they sit on every request's path and
+ * must allocate only when the data grows.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm_core.h"
+#include "sm_table.h"
+
+#define VAL_INLINE 16
+#define TS_NONE INT64_MIN
+#define SL_MAX 24
+
+struct val {
+	uint32_t len;
+	uint32_t cap; /* 0: inline */
+	union {
+		uint8_t in[VAL_INLINE];
+		uint8_t *heap;
+	};
+};
+
+struct coll;
+
+struct cell {
+	int64_t ts;  /* TS_NONE: no cell */
+	int32_t ldt; /* tombstone: deletion time; live: expiry (0: never) */
+	int32_t ttl;
+	bool tomb;
+	struct val v;
+	struct coll *coll; /* non-frozen collection column */
+};
+
+struct elem {
+	struct val key;
+	struct cell c;
+};
+
+struct coll {
+	int64_t tomb_ts;
+	int32_t tomb_ldt;
+	struct elem *e; /* sorted by key */
+	uint32_t n;
+	uint32_t cap;
+};
+
+struct row {
+	struct val ck;
+	int64_t marker_ts;
+	int32_t marker_ldt; /* expiry, 0: never */
+	int32_t marker_ttl;
+	int64_t del_ts;
+	int32_t del_ldt;
+	struct cell cells[];
+};
+
+struct rtomb {
+	struct val start;
+	struct val end;
+	bool start_incl;
+	bool end_incl;
+	int64_t ts;
+	int32_t ldt;
+};
+
+struct part {
+	int64_t token;
+	struct val key;
+	int64_t del_ts;
+	int32_t del_ldt;
+	struct row *srow;
+	struct rtomb *rt;
+	uint32_t nrt;
+	uint32_t rtcap;
+	struct row **rows;
+	uint32_t nrows;
+	uint32_t rowcap;
+	struct part *hnext;
+	uint8_t level;
+	struct part *next[];
+};
+
+struct sm_ptable {
+	const struct sm_table *t;
+	struct part **buckets;
+	uint32_t nbuckets;
+	uint64_t count;
+	struct part *head;
+	uint8_t level;
+	uint64_t rng;
+	uint16_t ncoll; /* non-frozen collection columns */
+};
+
+/* Per-shard scratch for assembling collections and decoded keys. */
+static __thread uint8_t *scratch;
+static __thread size_t scratch_cap;
+
+/* ---- values ---- */
+
+static inline const uint8_t *
+val_ptr(const struct val *v)
+{
+	return v->cap ? v->heap : v->in;
+}
+
+static inline struct sm_bytes
+val_bytes(const struct val *v)
+{
+	struct sm_bytes b = { val_ptr(v), v->len };
+
+	return b;
+}
+
+static int
+val_set(struct val *v, const uint8_t *p, uint32_t len)
+{
+	if (v->cap == 0 && len <= VAL_INLINE) {
+		memcpy(v->in, p, len);
+	} else if (v->cap >= len) {
+		memmove(v->heap, p, len); /* reuse: same size allocates nothing */
+	} else {
+		uint8_t *h = sm_malloc(len);
+
+		if (h == NULL)
+			return -ENOMEM;
+		memcpy(h, p, len);
+		if (v->cap)
+			sm_free(v->heap);
+		v->heap = h;
+		v->cap = len;
+	}
+	v->len = len;
+	return 0;
+}
+
+static void
+val_free(struct val *v)
+{
+	if (v->cap)
+		sm_free(v->heap);
+	v->cap = 0;
+	v->len = 0;
+}
+
+static int
+val_cmp_bytes(const struct val *v, struct sm_bytes b)
+{
+	uint32_t n = SM_MIN(v->len, b.len);
+	int c = n ? memcmp(val_ptr(v), b.p, n) : 0;
+
+	if (c != 0)
+		return c;
+	return v->len < b.len ? -1 : v->len > b.len;
+}
+
+/* ---- keys ---- */
+
+size_t
+sm_key_encode(const struct sm_key *k, uint8_t *buf, size_t len)
+{
+	size_t need = 0;
+	unsigned i;
+
+	for (i = 0; i < k->n; i++) {
+		uint32_t l = k->part[i].len;
+
+		if (need + 4 + l <= len) {
+			buf[need] = (uint8_t)(l >> 24);
+			buf[need + 1] = (uint8_t)(l >> 16);
+			buf[need + 2] = (uint8_t)(l >> 8);
+			buf[need + 3] = (uint8_t)l;
+			if (l)
+				memcpy(buf + need + 4, k->part[i].p, l);
+		}
+		need += 4 + l;
+	}
+	return need;
+}
+
+int
+sm_key_decode(const uint8_t *p, size_t len, struct sm_key *k)
+{
+	size_t off = 0;
+
+	k->n = 0;
+	while (off < len) {
+		uint32_t l;
+
+		if (off + 4 > len || k->n == SM_MAX_KEY_PARTS)
+			return -EINVAL;
+		l = (uint32_t)p[off] << 24 | (uint32_t)p[off + 1] << 16 |
+		    (uint32_t)p[off + 2] << 8 | p[off + 3];
+		if (l > len - off - 4)
+			return -EINVAL;
+		k->part[k->n].p = p + off + 4;
+		k->part[k->n].len = l;
+		k->n++;
+		off += 4 + l;
+	}
+	return 0;
+}
+
+static inline void
+val_key(const struct val *v, struct sm_key *k)
+{
+	sm_key_decode(val_ptr(v), v->len, k);
+}
+
+/* Compare the first min(a->n, b->n) clustering components in clustering
+ * order (DESC columns reversed); 0 when that prefix is equal. */
+static int
+ck_cmp_prefix(const struct sm_table *t, const struct sm_key *a, const struct sm_key *b)
+{
+	unsigned n = SM_MIN(a->n, b->n), i;
+
+	for (i = 0; i < n; i++) {
+		const struct sm_column *col = &t->cols[t->npk + i];
+		int c = sm_value_compare(col->type, a->part[i], b->part[i]);
+
+		if (c != 0)
+			return col->desc ? -c : c;
+	}
+	return 0;
+}
+
+/* Full keys (or equal-length prefixes) compared, shorter first on a tie. */
+static int
+ck_cmp(const struct sm_table *t, const struct sm_key *a, const struct sm_key *b)
+{
+	int c = ck_cmp_prefix(t, a, b);
+
+	if (c != 0)
+		return c;
+	return a->n < b->n ? -1 : a->n > b->n;
+}
+
+/* Position of a row relative to a slice start: true when inside. */
+static bool
+after_start(const struct sm_table *t, const struct sm_key *ck, const struct sm_ck_bound *b)
+{
+	int c;
+
+	if (b->prefix.n == 0)
+		return true;
+	c = ck_cmp_prefix(t, ck, &b->prefix);
+	return c > 0 || (c == 0 && b->inclusive);
+}
+
+static bool
+before_end(const struct sm_table *t, const struct sm_key *ck, const struct sm_ck_bound *b)
+{
+	int c;
+
+	if (b->prefix.n == 0)
+		return true;
+	c = ck_cmp_prefix(t, ck, &b->prefix);
+	return c < 0 || (c == 0 && b->inclusive);
+}
+
+/* ---- liveness ---- */
+
+static inline bool
+expired(int32_t ldt, int32_t now)
+{
+	return ldt != 0 && ldt <= now;
+}
+
+static inline bool
+cell_live(const struct cell *c, int64_t shadow, int32_t now)
+{
+	return c->ts != TS_NONE && c->ts > shadow && !c->tomb && !expired(c->ldt, now);
+}
+
+static bool
+coll_live(const struct coll *co, int64_t shadow, int32_t now)
+{
+	uint32_t i;
+	int64_t sh = SM_MAX(shadow, co->tomb_ts);
+
+	for (i = 0; i < co->n; i++)
+		if (cell_live(&co->e[i].c, sh, now))
+			return true;
+	return false;
+}
+
+static bool
+slot_live(const struct cell *c, int64_t shadow, int32_t now)
+{
+	return c->coll != NULL ? coll_live(c->coll, shadow, now) : cell_live(c, shadow, now);
+}
+
+/* Cassandra's reconcile: does a new cell (ts, tomb, value, ldt) beat @old? */
+static bool
+wins(const struct cell *old, int64_t ts, bool tomb, struct sm_bytes v, int32_t ldt, int32_t now)
+{
+	bool old_dead, new_dead;
+	int c;
+
+	if (old->ts == TS_NONE || ts > old->ts)
+		return true;
+	if (ts < old->ts)
+		return false;
+	old_dead = old->tomb || expired(old->ldt, now);
+	new_dead = tomb || expired(ldt, now);
+	if (old_dead != new_dead)
+		return new_dead;
+	if (new_dead)
+		return ldt > old->ldt;
+	c = val_cmp_bytes(&old->v, v);
+	if (c != 0)
+		return c < 0;
+	return ldt != 0 && (old->ldt == 0 ? false : ldt > old->ldt);
+}
+
+static int
+cell_write(struct cell *c, int64_t ts, bool tomb, struct sm_bytes v, int32_t ldt, int32_t ttl,
+	   int32_t now)
+{
+	if (!wins(c, ts, tomb, v, ldt, now))
+		return 0;
+	c->ts = ts;
+	c->tomb = tomb;
+	c->ldt = ldt;
+	c->ttl = tomb ? 0 : ttl;
+	return val_set(&c->v, v.p, tomb ? 0 : v.len);
+}
+
+/* Row shadow: the newest tombstone that covers it. */
+static int64_t
+row_shadow(const struct sm_table *t, const struct part *p, const struct row *r,
+	   const struct sm_key *ck)
+{
+	int64_t sh = SM_MAX(p->del_ts, r->del_ts);
+	uint32_t i;
+
+	for (i = 0; i < p->nrt; i++) {
+		const struct rtomb *rt = &p->rt[i];
+		struct sm_ck_bound b;
+
+		if (rt->ts <= sh)
+			continue;
+		val_key(&rt->start, &b.prefix);
+		b.inclusive = rt->start_incl;
+		if (!after_start(t, ck, &b))
+			continue;
+		val_key(&rt->end, &b.prefix);
+		b.inclusive = rt->end_incl;
+		if (!before_end(t, ck, &b))
+			continue;
+		sh = rt->ts;
+	}
+	return sh;
+}
+
+static bool
+row_live(const struct sm_table *t, const struct row *r, int64_t shadow, int32_t now)
+{
+	unsigned i;
+
+	if (r->marker_ts != TS_NONE && r->marker_ts > shadow && !expired(r->marker_ldt, now))
+		return true;
+	for (i = 0; i < t->nregular; i++)
+		if (slot_live(&r->cells[i], shadow, now))
+			return true;
+	return false;
+}
+
+static bool
+static_live(const struct sm_table *t, const struct part *p, int32_t now)
+{
+	unsigned i;
+
+	if (p->srow == NULL)
+		return false;
+	for (i = 0; i < t->nstatic; i++)
+		if (slot_live(&p->srow->cells[i], p->del_ts, now))
+			return true;
+	return false;
+}
+
+/* ---- memory ---- */
+
+static void
+coll_free(struct coll *co)
+{
+	uint32_t i;
+
+	for (i = 0; i < co->n; i++) {
+		val_free(&co->e[i].key);
+		val_free(&co->e[i].c.v);
+	}
+	sm_free(co->e);
+	sm_free(co);
+}
+
+static void
+row_free(struct row *r, unsigned ncells)
+{
+	unsigned i;
+
+	for (i = 0; i < ncells; i++) {
+		val_free(&r->cells[i].v);
+		if (r->cells[i].coll != NULL)
+			coll_free(r->cells[i].coll);
+	}
+	val_free(&r->ck);
+	sm_free(r);
+}
+
+static struct row *
+row_new(const struct sm_table *t, unsigned ncells, bool statics)
+{
+	struct row *r = sm_calloc(1, sizeof(*r) + ncells * sizeof(struct cell));
+	unsigned i,
+		base = statics ? (unsigned)t->npk + t->nck : (unsigned)t->npk + t->nck + t->nstatic;
+
+	if (r == NULL)
+		return NULL;
+	r->marker_ts = TS_NONE;
+	r->del_ts = TS_NONE;
+	for (i = 0; i < ncells; i++) {
+		const struct sm_column *col = &t->cols[base + i];
+
+		r->cells[i].ts = TS_NONE;
+		if (sm_type_is_collection(col->type) && !col->type->frozen) {
+			r->cells[i].coll = sm_calloc(1, sizeof(struct coll));
+			if (r->cells[i].coll == NULL) {
+				row_free(r, ncells);
+				return NULL;
+			}
+			r->cells[i].coll->tomb_ts = TS_NONE;
+		}
+	}
+	return r;
+}
+
+static void
+part_free(const struct sm_table *t, struct part *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nrows; i++)
+		row_free(p->rows[i], t->nregular);
+	sm_free(p->rows);
+	if (p->srow != NULL)
+		row_free(p->srow, t->nstatic);
+	for (i = 0; i < p->nrt; i++) {
+		val_free(&p->rt[i].start);
+		val_free(&p->rt[i].end);
+	}
+	sm_free(p->rt);
+	val_free(&p->key);
+	sm_free(p);
+}
+
+/* ---- the partition index ---- */
+
+static inline uint32_t
+bucket_of(const struct sm_ptable *pt, int64_t token)
+{
+	uint64_t h = (uint64_t)token * 0x9E3779B97F4A7C15ull;
+
+	return (uint32_t)(h >> 32) & (pt->nbuckets - 1);
+}
+
+static int
+part_cmp(const struct part *p, int64_t token, struct sm_bytes key)
+{
+	if (p->token != token)
+		return p->token < token ? -1 : 1;
+	return val_cmp_bytes(&p->key, key);
+}
+
+static struct part *
+part_find(const struct sm_ptable *pt, int64_t token, struct sm_bytes key)
+{
+	struct part *p;
+
+	for (p = pt->buckets[bucket_of(pt, token)]; p != NULL; p = p->hnext)
+		if (p->token == token && val_cmp_bytes(&p->key, key) == 0)
+			return p;
+	return NULL;
+}
+
+static int
+grow_buckets(struct sm_ptable *pt)
+{
+	uint32_t n = pt->nbuckets * 2, i;
+	struct part **b = sm_calloc(n, sizeof(*b));
+	struct part *p, *next;
+
+	if (b == NULL)
+		return -ENOMEM;
+	for (i = 0; i < pt->nbuckets; i++) {
+		for (p = pt->buckets[i]; p != NULL; p = next) {
+			uint64_t h = (uint64_t)p->token * 0x9E3779B97F4A7C15ull;
+			uint32_t j = (uint32_t)(h >> 32) & (n - 1);
+
+			next = p->hnext;
+			p->hnext = b[j];
+			b[j] = p;
+		}
+	}
+	sm_free(pt->buckets);
+	pt->buckets = b;
+	pt->nbuckets = n;
+	return 0;
+}
+
+static unsigned
+random_level(struct sm_ptable *pt)
+{
+	unsigned lvl = 1;
+
+	/* xorshift64: per-table state, no shared generator. */
+	pt->rng ^= pt->rng << 13;
+	pt->rng ^= pt->rng >> 7;
+	pt->rng ^= pt->rng << 17;
+	while (lvl < SL_MAX && (pt->rng >> (lvl * 2) & 3) == 0)
+		lvl++;
+	return lvl;
+}
+
+/* Fill @update[l] with the last node before (token, key) at each level. */
+static struct part *
+sl_seek(const struct sm_ptable *pt, int64_t token, struct sm_bytes key, struct part **update)
+{
+	struct part *x = pt->head;
+	int l;
+
+	for (l = pt->level - 1; l >= 0; l--) {
+		while (x->next[l] != NULL && part_cmp(x->next[l], token, key) < 0)
+			x = x->next[l];
+		if (update != NULL)
+			update[l] = x;
+	}
+	return x->next[0];
+}
+
+static struct part *
+part_create(struct sm_ptable *pt, int64_t token, struct sm_bytes key)
+{
+	struct part *update[SL_MAX], *p;
+	unsigned lvl = random_level(pt), l;
+	uint32_t b;
+
+	if (pt->count + 1 > (uint64_t)pt->nbuckets && grow_buckets(pt) < 0)
+		return NULL;
+	p = sm_calloc(1, sizeof(*p) + lvl * sizeof(struct part *));
+	if (p == NULL)
+		return NULL;
+	p->token = token;
+	p->del_ts = TS_NONE;
+	p->level = (uint8_t)lvl;
+	if (val_set(&p->key, key.p, key.len) < 0) {
+		sm_free(p);
+		return NULL;
+	}
+	sl_seek(pt, token, key, update);
+	if (lvl > pt->level) {
+		for (l = pt->level; l < lvl; l++)
+			update[l] = pt->head;
+		pt->level = (uint8_t)lvl;
+	}
+	for (l = 0; l < lvl; l++) {
+		p->next[l] = update[l]->next[l];
+		update[l]->next[l] = p;
+	}
+	b = bucket_of(pt, token);
+	p->hnext = pt->buckets[b];
+	pt->buckets[b] = p;
+	pt->count++;
+	return p;
+}
+
+struct sm_ptable *
+sm_ptable_new(const struct sm_table *t)
+{
+	struct sm_ptable *pt = sm_calloc(1, sizeof(*pt));
+	unsigned i;
+
+	if (pt == NULL)
+		return NULL;
+	pt->t = t;
+	pt->nbuckets = 1024;
+	pt->buckets = sm_calloc(pt->nbuckets, sizeof(*pt->buckets));
+	pt->head = sm_calloc(1, sizeof(struct part) + SL_MAX * sizeof(struct part *));
+	if (pt->buckets == NULL || pt->head == NULL) {
+		sm_free(pt->buckets);
+		sm_free(pt->head);
+		sm_free(pt);
+		return NULL;
+	}
+	pt->level = 1;
+	pt->rng = 0x2545F4914F6CDD1Dull ^ ((uint64_t)(uintptr_t)pt);
+	for (i = 0; i < t->ncols; i++)
+		if (sm_type_is_collection(t->cols[i].type) && !t->cols[i].type->frozen)
+			pt->ncoll++;
+	return pt;
+}
+
+void
+sm_ptable_truncate(struct sm_ptable *pt)
+{
+	struct part *p, *next;
+
+	for (p = pt->head->next[0]; p != NULL; p = next) {
+		next = p->next[0];
+		part_free(pt->t, p);
+	}
+	memset(pt->head->next, 0, SL_MAX * sizeof(struct part *));
+	memset(pt->buckets, 0, pt->nbuckets * sizeof(*pt->buckets));
+	pt->level = 1;
+	pt->count = 0;
+}
+
+void
+sm_ptable_free(struct sm_ptable *pt)
+{
+	if (pt == NULL)
+		return;
+	sm_ptable_truncate(pt);
+	sm_free(pt->buckets);
+	sm_free(pt->head);
+	sm_free(pt);
+}
+
+const struct sm_table *
+sm_ptable_schema(const struct sm_ptable *pt)
+{
+	return pt->t;
+}
+
+uint64_t
+sm_ptable_count(const struct sm_ptable *pt)
+{
+	return pt->count;
+}
+
+/* ---- rows ---- */
+
+/* Index of the first row not before @ck (lower bound). */
+static uint32_t
+row_lower(const struct sm_table *t, const struct part *p, const struct sm_key *ck, bool *found)
+{
+	uint32_t lo = 0, hi = p->nrows;
+	struct sm_key rk;
+
+	*found = false;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c;
+
+		val_key(&p->rows[mid]->ck, &rk);
+		c = ck_cmp(t, &rk, ck);
+		if (c < 0) {
+			lo = mid + 1;
+		} else {
+			if (c == 0)
+				*found = true;
+			hi = mid;
+		}
+	}
+	return lo;
+}
+
+static struct row *
+row_get(const struct sm_table *t, struct part *p, const struct sm_key *ck, bool create)
+{
+	uint8_t buf[512];
+	bool found;
+	uint32_t i = row_lower(t, p, ck, &found);
+	struct row *r;
+	size_t len;
+
+	if (found)
+		return p->rows[i];
+	if (!create)
+		return NULL;
+	len = sm_key_encode(ck, buf, sizeof(buf));
+	if (len > sizeof(buf))
+		return NULL;
+	if (p->nrows == p->rowcap) {
+		uint32_t cap = p->rowcap ? p->rowcap * 2 : 4;
+		struct row **v = sm_realloc(p->rows, cap * sizeof(*v));
+
+		if (v == NULL)
+			return NULL;
+		p->rows = v;
+		p->rowcap = cap;
+	}
+	r = row_new(t, t->nregular, false);
+	if (r == NULL)
+		return NULL;
+	if (val_set(&r->ck, buf, (uint32_t)len) < 0) {
+		row_free(r, t->nregular);
+		return NULL;
+	}
+	memmove(&p->rows[i + 1], &p->rows[i], (p->nrows - i) * sizeof(*p->rows));
+	p->rows[i] = r;
+	p->nrows++;
+	return r;
+}
+
+/* Drop from @r everything a tombstone at @ts shadows. */
+static void
+row_purge(const struct sm_table *t, struct row *r, unsigned ncells, int64_t ts)
+{
+	unsigned i;
+
+	(void)t;
+	if (r->marker_ts != TS_NONE && r->marker_ts <= ts)
+		r->marker_ts = TS_NONE;
+	for (i = 0; i < ncells; i++) {
+		struct cell *c = &r->cells[i];
+
+		if (c->coll != NULL) {
+			struct coll *co = c->coll;
+			uint32_t j, k = 0;
+
+			for (j = 0; j < co->n; j++) {
+				if (co->e[j].c.ts <= ts) {
+					val_free(&co->e[j].key);
+					val_free(&co->e[j].c.v);
+				} else {
+					co->e[k++] = co->e[j];
+				}
+			}
+			co->n = k;
+			if (co->tomb_ts <= ts)
+				co->tomb_ts = TS_NONE;
+		} else if (c->ts != TS_NONE && c->ts <= ts) {
+			c->ts = TS_NONE;
+			c->tomb = false;
+		}
+	}
+}
+
+static bool
+row_empty(const struct row *r, unsigned ncells)
+{
+	unsigned i;
+
+	if (r->marker_ts != TS_NONE || r->del_ts != TS_NONE)
+		return false;
+	for (i = 0; i < ncells; i++) {
+		if (r->cells[i].coll != NULL
+			    ? r->cells[i].coll->n > 0 || r->cells[i].coll->tomb_ts != TS_NONE
+			    : r->cells[i].ts != TS_NONE)
+			return false;
+	}
+	return true;
+}
+
+static void
+part_purge(const struct sm_table *t, struct part *p)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; i < p->nrows; i++) {
+		struct row *r = p->rows[i];
+
+		row_purge(t, r, t->nregular, p->del_ts);
+		if (r->del_ts != TS_NONE && r->del_ts <= p->del_ts)
+			r->del_ts = TS_NONE;
+		if (row_empty(r, t->nregular))
+			row_free(r, t->nregular);
+		else
+			p->rows[k++] = r;
+	}
+	p->nrows = k;
+	if (p->srow != NULL)
+		row_purge(t, p->srow, t->nstatic, p->del_ts);
+	for (i = 0, k = 0; i < p->nrt; i++) {
+		if (p->rt[i].ts <= p->del_ts) {
+			val_free(&p->rt[i].start);
+			val_free(&p->rt[i].end);
+		} else {
+			p->rt[k++] = p->rt[i];
+		}
+	}
+	p->nrt = k;
+}
+
+/* ---- collections ---- */
+
+/* Index of the element with @key, or where it would go. */
+static uint32_t
+elem_find(const struct coll *co, const struct sm_type *kt, struct sm_bytes key, bool *found)
+{
+	uint32_t lo = 0, hi = co->n;
+
+	*found = false;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = sm_value_compare(kt, val_bytes(&co->e[mid].key), key);
+
+		if (c < 0) {
+			lo = mid + 1;
+		} else {
+			if (c == 0)
+				*found = true;
+			hi = mid;
+		}
+	}
+	return lo;
+}
+
+static int
+elem_write(struct coll *co, const struct sm_type *kt, struct sm_bytes key, int64_t ts, bool tomb,
+	   struct sm_bytes v, int32_t ldt, int32_t ttl, int32_t now)
+{
+	bool found;
+	uint32_t i = elem_find(co, kt, key, &found);
+	struct elem *e;
+
+	if (!found) {
+		if (co->n == co->cap) {
+			uint32_t cap = co->cap ? co->cap * 2 : 4;
+			struct elem *ne = sm_realloc(co->e, cap * sizeof(*ne));
+
+			if (ne == NULL)
+				return -ENOMEM;
+			co->e = ne;
+			co->cap = cap;
+		}
+		memmove(&co->e[i + 1], &co->e[i], (co->n - i) * sizeof(*co->e));
+		e = &co->e[i];
+		memset(e, 0, sizeof(*e));
+		e->c.ts = TS_NONE;
+		co->n++;
+		if (val_set(&e->key, key.p, key.len) < 0)
+			return -ENOMEM;
+	}
+	return cell_write(&co->e[i].c, ts, tomb, v, ldt, ttl, now);
+}
+
+/* The type a collection's cells are keyed by. */
+static const struct sm_type *
+coll_key_type(const struct sm_type *t)
+{
+	return t->kind == SM_TYPE_LIST ? sm_type_simple(SM_TYPE_TIMEUUID) : t->elem;
+}
+
+/* A timeuuid list key from a 60-bit tick count, unique per shard. */
+static void
+list_key(uint64_t ticks, uint8_t out[16])
+{
+	static __thread uint16_t seq;
+	uint64_t lsb = ((uint64_t)0x80 << 56) | ((uint64_t)sm_shard_id() << 16) | seq++;
+	unsigned i;
+
+	out[0] = (uint8_t)(ticks >> 24);
+	out[1] = (uint8_t)(ticks >> 16);
+	out[2] = (uint8_t)(ticks >> 8);
+	out[3] = (uint8_t)ticks;
+	out[4] = (uint8_t)(ticks >> 40);
+	out[5] = (uint8_t)(ticks >> 32);
+	out[6] = (uint8_t)(0x10 | ((ticks >> 56) & 0x0f));
+	out[7] = (uint8_t)(ticks >> 48);
+	for (i = 0; i < 8; i++)
+		out[8 + i] = (uint8_t)(lsb >> (56 - 8 * i));
+}
+
+static uint64_t
+key_ticks(struct sm_bytes k)
+{
+	return ((uint64_t)(k.p[6] & 0x0f) << 56) | (uint64_t)k.p[7] << 48 | (uint64_t)k.p[4] << 40 |
+	       (uint64_t)k.p[5] << 32 | (uint64_t)k.p[0] << 24 | (uint64_t)k.p[1] << 16 |
+	       (uint64_t)k.p[2] << 8 | k.p[3];
+}
+
+/* Live element @idx of a list (by position), or -1. */
+static int64_t
+list_index(const struct coll *co, int64_t shadow, int32_t now, uint32_t idx)
+{
+	uint32_t i, n = 0;
+	int64_t sh = SM_MAX(shadow, co->tomb_ts);
+
+	for (i = 0; i < co->n; i++) {
+		if (!cell_live(&co->e[i].c, sh, now))
+			continue;
+		if (n++ == idx)
+			return i;
+	}
+	return -1;
+}
+
+static uint32_t
+be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int
+coll_op(const struct sm_table *t, const struct sm_column *col, struct cell *slot, int64_t shadow,
+	const struct sm_cell_op *op, int64_t ts, int32_t ldt, int32_t ttl, int32_t now, char *err,
+	size_t errlen)
+{
+	const struct sm_type *ty = col->type;
+	const struct sm_type *kt = coll_key_type(ty);
+	struct coll *co = slot->coll;
+	bool is_map = ty->kind == SM_TYPE_MAP;
+	struct sm_coll_iter it;
+	struct sm_bytes k, v, none = { NULL, 0 };
+	uint8_t lk[16];
+	int ret = 0;
+
+	(void)t;
+	switch (op->kind) {
+	case SM_CELL_DELETE:
+		if (ts > co->tomb_ts) {
+			co->tomb_ts = ts;
+			co->tomb_ldt = now;
+		}
+		return 0;
+	case SM_CELL_SET:
+		/* Overwrite: a collection tombstone just below the write. */
+		if (ts - 1 > co->tomb_ts) {
+			co->tomb_ts = ts - 1;
+			co->tomb_ldt = now;
+		}
+		if (op->null)
+			return 0;
+		/* fallthrough */
+	case SM_CELL_APPEND:
+	case SM_CELL_PREPEND: {
+		uint64_t base = (uint64_t)ts * 10 + 0x01B21DD213814000ull;
+		uint32_t n = 0, i = 0;
+
+		if (sm_coll_iter_init(&it, op->value) < 0)
+			goto malformed;
+		if (ty->kind == SM_TYPE_LIST && op->kind == SM_CELL_PREPEND) {
+			/* Keys below every existing element, in order. */
+			uint64_t min = co->n ? key_ticks(val_bytes(&co->e[0].key)) : base;
+
+			n = it.left;
+			base = (min > n + 1 ? min : n + 1) - n - 1;
+		}
+		while (sm_coll_next(&it, &k, is_map ? &v : NULL, is_map)) {
+			if (ty->kind == SM_TYPE_LIST) {
+				list_key(base + i++, lk);
+				ret = elem_write(co, kt, (struct sm_bytes){ lk, 16 }, ts, false, k,
+						 ldt, ttl, now);
+			} else if (ty->kind == SM_TYPE_SET) {
+				ret = elem_write(co, kt, k, ts, false, none, ldt, ttl, now);
+			} else {
+				ret = elem_write(co, kt, k, ts, false, v, ldt, ttl, now);
+			}
+			if (ret < 0)
+				return ret;
+		}
+		if (sm_coll_iter_error(&it))
+			goto malformed;
+		return 0;
+	}
+	case SM_CELL_REMOVE:
+		if (sm_coll_iter_init(&it, op->value) < 0)
+			goto malformed;
+		while (sm_coll_next(&it, &k, NULL, false)) {
+			if (ty->kind == SM_TYPE_LIST) {
+				uint32_t i;
+				int64_t sh = SM_MAX(shadow, co->tomb_ts);
+
+				/* Remove every element equal to the value (read-before-write,
+				 * as in Cassandra). */
+				for (i = 0; i < co->n; i++)
+					if (cell_live(&co->e[i].c, sh, now) &&
+					    sm_value_compare(ty->elem, val_bytes(&co->e[i].c.v),
+							     k) == 0)
+						cell_write(&co->e[i].c, ts, true, none, now, 0,
+							   now);
+			} else {
+				ret = elem_write(co, kt, k, ts, true, none, now, 0, now);
+				if (ret < 0)
+					return ret;
+			}
+		}
+		if (sm_coll_iter_error(&it))
+			goto malformed;
+		return 0;
+	case SM_CELL_SET_ELEM:
+	case SM_CELL_DELETE_ELEM:
+		if (ty->kind == SM_TYPE_LIST) {
+			int64_t i;
+			uint32_t idx;
+
+			if (op->key.len != 4)
+				goto malformed;
+			idx = be32(op->key.p);
+			i = list_index(co, shadow, now, idx);
+			if (i < 0) {
+				if (op->kind == SM_CELL_DELETE_ELEM)
+					return 0;
+				snprintf(err, errlen,
+					 "List index %u out of bound, list has size %u", idx, idx);
+				return -EINVAL;
+			}
+			return cell_write(&co->e[i].c, ts,
+					  op->kind == SM_CELL_DELETE_ELEM || op->null, op->value,
+					  op->kind == SM_CELL_DELETE_ELEM || op->null ? now : ldt,
+					  ttl, now);
+		}
+		if (op->kind == SM_CELL_DELETE_ELEM || op->null)
+			return elem_write(co, kt, op->key, ts, true, none, now, 0, now);
+		return elem_write(co, kt, op->key, ts, false,
+				  ty->kind == SM_TYPE_SET ? none : op->value, ldt, ttl, now);
+	default:
+		snprintf(err, errlen, "Invalid operation on collection column %s", col->name);
+		return -EINVAL;
+	}
+malformed:
+	snprintf(err, errlen, "Invalid collection value for column %s", col->name);
+	return -EINVAL;
+}
+
+/* ---- writes ---- */
+
+static int
+counter_add(struct cell *c, int64_t shadow, int64_t ts, struct sm_bytes delta, int32_t now)
+{
+	int64_t cur = 0, d = 0;
+	uint8_t out[8];
+	unsigned i;
+
+	for (i = 0; i < 8; i++)
+		d = (int64_t)((uint64_t)d << 8 | delta.p[i]);
+	if (cell_live(c, shadow, now) && c->v.len == 8)
+		for (i = 0; i < 8; i++)
+			cur = (int64_t)((uint64_t)cur << 8 | val_ptr(&c->v)[i]);
+	else if (ts <= shadow)
+		return 0; /* a delete at or after this increment hides it */
+	cur = (int64_t)((uint64_t)cur + (uint64_t)d);
+	for (i = 0; i < 8; i++)
+		out[i] = (uint8_t)((uint64_t)cur >> (56 - 8 * i));
+	c->ts = SM_MAX(c->ts, ts);
+	c->tomb = false;
+	c->ldt = 0;
+	c->ttl = 0;
+	return val_set(&c->v, out, 8);
+}
+
+static int
+check_key(const struct sm_table *t, const struct sm_key *k, unsigned want, unsigned first,
+	  const char *what, char *err, size_t errlen)
+{
+	unsigned i;
+
+	if (k->n != want) {
+		snprintf(err, errlen, "%s key has %u components, table %s.%s needs %u", what, k->n,
+			 t->ks, t->name, want);
+		return -EINVAL;
+	}
+	for (i = 0; i < k->n; i++) {
+		const struct sm_column *col = &t->cols[first + i];
+
+		if (k->part[i].len == 0 && first == 0) {
+			snprintf(err, errlen, "Key may not be empty");
+			return -EINVAL;
+		}
+		if (sm_value_validate(col->type, k->part[i], err, errlen) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int
+sm_ptable_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, int32_t now,
+		char *err, size_t errlen)
+{
+	const struct sm_table *t = pt->t;
+	uint8_t kbuf[512];
+	struct sm_bytes key;
+	struct part *p;
+	struct row *r = NULL;
+	int32_t ttl = m->ttl == SM_TTL_DEFAULT ? t->default_ttl : m->ttl;
+	int32_t ldt = ttl > 0 ? now + ttl : 0;
+	bool need_row = (m->flags & (SM_MUT_ROW_MARKER | SM_MUT_DELETE_ROW)) != 0;
+	unsigned i;
+	int ret;
+
+	if (check_key(t, &m->pk, t->npk, 0, "Partition", err, errlen) < 0)
+		return -EINVAL;
+	for (i = 0; i < m->nops; i++) {
+		const struct sm_cell_op *op = &m->ops[i];
+		const struct sm_column *col;
+
+		if (op->col >= t->ncols) {
+			snprintf(err, errlen, "no column %u in %s.%s", op->col, t->ks, t->name);
+			return -EINVAL;
+		}
+		col = &t->cols[op->col];
+		if (col->kind == SM_COL_PARTITION || col->kind == SM_COL_CLUSTERING) {
+			snprintf(err, errlen, "PRIMARY KEY part %s found in SET part", col->name);
+			return -EINVAL;
+		}
+		if (col->kind == SM_COL_REGULAR)
+			need_row = true;
+		if ((col->type->kind == SM_TYPE_COUNTER) != (op->kind == SM_CELL_COUNTER_ADD) &&
+		    !(op->kind == SM_CELL_DELETE && col->type->kind == SM_TYPE_COUNTER)) {
+			snprintf(err, errlen,
+				 col->type->kind == SM_TYPE_COUNTER
+					 ? "Cannot set the value of counter column %s (counters "
+					   "can only "
+					   "be incremented/decremented, not set)"
+					 : "Invalid operation for non counter column %s",
+				 col->name);
+			return -EINVAL;
+		}
+		if (op->kind == SM_CELL_SET && !op->null &&
+		    sm_value_validate(col->type, op->value, err, errlen) < 0)
+			return -EINVAL;
+		if (op->kind == SM_CELL_COUNTER_ADD && op->value.len != 8) {
+			snprintf(err, errlen, "Invalid counter delta for %s", col->name);
+			return -EINVAL;
+		}
+		if (op->kind != SM_CELL_SET && op->kind != SM_CELL_DELETE &&
+		    op->kind != SM_CELL_COUNTER_ADD &&
+		    !(sm_type_is_collection(col->type) && !col->type->frozen)) {
+			snprintf(err, errlen, "Invalid operation for non collection column %s",
+				 col->name);
+			return -EINVAL;
+		}
+	}
+	if (t->counter && m->ttl > 0) {
+		snprintf(err, errlen, "Cannot provide custom TTL for counter updates");
+		return -EINVAL;
+	}
+	if (need_row && check_key(t, &m->ck, t->nck, t->npk, "Clustering", err, errlen) < 0)
+		return -EINVAL;
+	if (m->flags & SM_MUT_DELETE_RANGE) {
+		if (m->range.start.prefix.n > t->nck || m->range.end.prefix.n > t->nck) {
+			snprintf(err, errlen,
+				 "range deletion bound longer than the clustering key");
+			return -EINVAL;
+		}
+	}
+
+	key.len = (uint32_t)sm_key_encode(&m->pk, kbuf, sizeof(kbuf));
+	key.p = kbuf;
+	if (key.len > sizeof(kbuf)) {
+		snprintf(err, errlen, "Key length of %u is longer than maximum of 512", key.len);
+		return -EINVAL;
+	}
+	{
+		int64_t token = sm_key_token(&m->pk);
+
+		p = part_find(pt, token, key);
+		if (p == NULL && (p = part_create(pt, token, key)) == NULL)
+			goto nomem;
+	}
+
+	if ((m->flags & SM_MUT_DELETE_PARTITION) && ts > p->del_ts) {
+		p->del_ts = ts;
+		p->del_ldt = now;
+		part_purge(t, p);
+	}
+	if (m->flags & SM_MUT_DELETE_RANGE) {
+		struct rtomb *rt;
+		uint8_t b1[512], b2[512];
+		size_t l1 = sm_key_encode(&m->range.start.prefix, b1, sizeof(b1));
+		size_t l2 = sm_key_encode(&m->range.end.prefix, b2, sizeof(b2));
+
+		if (l1 > sizeof(b1) || l2 > sizeof(b2))
+			goto toolong;
+		if (p->nrt == p->rtcap) {
+			uint32_t cap = p->rtcap ? p->rtcap * 2 : 2;
+			struct rtomb *v = sm_realloc(p->rt, cap * sizeof(*v));
+
+			if (v == NULL)
+				goto nomem;
+			p->rt = v;
+			p->rtcap = cap;
+		}
+		rt = &p->rt[p->nrt];
+		memset(rt, 0, sizeof(*rt));
+		if (val_set(&rt->start, b1, (uint32_t)l1) < 0 ||
+		    val_set(&rt->end, b2, (uint32_t)l2) < 0) {
+			val_free(&rt->start);
+			goto nomem;
+		}
+		rt->start_incl = m->range.start.inclusive || m->range.start.prefix.n == 0;
+		rt->end_incl = m->range.end.inclusive || m->range.end.prefix.n == 0;
+		rt->ts = ts;
+		rt->ldt = now;
+		p->nrt++;
+	}
+	if (need_row) {
+		r = row_get(t, p, &m->ck, true);
+		if (r == NULL)
+			goto nomem;
+	}
+	if ((m->flags & SM_MUT_DELETE_ROW) && ts > r->del_ts) {
+		r->del_ts = ts;
+		r->del_ldt = now;
+		row_purge(t, r, t->nregular, ts);
+	}
+	if ((m->flags & SM_MUT_ROW_MARKER) &&
+	    (r->marker_ts == TS_NONE || ts > r->marker_ts ||
+	     (ts == r->marker_ts && ldt != 0 && r->marker_ldt != 0 && ldt > r->marker_ldt))) {
+		r->marker_ts = ts;
+		r->marker_ldt = ldt;
+		r->marker_ttl = ttl > 0 ? ttl : 0;
+	}
+	for (i = 0; i < m->nops; i++) {
+		const struct sm_cell_op *op = &m->ops[i];
+		const struct sm_column *col = &t->cols[op->col];
+		struct cell *c;
+		int64_t shadow;
+
+		if (col->kind == SM_COL_STATIC) {
+			if (p->srow == NULL && (p->srow = row_new(t, t->nstatic, true)) == NULL)
+				goto nomem;
+			c = &p->srow->cells[col->pos];
+			shadow = p->del_ts;
+		} else {
+			struct sm_key ck;
+
+			c = &r->cells[col->pos];
+			val_key(&r->ck, &ck);
+			shadow = row_shadow(t, p, r, &ck);
+		}
+		if (c->coll != NULL) {
+			ret = coll_op(t, col, c, shadow, op, ts, ldt, ttl > 0 ? ttl : 0, now, err,
+				      errlen);
+		} else if (op->kind == SM_CELL_COUNTER_ADD) {
+			ret = counter_add(c, shadow, ts, op->value, now);
+		} else if (op->kind == SM_CELL_DELETE || op->null) {
+			ret = cell_write(c, ts, true, op->value, now, 0, now);
+		} else if (op->kind == SM_CELL_SET) {
+			ret = cell_write(c, ts, false, op->value, ldt, ttl > 0 ? ttl : 0, now);
+		} else {
+			snprintf(err, errlen, "Invalid operation for column %s", col->name);
+			ret = -EINVAL;
+		}
+		if (ret == -ENOMEM)
+			goto nomem;
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+toolong:
+	snprintf(err, errlen, "clustering bound longer than 512 bytes");
+	return -EINVAL;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+/* ---- reads ---- */
+
+static int
+scratch_reserve(size_t need)
+{
+	uint8_t *p;
+	size_t cap;
+
+	if (need <= scratch_cap)
+		return 0;
+	cap = SM_MAX(need, scratch_cap * 2);
+	cap = SM_MAX(cap, (size_t)4096);
+	p = sm_realloc(scratch, cap);
+	if (p == NULL)
+		return -ENOMEM;
+	scratch = p;
+	scratch_cap = cap;
+	return 0;
+}
+
+/* Serialize the live elements of @co at scratch + *off. */
+static int
+coll_assemble(const struct sm_type *ty, const struct coll *co, int64_t shadow, int32_t now,
+	      size_t *off, struct sm_cell_view *cv)
+{
+	int64_t sh = SM_MAX(shadow, co->tomb_ts);
+	bool is_map = ty->kind == SM_TYPE_MAP;
+	size_t need = 4, start = *off;
+	uint32_t i, n = 0;
+	uint8_t *p;
+
+	for (i = 0; i < co->n; i++) {
+		if (!cell_live(&co->e[i].c, sh, now))
+			continue;
+		n++;
+		if (ty->kind == SM_TYPE_LIST)
+			need += 4 + co->e[i].c.v.len;
+		else
+			need += 4 + co->e[i].key.len + (is_map ? 4 + co->e[i].c.v.len : 0);
+		cv->writetime = SM_MAX(cv->writetime, co->e[i].c.ts);
+	}
+	if (n == 0) {
+		cv->present = false;
+		return 0;
+	}
+	if (scratch_reserve(start + need) < 0)
+		return -ENOMEM;
+	p = scratch + start;
+#define PUT32(x)                                                                                   \
+	do {                                                                                       \
+		uint32_t v_ = (x);                                                                 \
+		p[0] = (uint8_t)(v_ >> 24);                                                        \
+		p[1] = (uint8_t)(v_ >> 16);                                                        \
+		p[2] = (uint8_t)(v_ >> 8);                                                         \
+		p[3] = (uint8_t)v_;                                                                \
+		p += 4;                                                                            \
+	} while (0)
+	PUT32(n);
+	for (i = 0; i < co->n; i++) {
+		const struct elem *e = &co->e[i];
+
+		if (!cell_live(&e->c, sh, now))
+			continue;
+		if (ty->kind == SM_TYPE_LIST) {
+			PUT32(e->c.v.len);
+			memcpy(p, val_ptr(&e->c.v), e->c.v.len);
+			p += e->c.v.len;
+		} else {
+			PUT32(e->key.len);
+			memcpy(p, val_ptr(&e->key), e->key.len);
+			p += e->key.len;
+			if (is_map) {
+				PUT32(e->c.v.len);
+				memcpy(p, val_ptr(&e->c.v), e->c.v.len);
+				p += e->c.v.len;
+			}
+		}
+	}
+#undef PUT32
+	cv->present = true;
+	/* The pointer is set once every collection of the row is built: a
+	 * later one may move the scratch buffer. */
+	cv->value.p = (const uint8_t *)(uintptr_t)start;
+	cv->value.len = (uint32_t)need;
+	*off = start + need;
+	return 0;
+}
+
+static void
+cell_view(const struct cell *c, int64_t shadow, int32_t now, struct sm_cell_view *cv)
+{
+	if (!cell_live(c, shadow, now)) {
+		cv->present = false;
+		return;
+	}
+	cv->present = true;
+	cv->value = val_bytes(&c->v);
+	cv->writetime = c->ts;
+	cv->ttl = c->ldt ? c->ldt - now : 0;
+}
+
+#define MAX_SELECT 256
+
+/* Build the selected cells of a row (@r NULL: the static-only row). */
+static int
+emit_row(struct sm_select *s, const struct sm_table *t, const struct part *p, const struct row *r,
+	 const struct sm_key *pk, const struct sm_key *ck, int64_t shadow, int32_t now)
+{
+	struct sm_cell_view cells[MAX_SELECT];
+	struct sm_row_view rv;
+	bool colls = false;
+	size_t off = 0;
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < s->ncols; i++) {
+		const struct sm_column *col = &t->cols[s->cols[i]];
+		struct sm_cell_view *cv = &cells[i];
+		const struct cell *c;
+
+		memset(cv, 0, sizeof(*cv));
+		switch (col->kind) {
+		case SM_COL_PARTITION:
+			cv->present = true;
+			cv->value = pk->part[col->pos];
+			continue;
+		case SM_COL_CLUSTERING:
+			cv->present = ck->n > col->pos;
+			if (cv->present)
+				cv->value = ck->part[col->pos];
+			continue;
+		case SM_COL_STATIC:
+			if (p->srow == NULL)
+				continue;
+			c = &p->srow->cells[col->pos];
+			if (c->coll != NULL) {
+				if (coll_assemble(col->type, c->coll, p->del_ts, now, &off, cv) < 0)
+					return -ENOMEM;
+				colls = true;
+			} else {
+				cell_view(c, p->del_ts, now, cv);
+			}
+			continue;
+		case SM_COL_REGULAR:
+			if (r == NULL)
+				continue;
+			c = &r->cells[col->pos];
+			if (c->coll != NULL) {
+				if (coll_assemble(col->type, c->coll, shadow, now, &off, cv) < 0)
+					return -ENOMEM;
+				colls = true;
+			} else {
+				cell_view(c, shadow, now, cv);
+			}
+			continue;
+		}
+	}
+	if (colls)
+		for (i = 0; i < s->ncols; i++)
+			if (t->cols[s->cols[i]].kind >= SM_COL_STATIC &&
+			    sm_type_is_collection(t->cols[s->cols[i]].type) &&
+			    !t->cols[s->cols[i]].type->frozen && cells[i].present)
+				cells[i].value.p = scratch + (uintptr_t)cells[i].value.p;
+	rv.table = t;
+	rv.token = p->token;
+	rv.pk = pk;
+	rv.ck = ck;
+	rv.cells = cells;
+	rv.ncells = s->ncols;
+	ret = s->sink.row(s->sink.ctx, &rv);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Emit the rows of one partition within the slices, after the position
+ * in @pos when it names this partition. Returns 1 when @budget ran out
+ * with rows left, 0 when the partition is done.
+ */
+static int
+read_part(struct sm_select *s, const struct sm_table *t, struct part *p, struct sm_scan_pos *pos,
+	  uint32_t *budget, int32_t now)
+{
+	static const struct sm_ck_range all = { { { 0 }, true }, { { 0 }, true } };
+	const struct sm_ck_range *ranges = s->nranges ? s->ranges : &all;
+	unsigned nranges = s->nranges ? s->nranges : 1;
+	struct sm_key pk, ck, after;
+	bool have_after = false, emitted_any = pos->part_rows > 0;
+	uint32_t part_budget = s->per_partition_limit ? s->per_partition_limit : UINT32_MAX;
+	unsigned ri;
+	int ret;
+
+	val_key(&p->key, &pk);
+	if (pos->ck_len > 0) {
+		sm_key_decode(pos->ck, pos->ck_len, &after);
+		have_after = true;
+	}
+	if (part_budget <= pos->part_rows)
+		return 0;
+	part_budget -= pos->part_rows;
+	if (p->del_ts != TS_NONE && p->nrows == 0 && !static_live(t, p, now))
+		return 0;
+
+	for (ri = 0; ri < nranges; ri++) {
+		const struct sm_ck_range *rg = &ranges[s->reversed ? nranges - 1 - ri : ri];
+		int64_t i, end;
+		bool found;
+
+		if (!s->reversed) {
+			i = rg->start.prefix.n ? row_lower(t, p, &rg->start.prefix, &found) : 0;
+			end = p->nrows;
+		} else {
+			i = (int64_t)p->nrows - 1;
+			end = -1;
+		}
+		for (; i != end; i += s->reversed ? -1 : 1) {
+			struct row *r = p->rows[i];
+			int64_t shadow;
+
+			val_key(&r->ck, &ck);
+			if (!s->reversed) {
+				if (!after_start(t, &ck, &rg->start))
+					continue;
+				if (!before_end(t, &ck, &rg->end))
+					break;
+				if (have_after && ck_cmp(t, &ck, &after) <= 0)
+					continue;
+			} else {
+				if (!before_end(t, &ck, &rg->end))
+					continue;
+				if (!after_start(t, &ck, &rg->start))
+					break;
+				if (have_after && ck_cmp(t, &ck, &after) >= 0)
+					continue;
+			}
+			shadow = row_shadow(t, p, r, &ck);
+			if (!row_live(t, r, shadow, now))
+				continue;
+			if (*budget == 0 || part_budget == 0)
+				return *budget == 0 && part_budget > 0 ? 1 : 0;
+			ret = emit_row(s, t, p, r, &pk, &ck, shadow, now);
+			if (ret < 0)
+				return ret;
+			(*budget)--;
+			part_budget--;
+			pos->part_rows++;
+			s->rows++;
+			emitted_any = true;
+			pos->ck_len = (uint32_t)SM_MIN((size_t)r->ck.len, sizeof(pos->ck));
+			memcpy(pos->ck, val_ptr(&r->ck), pos->ck_len);
+		}
+	}
+	/* A partition with static cells and no live row reads as one row of
+	 * its static cells (Cassandra), when no clustering slice is given. */
+	if (!emitted_any && s->nranges == 0 && t->nck > 0 && static_live(t, p, now)) {
+		if (*budget == 0)
+			return 1;
+		ck.n = 0;
+		ret = emit_row(s, t, p, NULL, &pk, &ck, p->del_ts, now);
+		if (ret < 0)
+			return ret;
+		(*budget)--;
+		pos->part_rows++;
+		s->rows++;
+	}
+	return 0;
+}
+
+static void
+pos_set_partition(struct sm_scan_pos *pos, const struct part *p)
+{
+	pos->started = true;
+	pos->partition_done = false;
+	pos->token = p->token;
+	pos->part_rows = 0;
+	pos->ck_len = 0;
+	pos->key_len = (uint32_t)SM_MIN((size_t)p->key.len, sizeof(pos->key));
+	memcpy(pos->key, val_ptr(&p->key), pos->key_len);
+}
+
+void
+sm_scan_pos_encode(const struct sm_scan_pos *pos, struct sm_paging *pg)
+{
+	uint8_t *p = pg->data;
+	unsigned i;
+
+	p[0] = 1; /* version */
+	p[1] = (uint8_t)((pos->started ? 1 : 0) | (pos->partition_done ? 2 : 0));
+	for (i = 0; i < 8; i++)
+		p[2 + i] = (uint8_t)((uint64_t)pos->token >> (56 - 8 * i));
+	for (i = 0; i < 4; i++) {
+		p[10 + i] = (uint8_t)(pos->part_rows >> (24 - 8 * i));
+		p[14 + i] = (uint8_t)(pos->key_len >> (24 - 8 * i));
+		p[18 + i] = (uint8_t)(pos->ck_len >> (24 - 8 * i));
+	}
+	memcpy(p + 22, pos->key, pos->key_len);
+	memcpy(p + 22 + pos->key_len, pos->ck, pos->ck_len);
+	pg->len = 22 + pos->key_len + pos->ck_len;
+}
+
+int
+sm_scan_pos_decode(const struct sm_paging *pg, struct sm_scan_pos *pos)
+{
+	const uint8_t *p = pg->data;
+	uint64_t tok = 0;
+	unsigned i;
+
+	memset(pos, 0, sizeof(*pos));
+	if (pg->len < 22 || p[0] != 1)
+		return -EINVAL;
+	pos->started = p[1] & 1;
+	pos->partition_done = p[1] & 2;
+	for (i = 0; i < 8; i++)
+		tok = tok << 8 | p[2 + i];
+	pos->token = (int64_t)tok;
+	pos->part_rows = be32(p + 10);
+	pos->key_len = be32(p + 14);
+	pos->ck_len = be32(p + 18);
+	if (pos->key_len > sizeof(pos->key) || pos->ck_len > sizeof(pos->ck) ||
+	    22 + (size_t)pos->key_len + pos->ck_len != pg->len)
+		return -EINVAL;
+	memcpy(pos->key, p + 22, pos->key_len);
+	memcpy(pos->ck, p + 22 + pos->key_len, pos->ck_len);
+	return 0;
+}
+
+int
+sm_ptable_read(struct sm_ptable *pt, struct sm_select *s, int32_t now)
+{
+	const struct sm_table *t = pt->t;
+	struct sm_scan_pos pos;
+	uint8_t kbuf[512];
+	struct sm_bytes key;
+	struct part *p;
+	uint32_t budget = s->limit ? s->limit : UINT32_MAX;
+	int ret;
+
+	s->rows = 0;
+	s->more = false;
+	if (s->ncols > MAX_SELECT)
+		return -E2BIG;
+	key.len = (uint32_t)sm_key_encode(&s->pk, kbuf, sizeof(kbuf));
+	key.p = kbuf;
+	if (key.len > sizeof(kbuf))
+		return -EINVAL;
+	p = part_find(pt, sm_key_token(&s->pk), key);
+	if (p == NULL)
+		return 0;
+	memset(&pos, 0, sizeof(pos));
+	if (s->resume) {
+		if (sm_scan_pos_decode(&s->paging, &pos) < 0)
+			return -EINVAL;
+		if (pos.partition_done)
+			return 0;
+	}
+	pos_set_partition(&pos, p);
+	if (s->resume) {
+		struct sm_scan_pos in;
+
+		sm_scan_pos_decode(&s->paging, &in);
+		pos.part_rows = in.part_rows;
+		pos.ck_len = in.ck_len;
+		memcpy(pos.ck, in.ck, in.ck_len);
+	}
+	ret = read_part(s, t, p, &pos, &budget, now);
+	if (ret < 0)
+		return ret;
+	if (ret == 1) {
+		s->more = true;
+		sm_scan_pos_encode(&pos, &s->paging);
+	}
+	return 0;
+}
+
+static struct part *
+seek_after(const struct sm_ptable *pt, const struct sm_select *s, const struct sm_scan_pos *pos,
+	   bool include_named)
+{
+	struct part *p;
+
+	if (!pos->started) {
+		if (s->token_start == INT64_MIN)
+			return pt->head->next[0];
+		/* tokens > token_start: seek to (token_start, +inf) */
+		p = sl_seek(pt, s->token_start, (struct sm_bytes){ NULL, 0 }, NULL);
+		while (p != NULL && p->token <= s->token_start)
+			p = p->next[0];
+		return p;
+	}
+	p = sl_seek(pt, pos->token, (struct sm_bytes){ pos->key, pos->key_len }, NULL);
+	if (p != NULL && p->token == pos->token &&
+	    val_cmp_bytes(&p->key, (struct sm_bytes){ pos->key, pos->key_len }) == 0 &&
+	    !include_named)
+		p = p->next[0];
+	return p;
+}
+
+bool
+sm_ptable_peek(struct sm_ptable *pt, const struct sm_select *s, const struct sm_scan_pos *pos,
+	       int64_t *token)
+{
+	struct part *p = seek_after(pt, s, pos, pos->started && !pos->partition_done);
+
+	if (p == NULL || p->token > s->token_end)
+		return false;
+	*token = p->token;
+	return true;
+}
+
+int
+sm_ptable_scan(struct sm_ptable *pt, struct sm_select *s, struct sm_scan_pos *pos, int64_t bound,
+	       uint32_t *budget, int32_t now, int64_t *next_token, bool *has_next)
+{
+	const struct sm_table *t = pt->t;
+	bool resume_named = pos->started && !pos->partition_done;
+	struct part *p = seek_after(pt, s, pos, resume_named);
+	int ret;
+
+	if (s->ncols > MAX_SELECT)
+		return -E2BIG;
+	*has_next = false;
+	for (; p != NULL; p = p->next[0]) {
+		if (p->token > s->token_end || (bound != INT64_MAX && p->token >= bound))
+			break;
+		if (!(resume_named && p->token == pos->token && p->key.len == pos->key_len &&
+		      memcmp(val_ptr(&p->key), pos->key, pos->key_len) == 0))
+			pos_set_partition(pos, p);
+		resume_named = false;
+		ret = read_part(s, t, p, pos, budget, now);
+		if (ret < 0)
+			return ret;
+		if (ret == 1) {
+			*has_next = true;
+			*next_token = p->token;
+			return 1;
+		}
+		pos->partition_done = true;
+		if (*budget == 0) {
+			struct part *n = p->next[0];
+
+			if (n != NULL && n->token <= s->token_end) {
+				*has_next = true;
+				*next_token = n->token;
+			}
+			return *has_next ? 1 : 0;
+		}
+	}
+	if (p != NULL && p->token <= s->token_end) {
+		*has_next = true;
+		*next_token = p->token;
+	}
+	return 0;
+}
+
+/* ---- compare-and-set ---- */
+
+static bool
+cond_holds(const struct sm_condition *c, const struct sm_type *ty, const struct sm_cell_view *cv)
+{
+	int cmp;
+	unsigned i;
+
+	if (c->op == SM_COND_IN) {
+		for (i = 0; i < c->nin; i++) {
+			bool in_null = c->in[i].len == UINT32_MAX;
+
+			if (in_null ? !cv->present
+				    : cv->present && sm_value_compare(ty, cv->value, c->in[i]) == 0)
+				return true;
+		}
+		return false;
+	}
+	if (c->null || !cv->present) {
+		bool both = c->null && !cv->present;
+
+		if (c->op == SM_COND_EQ)
+			return both;
+		if (c->op == SM_COND_NE)
+			return !both;
+		return false;
+	}
+	cmp = sm_value_compare(ty, cv->value, c->value);
+	switch (c->op) {
+	case SM_COND_EQ:
+		return cmp == 0;
+	case SM_COND_NE:
+		return cmp != 0;
+	case SM_COND_LT:
+		return cmp < 0;
+	case SM_COND_LE:
+		return cmp <= 0;
+	case SM_COND_GT:
+		return cmp > 0;
+	case SM_COND_GE:
+		return cmp >= 0;
+	default:
+		return false;
+	}
+}
+
+/* An element of a collection value (map key or list index), if present. */
+static bool
+coll_element(const struct sm_type *ty, const struct sm_cell_view *whole, struct sm_bytes key,
+	     struct sm_cell_view *out)
+{
+	struct sm_coll_iter it;
+	struct sm_bytes k, v;
+	uint32_t idx = 0, want;
+	bool is_map = ty->kind == SM_TYPE_MAP;
+
+	memset(out, 0, sizeof(*out));
+	if (!whole->present || sm_coll_iter_init(&it, whole->value) < 0)
+		return false;
+	if (!is_map && key.len != 4)
+		return false;
+	want = is_map ? 0 : be32(key.p);
+	while (sm_coll_next(&it, &k, is_map ? &v : NULL, is_map)) {
+		if (is_map ? sm_value_compare(ty->elem, k, key) == 0 : idx++ == want) {
+			out->present = true;
+			out->value = is_map ? v : k;
+			return true;
+		}
+	}
+	return false;
+}
+
+struct cas_sink {
+	const struct sm_cas *c;
+	const struct sm_table *t;
+	bool seen;
+	bool ok;
+	unsigned ncond_cols;
+	const uint16_t *cols;
+};
+
+static int
+cas_row(void *ctx, const struct sm_row_view *r)
+{
+	struct cas_sink *cs = ctx;
+	const struct sm_cas *c = cs->c;
+	unsigned i, j;
+
+	cs->seen = true;
+	cs->ok = true;
+	for (i = 0; i < c->nconds; i++) {
+		const struct sm_condition *cd = &c->conds[i];
+		const struct sm_column *col = &cs->t->cols[cd->col];
+		const struct sm_cell_view *cv = NULL;
+		struct sm_cell_view elem;
+
+		for (j = 0; j < r->ncells; j++)
+			if (cs->cols[j] == cd->col)
+				cv = &r->cells[j];
+		if (cv == NULL)
+			return -EINVAL;
+		if (cd->has_elem) {
+			coll_element(col->type, cv, cd->elem, &elem);
+			if (!cond_holds(cd,
+					col->type->kind == SM_TYPE_MAP ? col->type->val
+								       : col->type->elem,
+					&elem))
+				cs->ok = false;
+		} else if (!cond_holds(cd, col->type, cv)) {
+			cs->ok = false;
+		}
+	}
+	if (c->sink.row != NULL) {
+		/* The caller's pre-image: its own column list, a prefix of ours. */
+		struct sm_row_view pre = *r;
+
+		pre.ncells = c->ncols;
+		return c->sink.row(c->sink.ctx, &pre);
+	}
+	return 0;
+}
+
+int
+sm_ptable_cas_read(struct sm_ptable *pt, const struct sm_cas *c, int32_t now, bool *exists,
+		   bool *conds_ok)
+{
+	const struct sm_table *t = pt->t;
+	struct cas_sink cs = { .c = c, .t = t };
+	uint16_t cols[MAX_SELECT];
+	struct sm_ck_range one;
+	struct sm_select s;
+	unsigned n = 0, i, j;
+	int ret;
+
+	/* Read the caller's columns first, then any condition column missing. */
+	for (i = 0; i < c->ncols && n < MAX_SELECT; i++)
+		cols[n++] = c->cols[i];
+	for (i = 0; i < c->nconds; i++) {
+		for (j = 0; j < n && cols[j] != c->conds[i].col; j++)
+			;
+		if (j == n && n < MAX_SELECT)
+			cols[n++] = c->conds[i].col;
+	}
+	cs.cols = cols;
+	memset(&s, 0, sizeof(s));
+	s.table = t;
+	s.pk = c->mut.pk;
+	s.cols = cols;
+	s.ncols = n;
+	s.limit = 1;
+	s.sink.row = cas_row;
+	s.sink.ctx = &cs;
+	if (c->mut.ck.n > 0) {
+		one.start.prefix = c->mut.ck;
+		one.start.inclusive = true;
+		one.end = one.start;
+		s.ranges = &one;
+		s.nranges = 1;
+	}
+	ret = sm_ptable_read(pt, &s, now);
+	if (ret < 0)
+		return ret;
+	*exists = cs.seen;
+	if (c->kind == SM_CAS_IF_NOT_EXISTS)
+		*conds_ok = !cs.seen;
+	else if (c->kind == SM_CAS_IF_EXISTS)
+		*conds_ok = cs.seen;
+	else if (cs.seen)
+		*conds_ok = cs.ok;
+	else {
+		/* No row: every column reads as null. */
+		struct sm_cell_view nullv = { 0 };
+
+		*conds_ok = true;
+		for (i = 0; i < c->nconds; i++) {
+			const struct sm_column *col = &t->cols[c->conds[i].col];
+
+			if (!cond_holds(&c->conds[i],
+					c->conds[i].has_elem
+						? (col->type->kind == SM_TYPE_MAP ? col->type->val
+										  : col->type->elem)
+						: col->type,
+					&nullv))
+				*conds_ok = false;
+		}
+	}
+	return 0;
+}
