@@ -26,6 +26,12 @@ struct store_shard {
 	struct sm_paxos_local local;
 	struct sm_paxos_replica replica;
 	int64_t last_ts;
+	/* Requests submitted here and not yet done: they point into the
+	 * current catalog, so a replaced catalog waits in retired[] until
+	 * they are all done. */
+	uint64_t inflight;
+	struct sm_catalog **retired;
+	unsigned nretired;
 	/* shard 0: the DDL in flight and those waiting */
 	struct sm_ddl_req *ddl_busy;
 	struct sm_ddl_req *ddl_head;
@@ -33,6 +39,44 @@ struct store_shard {
 };
 
 static __thread struct store_shard *ss;
+
+/* ---- request lifetime ---- */
+
+static void
+release_retired(void)
+{
+	while (ss->nretired > 0)
+		sm_catalog_put(ss->retired[--ss->nretired]);
+}
+
+static void
+retire_catalog(struct sm_catalog *old)
+{
+	struct sm_catalog **v;
+
+	if (ss->inflight == 0) {
+		sm_catalog_put(old);
+		return;
+	}
+	v = sm_realloc(ss->retired, (ss->nretired + 1) * sizeof(*v));
+	if (v == NULL) {
+		/* Keep the old catalog forever rather than free it under a
+		 * request: a leak, never a use after free. */
+		SM_WARN("out of memory retiring a schema version");
+		return;
+	}
+	ss->retired = v;
+	ss->retired[ss->nretired++] = old;
+}
+
+/* Every request ends here, on the shard that submitted it. */
+static void
+req_finish(struct sm_store_req *r)
+{
+	if (--ss->inflight == 0 && ss->nretired > 0)
+		release_retired();
+	r->done(r);
+}
 
 /* ---- clocks and keys ---- */
 
@@ -355,7 +399,7 @@ exec_reply(void *arg)
 {
 	struct sm_store_req *r = arg;
 
-	r->done(r);
+	req_finish(r);
 }
 
 /* ---- range scans: a k-way merge over shards, in token order ---- */
@@ -383,14 +427,14 @@ scan_finish_msg(void *arg)
 {
 	struct sm_store_req *r = arg;
 
-	r->done(r);
+	req_finish(r);
 }
 
 static void
 scan_finish(struct sm_store_req *r)
 {
 	if (sm_shard_id() == r->origin) {
-		r->done(r);
+		req_finish(r);
 		return;
 	}
 	r->hops++;
@@ -492,7 +536,7 @@ scan_start(struct sm_store_req *r)
 	if (s->resume && sm_scan_pos_decode(&s->paging, &st->pos) < 0) {
 		r->result = -EINVAL;
 		snprintf(r->err, sizeof(r->err), "Invalid value for the paging state");
-		r->done(r);
+		req_finish(r);
 		return;
 	}
 	scan_step(r);
@@ -510,6 +554,7 @@ sm_store_submit(struct sm_store_req *r)
 	r->hops = 0;
 	r->result = 0;
 	r->err[0] = '\0';
+	ss->inflight++;
 	if (r->kind == SM_REQ_SELECT && r->sel.range) {
 		scan_start(r);
 		return;
@@ -520,13 +565,13 @@ sm_store_submit(struct sm_store_req *r)
 	if (pk->n == 0) {
 		r->result = -EINVAL;
 		snprintf(r->err, sizeof(r->err), "Key may not be empty");
-		r->done(r);
+		req_finish(r);
 		return;
 	}
 	owner = sm_key_shard(pk);
 	if (owner == r->origin) {
 		exec_local(r);
-		r->done(r);
+		req_finish(r);
 		return;
 	}
 	r->hops = 1;
@@ -534,7 +579,7 @@ sm_store_submit(struct sm_store_req *r)
 	if (sm_submit_to(owner, exec_remote, r, exec_reply) < 0) {
 		r->result = -ENOMEM;
 		snprintf(r->err, sizeof(r->err), "out of memory forwarding to shard %u", owner);
-		r->done(r);
+		req_finish(r);
 	}
 }
 
@@ -624,7 +669,7 @@ ddl_install(void *arg)
 	ss->cat = r->next;
 	if (sync_tables(ss->cat) < 0)
 		SM_ERR("out of memory installing schema version: some tables lack storage");
-	sm_catalog_put(old);
+	retire_catalog(old);
 }
 
 static void
@@ -809,6 +854,8 @@ sm_store_shard_fini(void)
 		}
 	}
 	sm_free(ss->tables);
+	release_retired();
+	sm_free(ss->retired);
 	sm_paxos_table_destroy(ss->paxos);
 	sm_catalog_put(ss->cat);
 	/* The publishing reference of the first catalog goes with the last

@@ -1553,8 +1553,8 @@ test_normalize(void **state)
 	(void)state;
 	assert_int_equal(sm_type_parse("frozen<set<int>>", &set_int, err, sizeof(err)), 0);
 	assert_int_equal(sm_type_parse("frozen<map<text, int>>", &map_ti, err, sizeof(err)), 0);
-	assert_int_equal(sm_type_parse("frozen<list<frozen<set<int>>>>", &list_set, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+		sm_type_parse("frozen<list<frozen<set<int>>>>", &list_set, err, sizeof(err)), 0);
 
 	/* {3, 1, 3, 2} -> {1, 2, 3} */
 	e[0] = (struct sm_bytes){ i3, 4 };
@@ -1605,8 +1605,8 @@ test_normalize(void **state)
 	/* Malformed values are refused; simple values are copied. */
 	assert_int_equal(sm_value_normalize(set_int, (struct sm_bytes){ i3, 3 }, buf, sizeof(buf)),
 			 -EINVAL);
-	assert_int_equal(sm_value_normalize(sm_type_simple(SM_TYPE_INT),
-					    (struct sm_bytes){ i3, 4 }, buf, sizeof(buf)),
+	assert_int_equal(sm_value_normalize(sm_type_simple(SM_TYPE_INT), (struct sm_bytes){ i3, 4 },
+					    buf, sizeof(buf)),
 			 4);
 	sm_type_free(set_int);
 	sm_type_free(map_ti);
