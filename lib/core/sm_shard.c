@@ -828,6 +828,8 @@ sm_runtime_run(const struct sm_runtime_opts *opts, char *err, size_t errlen)
 	struct sm_runtime_opts o = *opts;
 	int cpus[CPU_SETSIZE];
 	sigset_t sigs, old;
+	cpu_set_t caller_cpus;
+	bool have_caller_cpus;
 	unsigned n = 0, i;
 	int ret;
 
@@ -842,6 +844,10 @@ sm_runtime_run(const struct sm_runtime_opts *opts, char *err, size_t errlen)
 	ret = plan_cpus(&o, cpus, &n, err, errlen);
 	if (ret < 0)
 		return ret;
+	/* The caller becomes shard 0 and gets pinned: give its CPUs back at
+	 * the end, so a second run (tests, bench) starts from the same set. */
+	have_caller_cpus =
+		pthread_getaffinity_np(pthread_self(), sizeof(caller_cpus), &caller_cpus) == 0;
 
 	rt = calloc(1, sizeof(*rt));
 	if (rt == NULL) {
@@ -851,7 +857,9 @@ sm_runtime_run(const struct sm_runtime_opts *opts, char *err, size_t errlen)
 	rt->n = n;
 	rt->opts = &o;
 	rt->task_quota_ns = (uint64_t)o.task_quota_us * 1000;
-	rt->idle_poll_ns = (uint64_t)o.idle_poll_us * 1000;
+	/* Shards sharing CPUs must not spin: the spinner holds the CPU its
+	 * peer needs (Seastar's --overprovisioned does the same). */
+	rt->idle_poll_ns = o.overprovisioned ? 0 : (uint64_t)o.idle_poll_us * 1000;
 	ret = runtime_alloc(rt, cpus, err, errlen);
 	if (ret < 0)
 		goto free_rt;
@@ -890,6 +898,8 @@ sm_runtime_run(const struct sm_runtime_opts *opts, char *err, size_t errlen)
 	pthread_barrier_destroy(&rt->started);
 	pthread_barrier_destroy(&rt->ready);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (have_caller_cpus)
+		pthread_setaffinity_np(pthread_self(), sizeof(caller_cpus), &caller_cpus);
 
 	ret = 0;
 	for (i = 0; i < n; i++) {

@@ -156,17 +156,27 @@ struct mut_clone {
 	struct sm_cell_op ops[];
 };
 
+/* Copy @b to *p and advance; an empty value may have a NULL pointer,
+ * which memcpy() must not be given even for zero bytes. */
+static const uint8_t *
+copy_bytes(struct sm_bytes b, uint8_t **p)
+{
+	const uint8_t *at = *p;
+
+	if (b.len > 0)
+		memcpy(*p, b.p, b.len);
+	*p += b.len;
+	return at;
+}
+
 static void
 copy_key(struct sm_key *dst, const struct sm_key *src, uint8_t **p)
 {
 	unsigned i;
 
 	*dst = *src;
-	for (i = 0; i < src->n; i++) {
-		memcpy(*p, src->part[i].p, src->part[i].len);
-		dst->part[i].p = *p;
-		*p += src->part[i].len;
-	}
+	for (i = 0; i < src->n; i++)
+		dst->part[i].p = copy_bytes(src->part[i], p);
 }
 
 static size_t
@@ -203,12 +213,8 @@ mut_clone(const void *v)
 	copy_key(&c->m.range.end.prefix, &m->range.end.prefix, &p);
 	for (i = 0; i < m->nops; i++) {
 		c->ops[i] = m->ops[i];
-		memcpy(p, m->ops[i].key.p, m->ops[i].key.len);
-		c->ops[i].key.p = p;
-		p += m->ops[i].key.len;
-		memcpy(p, m->ops[i].value.p, m->ops[i].value.len);
-		c->ops[i].value.p = p;
-		p += m->ops[i].value.len;
+		c->ops[i].key.p = copy_bytes(m->ops[i].key, &p);
+		c->ops[i].value.p = copy_bytes(m->ops[i].value, &p);
 	}
 	c->m.ops = c->ops;
 	sm_table_get(m->table);

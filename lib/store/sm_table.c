@@ -134,7 +134,11 @@ val_bytes(const struct val *v)
 static int
 val_set(struct val *v, const uint8_t *p, uint32_t len)
 {
-	if (v->cap == 0 && len <= VAL_INLINE) {
+	if (len == 0) {
+		/* FIX: nothing to copy. Tombstones and empty values come with a
+		 * NULL pointer, and memcpy from NULL is undefined even for 0
+		 * bytes (UBSan stopped on the first cell tombstone). */
+	} else if (v->cap == 0 && len <= VAL_INLINE) {
 		memcpy(v->in, p, len);
 	} else if (v->cap >= len) {
 		memmove(v->heap, p, len); /* reuse: same size allocates nothing */
@@ -329,7 +333,12 @@ wins(const struct cell *old, int64_t ts, bool tomb, struct sm_bytes v, int32_t l
 	c = val_cmp_bytes(&old->v, v);
 	if (c != 0)
 		return c < 0;
-	return ldt != 0 && (old->ldt == 0 ? false : ldt > old->ldt);
+	/* FIX: ldt 0 means "never expires", the latest expiry of all; it was
+	 * treated as "never wins", so a TTL'd and a non-TTL'd write of the same
+	 * value at the same timestamp kept whichever arrived first. */
+	if (ldt == 0 || old->ldt == 0)
+		return ldt == 0 && old->ldt != 0;
+	return ldt > old->ldt;
 }
 
 static int
@@ -862,6 +871,15 @@ coll_key_type(const struct sm_type *t)
 	return t->kind == SM_TYPE_LIST ? sm_type_simple(SM_TYPE_TIMEUUID) : t->elem;
 }
 
+/*
+ * FIX: the last list key tick handed out by an append on this shard. Keys
+ * came from ts * 10 + position alone, so two appends with the same
+ * timestamp interleaved their elements ([1, 2] then [3, 4] read [1, 3, 2,
+ * 4]), and an append of more than 10 elements overlapped the next
+ * microsecond's. Appends now take keys above every earlier one.
+ */
+static __thread uint64_t list_last_ticks;
+
 /* A timeuuid list key from a 60-bit tick count, unique per shard. */
 static void
 list_key(uint64_t ticks, uint8_t out[16])
@@ -912,6 +930,18 @@ be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* Live elements of a list. */
+static uint32_t
+list_size(const struct coll *co, int64_t shadow, int32_t now)
+{
+	uint32_t i, n = 0;
+	int64_t sh = SM_MAX(shadow, co->tomb_ts);
+
+	for (i = 0; i < co->n; i++)
+		n += cell_live(&co->e[i].c, sh, now);
+	return n;
+}
+
 static int
 coll_op(const struct sm_table *t, const struct sm_column *col, struct cell *slot, int64_t shadow,
 	const struct sm_cell_op *op, int64_t ts, int32_t ldt, int32_t ttl, int32_t now, char *err,
@@ -954,8 +984,18 @@ coll_op(const struct sm_table *t, const struct sm_column *col, struct cell *slot
 			/* Keys below every existing element, in order. */
 			uint64_t min = co->n ? key_ticks(val_bytes(&co->e[0].key)) : base;
 
+			/* FIX: the first prepend to an empty list takes keys below
+			 * every later append's (see list_last_ticks): prepended
+			 * elements stay before appended ones, as in Cassandra,
+			 * whatever the timestamps. */
+			if (co->n == 0) {
+				min = SM_MAX(min, list_last_ticks + 1);
+				list_last_ticks = min;
+			}
 			n = it.left;
 			base = (min > n + 1 ? min : n + 1) - n - 1;
+		} else if (ty->kind == SM_TYPE_LIST && base <= list_last_ticks) {
+			base = list_last_ticks + 1; /* FIX: see list_last_ticks */
 		}
 		while (sm_coll_next(&it, &k, is_map ? &v : NULL, is_map)) {
 			if (ty->kind == SM_TYPE_LIST) {
@@ -972,6 +1012,8 @@ coll_op(const struct sm_table *t, const struct sm_column *col, struct cell *slot
 		}
 		if (sm_coll_iter_error(&it))
 			goto malformed;
+		if (ty->kind == SM_TYPE_LIST && op->kind != SM_CELL_PREPEND && i > 0)
+			list_last_ticks = base + i - 1;
 		return 0;
 	}
 	case SM_CELL_REMOVE:
@@ -1010,10 +1052,15 @@ coll_op(const struct sm_table *t, const struct sm_column *col, struct cell *slot
 			idx = be32(op->key.p);
 			i = list_index(co, shadow, now, idx);
 			if (i < 0) {
+				/* FIX: list_index_check() refuses this before anything is
+				 * applied; here only a second index operation on the same
+				 * list in one mutation can miss. The message printed the
+				 * index as the size. */
 				if (op->kind == SM_CELL_DELETE_ELEM)
 					return 0;
 				snprintf(err, errlen,
-					 "List index %u out of bound, list has size %u", idx, idx);
+					 "List index %d out of bound, list has size %u",
+					 (int32_t)idx, list_size(co, shadow, now));
 				return -EINVAL;
 			}
 			return cell_write(&co->e[i].c, ts,
@@ -1036,6 +1083,53 @@ malformed:
 
 /* ---- writes ---- */
 
+/*
+ * FIX: only SET values were validated; the values of APPEND, PREPEND,
+ * REMOVE and element operations were stored as given (a 1-byte element in
+ * a list<int>), and a malformed one failed half-way through coll_op() with
+ * the elements before it applied. Validated here before anything is written.
+ */
+static int
+coll_op_validate(const struct sm_column *col, const struct sm_cell_op *op, char *err, size_t errlen)
+{
+	const struct sm_type *ty = col->type;
+	bool is_map = ty->kind == SM_TYPE_MAP;
+	struct sm_coll_iter it;
+	struct sm_bytes k;
+
+	switch (op->kind) {
+	case SM_CELL_APPEND:
+	case SM_CELL_PREPEND:
+		return sm_value_validate(ty, op->value, err, errlen);
+	case SM_CELL_REMOVE:
+		if (!is_map)
+			return sm_value_validate(ty, op->value, err, errlen);
+		/* map - {keys}: a set of keys */
+		if (sm_coll_iter_init(&it, op->value) < 0)
+			goto malformed;
+		while (sm_coll_next(&it, &k, NULL, false))
+			if (sm_value_validate(ty->elem, k, err, errlen) < 0)
+				return -EINVAL;
+		if (sm_coll_iter_error(&it))
+			goto malformed;
+		return 0;
+	case SM_CELL_SET_ELEM:
+	case SM_CELL_DELETE_ELEM:
+		if (ty->kind != SM_TYPE_LIST &&
+		    sm_value_validate(ty->elem, op->key, err, errlen) < 0)
+			return -EINVAL;
+		if (op->kind == SM_CELL_SET_ELEM && !op->null && ty->kind != SM_TYPE_SET)
+			return sm_value_validate(is_map ? ty->val : ty->elem, op->value, err,
+						 errlen);
+		return 0;
+	default:
+		return 0;
+	}
+malformed:
+	snprintf(err, errlen, "Invalid collection value for column %s", col->name);
+	return -EINVAL;
+}
+
 static int
 counter_add(struct cell *c, int64_t shadow, int64_t ts, struct sm_bytes delta, int32_t now)
 {
@@ -1048,8 +1142,9 @@ counter_add(struct cell *c, int64_t shadow, int64_t ts, struct sm_bytes delta, i
 	if (cell_live(c, shadow, now) && c->v.len == 8)
 		for (i = 0; i < 8; i++)
 			cur = (int64_t)((uint64_t)cur << 8 | val_ptr(&c->v)[i]);
-	else if (ts <= shadow)
-		return 0; /* a delete at or after this increment hides it */
+	else if (ts <= shadow || (c->ts != TS_NONE && c->tomb && ts <= c->ts))
+		return 0; /* a delete at or after this increment hides it (FIX: the
+			   * cell's own tombstone, DELETE c, was not counted) */
 	cur = (int64_t)((uint64_t)cur + (uint64_t)d);
 	for (i = 0; i < 8; i++)
 		out[i] = (uint8_t)((uint64_t)cur >> (56 - 8 * i));
@@ -1080,6 +1175,66 @@ check_key(const struct sm_table *t, const struct sm_key *k, unsigned want, unsig
 		}
 		if (sm_value_validate(col->type, k->part[i], err, errlen) < 0)
 			return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * FIX: list[index] = v and DELETE list[index] read the list and fail on a
+ * null list or an index out of bounds, with Cassandra's messages. The
+ * check ran while applying, so a failing statement left its earlier
+ * operations applied, a DELETE out of bounds silently did nothing and the
+ * message gave the index as the size. Checked here before anything is
+ * written.
+ */
+static int
+list_index_check(struct sm_ptable *pt, const struct sm_mutation *m, const struct sm_cell_op *op,
+		 int32_t now, char *err, size_t errlen)
+{
+	const struct sm_table *t = pt->t;
+	const struct sm_column *col = &t->cols[op->col];
+	const struct cell *c = NULL;
+	int64_t shadow = TS_NONE;
+	uint8_t kbuf[512];
+	size_t klen;
+	uint32_t size = 0;
+	int32_t idx;
+
+	if ((op->kind != SM_CELL_SET_ELEM && op->kind != SM_CELL_DELETE_ELEM) ||
+	    col->type->kind != SM_TYPE_LIST || col->type->frozen)
+		return 0;
+	if (op->key.len != 4) {
+		snprintf(err, errlen, "Invalid collection value for column %s", col->name);
+		return -EINVAL;
+	}
+	idx = (int32_t)be32(op->key.p);
+	klen = sm_key_encode(&m->pk, kbuf, sizeof(kbuf));
+	if (klen <= sizeof(kbuf)) {
+		struct part *p = part_find(pt, sm_key_token(&m->pk),
+					   (struct sm_bytes){ kbuf, (uint32_t)klen });
+		struct row *r;
+
+		if (p != NULL && col->kind == SM_COL_STATIC && p->srow != NULL) {
+			c = &p->srow->cells[col->pos];
+			shadow = p->del_ts;
+		} else if (p != NULL && col->kind == SM_COL_REGULAR &&
+			   (r = row_get(t, p, &m->ck, false)) != NULL) {
+			c = &r->cells[col->pos];
+			shadow = row_shadow(t, p, r, &m->ck);
+		}
+	}
+	if (c != NULL && c->coll != NULL)
+		size = list_size(c->coll, shadow, now);
+	if (size == 0) {
+		snprintf(err, errlen,
+			 op->kind == SM_CELL_SET_ELEM
+				 ? "Attempted to set an element on a list which is null"
+				 : "Attempted to delete an element from a list which is null");
+		return -EINVAL;
+	}
+	if (idx < 0 || (uint32_t)idx >= size) {
+		snprintf(err, errlen, "List index %d out of bound, list has size %u", idx, size);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -1141,6 +1296,9 @@ sm_ptable_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, i
 				 col->name);
 			return -EINVAL;
 		}
+		if (sm_type_is_collection(col->type) && !col->type->frozen &&
+		    coll_op_validate(col, op, err, errlen) < 0)
+			return -EINVAL;
 	}
 	if (t->counter && m->ttl > 0) {
 		snprintf(err, errlen, "Cannot provide custom TTL for counter updates");
@@ -1155,6 +1313,9 @@ sm_ptable_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, i
 			return -EINVAL;
 		}
 	}
+	for (i = 0; i < m->nops; i++)
+		if (list_index_check(pt, m, &m->ops[i], now, err, errlen) < 0)
+			return -EINVAL;
 
 	key.len = (uint32_t)sm_key_encode(&m->pk, kbuf, sizeof(kbuf));
 	key.p = kbuf;
@@ -1215,9 +1376,13 @@ sm_ptable_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, i
 		r->del_ldt = now;
 		row_purge(t, r, t->nregular, ts);
 	}
+	/* FIX: on equal timestamps an expiring marker supersedes one that does
+	 * not expire, then the later expiry wins (Cassandra's
+	 * LivenessInfo.supersedes); a marker without expiry used to keep its
+	 * place, so the result depended on the order of arrival. */
 	if ((m->flags & SM_MUT_ROW_MARKER) &&
 	    (r->marker_ts == TS_NONE || ts > r->marker_ts ||
-	     (ts == r->marker_ts && ldt != 0 && r->marker_ldt != 0 && ldt > r->marker_ldt))) {
+	     (ts == r->marker_ts && ldt != 0 && (r->marker_ldt == 0 || ldt > r->marker_ldt)))) {
 		r->marker_ts = ts;
 		r->marker_ldt = ldt;
 		r->marker_ttl = ttl > 0 ? ttl : 0;
@@ -1453,6 +1618,7 @@ read_part(struct sm_select *s, const struct sm_table *t, struct part *p, struct 
 	const struct sm_ck_range *ranges = s->nranges ? s->ranges : &all;
 	unsigned nranges = s->nranges ? s->nranges : 1;
 	struct sm_key pk, ck, after;
+	uint8_t after_buf[sizeof(pos->ck)];
 	bool have_after = false, emitted_any = pos->part_rows > 0;
 	uint32_t part_budget = s->per_partition_limit ? s->per_partition_limit : UINT32_MAX;
 	unsigned ri;
@@ -1460,7 +1626,12 @@ read_part(struct sm_select *s, const struct sm_table *t, struct part *p, struct 
 
 	val_key(&p->key, &pk);
 	if (pos->ck_len > 0) {
-		sm_key_decode(pos->ck, pos->ck_len, &after);
+		/* FIX: decode a copy: @after pointed into pos->ck, which every
+		 * emitted row overwrites, so after the first row of a resumed page
+		 * it mixed the old key's lengths with the new key's bytes and
+		 * skipped rows (with clustering values of different lengths). */
+		memcpy(after_buf, pos->ck, pos->ck_len);
+		sm_key_decode(after_buf, pos->ck_len, &after);
 		have_after = true;
 	}
 	if (part_budget <= pos->part_rows)
