@@ -41,7 +41,7 @@ struct sm_sw_stats {
 	uint64_t wakeups_sent; /* eventfd writes to wake another shard */
 	uint64_t timers_fired;
 	uint64_t requests; /* protocol requests completed (echo frames, CQL, HTTP) */
-	uint64_t hops;     /* store requests forwarded to the owning shard */
+	uint64_t hops;	   /* store requests forwarded to the owning shard */
 } SM_CACHE_ALIGNED;
 
 /* The calling thread's counter block: its shard's, or a private one. */

@@ -79,20 +79,17 @@ struct uconn {
 	int err;       /* first error, reported to closed() */
 	unsigned refs; /* SQEs in flight, list memberships, callbacks running */
 	bool dying;    /* tear down when refs reaches 0 */
-	bool recv_armed;
 	bool send_inflight;
 	bool on_flush_list;
 	bool starved;
 	bool connecting;
 	bool attached; /* the protocol accepted it: closed() is owed */
-	bool torn_down;
 	bool accepted; /* server side, counted for placement */
 	/* send queue: ring of views */
 	struct sm_iov *sq;
 	uint32_t sq_head;
 	uint32_t sq_len;
 	uint32_t sq_cap;
-	uint32_t sq_sending; /* views covered by the sendmsg in flight */
 	struct iovec iov[SEND_IOV_MAX];
 	struct msghdr msg;
 };
@@ -258,7 +255,6 @@ arm_recv(struct uconn *u)
 	sqe->flags |= IOSQE_BUFFER_SELECT;
 	sqe->buf_group = BUF_GROUP;
 	io_uring_sqe_set_data64(sqe, op_data(u, OP_RECV));
-	u->recv_armed = true;
 	u->refs++;
 }
 
@@ -300,7 +296,6 @@ sq_release_all(struct uconn *u)
 static void
 conn_teardown(struct uconn *u)
 {
-	u->torn_down = true;
 	if (u->fd >= 0)
 		close(u->fd);
 	u->fd = -1;
@@ -475,7 +470,6 @@ issue_send(struct uconn *u)
 	sqe = get_sqe();
 	io_uring_prep_sendmsg(sqe, u->fd, &u->msg, MSG_NOSIGNAL);
 	io_uring_sqe_set_data64(sqe, op_data(u, OP_SEND));
-	u->sq_sending = n;
 	u->send_inflight = true;
 	conn_get(u);
 }
@@ -548,8 +542,6 @@ on_recv(struct uconn *u, int res, unsigned flags)
 	 * one that goes on needs a temporary one. */
 	if (more)
 		conn_get(u);
-	else
-		u->recv_armed = false;
 	if (res > 0) {
 		struct rx_buf *b = &us->rxb[flags >> IORING_CQE_BUFFER_SHIFT];
 		struct sm_iov v = {
