@@ -135,7 +135,7 @@ static int
 val_set(struct val *v, const uint8_t *p, uint32_t len)
 {
 	if (len == 0) {
-		/* FIX: nothing to copy. Tombstones and empty values come with a
+		/* nothing to copy. Tombstones and empty values come with a
 		 * NULL pointer, and memcpy from NULL is undefined even for 0
 		 * bytes (UBSan stopped on the first cell tombstone). */
 	} else if (v->cap == 0 && len <= VAL_INLINE) {
@@ -333,7 +333,7 @@ wins(const struct cell *old, int64_t ts, bool tomb, struct sm_bytes v, int32_t l
 	c = val_cmp_bytes(&old->v, v);
 	if (c != 0)
 		return c < 0;
-	/* FIX: ldt 0 means "never expires", the latest expiry of all; it was
+	/* ldt 0 means "never expires", the latest expiry of all; it was
 	 * treated as "never wins", so a TTL'd and a non-TTL'd write of the same
 	 * value at the same timestamp kept whichever arrived first. */
 	if (ldt == 0 || old->ldt == 0)
@@ -872,7 +872,7 @@ coll_key_type(const struct sm_type *t)
 }
 
 /*
- * FIX: the last list key tick handed out by an append on this shard. Keys
+ * the last list key tick handed out by an append on this shard. Keys
  * came from ts * 10 + position alone, so two appends with the same
  * timestamp interleaved their elements ([1, 2] then [3, 4] read [1, 3, 2,
  * 4]), and an append of more than 10 elements overlapped the next
@@ -984,7 +984,7 @@ coll_op(const struct sm_table *t, const struct sm_column *col, struct cell *slot
 			/* Keys below every existing element, in order. */
 			uint64_t min = co->n ? key_ticks(val_bytes(&co->e[0].key)) : base;
 
-			/* FIX: the first prepend to an empty list takes keys below
+			/* the first prepend to an empty list takes keys below
 			 * every later append's (see list_last_ticks): prepended
 			 * elements stay before appended ones, as in Cassandra,
 			 * whatever the timestamps. */
@@ -995,7 +995,7 @@ coll_op(const struct sm_table *t, const struct sm_column *col, struct cell *slot
 			n = it.left;
 			base = (min > n + 1 ? min : n + 1) - n - 1;
 		} else if (ty->kind == SM_TYPE_LIST && base <= list_last_ticks) {
-			base = list_last_ticks + 1; /* FIX: see list_last_ticks */
+			base = list_last_ticks + 1; /* see list_last_ticks */
 		}
 		while (sm_coll_next(&it, &k, is_map ? &v : NULL, is_map)) {
 			if (ty->kind == SM_TYPE_LIST) {
@@ -1052,7 +1052,7 @@ coll_op(const struct sm_table *t, const struct sm_column *col, struct cell *slot
 			idx = be32(op->key.p);
 			i = list_index(co, shadow, now, idx);
 			if (i < 0) {
-				/* FIX: list_index_check() refuses this before anything is
+				/* list_index_check() refuses this before anything is
 				 * applied; here only a second index operation on the same
 				 * list in one mutation can miss. The message printed the
 				 * index as the size. */
@@ -1084,7 +1084,7 @@ malformed:
 /* ---- writes ---- */
 
 /*
- * FIX: only SET values were validated; the values of APPEND, PREPEND,
+ * only SET values were validated; the values of APPEND, PREPEND,
  * REMOVE and element operations were stored as given (a 1-byte element in
  * a list<int>), and a malformed one failed half-way through coll_op() with
  * the elements before it applied. Validated here before anything is written.
@@ -1143,7 +1143,7 @@ counter_add(struct cell *c, int64_t shadow, int64_t ts, struct sm_bytes delta, i
 		for (i = 0; i < 8; i++)
 			cur = (int64_t)((uint64_t)cur << 8 | val_ptr(&c->v)[i]);
 	else if (ts <= shadow || (c->ts != TS_NONE && c->tomb && ts <= c->ts))
-		return 0; /* a delete at or after this increment hides it (FIX: the
+		return 0; /* a delete at or after this increment hides it (the
 			   * cell's own tombstone, DELETE c, was not counted) */
 	cur = (int64_t)((uint64_t)cur + (uint64_t)d);
 	for (i = 0; i < 8; i++)
@@ -1180,7 +1180,7 @@ check_key(const struct sm_table *t, const struct sm_key *k, unsigned want, unsig
 }
 
 /*
- * FIX: list[index] = v and DELETE list[index] read the list and fail on a
+ * list[index] = v and DELETE list[index] read the list and fail on a
  * null list or an index out of bounds, with Cassandra's messages. The
  * check ran while applying, so a failing statement left its earlier
  * operations applied, a DELETE out of bounds silently did nothing and the
@@ -1376,7 +1376,7 @@ sm_ptable_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, i
 		r->del_ldt = now;
 		row_purge(t, r, t->nregular, ts);
 	}
-	/* FIX: on equal timestamps an expiring marker supersedes one that does
+	/* on equal timestamps an expiring marker supersedes one that does
 	 * not expire, then the later expiry wins (Cassandra's
 	 * LivenessInfo.supersedes); a marker without expiry used to keep its
 	 * place, so the result depended on the order of arrival. */
@@ -1626,7 +1626,7 @@ read_part(struct sm_select *s, const struct sm_table *t, struct part *p, struct 
 
 	val_key(&p->key, &pk);
 	if (pos->ck_len > 0) {
-		/* FIX: decode a copy: @after pointed into pos->ck, which every
+		/* decode a copy: @after pointed into pos->ck, which every
 		 * emitted row overwrites, so after the first row of a resumed page
 		 * it mixed the old key's lengths with the new key's bytes and
 		 * skipped rows (with clustering values of different lengths). */
