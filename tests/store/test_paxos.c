@@ -350,6 +350,24 @@ teardown(void **state)
 	return 0;
 }
 
+/*
+ * Step a round whose next phase is a prepare. A ballot in the same
+ * microsecond as one already seen is refused by design (two commits must
+ * not tie on their write timestamp) and the round prepares again; when the
+ * test runs inside one microsecond that happens, so step past it.
+ */
+static int
+step_from_prepare(struct sm_paxos_round *r)
+{
+	unsigned i = 0;
+	int s;
+
+	do
+		s = sm_paxos_round_step(r);
+	while (s == SM_PAXOS_PREPARE && r->step == SM_PAXOS_PREPARE && ++i < 16);
+	return s;
+}
+
 static void
 test_single_cas(void **state)
 {
@@ -363,7 +381,7 @@ test_single_cas(void **state)
 	gen_init(&g, 1);
 	round_start(&r, c, &g, &x, false, 0);
 	assert_int_equal(r.quorum, 1);
-	assert_int_equal(sm_paxos_round_step(&r), SM_PAXOS_READ);
+	assert_int_equal(step_from_prepare(&r), SM_PAXOS_READ);
 	assert_int_equal(sm_paxos_round_step(&r), SM_PAXOS_PROPOSE);
 	assert_int_equal(sm_paxos_round_step(&r), SM_PAXOS_COMMIT);
 	assert_int_equal(sm_paxos_round_step(&r), SM_PAXOS_DONE);
@@ -443,10 +461,10 @@ test_contention(void **state)
 	gen_init(&g, 1);
 	round_start(&a, c, &g, &xa, false, 0);
 	round_start(&b, c, &g, &xb, false, 0);
-	assert_int_equal(sm_paxos_round_step(&a), SM_PAXOS_READ);
+	assert_int_equal(step_from_prepare(&a), SM_PAXOS_READ);
 	assert_int_equal(sm_paxos_round_step(&a), SM_PAXOS_PROPOSE);
 	assert_int_equal(xa.read_value, 0);
-	assert_int_equal(sm_paxos_round_step(&b), SM_PAXOS_READ);
+	assert_int_equal(step_from_prepare(&b), SM_PAXOS_READ);
 	assert_true(sm_timeuuid_cmp(&b.ballot, &a.ballot) > 0);
 	/* B's promise makes A's proposal fail everywhere: A starts over. */
 	assert_int_equal(sm_paxos_round_step(&a), SM_PAXOS_PREPARE);
@@ -480,7 +498,7 @@ abandon_after_accept(struct cluster *c, struct sm_uuid_gen *g)
 	unsigned i;
 
 	round_start(&a, c, g, &xa, false, 0);
-	assert_int_equal(sm_paxos_round_step(&a), SM_PAXOS_READ);
+	assert_int_equal(step_from_prepare(&a), SM_PAXOS_READ);
 	assert_int_equal(sm_paxos_round_step(&a), SM_PAXOS_PROPOSE);
 	assert_int_equal(sm_paxos_round_step(&a), SM_PAXOS_COMMIT);
 	sm_paxos_round_fini(&a);
@@ -507,7 +525,7 @@ test_superseded_mid_round(void **state)
 	a_id = abandon_after_accept(c, &g);
 
 	round_start(&b, c, &g, &xb, false, 0);
-	assert_int_equal(sm_paxos_round_step(&b), SM_PAXOS_REPAIR_PROPOSE);
+	assert_int_equal(step_from_prepare(&b), SM_PAXOS_REPAIR_PROPOSE);
 	assert_int_equal(b.repairs, 1);
 	assert_non_null(b.repair_value);
 	repair_ballot = b.ballot;
@@ -522,7 +540,7 @@ test_superseded_mid_round(void **state)
 
 	assert_int_equal(sm_paxos_round_run(&b), 0);
 	assert_true(b.applied);
-	assert_int_equal(b.attempts, 2);
+	assert_true(b.attempts >= 2) /* more when a ballot ties in a microsecond */;
 	assert_int_equal(b.contention, 0);
 	assert_int_equal(xb.read_value, 1);
 	assert_int_equal(st->napplied, 2);
@@ -547,11 +565,11 @@ test_serial_read_repairs(void **state)
 	a_id = abandon_after_accept(c, &g);
 
 	round_start(&s, c, &g, &xs, true, 0);
-	assert_int_equal(sm_paxos_round_step(&s), SM_PAXOS_REPAIR_PROPOSE);
+	assert_int_equal(step_from_prepare(&s), SM_PAXOS_REPAIR_PROPOSE);
 	assert_int_equal(sm_paxos_round_step(&s), SM_PAXOS_REPAIR_COMMIT);
 	assert_int_equal(sm_paxos_round_step(&s), SM_PAXOS_PREPARE);
 	assert_int_equal(xs.reads, 0);
-	assert_int_equal(sm_paxos_round_step(&s), SM_PAXOS_READ);
+	assert_int_equal(step_from_prepare(&s), SM_PAXOS_READ);
 	assert_int_equal(sm_paxos_round_step(&s), SM_PAXOS_DONE);
 	assert_int_equal(s.error, 0);
 	assert_false(s.applied);
@@ -598,7 +616,7 @@ test_repair_missed_commit(void **state)
 	assert_int_equal(c->rep[0].commits, 1); /* only the replica that missed it */
 	assert_int_equal(sm_paxos_round_run(&r), 0);
 	assert_true(r.applied);
-	assert_int_equal(r.attempts, 2);
+	assert_true(r.attempts >= 2) /* more when a ballot ties in a microsecond */;
 	for (unsigned i = 0; i < c->n; i++) {
 		assert_int_equal(c->rep[i].store.napplied, 2);
 		assert_int_equal(c->rep[i].store.reg, 2);
@@ -640,7 +658,7 @@ test_ballot_timestamps(void **state)
 	assert_int_equal(sm_paxos_round_run(&r), 0);
 	assert_true(r.applied);
 	assert_int_equal(r.contention, 1);
-	assert_int_equal(r.attempts, 2);
+	assert_true(r.attempts >= 2) /* more when a ballot ties in a microsecond */;
 	assert_true(sm_timeuuid_cmp(&r.ballot, &future) > 0);
 	assert_true(st->log[5].ts > sm_uuid_micros(&future));
 	assert_int_equal(st->log[5].ts, sm_uuid_micros(&r.ballot));
