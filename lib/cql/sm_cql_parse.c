@@ -1,0 +1,1067 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * CQL parser, part 3: statements and the public API.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sm_core.h"
+#include "cql_parse_priv.h"
+
+#define TRY(e)                                                                                     \
+	do {                                                                                       \
+		int rc_ = (e);                                                                     \
+		if (rc_ < 0)                                                                       \
+			return rc_;                                                                \
+	} while (0)
+
+static int
+parse_stmt(struct cql_parser *p, struct sm_cql_stmt *s, bool in_batch);
+
+/* ---- properties (WITH a = b AND ...) ---- */
+
+/* A constant's text for a property or map entry value. */
+static int
+const_text(struct cql_parser *p, const char **out)
+{
+	const struct cql_tok *t = cql_peek(p, 0);
+	uint32_t len;
+
+	switch (t->type) {
+	case T_STRING:
+		p->pos++;
+		*out = cql_tok_string(p, t, &len);
+		break;
+	case T_INT:
+	case T_FLOAT:
+	case T_BLOB:
+	case T_UUID:
+	case T_DURATION:
+	case T_IDENT:
+	case T_QIDENT:
+		p->pos++;
+		*out = cql_strndup(p, p->text + t->off, t->len);
+		break;
+	default:
+		return cql_syntax_error(p);
+	}
+	return *out == NULL ? -ENOMEM : 0;
+}
+
+static int
+prop_value(struct cql_parser *p, struct sm_cql_prop *pr)
+{
+	const struct cql_tok *open = cql_peek(p, 0), *close;
+	struct sm_cql_kv *kv;
+	unsigned cap = 0;
+
+	if (!cql_accept_punct(p, "{"))
+		return const_text(p, &pr->value);
+	if (!cql_accept_punct(p, "}")) {
+		for (;;) {
+			kv = cql_vec_add(p, &pr->map, &pr->nmap, &cap, sizeof(*kv));
+			if (kv == NULL)
+				return -ENOMEM;
+			TRY(const_text(p, &kv->key));
+			TRY(cql_expect_punct(p, ":"));
+			TRY(const_text(p, &kv->value));
+			if (cql_accept_punct(p, "}"))
+				break;
+			TRY(cql_expect_punct(p, ","));
+		}
+	}
+	close = &p->toks[p->pos - 1];
+	pr->value = cql_strndup(p, p->text + open->off, close->off + 1 - open->off);
+	if (pr->value == NULL)
+		return -ENOMEM;
+	if (pr->map == NULL) {
+		/* {} is a map with no entries, not "not a map" */
+		pr->map = cql_alloc(p->arena, sizeof(*pr->map));
+		if (pr->map == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int
+prop(struct cql_parser *p, struct sm_cql_prop **props, unsigned *n, unsigned *cap)
+{
+	struct sm_cql_prop *pr;
+	unsigned i;
+
+	pr = cql_vec_add(p, props, n, cap, sizeof(*pr));
+	if (pr == NULL)
+		return -ENOMEM;
+	TRY(cql_ident(p, &pr->key));
+	for (i = 0; i + 1 < *n; i++)
+		if (strcmp((*props)[i].key, pr->key) == 0)
+			return cql_fail(p, -EINVAL, "Multiple definitions for property '%s'",
+					pr->key);
+	TRY(cql_expect_punct(p, "="));
+	return prop_value(p, pr);
+}
+
+static const struct sm_cql_prop *
+find_prop(const struct sm_cql_prop *props, unsigned n, const char *key)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(props[i].key, key) == 0)
+			return &props[i];
+	return NULL;
+}
+
+static bool
+if_not_exists(struct cql_parser *p, int *rc)
+{
+	*rc = 0;
+	if (!cql_accept_kw(p, "if"))
+		return false;
+	*rc = cql_expect_kw(p, "not");
+	if (*rc == 0)
+		*rc = cql_expect_kw(p, "exists");
+	return true;
+}
+
+static bool
+if_exists(struct cql_parser *p, int *rc)
+{
+	*rc = 0;
+	if (!cql_accept_kw(p, "if"))
+		return false;
+	*rc = cql_expect_kw(p, "exists");
+	return true;
+}
+
+/* ---- DDL ---- */
+
+static int
+create_keyspace(struct cql_parser *p, struct sm_cql_create_keyspace *k)
+{
+	const struct sm_cql_prop *r;
+	unsigned cap = 0;
+	int rc;
+
+	k->if_not_exists = if_not_exists(p, &rc);
+	TRY(rc);
+	TRY(cql_ident(p, &k->ks));
+	TRY(cql_expect_kw(p, "with"));
+	do {
+		TRY(prop(p, &k->props, &k->nprops, &cap));
+	} while (cql_accept_kw(p, "and"));
+	r = find_prop(k->props, k->nprops, "replication");
+	if (r == NULL || r->map == NULL)
+		return cql_fail(p, -EINVAL, "Missing mandatory replication strategy class");
+	k->replication = r->map;
+	k->nreplication = r->nmap;
+	k->durable_writes = true;
+	r = find_prop(k->props, k->nprops, "durable_writes");
+	if (r != NULL) {
+		if (r->map != NULL ||
+		    (strcasecmp(r->value, "true") != 0 && strcasecmp(r->value, "false") != 0))
+			return cql_fail(p, -EINVAL, "Invalid boolean value for durable_writes: %s",
+					r->map ? "a map" : r->value);
+		k->durable_writes = strcasecmp(r->value, "true") == 0;
+	}
+	return 0;
+}
+
+/* A column type, normalized: "map<text, frozen<list<int>>>". Appends to @buf. */
+static int
+col_type(struct cql_parser *p, char *buf, size_t cap, size_t *len, unsigned depth)
+{
+	const struct cql_tok *t = cql_peek(p, 0);
+	const char *name;
+	size_t n;
+	unsigned nargs = 0, i;
+
+	if (depth > SM_CQL_MAX_DEPTH)
+		return cql_fail(p, -EINVAL, "Type nested too deeply");
+	if (t->type == T_STRING)
+		return cql_unsupported(p, "custom types");
+	if (t->type != T_IDENT && t->type != T_QIDENT)
+		return cql_expect_error(p, "a type");
+	/* type names may be keywords (text, set, list, map are not reserved in types) */
+	p->pos++;
+	if (t->type == T_IDENT) {
+		name = NULL;
+		n = t->len;
+	} else {
+		p->pos--;
+		TRY(cql_ident(p, &name));
+		n = strlen(name);
+	}
+	if (*len + n + 1 >= cap)
+		return cql_fail(p, -EINVAL, "Type too long");
+	for (i = 0; i < n; i++) {
+		char ch = name ? name[i] : p->text[t->off + i];
+
+		buf[(*len)++] = (char)(name ? ch : (ch >= 'A' && ch <= 'Z' ? ch + 32 : ch));
+	}
+	if (cql_tok_is_punct(p, cql_peek(p, 0), "."))
+		return cql_unsupported(p, "user-defined types");
+	if (!cql_accept_punct(p, "<"))
+		return 0;
+	buf[(*len)++] = '<';
+	do {
+		if (nargs++ > 0) {
+			if (*len + 2 >= cap)
+				return cql_fail(p, -EINVAL, "Type too long");
+			buf[(*len)++] = ',';
+			buf[(*len)++] = ' ';
+		}
+		TRY(col_type(p, buf, cap, len, depth + 1));
+	} while (cql_accept_punct(p, ","));
+	if (*len + 2 >= cap)
+		return cql_fail(p, -EINVAL, "Type too long");
+	/* ">>" lexes as two '>' tokens, and ">=" cannot end a type */
+	TRY(cql_expect_punct(p, ">"));
+	buf[(*len)++] = '>';
+	return 0;
+}
+
+static int
+coldef(struct cql_parser *p, struct sm_cql_coldef *c, bool *primary)
+{
+	unsigned first = p->pos;
+	char buf[512];
+	size_t len = 0;
+
+	TRY(cql_ident(p, &c->name));
+	TRY(col_type(p, buf, sizeof(buf), &len, 0));
+	c->type = cql_strndup(p, buf, len);
+	if (c->type == NULL)
+		return -ENOMEM;
+	if (cql_accept_kw(p, "static"))
+		c->is_static = true;
+	if (primary != NULL && cql_accept_kw(p, "primary")) {
+		TRY(cql_expect_kw(p, "key"));
+		*primary = true;
+	}
+	c->src.off = p->toks[first].off;
+	c->src.len = p->toks[p->pos - 1].off + p->toks[p->pos - 1].len - c->src.off;
+	return 0;
+}
+
+static int
+add_name(struct cql_parser *p, const char ***arr, unsigned *n, unsigned *cap)
+{
+	const char **slot = cql_vec_add(p, arr, n, cap, sizeof(*slot));
+
+	if (slot == NULL)
+		return -ENOMEM;
+	return cql_ident(p, slot);
+}
+
+/* PRIMARY KEY ((a, b), c, d) or PRIMARY KEY (a, c, d), after the keywords */
+static int
+primary_key(struct cql_parser *p, struct sm_cql_create_table *t)
+{
+	unsigned pcap = 0, ccap = 0;
+
+	TRY(cql_expect_punct(p, "("));
+	if (cql_accept_punct(p, "(")) {
+		do {
+			TRY(add_name(p, &t->pk, &t->npk, &pcap));
+		} while (cql_accept_punct(p, ","));
+		TRY(cql_expect_punct(p, ")"));
+	} else {
+		TRY(add_name(p, &t->pk, &t->npk, &pcap));
+	}
+	while (cql_accept_punct(p, ","))
+		TRY(add_name(p, &t->ck, &t->nck, &ccap));
+	return cql_expect_punct(p, ")");
+}
+
+static int
+table_options(struct cql_parser *p, struct sm_cql_create_table *t)
+{
+	const struct sm_cql_prop *pr;
+	struct sm_cql_order *o;
+	unsigned pcap = 0, ocap = 0;
+	char *end;
+	long v;
+
+	do {
+		if (cql_accept_kw(p, "clustering")) {
+			TRY(cql_expect_kw(p, "order"));
+			TRY(cql_expect_kw(p, "by"));
+			TRY(cql_expect_punct(p, "("));
+			do {
+				o = cql_vec_add(p, &t->clustering_order, &t->nclustering_order,
+						&ocap, sizeof(*o));
+				if (o == NULL)
+					return -ENOMEM;
+				TRY(cql_ident(p, &o->col));
+				if (cql_accept_kw(p, "desc"))
+					o->desc = true;
+				else
+					cql_accept_kw(p, "asc");
+			} while (cql_accept_punct(p, ","));
+			TRY(cql_expect_punct(p, ")"));
+		} else if (cql_accept_kw(p, "compact")) {
+			TRY(cql_expect_kw(p, "storage"));
+			t->compact_storage = true;
+		} else {
+			TRY(prop(p, &t->props, &t->nprops, &pcap));
+		}
+	} while (cql_accept_kw(p, "and"));
+	pr = find_prop(t->props, t->nprops, "default_time_to_live");
+	if (pr != NULL) {
+		if (pr->map != NULL)
+			return cql_fail(p, -EINVAL, "Invalid value for default_time_to_live");
+		v = strtol(pr->value, &end, 10);
+		if (*end != '\0' || end == pr->value || v < 0 || v > INT32_MAX)
+			return cql_fail(p, -EINVAL, "Invalid value for default_time_to_live: %s",
+					pr->value);
+		t->has_default_ttl = true;
+		t->default_ttl = (int32_t)v;
+	}
+	return 0;
+}
+
+static int
+create_table(struct cql_parser *p, struct sm_cql_create_table *t)
+{
+	struct sm_cql_coldef *c;
+	unsigned cap = 0, npk_specs = 0, pcap = 0;
+	bool primary;
+	int rc;
+
+	t->if_not_exists = if_not_exists(p, &rc);
+	TRY(rc);
+	TRY(cql_qname(p, &t->table));
+	TRY(cql_expect_punct(p, "("));
+	do {
+		if (cql_accept_kw(p, "primary")) {
+			TRY(cql_expect_kw(p, "key"));
+			if (npk_specs++ > 0)
+				return cql_fail(p, -EINVAL,
+						"Multiple PRIMARY KEYs specified "
+						"(exactly one required)");
+			TRY(primary_key(p, t));
+			continue;
+		}
+		primary = false;
+		c = cql_vec_add(p, &t->cols, &t->ncols, &cap, sizeof(*c));
+		if (c == NULL)
+			return -ENOMEM;
+		TRY(coldef(p, c, &primary));
+		if (primary) {
+			const char **slot;
+
+			if (npk_specs++ > 0)
+				return cql_fail(p, -EINVAL,
+						"Multiple PRIMARY KEYs specified "
+						"(exactly one required)");
+			slot = cql_vec_add(p, &t->pk, &t->npk, &pcap, sizeof(*slot));
+			if (slot == NULL)
+				return -ENOMEM;
+			*slot = c->name;
+		}
+	} while (cql_accept_punct(p, ","));
+	TRY(cql_expect_punct(p, ")"));
+	if (npk_specs == 0)
+		return cql_fail(p, -EINVAL, "No PRIMARY KEY specified (exactly one required)");
+	if (cql_accept_kw(p, "with"))
+		TRY(table_options(p, t));
+	return 0;
+}
+
+static int
+alter_table(struct cql_parser *p, struct sm_cql_alter_table_add *a)
+{
+	struct sm_cql_coldef *c;
+	unsigned cap = 0;
+	bool paren;
+
+	TRY(cql_qname(p, &a->table));
+	if (!cql_accept_kw(p, "add")) {
+		if (cql_peek(p, 0)->type == T_IDENT)
+			return cql_unsupported(p, "ALTER TABLE other than ADD");
+		return cql_expect_error(p, "K_ADD");
+	}
+	paren = cql_accept_punct(p, "(");
+	do {
+		c = cql_vec_add(p, &a->cols, &a->ncols, &cap, sizeof(*c));
+		if (c == NULL)
+			return -ENOMEM;
+		TRY(coldef(p, c, NULL));
+	} while (cql_accept_punct(p, ","));
+	if (paren)
+		TRY(cql_expect_punct(p, ")"));
+	return 0;
+}
+
+/* ---- SELECT ---- */
+
+static int
+selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool arg);
+
+static int
+selector_call(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth)
+{
+	struct sm_cql_qname q;
+	struct sm_cql_selector *a;
+	unsigned cap = 0;
+
+	TRY(cql_func_name(p, &q));
+	s->kind = SM_CQL_SEL_FUNCTION;
+	s->ks = q.ks;
+	s->name = q.name;
+	TRY(cql_expect_punct(p, "("));
+	if (cql_accept_punct(p, ")"))
+		return 0;
+	do {
+		a = cql_vec_add(p, &s->args, &s->nargs, &cap, sizeof(*a));
+		if (a == NULL)
+			return -ENOMEM;
+		TRY(selector(p, a, depth + 1, true));
+	} while (cql_accept_punct(p, ","));
+	return cql_expect_punct(p, ")");
+}
+
+static int
+selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool arg)
+{
+	const struct cql_tok *t = cql_peek(p, 0), *nx = cql_peek(p, 1);
+	unsigned first = p->pos;
+
+	if (depth > SM_CQL_MAX_DEPTH)
+		return cql_fail(p, -EINVAL, "Nesting deeper than %d levels", SM_CQL_MAX_DEPTH);
+	if (cql_tok_is_kw(p, t, "count") && cql_tok_is_punct(p, nx, "(") &&
+	    (cql_tok_is_punct(p, cql_peek(p, 2), "*") || cql_peek(p, 2)->type == T_INT) &&
+	    cql_tok_is_punct(p, cql_peek(p, 3), ")")) {
+		const struct cql_tok *a = cql_peek(p, 2);
+
+		if (a->type == T_INT && !(a->len == 1 && p->text[a->off] == '1'))
+			return cql_fail(p, -EINVAL, "Only COUNT(1) is supported, got COUNT(%.*s)",
+					(int)(a->len > 20 ? 20 : a->len), p->text + a->off);
+		p->pos += 4;
+		s->kind = SM_CQL_SEL_COUNT;
+	} else if ((cql_tok_is_kw(p, t, "writetime") || cql_tok_is_kw(p, t, "ttl")) &&
+		   cql_tok_is_punct(p, nx, "(")) {
+		s->kind = cql_tok_is_kw(p, t, "ttl") ? SM_CQL_SEL_TTL : SM_CQL_SEL_WRITETIME;
+		p->pos += 2;
+		TRY(cql_ident(p, &s->column));
+		TRY(cql_expect_punct(p, ")"));
+	} else if ((t->type == T_IDENT || t->type == T_QIDENT) &&
+		   (cql_tok_is_punct(p, nx, "(") ||
+		    (cql_tok_is_punct(p, nx, ".") && cql_tok_is_punct(p, cql_peek(p, 3), "(")))) {
+		TRY(selector_call(p, s, depth));
+	} else if (cql_at_ident(p) &&
+		   !(arg && (cql_tok_is_kw(p, t, "true") || cql_tok_is_kw(p, t, "false")))) {
+		s->kind = SM_CQL_SEL_COLUMN;
+		TRY(cql_ident(p, &s->column));
+	} else if (arg) {
+		struct cql_tctx ctx = { .role = SM_CQL_BIND_FUNCTION_ARG,
+					.clause = SM_CQL_CLAUSE_SELECT };
+
+		s->kind = SM_CQL_SEL_TERM;
+		TRY(cql_term(p, &ctx, &s->term));
+	} else if (cql_tok_is_kw(p, t, "json")) {
+		return cql_unsupported(p, "SELECT JSON");
+	} else {
+		return cql_syntax_error(p);
+	}
+	s->src.off = p->toks[first].off;
+	s->src.len = p->toks[p->pos - 1].off + p->toks[p->pos - 1].len - s->src.off;
+	if (!arg && cql_accept_kw(p, "as"))
+		TRY(cql_ident(p, &s->alias));
+	return 0;
+}
+
+static int
+limit_value(struct cql_parser *p, enum sm_cql_bind_role role, struct sm_cql_term **out)
+{
+	struct cql_tctx ctx = { .role = role, .clause = SM_CQL_CLAUSE_OPTION };
+	const struct cql_tok *t = cql_peek(p, 0);
+
+	if (t->type != T_INT && t->type != T_QMARK && !cql_tok_is_punct(p, t, ":"))
+		return cql_expect_error(p, "INTEGER");
+	TRY(cql_term(p, &ctx, out));
+	if ((*out)->kind == SM_CQL_TERM_LITERAL &&
+	    ((*out)->text[0] == '-' || strspn((*out)->text, "0") == (*out)->len))
+		return cql_fail(p, -EINVAL, "LIMIT must be strictly positive");
+	return 0;
+}
+
+static int
+select_stmt(struct cql_parser *p, struct sm_cql_select *s)
+{
+	struct sm_cql_selector *sel;
+	struct sm_cql_order *o;
+	unsigned cap = 0, ocap = 0;
+
+	if (cql_tok_is_kw(p, cql_peek(p, 0), "json") && !cql_tok_is_kw(p, cql_peek(p, 1), "from") &&
+	    !cql_tok_is_punct(p, cql_peek(p, 1), ","))
+		return cql_unsupported(p, "SELECT JSON");
+	if (cql_tok_is_kw(p, cql_peek(p, 0), "distinct") &&
+	    !cql_tok_is_kw(p, cql_peek(p, 1), "from") &&
+	    !cql_tok_is_punct(p, cql_peek(p, 1), ",") && !cql_tok_is_kw(p, cql_peek(p, 1), "as")) {
+		p->pos++;
+		s->distinct = true;
+	}
+	if (cql_accept_punct(p, "*")) {
+		s->star = true;
+	} else {
+		do {
+			sel = cql_vec_add(p, &s->sels, &s->nsels, &cap, sizeof(*sel));
+			if (sel == NULL)
+				return -ENOMEM;
+			TRY(selector(p, sel, 0, false));
+		} while (cql_accept_punct(p, ","));
+	}
+	TRY(cql_expect_kw(p, "from"));
+	TRY(cql_qname(p, &s->table));
+	if (cql_accept_kw(p, "where"))
+		TRY(cql_where(p, &s->where, &s->nwhere));
+	if (cql_tok_is_kw(p, cql_peek(p, 0), "group"))
+		return cql_unsupported(p, "GROUP BY");
+	if (cql_accept_kw(p, "order")) {
+		TRY(cql_expect_kw(p, "by"));
+		do {
+			o = cql_vec_add(p, &s->order, &s->norder, &ocap, sizeof(*o));
+			if (o == NULL)
+				return -ENOMEM;
+			TRY(cql_ident(p, &o->col));
+			if (cql_accept_kw(p, "desc"))
+				o->desc = true;
+			else
+				cql_accept_kw(p, "asc");
+		} while (cql_accept_punct(p, ","));
+	}
+	if (cql_accept_kw(p, "per")) {
+		TRY(cql_expect_kw(p, "partition"));
+		TRY(cql_expect_kw(p, "limit"));
+		TRY(limit_value(p, SM_CQL_BIND_PER_PARTITION_LIMIT, &s->per_partition_limit));
+	}
+	if (cql_accept_kw(p, "limit"))
+		TRY(limit_value(p, SM_CQL_BIND_LIMIT, &s->limit));
+	if (cql_accept_kw(p, "allow")) {
+		TRY(cql_expect_kw(p, "filtering"));
+		s->allow_filtering = true;
+	}
+	if (cql_accept_kw(p, "bypass")) {
+		TRY(cql_expect_kw(p, "cache"));
+		s->bypass_cache = true;
+	}
+	if (cql_accept_kw(p, "using")) {
+		struct sm_cql_attrs a = { 0 };
+
+		if (!cql_tok_is_kw(p, cql_peek(p, 0), "timeout"))
+			return cql_expect_error(p, "K_TIMEOUT");
+		TRY(cql_using(p, &a, false));
+		s->timeout = a.timeout;
+	}
+	return 0;
+}
+
+/* ---- INSERT, UPDATE, DELETE ---- */
+
+static int
+insert_stmt(struct cql_parser *p, struct sm_cql_insert *s)
+{
+	struct cql_tctx ctx = { .role = SM_CQL_BIND_VALUE, .clause = SM_CQL_CLAUSE_VALUES };
+	struct sm_cql_term **v;
+	unsigned cap = 0, vcap = 0, nvals = 0;
+	int rc;
+
+	TRY(cql_expect_kw(p, "into"));
+	TRY(cql_qname(p, &s->table));
+	if (cql_tok_is_kw(p, cql_peek(p, 0), "json"))
+		return cql_unsupported(p, "INSERT JSON");
+	TRY(cql_expect_punct(p, "("));
+	do {
+		TRY(add_name(p, &s->cols, &s->ncols, &cap));
+	} while (cql_accept_punct(p, ","));
+	TRY(cql_expect_punct(p, ")"));
+	TRY(cql_expect_kw(p, "values"));
+	TRY(cql_expect_punct(p, "("));
+	do {
+		v = cql_vec_add(p, &s->values, &nvals, &vcap, sizeof(*v));
+		if (v == NULL)
+			return -ENOMEM;
+		ctx.column = nvals <= s->ncols ? s->cols[nvals - 1] : NULL;
+		TRY(cql_term(p, &ctx, v));
+	} while (cql_accept_punct(p, ","));
+	TRY(cql_expect_punct(p, ")"));
+	if (nvals != s->ncols)
+		return cql_fail(p, -EINVAL, "Unmatched column names/values");
+	/* Cassandra's order is IF NOT EXISTS then USING; take either */
+	s->if_not_exists = if_not_exists(p, &rc);
+	TRY(rc);
+	if (cql_accept_kw(p, "using"))
+		TRY(cql_using(p, &s->attrs, true));
+	if (!s->if_not_exists) {
+		s->if_not_exists = if_not_exists(p, &rc);
+		TRY(rc);
+	}
+	return 0;
+}
+
+static bool
+at_column(struct cql_parser *p, const char *col)
+{
+	const struct cql_tok *t = cql_peek(p, 0);
+	unsigned save = p->pos;
+	const char *name;
+	bool same;
+
+	if (!cql_at_ident(p) || cql_tok_is_punct(p, cql_peek(p, 1), "(") ||
+	    cql_tok_is_kw(p, t, "true") || cql_tok_is_kw(p, t, "false") ||
+	    cql_tok_is_kw(p, t, "null"))
+		return false;
+	if (cql_ident(p, &name) < 0)
+		return false;
+	same = strcmp(name, col) == 0;
+	p->pos = save;
+	return same;
+}
+
+/* c = v, c = c + v, c = v + c, c = c - v, c += v, c -= v, c[k] = v */
+static int
+assignment(struct cql_parser *p, struct sm_cql_assign *a)
+{
+	struct cql_tctx ctx = { .role = SM_CQL_BIND_VALUE, .clause = SM_CQL_CLAUSE_SET };
+	const struct cql_tok *t;
+	unsigned first = p->pos;
+	const char *other;
+
+	TRY(cql_ident(p, &a->col));
+	ctx.column = a->col;
+	if (cql_tok_is_punct(p, cql_peek(p, 0), "."))
+		return cql_unsupported(p, "user-defined type fields");
+	if (cql_accept_punct(p, "[")) {
+		a->op = SM_CQL_ASSIGN_SET_ELEM;
+		ctx.role = SM_CQL_BIND_KEY;
+		TRY(cql_term(p, &ctx, &a->key));
+		TRY(cql_expect_punct(p, "]"));
+		TRY(cql_expect_punct(p, "="));
+		ctx.role = SM_CQL_BIND_ELEM;
+		TRY(cql_term(p, &ctx, &a->value));
+	} else if (cql_accept_punct(p, "+=") || cql_tok_is_punct(p, cql_peek(p, 0), "-=")) {
+		if (cql_accept_punct(p, "-=")) {
+			a->op = SM_CQL_ASSIGN_SUB;
+			ctx.role = SM_CQL_BIND_SUB;
+		} else {
+			a->op = SM_CQL_ASSIGN_ADD;
+			ctx.role = SM_CQL_BIND_ADD;
+		}
+		TRY(cql_term(p, &ctx, &a->value));
+	} else {
+		TRY(cql_expect_punct(p, "="));
+		if (at_column(p, a->col)) {
+			TRY(cql_ident(p, &other));
+			t = cql_peek(p, 0);
+			if (cql_accept_punct(p, "+")) {
+				a->op = SM_CQL_ASSIGN_ADD;
+				ctx.role = SM_CQL_BIND_ADD;
+			} else if (cql_accept_punct(p, "-")) {
+				a->op = SM_CQL_ASSIGN_SUB;
+				ctx.role = SM_CQL_BIND_SUB;
+			} else if (t->type == T_INT && p->text[t->off] == '-') {
+				/* "c = c -1" lexes as c, c, -1: a subtraction of 1 */
+				p->pos++;
+				a->op = SM_CQL_ASSIGN_SUB;
+				a->value = cql_alloc(p->arena, sizeof(*a->value));
+				if (a->value == NULL)
+					return -ENOMEM;
+				a->value->kind = SM_CQL_TERM_LITERAL;
+				a->value->lit = SM_CQL_LIT_INT;
+				a->value->text = cql_strndup(p, p->text + t->off + 1, t->len - 1);
+				if (a->value->text == NULL)
+					return -ENOMEM;
+				a->value->len = t->len - 1;
+				a->value->src.off = t->off + 1;
+				a->value->src.len = t->len - 1;
+				goto done;
+			} else {
+				return cql_expect_error(p, "'+' or '-'");
+			}
+			TRY(cql_term(p, &ctx, &a->value));
+		} else {
+			TRY(cql_term(p, &ctx, &a->value));
+			if (cql_accept_punct(p, "+")) {
+				TRY(cql_ident(p, &other));
+				if (strcmp(other, a->col) != 0)
+					return cql_fail(
+						p, -EINVAL,
+						"Only expressions of the form X = <value> + X "
+						"are supported.");
+				a->op = SM_CQL_ASSIGN_PREPEND;
+				cql_rebind(p, a->value, SM_CQL_BIND_ADD);
+			} else {
+				a->op = SM_CQL_ASSIGN_SET;
+			}
+		}
+	}
+done:
+	a->src.off = p->toks[first].off;
+	a->src.len = p->toks[p->pos - 1].off + p->toks[p->pos - 1].len - a->src.off;
+	return 0;
+}
+
+static int
+update_stmt(struct cql_parser *p, struct sm_cql_update *s)
+{
+	struct sm_cql_assign *a;
+	unsigned cap = 0;
+
+	TRY(cql_qname(p, &s->table));
+	if (cql_accept_kw(p, "using"))
+		TRY(cql_using(p, &s->attrs, true));
+	TRY(cql_expect_kw(p, "set"));
+	do {
+		a = cql_vec_add(p, &s->set, &s->nset, &cap, sizeof(*a));
+		if (a == NULL)
+			return -ENOMEM;
+		TRY(assignment(p, a));
+	} while (cql_accept_punct(p, ","));
+	TRY(cql_expect_kw(p, "where"));
+	TRY(cql_where(p, &s->where, &s->nwhere));
+	if (cql_accept_kw(p, "if")) {
+		if (cql_tok_is_kw(p, cql_peek(p, 0), "not"))
+			return cql_fail(p, -EINVAL, "IF NOT EXISTS is only for INSERT");
+		TRY(cql_if_conds(p, &s->if_kind, &s->conds, &s->nconds));
+	}
+	return 0;
+}
+
+static int
+delete_stmt(struct cql_parser *p, struct sm_cql_delete *s)
+{
+	struct cql_tctx ctx = { .role = SM_CQL_BIND_KEY, .clause = SM_CQL_CLAUSE_DELETE };
+	struct sm_cql_delete_col *c;
+	unsigned cap = 0;
+
+	if (!cql_tok_is_kw(p, cql_peek(p, 0), "from") || cql_tok_is_kw(p, cql_peek(p, 1), "from")) {
+		do {
+			c = cql_vec_add(p, &s->cols, &s->ncols, &cap, sizeof(*c));
+			if (c == NULL)
+				return -ENOMEM;
+			TRY(cql_ident(p, &c->col));
+			if (cql_accept_punct(p, "[")) {
+				ctx.column = c->col;
+				TRY(cql_term(p, &ctx, &c->key));
+				TRY(cql_expect_punct(p, "]"));
+			} else if (cql_tok_is_punct(p, cql_peek(p, 0), ".")) {
+				return cql_unsupported(p, "user-defined type fields");
+			}
+		} while (cql_accept_punct(p, ","));
+	}
+	TRY(cql_expect_kw(p, "from"));
+	TRY(cql_qname(p, &s->table));
+	if (cql_accept_kw(p, "using"))
+		TRY(cql_using(p, &s->attrs, false));
+	TRY(cql_expect_kw(p, "where"));
+	TRY(cql_where(p, &s->where, &s->nwhere));
+	if (cql_accept_kw(p, "if")) {
+		if (cql_tok_is_kw(p, cql_peek(p, 0), "not"))
+			return cql_fail(p, -EINVAL, "IF NOT EXISTS is only for INSERT");
+		TRY(cql_if_conds(p, &s->if_kind, &s->conds, &s->nconds));
+	}
+	return 0;
+}
+
+/* BEGIN [UNLOGGED | COUNTER] BATCH [USING ...] stmt; ... APPLY BATCH, after BEGIN */
+static int
+batch_stmt(struct cql_parser *p, struct sm_cql_batch *b)
+{
+	struct sm_cql_stmt **slot, *inner;
+	unsigned cap = 0;
+
+	if (cql_accept_kw(p, "unlogged"))
+		b->kind = SM_CQL_BATCH_UNLOGGED;
+	else if (cql_accept_kw(p, "counter"))
+		b->kind = SM_CQL_BATCH_COUNTER;
+	TRY(cql_expect_kw(p, "batch"));
+	if (cql_accept_kw(p, "using"))
+		TRY(cql_using(p, &b->attrs, false));
+	while (!cql_accept_kw(p, "apply")) {
+		if (cql_peek(p, 0)->type == T_EOF)
+			return cql_expect_error(p, "K_APPLY");
+		if (b->nstmts >= SM_CQL_MAX_BINDS)
+			return cql_fail(p, -EINVAL, "Too many statements in a batch");
+		slot = cql_vec_add(p, &b->stmts, &b->nstmts, &cap, sizeof(*slot));
+		inner = cql_alloc(p->arena, sizeof(*inner));
+		if (slot == NULL || inner == NULL)
+			return -ENOMEM;
+		*slot = inner;
+		p->stmt_index = b->nstmts - 1;
+		/* the bind slice is fixed up once the batch's array is final */
+		inner->nbinds = p->nbinds;
+		TRY(parse_stmt(p, inner, true));
+		inner->nbinds = p->nbinds - inner->nbinds;
+		while (cql_accept_punct(p, ";"))
+			;
+	}
+	return cql_expect_kw(p, "batch");
+}
+
+/* ---- statements ---- */
+
+static int
+parse_create(struct cql_parser *p, struct sm_cql_stmt *s)
+{
+	const struct cql_tok *t = cql_peek(p, 0);
+
+	if (cql_accept_kw(p, "keyspace") || cql_accept_kw(p, "schema")) {
+		s->kind = SM_CQL_CREATE_KEYSPACE;
+		return create_keyspace(p, &s->create_keyspace);
+	}
+	if (cql_accept_kw(p, "table") || cql_accept_kw(p, "columnfamily")) {
+		s->kind = SM_CQL_CREATE_TABLE;
+		return create_table(p, &s->create_table);
+	}
+	if (cql_tok_is_kw(p, t, "index") || cql_tok_is_kw(p, t, "custom"))
+		return cql_unsupported(p, "CREATE INDEX");
+	if (cql_tok_is_kw(p, t, "materialized"))
+		return cql_unsupported(p, "CREATE MATERIALIZED VIEW");
+	if (cql_tok_is_kw(p, t, "type"))
+		return cql_unsupported(p, "CREATE TYPE");
+	if (cql_tok_is_kw(p, t, "function") || cql_tok_is_kw(p, t, "or"))
+		return cql_unsupported(p, "CREATE FUNCTION");
+	if (cql_tok_is_kw(p, t, "aggregate"))
+		return cql_unsupported(p, "CREATE AGGREGATE");
+	if (cql_tok_is_kw(p, t, "role") || cql_tok_is_kw(p, t, "user"))
+		return cql_unsupported(p, "CREATE ROLE");
+	if (cql_tok_is_kw(p, t, "trigger"))
+		return cql_unsupported(p, "CREATE TRIGGER");
+	if (cql_tok_is_kw(p, t, "service_level"))
+		return cql_unsupported(p, "CREATE SERVICE_LEVEL");
+	return cql_expect_error(p, "K_KEYSPACE or K_TABLE");
+}
+
+static int
+parse_drop(struct cql_parser *p, struct sm_cql_stmt *s)
+{
+	const struct cql_tok *t = cql_peek(p, 0);
+	int rc;
+
+	if (cql_accept_kw(p, "keyspace") || cql_accept_kw(p, "schema")) {
+		s->kind = SM_CQL_DROP_KEYSPACE;
+		s->drop_keyspace.if_exists = if_exists(p, &rc);
+		TRY(rc);
+		return cql_ident(p, &s->drop_keyspace.ks);
+	}
+	if (cql_accept_kw(p, "table") || cql_accept_kw(p, "columnfamily")) {
+		s->kind = SM_CQL_DROP_TABLE;
+		s->drop_table.if_exists = if_exists(p, &rc);
+		TRY(rc);
+		return cql_qname(p, &s->drop_table.table);
+	}
+	if (cql_tok_is_kw(p, t, "index"))
+		return cql_unsupported(p, "DROP INDEX");
+	if (cql_tok_is_kw(p, t, "materialized"))
+		return cql_unsupported(p, "DROP MATERIALIZED VIEW");
+	if (cql_tok_is_kw(p, t, "type"))
+		return cql_unsupported(p, "DROP TYPE");
+	if (cql_tok_is_kw(p, t, "function") || cql_tok_is_kw(p, t, "aggregate"))
+		return cql_unsupported(p, "DROP FUNCTION");
+	if (cql_tok_is_kw(p, t, "role") || cql_tok_is_kw(p, t, "user"))
+		return cql_unsupported(p, "DROP ROLE");
+	if (cql_tok_is_kw(p, t, "trigger"))
+		return cql_unsupported(p, "DROP TRIGGER");
+	return cql_expect_error(p, "K_KEYSPACE or K_TABLE");
+}
+
+static int
+parse_stmt(struct cql_parser *p, struct sm_cql_stmt *s, bool in_batch)
+{
+	static const char *const unsupported[] = {
+		"grant", "revoke", "list",    "describe", "desc",
+		"login", "add",	   "execute", "prune",	  "attach",
+	};
+	unsigned first = p->pos;
+	const struct cql_tok *t = cql_peek(p, 0);
+	size_t i;
+	int rc;
+
+	if (in_batch && !cql_tok_is_kw(p, t, "insert") && !cql_tok_is_kw(p, t, "update") &&
+	    !cql_tok_is_kw(p, t, "delete"))
+		return t->type == T_EOF
+			       ? cql_expect_error(p, "K_APPLY")
+			       : cql_expect_error(p, "K_INSERT, K_UPDATE, K_DELETE or K_APPLY");
+	if (cql_accept_kw(p, "select")) {
+		s->kind = SM_CQL_SELECT;
+		rc = select_stmt(p, &s->select);
+	} else if (cql_accept_kw(p, "insert")) {
+		s->kind = SM_CQL_INSERT;
+		rc = insert_stmt(p, &s->insert);
+	} else if (cql_accept_kw(p, "update")) {
+		s->kind = SM_CQL_UPDATE;
+		rc = update_stmt(p, &s->update);
+	} else if (cql_accept_kw(p, "delete")) {
+		s->kind = SM_CQL_DELETE;
+		rc = delete_stmt(p, &s->del);
+	} else if (cql_accept_kw(p, "use")) {
+		s->kind = SM_CQL_USE;
+		rc = cql_ident(p, &s->use.ks);
+	} else if (cql_accept_kw(p, "begin")) {
+		s->kind = SM_CQL_BATCH;
+		rc = batch_stmt(p, &s->batch);
+	} else if (cql_accept_kw(p, "create")) {
+		rc = parse_create(p, s);
+	} else if (cql_accept_kw(p, "drop")) {
+		rc = parse_drop(p, s);
+	} else if (cql_accept_kw(p, "truncate")) {
+		s->kind = SM_CQL_TRUNCATE;
+		if (!cql_accept_kw(p, "table"))
+			cql_accept_kw(p, "columnfamily");
+		rc = cql_qname(p, &s->truncate.table);
+	} else if (cql_accept_kw(p, "alter")) {
+		if (cql_accept_kw(p, "table") || cql_accept_kw(p, "columnfamily")) {
+			s->kind = SM_CQL_ALTER_TABLE_ADD;
+			rc = alter_table(p, &s->alter_table_add);
+		} else if (cql_peek(p, 0)->type == T_IDENT) {
+			rc = cql_unsupported(p, "ALTER other than ALTER TABLE ... ADD");
+		} else {
+			rc = cql_expect_error(p, "K_TABLE");
+		}
+	} else {
+		for (i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
+			if (cql_tok_is_kw(p, t, unsupported[i]))
+				return cql_fail(p, -ENOTSUP, "not supported by shardmark: %.*s",
+						(int)t->len, p->text + t->off);
+		return cql_syntax_error(p);
+	}
+	if (rc < 0)
+		return rc;
+	s->src.off = p->toks[first].off;
+	s->src.len = p->toks[p->pos - 1].off + p->toks[p->pos - 1].len - s->src.off;
+	return 0;
+}
+
+int
+sm_cql_parse(const char *text, size_t len, struct sm_cql_stmt **out, char *err, size_t errlen)
+{
+	struct cql_parser p = { .text = text, .len = len, .err = err, .errlen = errlen };
+	struct sm_cql_stmt *s = NULL;
+	unsigned i, at;
+	int rc;
+
+	*out = NULL;
+	if (errlen)
+		err[0] = '\0';
+	if (len > SM_CQL_MAX_TEXT || len > UINT32_MAX - 1) {
+		if (errlen)
+			snprintf(err, errlen, "statement of %zu bytes is longer than the limit",
+				 len);
+		return -E2BIG;
+	}
+	/* nodes take roughly as many bytes as the text, more for short statements */
+	p.arena = cql_arena_new(len * 2 + 1024);
+	if (p.arena == NULL)
+		return -ENOMEM;
+	rc = cql_lex(&p);
+	if (rc < 0)
+		goto fail;
+	s = cql_alloc(p.arena, sizeof(*s));
+	if (s == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	if (p.toks[0].type == T_EOF) {
+		rc = cql_expect_error(&p, "a statement");
+		goto fail;
+	}
+	rc = parse_stmt(&p, s, false);
+	if (rc < 0)
+		goto fail;
+	while (cql_accept_punct(&p, ";"))
+		;
+	if (cql_peek(&p, 0)->type != T_EOF) {
+		rc = cql_expect_error(&p, "<EOF>");
+		goto fail;
+	}
+	if (p.nbinds) {
+		s->binds = cql_alloc(p.arena, p.nbinds * sizeof(*s->binds));
+		if (s->binds == NULL) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		memcpy(s->binds, p.binds, p.nbinds * sizeof(*s->binds));
+		s->nbinds = p.nbinds;
+	}
+	if (s->kind == SM_CQL_BATCH) {
+		/* each inner statement's markers are a slice of the batch's, in order */
+		for (i = 0, at = 0; i < s->batch.nstmts; i++) {
+			struct sm_cql_stmt *in = s->batch.stmts[i];
+
+			in->binds = in->nbinds ? s->binds + at : NULL;
+			at += in->nbinds;
+		}
+	}
+	s->arena = p.arena;
+	sm_free(p.toks);
+	sm_free(p.binds);
+	*out = s;
+	return 0;
+fail:
+	sm_free(p.toks);
+	sm_free(p.binds);
+	cql_arena_free(p.arena);
+	return rc;
+}
+
+void
+sm_cql_stmt_free(struct sm_cql_stmt *s)
+{
+	if (s != NULL && s->arena != NULL)
+		cql_arena_free(s->arena);
+}
+
+/* The bind index of the WHERE pk = ? relation on @col, or -1. */
+static int
+where_eq_bind(const struct sm_cql_relation *w, unsigned n, const char *col)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (w[i].kind == SM_CQL_REL_COLUMN && w[i].op == SM_CQL_OP_EQ &&
+		    strcmp(w[i].cols[0], col) == 0 && w[i].value != NULL &&
+		    w[i].value->kind == SM_CQL_TERM_BIND)
+			return (int)w[i].value->bind;
+	return -1;
+}
+
+bool
+sm_cql_pk_indexes(const struct sm_cql_stmt *s, const char *const *pk, unsigned npk, uint16_t *idx)
+{
+	unsigned i, j;
+	int b;
+
+	if (s == NULL || npk == 0)
+		return false;
+	for (i = 0; i < npk; i++) {
+		b = -1;
+		switch (s->kind) {
+		case SM_CQL_INSERT:
+			for (j = 0; j < s->insert.ncols; j++)
+				if (strcmp(s->insert.cols[j], pk[i]) == 0 &&
+				    s->insert.values[j]->kind == SM_CQL_TERM_BIND)
+					b = (int)s->insert.values[j]->bind;
+			break;
+		case SM_CQL_UPDATE:
+			b = where_eq_bind(s->update.where, s->update.nwhere, pk[i]);
+			break;
+		case SM_CQL_DELETE:
+			b = where_eq_bind(s->del.where, s->del.nwhere, pk[i]);
+			break;
+		case SM_CQL_SELECT:
+			b = where_eq_bind(s->select.where, s->select.nwhere, pk[i]);
+			break;
+		default:
+			return false;
+		}
+		if (b < 0)
+			return false;
+		idx[i] = (uint16_t)b;
+	}
+	return true;
+}
