@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "sm_net_uring.h"
@@ -27,7 +28,9 @@ print_help(const char *cmd, const char *summary, const struct sm_cli_opt *opts, 
 		printf("\n");
 	}
 	printf("configuration (config/shardmark.yaml keys; each has a command-line override):\n");
-	printf("  %-28s %s\n", "--config FILE", "read settings from a YAML file first");
+	printf("  %-28s %s\n", "--config FILE",
+	       "read settings from a YAML file first [default: $SHARDMARK_CONFIG, "
+	       "else " SM_DEFAULT_CONFIG " when it exists]");
 	keys = sm_config_keys(&nkeys);
 	for (i = 0; i < nkeys; i++) {
 		size_t len = (size_t)snprintf(flag, sizeof(flag), "--%s", keys[i].name);
@@ -58,6 +61,18 @@ find_opt(const struct sm_cli_opt *opts, size_t nopts, const char *name, size_t l
 	return NULL;
 }
 
+static bool
+config_given(int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--config") == 0 || strcmp(argv[i], "-c") == 0 ||
+		    strncmp(argv[i], "--config=", 9) == 0)
+			return true;
+	return false;
+}
+
 int
 sm_cli_parse(int argc, char **argv, const char *cmd, const char *summary, struct sm_config *cfg,
 	     const struct sm_cli_opt *opts, size_t nopts, void *ctx, char *err, size_t errlen)
@@ -69,6 +84,24 @@ sm_cli_parse(int argc, char **argv, const char *cmd, const char *summary, struct
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			print_help(cmd, summary, opts, nopts);
 			return 1;
+		}
+	}
+	if (!config_given(argc, argv)) {
+		/* The installed configuration applies unless a file is named. */
+		const char *path = getenv("SHARDMARK_CONFIG");
+
+		if (path == NULL && access(SM_DEFAULT_CONFIG, R_OK) == 0)
+			path = SM_DEFAULT_CONFIG;
+		if (path != NULL) {
+			ret = sm_config_load_file(cfg, path, err, errlen);
+			if (ret < 0 && getenv("SHARDMARK_CONFIG") != NULL) {
+				char why[512];
+
+				snprintf(why, sizeof(why), "%s", err);
+				snprintf(err, errlen, "SHARDMARK_CONFIG: %s (or unset it)", why);
+			}
+			if (ret < 0)
+				return ret;
 		}
 	}
 	for (i = 0; i < argc; i++) {
@@ -85,6 +118,12 @@ sm_cli_parse(int argc, char **argv, const char *cmd, const char *summary, struct
 		}
 		if (path != NULL) {
 			ret = sm_config_load_file(cfg, path, err, errlen);
+			if (ret < 0 && getenv("SHARDMARK_CONFIG") != NULL) {
+				char why[512];
+
+				snprintf(why, sizeof(why), "%s", err);
+				snprintf(err, errlen, "SHARDMARK_CONFIG: %s (or unset it)", why);
+			}
 			if (ret < 0)
 				return ret;
 		}

@@ -6,8 +6,10 @@ messages go to stderr and name the cause and the fix.
 """
 
 import json
+import os
 import re
 import socket
+import subprocess
 
 import pytest
 
@@ -160,3 +162,28 @@ def test_bench_echo_json(run_cli, tmp_path):
             assert isinstance(ipo, (int, float)) and ipo > 0, ipo
     assert report["total"]["requests"] > 0, report["total"]
     assert report["total"]["requests"] == sum(s["requests"] for s in per_shard), report
+
+
+def test_config_from_environment(shardmark_bin, tmp_path):
+    """Without --config, SHARDMARK_CONFIG names the file; its errors say so."""
+    good = tmp_path / "env.yaml"
+    good.write_text("smp: 1\necho_port: 7777\n")
+    env = dict(os.environ, SHARDMARK_CONFIG=str(good))
+    r = subprocess.run([str(shardmark_bin), "serve", "--print-config"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^echo_port: 7777$", r.stdout, re.M), r.stdout
+    # --config wins over the environment.
+    other = tmp_path / "other.yaml"
+    other.write_text("echo_port: 8888\n")
+    r = subprocess.run([str(shardmark_bin), "serve", "--config", str(other), "--print-config"],
+                       env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^echo_port: 8888$", r.stdout, re.M), r.stdout
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("smpp: 1\n")
+    env["SHARDMARK_CONFIG"] = str(bad)
+    r = subprocess.run([str(shardmark_bin), "serve", "--print-config"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2
+    assert "SHARDMARK_CONFIG" in r.stderr and "smpp" in r.stderr, r.stderr
