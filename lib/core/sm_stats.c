@@ -112,6 +112,7 @@ static const struct sm_col sm_table_cols[] = {
 	SM_COL_SW("bytes_out", bytes_out),
 	SM_COL_SW("io_enters", io_enters),
 	SM_COL_SW("requests", requests),
+	SM_COL_SW("hops", hops),
 	SM_COL_P("instructions", SM_COL_PERF, SM_PERF_INSTRUCTIONS),
 	SM_COL_P("cycles", SM_COL_PERF, SM_PERF_CYCLES),
 	SM_COL_P("cache-misses", SM_COL_PERF, SM_PERF_CACHE_MISSES),
