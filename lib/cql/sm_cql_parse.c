@@ -770,15 +770,15 @@ delete_stmt(struct cql_parser *p, struct sm_cql_delete *s)
 
 /* BEGIN [UNLOGGED | COUNTER] BATCH [USING ...] stmt; ... APPLY BATCH, after BEGIN */
 static int
-batch_stmt(struct cql_parser *p, struct sm_cql_batch *b)
+batch_stmt(struct cql_parser *p, struct sm_cql_batch_ast *b)
 {
 	struct sm_cql_stmt **slot, *inner;
 	unsigned cap = 0;
 
 	if (cql_accept_kw(p, "unlogged"))
-		b->kind = SM_CQL_BATCH_UNLOGGED;
+		b->kind = SM_CQL_STMT_BATCH_UNLOGGED;
 	else if (cql_accept_kw(p, "counter"))
-		b->kind = SM_CQL_BATCH_COUNTER;
+		b->kind = SM_CQL_STMT_BATCH_COUNTER;
 	TRY(cql_expect_kw(p, "batch"));
 	if (cql_accept_kw(p, "using"))
 		TRY(cql_using(p, &b->attrs, false));

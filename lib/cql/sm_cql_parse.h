@@ -466,16 +466,16 @@ struct sm_cql_delete {
 	unsigned nconds;
 };
 
-enum sm_cql_batch_kind {
-	SM_CQL_BATCH_LOGGED,
-	SM_CQL_BATCH_UNLOGGED,
-	SM_CQL_BATCH_COUNTER,
+enum sm_cql_stmt_batch_kind {
+	SM_CQL_STMT_BATCH_LOGGED,
+	SM_CQL_STMT_BATCH_UNLOGGED,
+	SM_CQL_STMT_BATCH_COUNTER,
 };
 
 struct sm_cql_stmt;
 
-struct sm_cql_batch {
-	enum sm_cql_batch_kind kind;
+struct sm_cql_batch_ast {
+	enum sm_cql_stmt_batch_kind kind;
 	struct sm_cql_attrs attrs;  /* TIMESTAMP and TIMEOUT only */
 	struct sm_cql_stmt **stmts; /* INSERT, UPDATE and DELETE */
 	unsigned nstmts;
@@ -503,7 +503,7 @@ struct sm_cql_stmt {
 		struct sm_cql_insert insert;
 		struct sm_cql_update update;
 		struct sm_cql_delete del;
-		struct sm_cql_batch batch;
+		struct sm_cql_batch_ast batch;
 	};
 	void *arena; /* private: the memory of the whole tree (NULL in a batch's inner statements) */
 };

@@ -546,7 +546,7 @@ static void
 test_batch(void **state)
 {
 	struct sm_cql_stmt *s;
-	struct sm_cql_batch *b;
+	struct sm_cql_batch_ast *b;
 
 	(void)state;
 	s = ok("BEGIN UNLOGGED BATCH USING TIMESTAMP 10\n"
@@ -556,7 +556,7 @@ test_batch(void **state)
 	       "APPLY BATCH;");
 	b = &s->batch;
 	assert_int_equal(s->kind, SM_CQL_BATCH);
-	assert_int_equal(b->kind, SM_CQL_BATCH_UNLOGGED);
+	assert_int_equal(b->kind, SM_CQL_STMT_BATCH_UNLOGGED);
 	assert_string_equal(b->attrs.timestamp->text, "10");
 	assert_int_equal(b->nstmts, 3);
 	assert_int_equal(s->nbinds, 6);
@@ -570,10 +570,10 @@ test_batch(void **state)
 	sm_cql_stmt_free(s);
 
 	s = ok("BEGIN COUNTER BATCH UPDATE c SET n = n + 1 WHERE pk = 1 APPLY BATCH");
-	assert_int_equal(s->batch.kind, SM_CQL_BATCH_COUNTER);
+	assert_int_equal(s->batch.kind, SM_CQL_STMT_BATCH_COUNTER);
 	sm_cql_stmt_free(s);
 	s = ok("begin batch apply batch");
-	assert_int_equal(s->batch.kind, SM_CQL_BATCH_LOGGED);
+	assert_int_equal(s->batch.kind, SM_CQL_STMT_BATCH_LOGGED);
 	assert_int_equal(s->batch.nstmts, 0);
 	sm_cql_stmt_free(s);
 
