@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * CQL connections: frames out of receive views, the session messages, and
+ * requests handed to the executor.
+ *
+ * A frame that lies whole in one receive buffer is decoded in place and the
+ * request keeps a reference on that buffer; a frame split across buffers is
+ * gathered into a send buffer first (copy), so receive buffers go back to
+ * the driver at once and a slow client cannot pin them.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sm_core.h"
+#include "sm_cql_conn.h"
+
+#define DEFAULT_MAX_FRAME (256u << 20)
+
+struct sm_cql_conn {
+	struct sm_conn *c; /* NULL once the transport connection is gone */
+	const struct sm_cql_service *svc;
+	unsigned refs; /* the transport's, plus one per request in flight */
+	bool started;  /* STARTUP answered */
+	bool lz4;
+	bool dead; /* a fatal protocol error was answered: ignore the rest */
+	uint8_t hdr[SM_CQL_HEADER_LEN];
+	uint32_t hdr_len; /* header bytes gathered */
+	struct sm_cql_frame_header acc_hdr;
+	struct sm_sendbuf *acc;	   /* a frame body being gathered */
+	struct sm_cql_buf out;	   /* session replies */
+	struct sm_cql_buf scratch; /* LZ4 */
+	char keyspace[64];
+};
+
+static __thread struct sm_pool conn_pool;
+static __thread struct sm_pool req_pool;
+static __thread bool pools_ready;
+
+static void
+conn_put(struct sm_cql_conn *cc)
+{
+	if (--cc->refs > 0)
+		return;
+	if (cc->acc != NULL)
+		sm_bufseg_put(&cc->acc->seg);
+	sm_cql_buf_release(&cc->out);
+	sm_cql_buf_release(&cc->scratch);
+	sm_pool_put(&conn_pool, cc);
+}
+
+char *
+sm_cql_conn_keyspace(struct sm_cql_conn *c)
+{
+	return c->keyspace;
+}
+
+/* Send what @b holds, compressing a single frame when LZ4 was negotiated. */
+static void
+send_frame(struct sm_cql_conn *cc, struct sm_cql_buf *b)
+{
+	if (cc->c == NULL || b->len == 0)
+		return;
+	if (cc->lz4 && sm_cql_frame_compress(b, 0, &cc->scratch) < 0) {
+		SM_WARN("cql: compressing a response failed: closing the connection");
+		sm_conn_close(cc->c);
+		return;
+	}
+	if (sm_conn_send_copy(cc->c, b->p, b->len) < 0)
+		sm_conn_close(cc->c);
+}
+
+static void
+send_error(struct sm_cql_conn *cc, int16_t stream, int32_t code, const char *msg, bool fatal)
+{
+	struct sm_cql_error e;
+
+	memset(&e, 0, sizeof(e));
+	e.code = code;
+	e.message = sm_cql_str(msg);
+	sm_cql_buf_reset(&cc->out);
+	if (sm_cql_enc_error(&cc->out, stream, &e) == 0)
+		send_frame(cc, &cc->out);
+	if (fatal && cc->c != NULL) {
+		cc->dead = true;
+		sm_conn_close(cc->c);
+	}
+}
+
+static void
+send_supported(struct sm_cql_conn *cc, int16_t stream)
+{
+	char shard[16], nr[16], port[16];
+	struct sm_bytes v_cql = sm_cql_str("3.3.1"), v_lz4 = sm_cql_str("lz4"), v_shard, v_nr,
+			v_port, v_part = sm_cql_str("org.apache.cassandra.dht.Murmur3Partitioner"),
+			v_algo = sm_cql_str("biased-token-round-robin"), v_msb = sm_cql_str("12"),
+			v_lwt = sm_cql_str("LWT_OPTIMIZATION_META_BIT_MASK=2147483648"),
+			v_empty = SM_CQL_EMPTY;
+	struct sm_cql_multimap_entry e[10];
+	struct sm_cql_multimap mm;
+	unsigned n = 0;
+
+	snprintf(shard, sizeof(shard), "%u", sm_shard_id());
+	snprintf(nr, sizeof(nr), "%u", sm_shard_count());
+	snprintf(port, sizeof(port), "%u", cc->svc->shard_aware_port);
+	v_shard = sm_cql_str(shard);
+	v_nr = sm_cql_str(nr);
+	v_port = sm_cql_str(port);
+#define ENTRY(k, vp)                                                                               \
+	do {                                                                                       \
+		e[n].key = sm_cql_str(k);                                                          \
+		e[n].values.v = (vp);                                                              \
+		e[n].values.n = 1;                                                                 \
+		e[n].values.raw = SM_CQL_EMPTY;                                                    \
+		n++;                                                                               \
+	} while (0)
+	ENTRY("CQL_VERSION", &v_cql);
+	/* Drivers index COMPRESSION unconditionally; snappy is not offered. */
+	ENTRY("COMPRESSION", &v_lz4);
+	ENTRY("CLIENT_OPTIONS", &v_empty);
+	ENTRY("SCYLLA_SHARD", &v_shard);
+	ENTRY("SCYLLA_NR_SHARDS", &v_nr);
+	ENTRY("SCYLLA_SHARDING_ALGORITHM", &v_algo);
+	ENTRY("SCYLLA_SHARDING_IGNORE_MSB", &v_msb);
+	ENTRY("SCYLLA_PARTITIONER", &v_part);
+	ENTRY("SCYLLA_LWT_ADD_METADATA_MARK", &v_lwt);
+	if (cc->svc->shard_aware_port != 0)
+		ENTRY("SCYLLA_SHARD_AWARE_PORT", &v_port);
+#undef ENTRY
+	memset(&mm, 0, sizeof(mm));
+	mm.e = e;
+	mm.n = (uint16_t)n;
+	sm_cql_buf_reset(&cc->out);
+	if (sm_cql_enc_supported(&cc->out, stream, &mm) == 0)
+		send_frame(cc, &cc->out);
+}
+
+static void
+send_ready(struct sm_cql_conn *cc, int16_t stream)
+{
+	sm_cql_buf_reset(&cc->out);
+	if (sm_cql_enc_ready(&cc->out, stream) == 0)
+		send_frame(cc, &cc->out);
+}
+
+static void
+handle_startup(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h,
+	       const struct sm_cql_request *req)
+{
+	struct sm_bytes v;
+	char msg[160];
+
+	if (sm_cql_strmap_get(&req->u.startup, "COMPRESSION", &v) && v.len > 0) {
+		if (!sm_cql_str_eq(v, "lz4")) {
+			snprintf(msg, sizeof(msg),
+				 "Unknown compression algorithm: %.*s (shardmark offers lz4)",
+				 (int)SM_MIN(v.len, 64u), (const char *)v.p);
+			send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, msg, false);
+			return;
+		}
+	}
+	if (!sm_cql_strmap_get(&req->u.startup, "CQL_VERSION", &v)) {
+		send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, "CQL_VERSION is mandatory", false);
+		return;
+	}
+	/* READY goes out uncompressed; compression starts after it. */
+	cc->started = true;
+	send_ready(cc, h->stream);
+	cc->lz4 = sm_cql_strmap_get(&req->u.startup, "COMPRESSION", &v) && v.len > 0;
+}
+
+static void
+dispatch(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h, const uint8_t *body,
+	 size_t len, struct sm_bufseg *seg)
+{
+	struct sm_sendbuf *plain = NULL;
+	struct sm_cql_request msg;
+	struct sm_cql_req *req;
+	const char *reason = NULL;
+	char text[160];
+	int ret;
+
+	if (h->flags & SM_CQL_FLAG_COMPRESSION) {
+		if (!cc->lz4) {
+			send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL,
+				   "compressed frame without negotiated compression", true);
+			return;
+		}
+		sm_cql_buf_reset(&cc->scratch);
+		ret = sm_cql_lz4_decompress(&cc->scratch, body, len,
+					    cc->svc->max_frame ? cc->svc->max_frame
+							       : DEFAULT_MAX_FRAME);
+		if (ret < 0) {
+			send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL,
+				   "invalid LZ4 compressed body", true);
+			return;
+		}
+		plain = sm_sendbuf_new(cc->scratch.len);
+		if (plain == NULL) {
+			send_error(cc, h->stream, SM_CQL_ERR_SERVER, "out of memory", true);
+			return;
+		}
+		memcpy(plain->data, cc->scratch.p, cc->scratch.len);
+		plain->len = cc->scratch.len;
+		body = (const uint8_t *)plain->data;
+		len = plain->len;
+		seg = &plain->seg;
+	}
+	ret = sm_cql_request_decode(h, body, len, 0, &msg, &reason);
+	if (ret < 0) {
+		snprintf(text, sizeof(text), "Invalid %s message: %s",
+			 sm_cql_opcode_name(h->opcode), reason ? reason : "malformed");
+		send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, text, false);
+		goto out;
+	}
+	switch (h->opcode) {
+	case SM_CQL_OP_OPTIONS:
+		send_supported(cc, h->stream);
+		goto out;
+	case SM_CQL_OP_STARTUP:
+		handle_startup(cc, h, &msg);
+		goto out;
+	case SM_CQL_OP_REGISTER:
+		send_ready(cc, h->stream);
+		goto out;
+	case SM_CQL_OP_AUTH_RESPONSE:
+		send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL,
+			   "Unexpected AUTH_RESPONSE: authentication is not enabled", false);
+		goto out;
+	default:
+		break;
+	}
+	if (!cc->started) {
+		snprintf(text, sizeof(text), "Unexpected message %s, expecting STARTUP or OPTIONS",
+			 sm_cql_opcode_name(h->opcode));
+		send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, text, false);
+		goto out;
+	}
+	req = sm_pool_get(&req_pool);
+	if (req == NULL) {
+		send_error(cc, h->stream, SM_CQL_ERR_OVERLOADED, "out of memory", false);
+		goto out;
+	}
+	memset(req, 0, sizeof(*req));
+	req->conn = cc;
+	req->hdr = *h;
+	req->body.p = body;
+	req->body.len = (uint32_t)len;
+	req->msg = msg;
+	req->seg = seg;
+	if (seg != NULL)
+		sm_bufseg_get(seg);
+	cc->refs++;
+	SM_STAT_INC(requests);
+	cc->svc->exec->request(cc->svc->exec->ctx, req);
+out:
+	if (plain != NULL)
+		sm_bufseg_put(&plain->seg);
+}
+
+void
+sm_cql_reply(struct sm_cql_req *req, struct sm_cql_buf *frame)
+{
+	struct sm_cql_conn *cc = req->conn;
+
+	if (!cc->dead)
+		send_frame(cc, frame);
+	if (req->seg != NULL)
+		sm_bufseg_put(req->seg);
+	sm_pool_put(&req_pool, req);
+	conn_put(cc);
+}
+
+void
+sm_cql_reply_error(struct sm_cql_req *req, int32_t code, const char *message)
+{
+	struct sm_cql_conn *cc = req->conn;
+	struct sm_cql_error e;
+
+	memset(&e, 0, sizeof(e));
+	e.code = code;
+	e.message = sm_cql_str(message);
+	sm_cql_buf_reset(&cc->out);
+	sm_cql_enc_error(&cc->out, req->hdr.stream, &e);
+	sm_cql_reply(req, &cc->out);
+}
+
+/*
+ * Check a complete header: false (after answering and closing) when the
+ * connection cannot go on.
+ */
+static bool
+header_ok(struct sm_cql_conn *cc, const uint8_t *p, struct sm_cql_frame_header *h)
+{
+	uint32_t max = cc->svc->max_frame ? cc->svc->max_frame : DEFAULT_MAX_FRAME;
+	const char *reason = NULL;
+	char msg[160];
+	int ret;
+
+	ret = sm_cql_frame_header_parse(p, SM_CQL_HEADER_LEN, false, h, &reason);
+	if (ret == -EPROTONOSUPPORT) {
+		/* Drivers start above v4 and step down on exactly this error. */
+		sm_cql_buf_reset(&cc->out);
+		if (sm_cql_enc_version_error(&cc->out, h->stream, h->version & 0x7f) == 0)
+			send_frame(cc, &cc->out);
+		cc->dead = true;
+		sm_conn_close(cc->c);
+		return false;
+	}
+	if (ret < 0) {
+		snprintf(msg, sizeof(msg), "Invalid frame: %s", reason ? reason : "bad header");
+		send_error(cc, 0, SM_CQL_ERR_PROTOCOL, msg, true);
+		return false;
+	}
+	if ((uint64_t)h->length + SM_CQL_HEADER_LEN > max) {
+		snprintf(msg, sizeof(msg),
+			 "Request is too big: length %llu exceeds maximum allowed length %u "
+			 "(native_transport_max_frame_size)",
+			 (unsigned long long)h->length + SM_CQL_HEADER_LEN, max);
+		send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, msg, true);
+		return false;
+	}
+	return true;
+}
+
+/* Gather a body of @h->length bytes that did not arrive whole. */
+static bool
+start_gather(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h)
+{
+	cc->acc = sm_sendbuf_new(h->length);
+	if (cc->acc == NULL) {
+		send_error(cc, h->stream, SM_CQL_ERR_SERVER, "out of memory", true);
+		return false;
+	}
+	cc->acc->len = 0;
+	cc->acc_hdr = *h;
+	return true;
+}
+
+static void
+consume(struct sm_cql_conn *cc, const struct sm_iov *v)
+{
+	const uint8_t *p = (const uint8_t *)v->base;
+	size_t left = v->len;
+	struct sm_cql_frame_header h;
+
+	while (left > 0 && !cc->dead && cc->c != NULL) {
+		if (cc->acc != NULL) {
+			size_t n = SM_MIN(left, (size_t)cc->acc_hdr.length - cc->acc->len);
+			struct sm_sendbuf *b;
+
+			memcpy(cc->acc->data + cc->acc->len, p, n);
+			cc->acc->len += n;
+			p += n;
+			left -= n;
+			if (cc->acc->len < cc->acc_hdr.length)
+				continue;
+			b = cc->acc;
+			cc->acc = NULL;
+			dispatch(cc, &cc->acc_hdr, (const uint8_t *)b->data, b->len, &b->seg);
+			sm_bufseg_put(&b->seg);
+			continue;
+		}
+		if (cc->hdr_len > 0 || left < SM_CQL_HEADER_LEN) {
+			size_t n = SM_MIN(left, (size_t)(SM_CQL_HEADER_LEN - cc->hdr_len));
+
+			memcpy(cc->hdr + cc->hdr_len, p, n);
+			cc->hdr_len += (uint32_t)n;
+			p += n;
+			left -= n;
+			if (cc->hdr_len < SM_CQL_HEADER_LEN)
+				continue;
+			cc->hdr_len = 0;
+			if (!header_ok(cc, cc->hdr, &h))
+				return;
+			if (h.length == 0)
+				dispatch(cc, &h, NULL, 0, NULL);
+			else if (!start_gather(cc, &h))
+				return;
+			continue;
+		}
+		if (!header_ok(cc, p, &h))
+			return;
+		if (left >= SM_CQL_HEADER_LEN + (size_t)h.length) {
+			/* Whole frame here: decode in place, keep the buffer. */
+			dispatch(cc, &h, p + SM_CQL_HEADER_LEN, h.length, v->seg);
+			p += SM_CQL_HEADER_LEN + h.length;
+			left -= SM_CQL_HEADER_LEN + h.length;
+			continue;
+		}
+		if (!start_gather(cc, &h))
+			return;
+		p += SM_CQL_HEADER_LEN;
+		left -= SM_CQL_HEADER_LEN;
+	}
+}
+
+static int
+cql_accepted(struct sm_conn *c, void *listen_ctx)
+{
+	struct sm_cql_conn *cc;
+
+	if (!pools_ready) {
+		if (sm_pool_init(&conn_pool, "cql-conn", sizeof(*cc), 16) < 0 ||
+		    sm_pool_init(&req_pool, "cql-req", sizeof(struct sm_cql_req), 64) < 0)
+			return -ENOMEM;
+		pools_ready = true;
+	}
+	cc = sm_pool_get(&conn_pool);
+	if (cc == NULL)
+		return -ENOMEM;
+	memset(cc, 0, sizeof(*cc));
+	cc->c = c;
+	cc->svc = listen_ctx;
+	cc->refs = 1;
+	sm_cql_buf_init(&cc->out);
+	sm_cql_buf_init(&cc->scratch);
+	c->ctx = cc;
+	return 0;
+}
+
+static void
+cql_received(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
+{
+	struct sm_cql_conn *cc = c->ctx;
+	unsigned i;
+
+	for (i = 0; i < n && !cc->dead; i++)
+		consume(cc, &iov[i]);
+}
+
+static void
+cql_closed(struct sm_conn *c, int err)
+{
+	struct sm_cql_conn *cc = c->ctx;
+
+	(void)err;
+	cc->c = NULL;
+	cc->dead = true;
+	conn_put(cc);
+}
+
+void
+sm_cql_shard_fini(void)
+{
+	if (!pools_ready)
+		return;
+	sm_pool_destroy(&conn_pool);
+	sm_pool_destroy(&req_pool);
+	pools_ready = false;
+}
+
+const struct sm_proto_ops sm_cql_proto_ops = {
+	.name = "cql",
+	.accepted = cql_accepted,
+	.received = cql_received,
+	.closed = cql_closed,
+};

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef SM_CQL_CONN_H
+#define SM_CQL_CONN_H
+
+/*
+ * CQL native-protocol connections on the transport interface (lib/net):
+ * framing, limits, the session messages, and requests handed to an
+ * executor.
+ *
+ * The connection answers OPTIONS (SUPPORTED with ScyllaDB's sharding
+ * keys), STARTUP (READY; LZ4 when asked), and REGISTER itself. QUERY,
+ * PREPARE, EXECUTE and BATCH go to the executor, which answers each with
+ * sm_cql_reply() at once or later (after a hop to the owning shard); the
+ * request's body stays valid until then. Requests on different streams may
+ * be answered out of order, as the protocol allows.
+ *
+ * Bad input never costs more than the frame header: a frame longer than
+ * max_frame, a response frame, or bytes that are not a frame get a
+ * Protocol error and the connection closes; a frame of another protocol
+ * version gets the error drivers read as "downgrade", then the close. A
+ * client that disconnects mid-frame leaves nothing behind.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sm_cql_proto.h"
+#include "sm_net.h"
+
+struct sm_cql_conn;
+
+/* A request for the executor; valid until sm_cql_reply(). */
+struct sm_cql_req {
+	struct sm_cql_conn *conn;
+	struct sm_cql_frame_header hdr;
+	struct sm_bytes body;	   /* decompressed body */
+	struct sm_cql_request msg; /* decoded, views into body */
+	/* private */
+	struct sm_bufseg *seg; /* holds the body's memory */
+	struct sm_cql_req *next_free;
+};
+
+struct sm_cql_executor {
+	/* Answer with sm_cql_reply(req, frame) exactly once. */
+	void (*request)(void *ctx, struct sm_cql_req *req);
+	void *ctx;
+};
+
+/* The listen context of a CQL port (read-only, shared by every shard). */
+struct sm_cql_service {
+	uint32_t max_frame;	   /* whole frame, header included; 0: 256 MiB */
+	uint16_t shard_aware_port; /* advertised in SUPPORTED; 0: none */
+	const struct sm_cql_executor *exec;
+};
+
+/* Protocol ops for sm_net_listen(); listen ctx: a struct sm_cql_service. */
+extern const struct sm_proto_ops sm_cql_proto_ops;
+
+/*
+ * Send the response frame(s) in @frame (encoded with the request's stream;
+ * compressed here when the connection negotiated LZ4) and release @req.
+ * When the connection has closed meanwhile, only the release happens.
+ */
+void
+sm_cql_reply(struct sm_cql_req *req, struct sm_cql_buf *frame);
+
+/* Answer @req with an ERROR of @code and @message. */
+void
+sm_cql_reply_error(struct sm_cql_req *req, int32_t code, const char *message);
+
+/* The connection's current keyspace (USE), "" when none; the executor owns it. */
+char *
+sm_cql_conn_keyspace(struct sm_cql_conn *c);
+
+/* Free the calling shard's CQL connection state (after its connections closed). */
+void
+sm_cql_shard_fini(void);
+
+#endif /* SM_CQL_CONN_H */
