@@ -727,8 +727,11 @@ sm_cql_strmap_iter(struct sm_cql_iter *it, const struct sm_cql_strmap *m)
 	iter_init(it, m->kv, NULL, m->raw, m->n, 0);
 }
 
-bool
-sm_cql_strmap_next(struct sm_cql_iter *it, struct sm_bytes *key, struct sm_bytes *val)
+/* The next key and value of a [string map] or [bytes map]: the map's
+ * values are read with @read_val. */
+static bool
+pair_next(struct sm_cql_iter *it, struct sm_bytes *key, struct sm_bytes *val,
+	  struct sm_bytes (*read_val)(struct sm_cql_reader *r))
 {
 	if (it->i >= it->n)
 		return false;
@@ -737,12 +740,18 @@ sm_cql_strmap_next(struct sm_cql_iter *it, struct sm_bytes *key, struct sm_bytes
 		*val = ((const struct sm_bytes *)it->arr)[2 * it->i + 1];
 	} else {
 		*key = sm_cql_read_string(&it->r);
-		*val = sm_cql_read_string(&it->r);
+		*val = read_val(&it->r);
 		if (!sm_cql_reader_ok(&it->r))
 			return false;
 	}
 	it->i++;
 	return true;
+}
+
+bool
+sm_cql_strmap_next(struct sm_cql_iter *it, struct sm_bytes *key, struct sm_bytes *val)
+{
+	return pair_next(it, key, val, sm_cql_read_string);
 }
 
 bool
@@ -814,19 +823,7 @@ sm_cql_bytesmap_iter(struct sm_cql_iter *it, const struct sm_cql_bytesmap *m)
 bool
 sm_cql_bytesmap_next(struct sm_cql_iter *it, struct sm_bytes *key, struct sm_bytes *val)
 {
-	if (it->i >= it->n)
-		return false;
-	if (it->arr != NULL) {
-		*key = ((const struct sm_bytes *)it->arr)[2 * it->i];
-		*val = ((const struct sm_bytes *)it->arr)[2 * it->i + 1];
-	} else {
-		*key = sm_cql_read_string(&it->r);
-		*val = sm_cql_read_bytes(&it->r);
-		if (!sm_cql_reader_ok(&it->r))
-			return false;
-	}
-	it->i++;
-	return true;
+	return pair_next(it, key, val, sm_cql_read_bytes);
 }
 
 void
