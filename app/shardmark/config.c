@@ -70,6 +70,12 @@ static const struct sm_choice sm_log_levels[] = {
 	{ "debug", { NULL } }, { NULL, { NULL } },
 };
 
+static const struct sm_choice sm_authenticators[] = {
+	{ "AllowAllAuthenticator", { "org.apache.cassandra.auth.AllowAllAuthenticator", NULL } },
+	{ "PasswordAuthenticator", { "org.apache.cassandra.auth.PasswordAuthenticator", NULL } },
+	{ NULL, { NULL } },
+};
+
 /* ScyllaDB accepts exactly these spellings (alternator/executor.cc). */
 static const struct sm_choice sm_write_isolations[] = {
 	{ "forbid_rmw", { "f", "forbid", NULL } },
@@ -115,6 +121,21 @@ static const struct sm_choice sm_write_isolations[] = {
 	  "CQL native protocol port")                                                              \
 	K(native_shard_aware_transport_port, LISTEN_PORT, 1, 65535, NULL, "19042",                 \
 	  "CQL port that picks the shard from the client's source port")                           \
+	K(native_transport_max_frame_size_in_mb, UINT, 1, 2047, NULL, "256",                       \
+	  "largest CQL frame accepted, in MiB; a bigger one gets an error and a close")            \
+	K(cluster_name, STRING, 0, 0, NULL, "shardmark",                                           \
+	  "cluster name that system.local reports to CQL drivers")                                 \
+	K(authenticator, ENUM, 0, 0, sm_authenticators, "AllowAllAuthenticator",                   \
+	  "CQL authentication: AllowAllAuthenticator or PasswordAuthenticator")                   \
+	K(auth_superuser_name, STRING, 0, 0, NULL, "cassandra",                                    \
+	  "user that PasswordAuthenticator accepts")                                               \
+	K(auth_superuser_password, STRING, 0, 0, NULL, "cassandra",                                \
+	  "password that PasswordAuthenticator accepts")                                           \
+	K(peers, OPT_STRING, 0, 0, NULL, "",                                                       \
+	  "other appliances CQL drivers should see, e.g. 10.0.0.2,10.0.0.3:9043")                  \
+	K(shard_nodes, BOOL, 0, 0, NULL, "false",                                                  \
+	  "present each shard as its own CQL node at consecutive addresses from "                 \
+	  "listen_address, so token-aware drivers without shard awareness reach the owner")       \
 	K(alternator_port, LISTEN_PORT, 1, 65535, NULL, "8000",                                    \
 	  "Alternator (DynamoDB API over HTTP) port")                                              \
 	K(alternator_write_isolation, ENUM, 0, 0, sm_write_isolations, "only_rmw_uses_lwt",        \

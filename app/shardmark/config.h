@@ -36,7 +36,14 @@ struct sm_config {
 	char *listen_address;
 	unsigned native_transport_port;		    /* CQL */
 	unsigned native_shard_aware_transport_port; /* CQL, shard chosen by source port */
-	unsigned alternator_port;		    /* DynamoDB API over HTTP */
+	unsigned native_transport_max_frame_size_in_mb;
+	char *cluster_name;
+	char *authenticator; /* "AllowAllAuthenticator" | "PasswordAuthenticator" */
+	char *auth_superuser_name;
+	char *auth_superuser_password;
+	char *peers;			  /* other appliances, "a,b:port"; NULL = none */
+	bool shard_nodes;		  /* one CQL node per shard */
+	unsigned alternator_port;	  /* DynamoDB API over HTTP */
 	char *alternator_write_isolation; /* forbid_rmw|unsafe|always_use_lwt|only_rmw_uses_lwt */
 	unsigned prometheus_port;	  /* 0 = stats endpoint off */
 	char *prometheus_address;	  /* NULL = listen_address */

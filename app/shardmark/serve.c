@@ -1,18 +1,30 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* shardmark serve: run the services on every shard until SIGINT/SIGTERM. */
 
+#include <arpa/inet.h>
+#include <sched.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
 #include "echo.h"
+#include "sm_cql_exec.h"
+#include "sm_cql_system.h"
+#include "sm_store.h"
 #include "stats_http.h"
 
 struct serve_ctx {
 	struct sm_config cfg;
 	struct sm_echo_service echo;
 	bool print_config;
+	/* CQL: one cluster view per node this process presents */
+	struct sm_cql_cluster *views;
+	unsigned nviews;
+	struct sm_cql_exec_config exec_cfg;
+	struct sm_cql_service *cql; /* per view; [nviews] is the shard-aware port's */
+	char (*node_addr)[64];
 };
 
 static int
@@ -50,6 +62,124 @@ open_listener(const char *what, const char *key, const char *addr, unsigned port
 	return ret;
 }
 
+/* IPv4 @base + @i ("127.0.0.1" + 1 = "127.0.0.2"); false when not IPv4 or it overflows. */
+static bool
+addr_plus(const char *base, unsigned i, char *out, size_t len)
+{
+	struct in_addr a;
+	uint32_t h;
+
+	if (inet_pton(AF_INET, base, &a) != 1)
+		return false;
+	h = ntohl(a.s_addr);
+	if (h + i < h)
+		return false;
+	a.s_addr = htonl(h + i);
+	return inet_ntop(AF_INET, &a, out, (socklen_t)len) != NULL;
+}
+
+static void
+cql_teardown(struct serve_ctx *s)
+{
+	if (s->views != NULL && s->cfg.shard_nodes)
+		sm_cql_shard_nodes_free(s->views, s->nviews);
+	else if (s->views != NULL)
+		sm_cql_cluster_free(&s->views[0]);
+	free(s->views);
+	free(s->cql);
+	free(s->node_addr);
+	s->views = NULL;
+	s->cql = NULL;
+	s->node_addr = NULL;
+}
+
+/*
+ * The shard count the runtime will choose (its own checks run later and
+ * explain a bad smp or cpuset): smp, else the CPUs of cpuset, else every CPU
+ * the process may use.
+ */
+static unsigned
+expected_shards(const struct sm_config *c)
+{
+	static uint8_t bits[CPU_SETSIZE / 8];
+	cpu_set_t set;
+	int n;
+
+	if (c->smp != 0)
+		return c->smp;
+	if (c->cpuset != NULL && (n = sm_cpuset_parse(c->cpuset, bits, CPU_SETSIZE)) > 0)
+		return (unsigned)n;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		return (unsigned)CPU_COUNT(&set);
+	return 1;
+}
+
+/* The cluster views and the service contexts of the CQL ports. */
+static int
+cql_setup(struct serve_ctx *s, unsigned nshards)
+{
+	const struct sm_config *c = &s->cfg;
+	char err[512];
+	unsigned i;
+	int ret;
+
+	s->nviews = c->shard_nodes ? nshards : 1;
+	s->views = calloc(s->nviews, sizeof(*s->views));
+	s->cql = calloc(s->nviews + 1, sizeof(*s->cql));
+	s->node_addr = calloc(s->nviews, sizeof(*s->node_addr));
+	if (s->views == NULL || s->cql == NULL || s->node_addr == NULL) {
+		fprintf(stderr, "shardmark serve: out of memory\n");
+		return SM_EXIT_FAIL;
+	}
+	if (c->shard_nodes) {
+		if (c->peers != NULL) {
+			fprintf(stderr,
+				"shardmark serve: shard_nodes and peers cannot be combined: "
+				"with shard_nodes each shard is a node of its own; drop one "
+				"of them\n");
+			return SM_EXIT_USAGE;
+		}
+		for (i = 0; i < s->nviews; i++) {
+			if (!addr_plus(c->listen_address, i, s->node_addr[i],
+				       sizeof(s->node_addr[i]))) {
+				fprintf(stderr,
+					"shardmark serve: shard_nodes needs an IPv4 listen_address "
+					"(got %s): shard i listens on listen_address + i\n",
+					c->listen_address);
+				return SM_EXIT_USAGE;
+			}
+		}
+		ret = sm_cql_cluster_init_shard_nodes(
+			s->views, s->nviews, c->cluster_name, (const char(*)[64])s->node_addr,
+			(uint16_t)c->native_transport_port, err, sizeof(err));
+	} else {
+		ret = sm_cql_cluster_init(&s->views[0], c->cluster_name, c->listen_address,
+					  (uint16_t)c->native_transport_port, c->peers, err,
+					  sizeof(err));
+	}
+	if (ret < 0) {
+		fprintf(stderr, "shardmark serve: %s\n", err);
+		return SM_EXIT_USAGE;
+	}
+	s->exec_cfg.cluster = &s->views[0];
+	for (i = 0; i <= s->nviews; i++) {
+		struct sm_cql_service *svc = &s->cql[i];
+
+		svc->max_frame = c->native_transport_max_frame_size_in_mb > 2047
+					 ? UINT32_MAX
+					 : c->native_transport_max_frame_size_in_mb << 20;
+		svc->shard_aware_port =
+			c->shard_nodes ? 0 : (uint16_t)c->native_shard_aware_transport_port;
+		svc->exec = &sm_cql_exec;
+		if (strcmp(c->authenticator, "PasswordAuthenticator") == 0) {
+			svc->auth_user = c->auth_superuser_name;
+			svc->auth_password = c->auth_superuser_password;
+		}
+		svc->node = &s->views[i < s->nviews ? i : 0];
+	}
+	return 0;
+}
+
 static int
 serve_shard_init(unsigned shard, void *arg)
 {
@@ -64,17 +194,66 @@ serve_shard_init(unsigned shard, void *arg)
 	ret = sm_net_shard_init(&nc);
 	if (ret < 0)
 		return ret;
+	ret = sm_store_shard_init();
+	if (ret == 0)
+		ret = sm_cql_system_shard_init(&s->views[0]);
+	if (ret == 0)
+		ret = sm_cql_exec_shard_init(&s->exec_cfg);
+	if (ret < 0) {
+		SM_ERR("shard %u: CQL state: %s", shard, strerror(-ret));
+		return ret;
+	}
 	if (shard != 0)
 		return 0;
 
 	/* The control shard owns the listening sockets. */
 	services[0] = '\0';
+	if (s->cfg.shard_nodes) {
+		unsigned i;
+
+		for (i = 0; i < s->nviews; i++) {
+			struct sm_listen_opts lo = {
+				.addr = s->node_addr[i],
+				.port = (uint16_t)s->cfg.native_transport_port,
+				.placement = SM_PLACE_SHARD,
+				.shard = i,
+				.proto = &sm_cql_proto_ops,
+				.ctx = &s->cql[i],
+			};
+			struct sm_listener *l;
+
+			ret = sm_net_listen(&lo, &l);
+			if (ret < 0) {
+				sm_app_listen_error("cql", "native_transport_port", s->node_addr[i],
+						    s->cfg.native_transport_port, ret);
+				return ret;
+			}
+		}
+		off += (size_t)snprintf(services + off, sizeof(services) - off,
+					"cql on %s..%s:%u (one node per shard)", s->node_addr[0],
+					s->node_addr[s->nviews - 1], s->cfg.native_transport_port);
+	} else {
+		ret = open_listener("cql", "native_transport_port", s->cfg.listen_address,
+				    s->cfg.native_transport_port, SM_PLACE_BALANCED,
+				    &sm_cql_proto_ops, &s->cql[0]);
+		if (ret < 0)
+			return ret;
+		ret = open_listener("cql", "native_shard_aware_transport_port",
+				    s->cfg.listen_address, s->cfg.native_shard_aware_transport_port,
+				    SM_PLACE_SRC_PORT, &sm_cql_proto_ops, &s->cql[1]);
+		if (ret < 0)
+			return ret;
+		off += (size_t)snprintf(services + off, sizeof(services) - off,
+					"cql on %s:%u (shard-aware %u)", s->cfg.listen_address,
+					s->cfg.native_transport_port,
+					s->cfg.native_shard_aware_transport_port);
+	}
 	if (s->cfg.echo_port != 0) {
 		ret = open_listener("echo", "echo_port", s->cfg.listen_address, s->cfg.echo_port,
 				    SM_PLACE_BALANCED, &sm_echo_proto, &s->echo);
 		if (ret < 0)
 			return ret;
-		off += (size_t)snprintf(services + off, sizeof(services) - off, "echo on %s:%u",
+		off += (size_t)snprintf(services + off, sizeof(services) - off, ", echo on %s:%u",
 					s->cfg.listen_address, s->cfg.echo_port);
 	}
 	if (s->cfg.prometheus_port != 0) {
@@ -85,13 +264,12 @@ serve_shard_init(unsigned shard, void *arg)
 		if (ret < 0)
 			return ret;
 		off += (size_t)snprintf(services + off, sizeof(services) - off,
-					"%sstats on http://%s:%u/metrics", off ? ", " : "",
-					stats_addr, s->cfg.prometheus_port);
+					", stats on http://%s:%u/metrics", stats_addr,
+					s->cfg.prometheus_port);
 	}
 	SM_INFO("serving %s (%u shards, network stack %s); SIGUSR1 prints counters, SIGTERM "
 		"drains and exits",
-		off ? services : "nothing (set echo_port or prometheus_port)", sm_shard_count(),
-		sm_net_driver()->name);
+		services, sm_shard_count(), sm_net_driver()->name);
 	return 0;
 }
 
@@ -102,6 +280,10 @@ serve_shard_fini(unsigned shard, void *arg)
 	(void)arg;
 	sm_echo_shard_fini();
 	sm_net_shard_fini();
+	sm_cql_shard_fini();
+	sm_cql_exec_shard_fini();
+	sm_cql_system_shard_fini();
+	sm_store_shard_fini();
 }
 
 static void
@@ -120,10 +302,12 @@ sm_cmd_serve(int argc, char **argv)
 	int ret;
 
 	sm_config_defaults(&s.cfg);
-	ret = sm_cli_parse(argc, argv, "serve",
-			   "Run the shardmark server: one pinned reactor per CPU serving the "
-			   "echo\nservice and the stats endpoint (CQL and Alternator are coming).",
-			   &s.cfg, serve_opts, SM_ARRAY_SIZE(serve_opts), &s, err, sizeof(err));
+	ret = sm_cli_parse(
+		argc, argv, "serve",
+		"Run the shardmark server: one pinned reactor per CPU serving CQL (native\n"
+		"protocol v4, shard-aware), the stats endpoint and, when echo_port is set,\n"
+		"the echo service (Alternator is coming).",
+		&s.cfg, serve_opts, SM_ARRAY_SIZE(serve_opts), &s, err, sizeof(err));
 	if (ret != 0) {
 		if (ret < 0)
 			fprintf(stderr, "shardmark serve: %s\n", err);
@@ -140,6 +324,9 @@ sm_cmd_serve(int argc, char **argv)
 		goto out;
 	s.echo.max_frame = s.cfg.echo_max_frame;
 	sm_app_runtime_opts(&s.cfg, &ro);
+	ret = cql_setup(&s, expected_shards(&s.cfg));
+	if (ret != 0)
+		goto out;
 	ro.shard_init = serve_shard_init;
 	ro.shard_fini = serve_shard_fini;
 	ro.on_usr1 = serve_usr1;
@@ -155,6 +342,7 @@ sm_cmd_serve(int argc, char **argv)
 		ret = SM_EXIT_OK;
 	}
 out:
+	cql_teardown(&s);
 	sm_config_free(&s.cfg);
 	return ret;
 }

@@ -23,6 +23,7 @@ struct sm_cql_conn {
 	const struct sm_cql_service *svc;
 	unsigned refs; /* the transport's, plus one per request in flight */
 	bool started;  /* STARTUP answered */
+	bool authed;   /* authenticated, or no authentication configured */
 	bool lz4;
 	bool dead; /* a fatal protocol error was answered: ignore the rest */
 	uint8_t hdr[SM_CQL_HEADER_LEN];
@@ -32,7 +33,26 @@ struct sm_cql_conn {
 	struct sm_cql_buf out;	   /* session replies */
 	struct sm_cql_buf scratch; /* LZ4 */
 	char keyspace[64];
+	/* REGISTERed for SCHEMA_CHANGE: on the shard's event list */
+	bool schema_events;
+	struct sm_cql_conn *ev_prev, *ev_next;
 };
+
+static __thread struct sm_cql_conn *event_conns;
+
+static void
+events_unlink(struct sm_cql_conn *cc)
+{
+	if (!cc->schema_events)
+		return;
+	if (cc->ev_prev != NULL)
+		cc->ev_prev->ev_next = cc->ev_next;
+	else
+		event_conns = cc->ev_next;
+	if (cc->ev_next != NULL)
+		cc->ev_next->ev_prev = cc->ev_prev;
+	cc->schema_events = false;
+}
 
 static __thread struct sm_pool conn_pool;
 static __thread struct sm_pool req_pool;
@@ -48,6 +68,12 @@ conn_put(struct sm_cql_conn *cc)
 	sm_cql_buf_release(&cc->out);
 	sm_cql_buf_release(&cc->scratch);
 	sm_pool_put(&conn_pool, cc);
+}
+
+const struct sm_cql_service *
+sm_cql_conn_service(const struct sm_cql_conn *c)
+{
+	return c->svc;
 }
 
 char *
@@ -164,10 +190,113 @@ handle_startup(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h,
 		send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, "CQL_VERSION is mandatory", false);
 		return;
 	}
-	/* READY goes out uncompressed; compression starts after it. */
 	cc->started = true;
-	send_ready(cc, h->stream);
+	if (cc->svc->auth_user != NULL) {
+		sm_cql_buf_reset(&cc->out);
+		if (sm_cql_enc_authenticate(
+			    &cc->out, h->stream,
+			    sm_cql_str("org.apache.cassandra.auth.PasswordAuthenticator")) == 0)
+			send_frame(cc, &cc->out);
+	} else {
+		/* READY goes out uncompressed; compression starts after it. */
+		cc->authed = true;
+		send_ready(cc, h->stream);
+	}
 	cc->lz4 = sm_cql_strmap_get(&req->u.startup, "COMPRESSION", &v) && v.len > 0;
+}
+
+/* SASL PLAIN: [authzid] NUL user NUL password. */
+static void
+handle_auth_response(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h,
+		     const struct sm_cql_request *req)
+{
+	struct sm_bytes t = req->u.auth_token;
+	const uint8_t *user = NULL, *pass = NULL, *nul;
+	size_t ulen = 0, plen = 0;
+	char msg[200];
+
+	if (!cc->started || cc->svc->auth_user == NULL || cc->authed) {
+		send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL,
+			   "Unexpected AUTH_RESPONSE: no authentication is in progress", false);
+		return;
+	}
+	if (t.p != NULL && (nul = memchr(t.p, 0, t.len)) != NULL) {
+		user = nul + 1;
+		nul = memchr(user, 0, t.len - (size_t)(user - t.p));
+		if (nul != NULL) {
+			ulen = (size_t)(nul - user);
+			pass = nul + 1;
+			plen = t.len - (size_t)(pass - t.p);
+		}
+	}
+	if (pass == NULL) {
+		send_error(
+			cc, h->stream, SM_CQL_ERR_BAD_CREDENTIALS,
+			"Authentication failed: expected a SASL PLAIN token (\\0user\\0password)",
+			false);
+		return;
+	}
+	if (ulen != strlen(cc->svc->auth_user) || memcmp(user, cc->svc->auth_user, ulen) != 0 ||
+	    plen != strlen(cc->svc->auth_password) ||
+	    memcmp(pass, cc->svc->auth_password, plen) != 0) {
+		snprintf(msg, sizeof(msg), "Provided username %.*s and/or password are incorrect",
+			 (int)SM_MIN(ulen, 64u), (const char *)user);
+		send_error(cc, h->stream, SM_CQL_ERR_BAD_CREDENTIALS, msg, false);
+		return;
+	}
+	cc->authed = true;
+	sm_cql_buf_reset(&cc->out);
+	if (sm_cql_enc_auth_success(&cc->out, h->stream, (struct sm_bytes){ NULL, 0 }) == 0)
+		send_frame(cc, &cc->out);
+}
+
+static void
+handle_register(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h,
+		const struct sm_cql_request *req)
+{
+	struct sm_cql_iter it;
+	struct sm_bytes ev;
+	char msg[160];
+	int type;
+
+	sm_cql_strlist_iter(&it, &req->u.register_events);
+	while (sm_cql_strlist_next(&it, &ev)) {
+		type = sm_cql_event_type_parse(ev);
+		if (type < 0) {
+			snprintf(msg, sizeof(msg), "Invalid value '%.*s' for Type",
+				 (int)SM_MIN(ev.len, 64u), (const char *)ev.p);
+			send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, msg, false);
+			return;
+		}
+		/* One node that never changes: only schema changes happen. */
+		if (type == SM_CQL_EVENT_SCHEMA_CHANGE && !cc->schema_events) {
+			cc->schema_events = true;
+			cc->ev_prev = NULL;
+			cc->ev_next = event_conns;
+			if (event_conns != NULL)
+				event_conns->ev_prev = cc;
+			event_conns = cc;
+		}
+	}
+	send_ready(cc, h->stream);
+}
+
+void
+sm_cql_push_schema_event(const struct sm_cql_schema_change *sc)
+{
+	struct sm_cql_event ev;
+	struct sm_cql_conn *cc;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = SM_CQL_EVENT_SCHEMA_CHANGE;
+	ev.schema = *sc;
+	for (cc = event_conns; cc != NULL; cc = cc->ev_next) {
+		if (cc->c == NULL || cc->dead)
+			continue;
+		sm_cql_buf_reset(&cc->out);
+		if (sm_cql_enc_event(&cc->out, &ev) == 0)
+			send_frame(cc, &cc->out);
+	}
 }
 
 static void
@@ -222,11 +351,10 @@ dispatch(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h, const uint
 		handle_startup(cc, h, &msg);
 		goto out;
 	case SM_CQL_OP_REGISTER:
-		send_ready(cc, h->stream);
+		handle_register(cc, h, &msg);
 		goto out;
 	case SM_CQL_OP_AUTH_RESPONSE:
-		send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL,
-			   "Unexpected AUTH_RESPONSE: authentication is not enabled", false);
+		handle_auth_response(cc, h, &msg);
 		goto out;
 	default:
 		break;
@@ -235,6 +363,13 @@ dispatch(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h, const uint
 		snprintf(text, sizeof(text), "Unexpected message %s, expecting STARTUP or OPTIONS",
 			 sm_cql_opcode_name(h->opcode));
 		send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, text, false);
+		goto out;
+	}
+	if (!cc->authed) {
+		send_error(
+			cc, h->stream, SM_CQL_ERR_UNAUTHORIZED,
+			"You have not logged in (PasswordAuthenticator: answer AUTHENTICATE first)",
+			false);
 		goto out;
 	}
 	req = sm_pool_get(&req_pool);
@@ -436,6 +571,7 @@ cql_closed(struct sm_conn *c, int err)
 	struct sm_cql_conn *cc = c->ctx;
 
 	(void)err;
+	events_unlink(cc);
 	cc->c = NULL;
 	cc->dead = true;
 	conn_put(cc);

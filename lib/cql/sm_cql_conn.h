@@ -51,6 +51,11 @@ struct sm_cql_service {
 	uint32_t max_frame;	   /* whole frame, header included; 0: 256 MiB */
 	uint16_t shard_aware_port; /* advertised in SUPPORTED; 0: none */
 	const struct sm_cql_executor *exec;
+	/* PasswordAuthenticator (SASL PLAIN) with these credentials; NULL: allow all */
+	const char *auth_user;
+	const char *auth_password;
+	/* for the executor: the node this port presents (system tables) */
+	const void *node;
 };
 
 /* Protocol ops for sm_net_listen(); listen ctx: a struct sm_cql_service. */
@@ -71,6 +76,14 @@ sm_cql_reply_error(struct sm_cql_req *req, int32_t code, const char *message);
 /* The connection's current keyspace (USE), "" when none; the executor owns it. */
 char *
 sm_cql_conn_keyspace(struct sm_cql_conn *c);
+
+/* Send a SCHEMA_CHANGE event to the calling shard's REGISTERed connections. */
+void
+sm_cql_push_schema_event(const struct sm_cql_schema_change *sc);
+
+/* The service (listen context) the connection came in on. */
+const struct sm_cql_service *
+sm_cql_conn_service(const struct sm_cql_conn *c);
 
 /* Free the calling shard's CQL connection state (after its connections closed). */
 void

@@ -104,6 +104,7 @@ struct sm_conn {
 enum sm_placement {
 	SM_PLACE_BALANCED, /* the shard with the fewest active connections */
 	SM_PLACE_SRC_PORT, /* shard = client source port % shards (shard-aware port) */
+	SM_PLACE_SHARD,	   /* every connection on shard @shard of the options */
 };
 
 struct sm_listen_opts {
@@ -111,6 +112,7 @@ struct sm_listen_opts {
 	uint16_t port;
 	int backlog; /* 0: 1024 */
 	enum sm_placement placement;
+	unsigned shard; /* SM_PLACE_SHARD */
 	const struct sm_proto_ops *proto;
 	void *ctx; /* passed to accepted() on every shard: read-only */
 };

@@ -664,6 +664,8 @@ place(struct sm_listener *l, int fd)
 	unsigned n = sm_shard_count(), i, best = 0;
 	uint64_t best_load = UINT64_MAX;
 
+	if (l->opts.placement == SM_PLACE_SHARD)
+		return l->opts.shard < n ? l->opts.shard : 0;
 	if (l->opts.placement == SM_PLACE_SRC_PORT) {
 		struct sockaddr_storage ss;
 		socklen_t len = sizeof(ss);

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef CQL_EXEC_PRIV_H
+#define CQL_EXEC_PRIV_H
+
+/* Private to the CQL executor (sm_cql_exec*.c). */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sm_core.h"
+#include "sm_cql_conn.h"
+#include "sm_cql_exec.h"
+#include "sm_cql_parse.h"
+#include "sm_cql_proto.h"
+#include "sm_cql_system.h"
+#include "sm_cql_value.h"
+#include "sm_store.h"
+
+/* One output column of a SELECT. */
+enum out_kind {
+	OUT_CELL,      /* the value of a selected column */
+	OUT_WRITETIME, /* bigint microseconds */
+	OUT_TTL,       /* int seconds left, null when none */
+	OUT_TOKEN,     /* token(pk): bigint */
+	OUT_COUNT,     /* COUNT(*): bigint, one row */
+};
+
+struct out_col {
+	enum out_kind kind;
+	unsigned cell; /* index into the read's cells */
+};
+
+/*
+ * A statement bound to the catalog: the parse tree, its table and what the
+ * protocol reports about it. Shared by the executions that use it (refs).
+ */
+struct cql_prepared {
+	uint32_t refs;
+	uint8_t id[16];
+	char *ks;   /* the session keyspace the text was prepared in */
+	char *text; /* NUL-terminated */
+	size_t len;
+	struct sm_cql_stmt *stmt;
+	struct sm_uuid version;	      /* catalog version bound against */
+	const struct sm_table *table; /* held; NULL for USE, DDL and BATCH */
+	bool system;		      /* table is a virtual system table */
+	bool lwt;		      /* a conditional statement */
+	/* bind metadata */
+	struct sm_cql_colspec *bind_specs;
+	unsigned nbind;
+	uint16_t pk_idx[SM_MAX_KEY_PARTS];
+	unsigned npk_idx;
+	/* result metadata: SELECT columns, or [applied] and the pre-image */
+	struct sm_cql_colspec *res_specs;
+	unsigned nres;
+	struct out_col *outs; /* SELECT: one per res_spec */
+	uint16_t *read_cols;  /* SELECT: the store columns read; LWT: the pre-image */
+	unsigned nread;
+	bool count; /* SELECT COUNT(*) */
+	/* types this statement built (list<T> of IN ?, ...), freed with it */
+	const struct sm_type **owned;
+	unsigned nowned;
+	char **owned_str;
+	unsigned nowned_str;
+	struct cql_prepared *hash_next;
+};
+
+/* A relation tested on each row read: values are op->spans[first, first + n). */
+struct cql_filter {
+	const struct sm_column *c;
+	unsigned cell; /* regular and static columns: index into the read's cells */
+	enum sm_cql_op op;
+	bool elem; /* c[key] op value: spans[first] is the key */
+	unsigned first, n;
+};
+
+/* Per-shard executor state. */
+struct cql_shard {
+	struct sm_uuid_gen gen;
+	struct cql_prepared **buckets;
+	unsigned nbuckets;
+	unsigned nprepared;
+	struct sm_pool op_pool;
+	bool ready;
+};
+
+extern __thread struct cql_shard cql_shard;
+extern const struct sm_cql_exec_config *cql_cfg;
+
+/* An execution in flight. Pooled per shard; its buffers keep their memory. */
+struct cql_op {
+	struct sm_cql_req *req;
+	struct cql_prepared *ps;
+	const struct sm_cql_params *params;
+	struct sm_cql_value *binds; /* by marker index */
+	unsigned nbinds;
+	unsigned bind_cap;
+	struct sm_cql_buf vals; /* converted values */
+	struct sm_cql_buf out;	/* the response frame */
+	int16_t stream;
+	struct sm_cql_value_ctx vctx;
+	int64_t now_us;
+	/* modification */
+	struct sm_cell_op *ops;
+	unsigned nops, ops_cap;
+	struct sm_condition *conds;
+	unsigned nconds, conds_cap;
+	struct sm_bytes *in_vals; /* IN (...) values of conditions */
+	unsigned nin, in_cap;
+	/* select */
+	struct sm_ck_range *ranges;
+	unsigned nranges, ranges_cap;
+	struct sm_key *keys; /* partitions to read (pk IN) */
+	unsigned nkeys, keys_cap;
+	struct sm_cql_rows_writer rw;
+	/* pending store requests of a batch or a multi-partition write */
+	struct sm_store_req *sreqs;
+	unsigned nsreqs, sreqs_cap;
+	unsigned pending;
+	int first_err;
+	char errmsg[256];
+	int32_t errcode;
+	/* select state */
+	unsigned key_i;
+	uint32_t limit_left; /* UINT32_MAX: none */
+	uint32_t page_size;  /* 0: no paging */
+	uint32_t page_rows;
+	int64_t count;
+	bool range;
+	bool serial;
+	int64_t tok_start, tok_end;
+	uint32_t ppl;
+	bool reversed;
+	bool submitting, completed; /* a store request completing inline */
+	/* filters: relations that are not slices (ALLOW FILTERING) */
+	struct cql_filter *filters;
+	unsigned nfilters, filters_cap;
+	/* converted values referenced by index until they are all converted */
+	struct sm_cql_value_span *spans;
+	unsigned nspans, spans_cap;
+	struct cql_op *next_free;
+};
+
+/* Reply helpers. */
+void
+cql_op_fail(struct cql_op *op, int32_t code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void
+cql_op_finish(struct cql_op *op);
+
+/* Statements, in sm_cql_exec_select.c and sm_cql_exec_modify.c. */
+void
+cql_exec_select(struct cql_op *op);
+void
+cql_exec_modify(struct cql_op *op);
+void
+cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *batch);
+
+/*
+ * Convert @t for the receiver @type; the value lands in op->vals and *span
+ * tells where (offsets: vals may move while more values are added).
+ * 0, or -errno after failing the op with the right error.
+ */
+int
+cql_value(struct cql_op *op, const struct sm_cql_term *t, const struct sm_type *type,
+	  const char *col, struct sm_cql_value_span *span);
+
+/* A view of a converted value once every conversion of the op is done. */
+static inline struct sm_bytes
+cql_span_bytes(const struct cql_op *op, const struct sm_cql_value_span *s)
+{
+	struct sm_bytes b = { op->vals.p + s->off, s->len };
+
+	if (s->len == 0)
+		b.p = SM_CQL_EMPTY.p;
+	return b;
+}
+
+/* Convert @t into a new entry of op->spans; its index in *idx. */
+int
+cql_value_idx(struct cql_op *op, const struct sm_cql_term *t, const struct sm_type *type,
+	      const char *col, unsigned *idx);
+
+/* Parse and bind a BATCH's text statement; *out holds one reference. */
+int
+cql_exec_prepare_text(const char *ks, struct sm_bytes text, struct cql_prepared **out, char *err,
+		      size_t errlen, int32_t *code);
+/* A prepared statement by id, with a reference; NULL when unknown. */
+struct cql_prepared *
+cql_exec_lookup(struct sm_bytes id);
+void
+cql_exec_put(struct cql_prepared *ps);
+
+/* The table an INSERT, UPDATE, DELETE or SELECT names; NULL for others. */
+const struct sm_cql_qname *
+cql_stmt_table(const struct sm_cql_stmt *s);
+
+/* Load the bound values of op->ps's statement; 0, or the op was failed. */
+int
+cql_exec_load_values(struct cql_op *op, const struct sm_cql_values *vals);
+
+/* Continue a SELECT's reads (sm_cql_exec_select.c). */
+void
+cql_exec_select_pump(struct cql_op *op);
+
+/* Grow an array of @size-byte items to hold @need; 0 or -ENOMEM. */
+int
+cql_grow(void **arr, unsigned *cap, unsigned need, size_t size);
+
+/* Bind (or rebind after a schema change) @ps against the current catalog. */
+int
+cql_bind(struct cql_prepared *ps, const char *session_ks, char *err, size_t errlen, int32_t *code);
+
+/* The table a statement names, in the session keyspace when unqualified. */
+const struct sm_table *
+cql_lookup_table(const struct sm_cql_qname *q, const char *session_ks, bool *system, char *err,
+		 size_t errlen, int32_t *code);
+
+/* The store's failure as a CQL error. */
+void
+cql_op_store_error(struct cql_op *op, const struct sm_store_req *r, bool write);
+
+/* The bigint/int of a converted option value (LIMIT, TTL...). */
+int
+cql_int_option(struct cql_op *op, const struct sm_cql_term *t, const char *what, int64_t min,
+	       int64_t max, bool is_long, int64_t *out, bool *present);
+
+#endif /* CQL_EXEC_PRIV_H */

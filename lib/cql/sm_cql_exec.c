@@ -1,0 +1,1596 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The CQL executor: requests in, prepared statements, binding to the
+ * catalog, DDL and USE. SELECT lives in sm_cql_exec_select.c, writes and
+ * BATCH in sm_cql_exec_modify.c.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <nettle/md5.h>
+
+#include "cql_exec_priv.h"
+
+#define DEFAULT_MAX_PREPARED 20000u
+#define NBUCKETS 4096u
+#define OP_FREE_MAX 256u
+#define OP_BUF_KEEP (1u << 20) /* larger buffers go back to the allocator */
+
+__thread struct cql_shard cql_shard;
+const struct sm_cql_exec_config *cql_cfg;
+static __thread struct cql_op *op_free;
+static __thread unsigned op_nfree;
+
+int
+cql_grow(void **arr, unsigned *cap, unsigned need, size_t size)
+{
+	unsigned ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 8;
+	while (ncap < need)
+		ncap *= 2;
+	p = sm_realloc(*arr, (size_t)ncap * size);
+	if (p == NULL)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+/* ---- prepared statements ---- */
+
+static void
+prepared_free(struct cql_prepared *ps)
+{
+	unsigned i;
+
+	if (ps->table != NULL && !ps->system)
+		sm_table_put(ps->table);
+	for (i = 0; i < ps->nowned; i++)
+		sm_type_free(ps->owned[i]);
+	for (i = 0; i < ps->nowned_str; i++)
+		sm_free(ps->owned_str[i]);
+	sm_free(ps->owned);
+	sm_free(ps->owned_str);
+	sm_free(ps->bind_specs);
+	sm_free(ps->res_specs);
+	sm_free(ps->outs);
+	sm_free(ps->read_cols);
+	sm_cql_stmt_free(ps->stmt);
+	sm_free(ps->ks);
+	sm_free(ps->text);
+	sm_free(ps);
+}
+
+static void
+prepared_put(struct cql_prepared *ps)
+{
+	if (ps != NULL && --ps->refs == 0)
+		prepared_free(ps);
+}
+
+static void
+statement_id(const char *ks, const char *text, size_t len, uint8_t id[16])
+{
+	struct md5_ctx md5;
+
+	md5_init(&md5);
+	md5_update(&md5, strlen(ks), (const uint8_t *)ks);
+	md5_update(&md5, len, (const uint8_t *)text);
+	md5_digest(&md5, 16, id);
+}
+
+static unsigned
+bucket_of(const uint8_t id[16])
+{
+	uint32_t h;
+
+	memcpy(&h, id, sizeof(h));
+	return h & (cql_shard.nbuckets - 1);
+}
+
+static struct cql_prepared *
+cache_find(const uint8_t *id)
+{
+	struct cql_prepared *ps;
+
+	for (ps = cql_shard.buckets[bucket_of(id)]; ps != NULL; ps = ps->hash_next)
+		if (memcmp(ps->id, id, 16) == 0)
+			return ps;
+	return NULL;
+}
+
+static void
+cache_remove(struct cql_prepared *ps)
+{
+	struct cql_prepared **pp = &cql_shard.buckets[bucket_of(ps->id)];
+
+	for (; *pp != NULL; pp = &(*pp)->hash_next) {
+		if (*pp == ps) {
+			*pp = ps->hash_next;
+			cql_shard.nprepared--;
+			prepared_put(ps);
+			return;
+		}
+	}
+}
+
+/* Insert @ps (the cache takes a reference), replacing one with its id. */
+static void
+cache_insert(struct cql_prepared *ps)
+{
+	unsigned max = cql_cfg->max_prepared ? cql_cfg->max_prepared : DEFAULT_MAX_PREPARED;
+	struct cql_prepared *old = cache_find(ps->id);
+	unsigned b, i;
+
+	if (old != NULL)
+		cache_remove(old);
+	if (cql_shard.nprepared >= max) {
+		/* Evict one entry of some bucket: drivers re-prepare on Unprepared. */
+		b = bucket_of(ps->id);
+		for (i = 0; i < cql_shard.nbuckets; i++) {
+			old = cql_shard.buckets[(b + i) & (cql_shard.nbuckets - 1)];
+			if (old != NULL) {
+				cache_remove(old);
+				break;
+			}
+		}
+	}
+	b = bucket_of(ps->id);
+	ps->refs++;
+	ps->hash_next = cql_shard.buckets[b];
+	cql_shard.buckets[b] = ps;
+	cql_shard.nprepared++;
+}
+
+static int
+own_type(struct cql_prepared *ps, const struct sm_type *t)
+{
+	if (cql_grow((void **)&ps->owned, &ps->nowned, ps->nowned + 1, sizeof(*ps->owned)) < 0)
+		return -ENOMEM;
+	ps->owned[ps->nowned++] = t;
+	return 0;
+}
+
+static const char *
+own_str(struct cql_prepared *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static const char *
+own_str(struct cql_prepared *ps, const char *fmt, ...)
+{
+	unsigned cap = ps->nowned_str;
+	char buf[512];
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	s = sm_strdup(buf);
+	if (s == NULL || cql_grow((void **)&ps->owned_str, &cap, ps->nowned_str + 1,
+				  sizeof(*ps->owned_str)) < 0) {
+		sm_free(s);
+		return NULL;
+	}
+	ps->owned_str[ps->nowned_str++] = s;
+	return s;
+}
+
+const struct sm_table *
+cql_lookup_table(const struct sm_cql_qname *q, const char *session_ks, bool *system, char *err,
+		 size_t errlen, int32_t *code)
+{
+	const char *ks = q->ks ? q->ks : session_ks;
+	const struct sm_catalog *cat = sm_store_catalog();
+	const struct sm_table *t;
+
+	*system = false;
+	*code = SM_CQL_ERR_INVALID;
+	if (ks == NULL || ks[0] == '\0') {
+		snprintf(err, errlen,
+			 "No keyspace has been specified. USE a keyspace, or explicitly specify "
+			 "keyspace.tablename");
+		return NULL;
+	}
+	if (sm_cql_system_keyspace(ks)) {
+		t = sm_cql_system_table(ks, q->name);
+		if (t == NULL)
+			snprintf(err, errlen, "unconfigured table %s", q->name);
+		*system = t != NULL;
+		return t;
+	}
+	if (sm_catalog_keyspace(cat, ks) == NULL) {
+		snprintf(err, errlen, "Keyspace %s does not exist", ks);
+		return NULL;
+	}
+	t = sm_catalog_table(cat, ks, q->name);
+	if (t == NULL)
+		snprintf(err, errlen, "unconfigured table %s", q->name);
+	return t;
+}
+
+/* The type a bind marker takes, by its role relative to @c. */
+static int
+bind_type(struct cql_prepared *ps, const struct sm_cql_bind *b, const struct sm_column *c,
+	  const struct sm_type **out, char *err, size_t errlen)
+{
+	const struct sm_type *t = c ? c->type : NULL, *nt;
+	enum sm_type_kind k = t ? t->kind : SM_TYPE__COUNT;
+	int ret;
+
+	switch (b->role) {
+	case SM_CQL_BIND_TTL:
+	case SM_CQL_BIND_LIMIT:
+	case SM_CQL_BIND_PER_PARTITION_LIMIT:
+		*out = sm_type_simple(SM_TYPE_INT);
+		return 0;
+	case SM_CQL_BIND_TIMESTAMP:
+	case SM_CQL_BIND_TOKEN:
+		*out = sm_type_simple(SM_TYPE_BIGINT);
+		return 0;
+	case SM_CQL_BIND_TIMEOUT:
+		*out = sm_type_simple(SM_TYPE_DURATION);
+		return 0;
+	default:
+		break;
+	}
+	if (c == NULL) {
+		snprintf(err, errlen, "Undefined column name %s", b->column ? b->column : "?");
+		return -EINVAL;
+	}
+	switch (b->role) {
+	case SM_CQL_BIND_VALUE:
+		*out = t;
+		return 0;
+	case SM_CQL_BIND_IN_LIST:
+		ret = sm_type_collection(SM_TYPE_LIST, true, sm_type_dup(t), NULL, &nt, err,
+					 errlen);
+		break;
+	case SM_CQL_BIND_KEY:
+		if (k == SM_TYPE_MAP) {
+			*out = t->elem;
+			return 0;
+		}
+		if (k == SM_TYPE_LIST) {
+			*out = sm_type_simple(SM_TYPE_INT);
+			return 0;
+		}
+		snprintf(err, errlen, "Column %s is not a map or a list", c->name);
+		return -EINVAL;
+	case SM_CQL_BIND_ELEM:
+		if (k == SM_TYPE_MAP) {
+			*out = t->val;
+			return 0;
+		}
+		if (k == SM_TYPE_LIST || k == SM_TYPE_SET) {
+			*out = t->elem;
+			return 0;
+		}
+		snprintf(err, errlen, "Column %s is not a collection", c->name);
+		return -EINVAL;
+	case SM_CQL_BIND_ADD:
+		*out = k == SM_TYPE_COUNTER ? sm_type_simple(SM_TYPE_BIGINT) : t;
+		return 0;
+	case SM_CQL_BIND_SUB:
+		if (k == SM_TYPE_COUNTER) {
+			*out = sm_type_simple(SM_TYPE_BIGINT);
+			return 0;
+		}
+		if (k != SM_TYPE_MAP) {
+			*out = t;
+			return 0;
+		}
+		ret = sm_type_collection(SM_TYPE_SET, false, sm_type_dup(t->elem), NULL, &nt, err,
+					 errlen);
+		break;
+	case SM_CQL_BIND_SUB_ELEM:
+		*out = t->elem ? t->elem : t;
+		return 0;
+	default:
+		snprintf(err, errlen,
+			 "not supported by shardmark: a bind marker in this position (tuple or "
+			 "function argument)");
+		return -ENOTSUP;
+	}
+	if (ret < 0)
+		return ret;
+	ret = own_type(ps, nt);
+	if (ret < 0) {
+		sm_type_free(nt);
+		return ret;
+	}
+	*out = nt;
+	return 0;
+}
+
+static const char *
+bind_name(struct cql_prepared *ps, const struct sm_cql_bind *b)
+{
+	if (b->name != NULL)
+		return b->name;
+	switch (b->role) {
+	case SM_CQL_BIND_TTL:
+		return "[ttl]";
+	case SM_CQL_BIND_TIMESTAMP:
+		return "[timestamp]";
+	case SM_CQL_BIND_TIMEOUT:
+		return "[timeout]";
+	case SM_CQL_BIND_LIMIT:
+		return "[limit]";
+	case SM_CQL_BIND_PER_PARTITION_LIMIT:
+		return "[per_partition_limit]";
+	case SM_CQL_BIND_TOKEN:
+		return "partition key token";
+	case SM_CQL_BIND_IN_LIST:
+		return own_str(ps, "in(%s)", b->column);
+	case SM_CQL_BIND_KEY:
+		return own_str(ps, "key(%s)", b->column);
+	case SM_CQL_BIND_ELEM:
+		return own_str(ps, "value(%s)", b->column);
+	default:
+		return b->column ? b->column : "?";
+	}
+}
+
+/* The statement a bind marker belongs to (a batch's inner one). */
+static const struct sm_cql_stmt *
+bind_stmt(const struct sm_cql_stmt *s, const struct sm_cql_bind *b)
+{
+	if (s->kind == SM_CQL_BATCH && b->stmt < s->batch.nstmts)
+		return s->batch.stmts[b->stmt];
+	return s;
+}
+
+const struct sm_cql_qname *
+cql_stmt_table(const struct sm_cql_stmt *s)
+{
+	switch (s->kind) {
+	case SM_CQL_SELECT:
+		return &s->select.table;
+	case SM_CQL_INSERT:
+		return &s->insert.table;
+	case SM_CQL_UPDATE:
+		return &s->update.table;
+	case SM_CQL_DELETE:
+		return &s->del.table;
+	default:
+		return NULL;
+	}
+}
+
+static int
+bind_markers(struct cql_prepared *ps, const char *session_ks, char *err, size_t errlen,
+	     int32_t *code)
+{
+	const struct sm_cql_stmt *s = ps->stmt;
+	unsigned i;
+	int ret;
+
+	if (s->nbinds == 0)
+		return 0;
+	ps->bind_specs = sm_calloc(s->nbinds, sizeof(*ps->bind_specs));
+	if (ps->bind_specs == NULL)
+		return -ENOMEM;
+	ps->nbind = s->nbinds;
+	for (i = 0; i < s->nbinds; i++) {
+		const struct sm_cql_bind *b = &s->binds[i];
+		const struct sm_cql_stmt *in = bind_stmt(s, b);
+		const struct sm_cql_qname *q = cql_stmt_table(in);
+		const struct sm_table *t = ps->table;
+		const struct sm_column *c = NULL;
+		struct sm_cql_colspec *sp = &ps->bind_specs[i];
+		bool sys;
+
+		if (q == NULL) {
+			snprintf(err, errlen, "bind markers are not allowed in this statement");
+			*code = SM_CQL_ERR_INVALID;
+			return -EINVAL;
+		}
+		if (in != s) {
+			t = cql_lookup_table(q, session_ks, &sys, err, errlen, code);
+			if (t == NULL)
+				return -ENOENT;
+		}
+		if (b->column != NULL) {
+			c = sm_table_column(t, b->column);
+			if (c == NULL) {
+				snprintf(err, errlen, "Undefined column name %s", b->column);
+				*code = SM_CQL_ERR_INVALID;
+				return -EINVAL;
+			}
+		}
+		ret = bind_type(ps, b, c, &sp->type, err, errlen);
+		if (ret < 0) {
+			*code = SM_CQL_ERR_INVALID;
+			return ret;
+		}
+		sp->ks = sm_cql_str(t->ks);
+		sp->table = sm_cql_str(t->name);
+		sp->name = sm_cql_str(bind_name(ps, b));
+		if (sp->name.p == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int
+add_read_col(struct cql_prepared *ps, uint16_t id, unsigned *cell)
+{
+	unsigned i, cap = ps->nread;
+
+	for (i = 0; i < ps->nread; i++) {
+		if (ps->read_cols[i] == id) {
+			*cell = i;
+			return 0;
+		}
+	}
+	if (cql_grow((void **)&ps->read_cols, &cap, ps->nread + 1, sizeof(uint16_t)) < 0)
+		return -ENOMEM;
+	ps->read_cols[ps->nread] = id;
+	*cell = ps->nread++;
+	return 0;
+}
+
+static int
+add_res(struct cql_prepared *ps, const char *name, const struct sm_type *type, enum out_kind kind,
+	unsigned cell)
+{
+	unsigned cap = ps->nres, cap2 = ps->nres;
+
+	if (cql_grow((void **)&ps->res_specs, &cap, ps->nres + 1, sizeof(*ps->res_specs)) < 0 ||
+	    cql_grow((void **)&ps->outs, &cap2, ps->nres + 1, sizeof(*ps->outs)) < 0)
+		return -ENOMEM;
+	memset(&ps->res_specs[ps->nres], 0, sizeof(ps->res_specs[0]));
+	ps->res_specs[ps->nres].ks = sm_cql_str(ps->table->ks);
+	ps->res_specs[ps->nres].table = sm_cql_str(ps->table->name);
+	ps->res_specs[ps->nres].name = sm_cql_str(name);
+	ps->res_specs[ps->nres].type = type;
+	ps->outs[ps->nres].kind = kind;
+	ps->outs[ps->nres].cell = cell;
+	ps->nres++;
+	return 0;
+}
+
+static int
+bind_select(struct cql_prepared *ps, char *err, size_t errlen, int32_t *code)
+{
+	const struct sm_cql_select *s = &ps->stmt->select;
+	const struct sm_table *t = ps->table;
+	const struct sm_column *c;
+	unsigned i, cell;
+	int ret = 0;
+
+	*code = SM_CQL_ERR_INVALID;
+	if (s->distinct) {
+		snprintf(err, errlen, "not supported by shardmark: SELECT DISTINCT");
+		return -ENOTSUP;
+	}
+	if (s->star) {
+		for (i = 0; i < t->ncols && ret == 0; i++) {
+			ret = add_read_col(ps, t->cols[i].id, &cell);
+			if (ret == 0)
+				ret = add_res(ps, t->cols[i].name, t->cols[i].type, OUT_CELL, cell);
+		}
+	}
+	for (i = 0; i < s->nsels && ret == 0; i++) {
+		const struct sm_cql_selector *sel = &s->sels[i];
+		const char *name = sel->alias;
+
+		switch (sel->kind) {
+		case SM_CQL_SEL_COLUMN:
+		case SM_CQL_SEL_WRITETIME:
+		case SM_CQL_SEL_TTL:
+			c = sm_table_column(t, sel->column);
+			if (c == NULL) {
+				snprintf(err, errlen, "Undefined column name %s", sel->column);
+				return -EINVAL;
+			}
+			if (sel->kind != SM_CQL_SEL_COLUMN &&
+			    (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING)) {
+				snprintf(err, errlen,
+					 "Cannot use selection function %s on PRIMARY KEY part %s",
+					 sel->kind == SM_CQL_SEL_TTL ? "ttl" : "writeTime",
+					 c->name);
+				return -EINVAL;
+			}
+			ret = add_read_col(ps, c->id, &cell);
+			if (ret < 0)
+				break;
+			if (sel->kind == SM_CQL_SEL_COLUMN)
+				ret = add_res(ps, name ? name : c->name, c->type, OUT_CELL, cell);
+			else if (sel->kind == SM_CQL_SEL_WRITETIME)
+				ret = add_res(ps,
+					      name ? name : own_str(ps, "writetime(%s)", c->name),
+					      sm_type_simple(SM_TYPE_BIGINT), OUT_WRITETIME, cell);
+			else
+				ret = add_res(ps, name ? name : own_str(ps, "ttl(%s)", c->name),
+					      sm_type_simple(SM_TYPE_INT), OUT_TTL, cell);
+			break;
+		case SM_CQL_SEL_COUNT:
+			if (s->nsels != 1) {
+				snprintf(err, errlen,
+					 "not supported by shardmark: COUNT(*) together with "
+					 "other selectors");
+				return -ENOTSUP;
+			}
+			ps->count = true;
+			ret = add_res(ps, name ? name : "count", sm_type_simple(SM_TYPE_BIGINT),
+				      OUT_COUNT, 0);
+			break;
+		case SM_CQL_SEL_FUNCTION:
+			if (strcasecmp(sel->name, "token") == 0) {
+				ret = add_res(ps, name ? name : "system.token",
+					      sm_type_simple(SM_TYPE_BIGINT), OUT_TOKEN, 0);
+				break;
+			}
+			snprintf(err, errlen,
+				 "not supported by shardmark: function %s in a selection",
+				 sel->name);
+			return -ENOTSUP;
+		default:
+			snprintf(err, errlen, "not supported by shardmark: this selector");
+			return -ENOTSUP;
+		}
+	}
+	if (ret < 0)
+		return ret;
+	/* Columns that ALLOW FILTERING relations test are read too. */
+	for (i = 0; i < s->nwhere; i++) {
+		const struct sm_cql_relation *r = &s->where[i];
+
+		if (r->kind != SM_CQL_REL_COLUMN && r->kind != SM_CQL_REL_ELEM)
+			continue;
+		c = sm_table_column(t, r->cols[0]);
+		if (c == NULL) {
+			snprintf(err, errlen, "Undefined column name %s", r->cols[0]);
+			return -EINVAL;
+		}
+		if (c->kind == SM_COL_REGULAR || c->kind == SM_COL_STATIC) {
+			if (!s->allow_filtering) {
+				snprintf(
+					err, errlen,
+					"Cannot execute this query as it might involve data "
+					"filtering and thus may have unpredictable performance. If "
+					"you want to execute this query despite the performance "
+					"unpredictability, use ALLOW FILTERING");
+				return -EINVAL;
+			}
+			ret = add_read_col(ps, c->id, &cell);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* [applied] and the pre-image columns of a conditional write (Scylla's convention). */
+static int
+bind_lwt(struct cql_prepared *ps, enum sm_cql_if kind, const struct sm_cql_relation *conds,
+	 unsigned nconds, char *err, size_t errlen)
+{
+	const struct sm_table *t = ps->table;
+	unsigned i, j, cell;
+	int ret;
+
+	ps->lwt = true;
+	ret = add_res(ps, "[applied]", sm_type_simple(SM_TYPE_BOOLEAN), OUT_CELL, 0);
+	for (i = 0; i < t->ncols && ret == 0; i++) {
+		bool want = kind != SM_CQL_IF_CONDS;
+
+		for (j = 0; j < nconds && !want; j++)
+			want = strcmp(conds[j].cols[0], t->cols[i].name) == 0;
+		if (!want)
+			continue;
+		ret = add_read_col(ps, t->cols[i].id, &cell);
+		if (ret == 0)
+			ret = add_res(ps, t->cols[i].name, t->cols[i].type, OUT_CELL, cell);
+	}
+	for (j = 0; j < nconds && ret == 0; j++) {
+		if (sm_table_column(t, conds[j].cols[0]) == NULL) {
+			snprintf(err, errlen, "Undefined column name %s", conds[j].cols[0]);
+			return -EINVAL;
+		}
+	}
+	return ret;
+}
+
+int
+cql_bind(struct cql_prepared *ps, const char *session_ks, char *err, size_t errlen, int32_t *code)
+{
+	const struct sm_cql_stmt *s = ps->stmt;
+	const struct sm_cql_qname *q = cql_stmt_table(s);
+	const char *pk[SM_MAX_KEY_PARTS];
+	unsigned i;
+	int ret;
+
+	*code = SM_CQL_ERR_INVALID;
+	ps->version = sm_store_catalog()->version;
+	if (q != NULL) {
+		ps->table = cql_lookup_table(q, session_ks, &ps->system, err, errlen, code);
+		if (ps->table == NULL)
+			return -ENOENT;
+		if (!ps->system)
+			sm_table_get(ps->table);
+	}
+	ret = bind_markers(ps, session_ks, err, errlen, code);
+	if (ret < 0)
+		return ret;
+	switch (s->kind) {
+	case SM_CQL_SELECT:
+		ret = bind_select(ps, err, errlen, code);
+		break;
+	case SM_CQL_INSERT:
+		if (s->insert.if_not_exists)
+			ret = bind_lwt(ps, SM_CQL_IF_NOT_EXISTS, NULL, 0, err, errlen);
+		break;
+	case SM_CQL_UPDATE:
+		if (s->update.if_kind != SM_CQL_IF_NONE)
+			ret = bind_lwt(ps, s->update.if_kind, s->update.conds, s->update.nconds,
+				       err, errlen);
+		break;
+	case SM_CQL_DELETE:
+		if (s->del.if_kind != SM_CQL_IF_NONE)
+			ret = bind_lwt(ps, s->del.if_kind, s->del.conds, s->del.nconds, err,
+				       errlen);
+		break;
+	default:
+		break;
+	}
+	if (ret < 0)
+		return ret;
+	if (ps->system && s->kind != SM_CQL_SELECT) {
+		*code = SM_CQL_ERR_UNAUTHORIZED;
+		snprintf(err, errlen, "%s keyspace is not user-modifiable", ps->table->ks);
+		return -EPERM;
+	}
+	if (ps->table != NULL) {
+		for (i = 0; i < ps->table->npk; i++)
+			pk[i] = ps->table->cols[i].name;
+		if (sm_cql_pk_indexes(s, pk, ps->table->npk, ps->pk_idx))
+			ps->npk_idx = ps->table->npk;
+	}
+	return 0;
+}
+
+/* Parse and bind @text; *out holds one reference. */
+static int
+prepare_text(const char *ks, const char *text, size_t len, struct cql_prepared **out, char *err,
+	     size_t errlen, int32_t *code)
+{
+	struct cql_prepared *ps;
+	int ret;
+
+	*out = NULL;
+	*code = SM_CQL_ERR_SERVER;
+	ps = sm_calloc(1, sizeof(*ps));
+	if (ps == NULL)
+		goto nomem;
+	ps->refs = 1;
+	ps->ks = sm_strdup(ks);
+	ps->text = sm_malloc(len + 1);
+	if (ps->ks == NULL || ps->text == NULL)
+		goto nomem;
+	memcpy(ps->text, text, len);
+	ps->text[len] = '\0';
+	ps->len = len;
+	statement_id(ks, text, len, ps->id);
+	ret = sm_cql_parse(text, len, &ps->stmt, err, errlen);
+	if (ret < 0) {
+		*code = ret == -EBADMSG	 ? SM_CQL_ERR_SYNTAX
+			: ret == -ENOMEM ? SM_CQL_ERR_SERVER
+					 : SM_CQL_ERR_INVALID;
+		prepared_free(ps);
+		return ret;
+	}
+	ret = cql_bind(ps, ks, err, errlen, code);
+	if (ret < 0) {
+		if (ret == -ENOMEM) {
+			*code = SM_CQL_ERR_SERVER;
+			snprintf(err, errlen, "out of memory");
+		}
+		prepared_free(ps);
+		return ret;
+	}
+	*out = ps;
+	return 0;
+nomem:
+	if (ps != NULL)
+		prepared_free(ps);
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
+}
+
+/* ---- ops ---- */
+
+static struct cql_op *
+op_get(struct sm_cql_req *req)
+{
+	struct cql_op *op = op_free;
+
+	if (op != NULL) {
+		op_free = op->next_free;
+		op_nfree--;
+	} else {
+		op = sm_calloc(1, sizeof(*op));
+		if (op == NULL)
+			return NULL;
+		sm_cql_buf_init(&op->vals);
+		sm_cql_buf_init(&op->out);
+	}
+	op->req = req;
+	op->ps = NULL;
+	op->params = NULL;
+	op->nbinds = 0;
+	op->stream = req->hdr.stream;
+	op->nops = op->nconds = op->nin = op->nranges = op->nkeys = 0;
+	op->nsreqs = op->pending = 0;
+	op->nfilters = 0;
+	op->nspans = 0;
+	op->first_err = 0;
+	op->errcode = 0;
+	op->errmsg[0] = '\0';
+	op->count = 0;
+	op->page_rows = 0;
+	sm_cql_buf_reset(&op->vals);
+	sm_cql_buf_reset(&op->out);
+	memset(&op->vctx, 0, sizeof(op->vctx));
+	op->vctx.uuid_gen = &cql_shard.gen;
+	op->now_us = sm_store_now_us();
+	op->vctx.now_micros = op->now_us;
+	return op;
+}
+
+static void
+op_release(struct cql_op *op)
+{
+	prepared_put(op->ps);
+	op->ps = NULL;
+	if (op_nfree >= OP_FREE_MAX) {
+		sm_cql_buf_release(&op->vals);
+		sm_cql_buf_release(&op->out);
+		sm_free(op->binds);
+		sm_free(op->ops);
+		sm_free(op->conds);
+		sm_free(op->in_vals);
+		sm_free(op->ranges);
+		sm_free(op->keys);
+		sm_free(op->sreqs);
+		sm_free(op->filters);
+		sm_free(op->spans);
+		sm_free(op);
+		return;
+	}
+	if (op->vals.cap > OP_BUF_KEEP)
+		sm_cql_buf_release(&op->vals);
+	if (op->out.cap > OP_BUF_KEEP)
+		sm_cql_buf_release(&op->out);
+	op->next_free = op_free;
+	op_free = op;
+	op_nfree++;
+}
+
+void
+cql_op_finish(struct cql_op *op)
+{
+	sm_cql_reply(op->req, &op->out);
+	op_release(op);
+}
+
+void
+cql_op_fail(struct cql_op *op, int32_t code, const char *fmt, ...)
+{
+	struct sm_cql_error e;
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	memset(&e, 0, sizeof(e));
+	e.code = code;
+	e.message = sm_cql_str(msg);
+	if (code == SM_CQL_ERR_UNPREPARED)
+		e.id = op->req->msg.u.execute.id;
+	if (code == SM_CQL_ERR_WRITE_TIMEOUT) {
+		e.consistency = op->params ? op->params->consistency : SM_CQL_ONE;
+		e.blockfor = 1;
+		e.write_type = op->ps && op->ps->lwt ? SM_CQL_WT_CAS : SM_CQL_WT_SIMPLE;
+	}
+	sm_cql_buf_reset(&op->out);
+	if (sm_cql_enc_error(&op->out, op->stream, &e) < 0)
+		sm_cql_buf_reset(&op->out);
+	cql_op_finish(op);
+}
+
+void
+cql_op_store_error(struct cql_op *op, const struct sm_store_req *r, bool write)
+{
+	const char *msg = r->err[0] ? r->err : strerror(-r->result);
+
+	if (r->result == -ETIMEDOUT && write)
+		cql_op_fail(op, SM_CQL_ERR_WRITE_TIMEOUT, "%s", msg);
+	else if (r->result == -ETIMEDOUT)
+		cql_op_fail(op, SM_CQL_ERR_READ_TIMEOUT, "%s", msg);
+	else if (r->result == -ENOMEM)
+		cql_op_fail(op, SM_CQL_ERR_OVERLOADED, "%s", msg);
+	else
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "%s", msg);
+}
+
+int
+cql_value(struct cql_op *op, const struct sm_cql_term *t, const struct sm_type *type,
+	  const char *col, struct sm_cql_value_span *span)
+{
+	char err[256];
+	int ret;
+
+	ret = sm_cql_term_to_value(t, type, col, &op->vctx, &op->vals, span, err, sizeof(err));
+	if (ret == 0)
+		return 0;
+	if (ret == -ENOMEM)
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+	else
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "%s", err);
+	return ret;
+}
+
+int
+cql_value_idx(struct cql_op *op, const struct sm_cql_term *t, const struct sm_type *type,
+	      const char *col, unsigned *idx)
+{
+	int ret;
+
+	if (cql_grow((void **)&op->spans, &op->spans_cap, op->nspans + 1, sizeof(*op->spans)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return -ENOMEM;
+	}
+	ret = cql_value(op, t, type, col, &op->spans[op->nspans]);
+	if (ret < 0)
+		return ret;
+	*idx = op->nspans++;
+	return 0;
+}
+
+int
+cql_int_option(struct cql_op *op, const struct sm_cql_term *t, const char *what, int64_t min,
+	       int64_t max, bool is_long, int64_t *out, bool *present)
+{
+	struct sm_cql_value_span sp;
+	struct sm_bytes b;
+	int64_t v = 0;
+	unsigned i;
+	int ret;
+
+	*present = false;
+	if (t == NULL)
+		return 0;
+	ret = cql_value(op, t, sm_type_simple(is_long ? SM_TYPE_BIGINT : SM_TYPE_INT), what, &sp);
+	if (ret < 0)
+		return ret;
+	if (sp.state == SM_CQL_CONV_UNSET)
+		return 0;
+	if (sp.state == SM_CQL_CONV_NULL || sp.len == 0) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "Invalid null value of %s", what);
+		return -EINVAL;
+	}
+	b = cql_span_bytes(op, &sp);
+	for (i = 0; i < b.len; i++)
+		v = (int64_t)((uint64_t)v << 8) | b.p[i];
+	if (!is_long)
+		v = (int32_t)(uint32_t)v;
+	if (v < min || v > max) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "Invalid value %lld for %s: it must be in [%lld, %lld]", (long long)v,
+			    what, (long long)min, (long long)max);
+		return -EINVAL;
+	}
+	*out = v;
+	*present = true;
+	return 0;
+}
+
+/* ---- values ---- */
+
+int
+cql_exec_load_values(struct cql_op *op, const struct sm_cql_values *vals)
+{
+	const struct sm_cql_stmt *s = op->ps->stmt;
+	struct sm_cql_iter it;
+	struct sm_cql_value v;
+	unsigned i, n = 0;
+
+	if (vals->n != s->nbinds) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "There were %u markers(?) in CQL but %u bound variables", s->nbinds,
+			    vals->n);
+		return -EINVAL;
+	}
+	if (cql_grow((void **)&op->binds, &op->bind_cap, vals->n + 1, sizeof(*op->binds)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < vals->n; i++)
+		op->binds[i].state = SM_CQL_VALUE_UNSET;
+	sm_cql_values_iter(&it, vals);
+	while (sm_cql_values_next(&it, &v)) {
+		if (!vals->named) {
+			op->binds[n++] = v;
+			continue;
+		}
+		/* Named values go to every marker of that name. */
+		bool found = false;
+
+		for (i = 0; i < s->nbinds; i++) {
+			const char *bn = s->binds[i].name ? s->binds[i].name : s->binds[i].column;
+
+			if (bn != NULL && v.name.len == strlen(bn) &&
+			    strncasecmp(bn, (const char *)v.name.p, v.name.len) == 0) {
+				op->binds[i] = v;
+				found = true;
+			}
+		}
+		if (!found) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "Invalid bind variable name %.*s",
+				    (int)SM_MIN(v.name.len, 64u), (const char *)v.name.p);
+			return -EINVAL;
+		}
+	}
+	op->nbinds = vals->n;
+	op->vctx.binds = op->binds;
+	op->vctx.nbinds = op->nbinds;
+	return 0;
+}
+
+/* ---- DDL and USE ---- */
+
+struct ddl_ctx {
+	struct sm_ddl_req r;
+	struct cql_op *op;
+	struct sm_column_def *cols;
+	struct sm_option *opts;
+	struct sm_option *repl;
+	enum sm_cql_change_type change;
+	enum sm_cql_target target;
+};
+
+/* A schema change pushed to the REGISTERed connections of every shard. */
+struct event_bcast {
+	struct sm_cql_schema_change sc;
+	unsigned pending;
+	char ks[256];
+	char name[256];
+};
+
+static void
+event_push(void *arg)
+{
+	sm_cql_push_schema_event(&((struct event_bcast *)arg)->sc);
+}
+
+static void
+event_done(void *arg)
+{
+	struct event_bcast *eb = arg;
+
+	if (--eb->pending == 0)
+		sm_free(eb);
+}
+
+static void
+broadcast_event(const struct sm_cql_schema_change *sc)
+{
+	struct event_bcast *eb = sm_calloc(1, sizeof(*eb));
+	unsigned i;
+
+	if (eb == NULL)
+		return; /* drivers also refresh from the Schema_change result */
+	eb->sc = *sc;
+	snprintf(eb->ks, sizeof(eb->ks), "%.*s", (int)sc->keyspace.len,
+		 (const char *)sc->keyspace.p);
+	snprintf(eb->name, sizeof(eb->name), "%.*s", (int)sc->name.len, (const char *)sc->name.p);
+	eb->sc.keyspace = sm_cql_str(eb->ks);
+	eb->sc.name = sm_cql_str(eb->name);
+	eb->pending = 1;
+	for (i = 0; i < sm_shard_count(); i++) {
+		eb->pending++;
+		if (sm_submit_to(i, event_push, eb, event_done) < 0)
+			eb->pending--;
+	}
+	event_done(eb);
+}
+
+static void
+ddl_done(struct sm_ddl_req *r)
+{
+	struct ddl_ctx *d = r->ctx;
+	struct cql_op *op = d->op;
+	struct sm_cql_schema_change sc;
+
+	if (r->result < 0) {
+		int32_t code = SM_CQL_ERR_INVALID;
+
+		if (r->result == -EEXIST) {
+			struct sm_cql_error e;
+
+			memset(&e, 0, sizeof(e));
+			e.code = SM_CQL_ERR_ALREADY_EXISTS;
+			e.message = sm_cql_str(r->err);
+			e.keyspace = sm_cql_str(r->kind == SM_DDL_CREATE_KEYSPACE ? r->ks.name
+										  : r->table.ks);
+			e.name = sm_cql_str(r->kind == SM_DDL_CREATE_KEYSPACE ? "" : r->table.name);
+			sm_cql_buf_reset(&op->out);
+			sm_cql_enc_error(&op->out, op->stream, &e);
+			cql_op_finish(op);
+		} else {
+			if (r->kind == SM_DDL_CREATE_KEYSPACE && r->result == -EINVAL)
+				code = SM_CQL_ERR_CONFIG;
+			cql_op_fail(op, code, "%s", r->err);
+		}
+		goto out;
+	}
+	sm_cql_buf_reset(&op->out);
+	if (r->result == 1 || r->kind == SM_DDL_TRUNCATE) {
+		sm_cql_enc_result_void(&op->out, op->stream);
+	} else {
+		memset(&sc, 0, sizeof(sc));
+		sc.change = d->change;
+		sc.target = d->target;
+		switch (r->kind) {
+		case SM_DDL_CREATE_KEYSPACE:
+			sc.keyspace = sm_cql_str(r->ks.name);
+			break;
+		case SM_DDL_DROP_KEYSPACE:
+			sc.keyspace = sm_cql_str(r->ks_name);
+			break;
+		case SM_DDL_CREATE_TABLE:
+			sc.keyspace = sm_cql_str(r->table.ks);
+			sc.name = sm_cql_str(r->table.name);
+			break;
+		default:
+			sc.keyspace = sm_cql_str(r->ks_name);
+			sc.name = sm_cql_str(r->table_name);
+			break;
+		}
+		sm_cql_enc_schema_change(&op->out, op->stream, &sc);
+		broadcast_event(&sc);
+	}
+	cql_op_finish(op);
+out:
+	sm_free(d->cols);
+	sm_free(d->opts);
+	sm_free(d->repl);
+	sm_free(d);
+}
+
+/* struct sm_option holds char *; the store copies what it keeps. */
+static char *
+unconst(const char *s)
+{
+	union {
+		const char *c;
+		char *m;
+	} u = { s };
+
+	return u.m;
+}
+
+static const char *
+ddl_keyspace(struct cql_op *op, const char *ks)
+{
+	const char *session = sm_cql_conn_keyspace(op->req->conn);
+
+	ks = ks ? ks : session;
+	if (ks == NULL || ks[0] == '\0') {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "No keyspace has been specified. USE a keyspace, or explicitly "
+			    "specify keyspace.tablename");
+		return NULL;
+	}
+	if (sm_cql_system_keyspace(ks)) {
+		cql_op_fail(op, SM_CQL_ERR_UNAUTHORIZED, "%s keyspace is not user-modifiable", ks);
+		return NULL;
+	}
+	return ks;
+}
+
+static int
+ddl_create_table(struct ddl_ctx *d, const struct sm_cql_create_table *ct, const char *ks)
+{
+	unsigned i, j, n = 0;
+
+	d->cols = sm_calloc(ct->ncols ? ct->ncols : 1, sizeof(*d->cols));
+	d->opts = sm_calloc(ct->nprops ? ct->nprops : 1, sizeof(*d->opts));
+	if (d->cols == NULL || d->opts == NULL)
+		return -ENOMEM;
+	/* Key columns first, in key order; then the rest as defined. */
+	for (i = 0; i < ct->npk + ct->nck; i++) {
+		const char *name = i < ct->npk ? ct->pk[i] : ct->ck[i - ct->npk];
+
+		for (j = 0; j < ct->ncols; j++) {
+			if (strcmp(ct->cols[j].name, name) != 0)
+				continue;
+			d->cols[n].name = name;
+			d->cols[n].type = ct->cols[j].type;
+			d->cols[n].kind = i < ct->npk ? SM_COL_PARTITION : SM_COL_CLUSTERING;
+			break;
+		}
+		if (j == ct->ncols) {
+			snprintf(d->r.err, sizeof(d->r.err),
+				 "Unknown definition %s referenced in PRIMARY KEY", name);
+			return -EINVAL;
+		}
+		for (j = 0; j < ct->nclustering_order && i >= ct->npk; j++)
+			if (strcmp(ct->clustering_order[j].col, name) == 0)
+				d->cols[n].desc = ct->clustering_order[j].desc;
+		n++;
+	}
+	for (j = 0; j < ct->ncols; j++) {
+		bool key = false;
+
+		for (i = 0; i < n && !key; i++)
+			key = strcmp(d->cols[i].name, ct->cols[j].name) == 0;
+		if (key)
+			continue;
+		d->cols[n].name = ct->cols[j].name;
+		d->cols[n].type = ct->cols[j].type;
+		d->cols[n].kind = ct->cols[j].is_static ? SM_COL_STATIC : SM_COL_REGULAR;
+		n++;
+	}
+	for (i = 0; i < ct->nprops; i++) {
+		d->opts[i].key = unconst(ct->props[i].key);
+		d->opts[i].value = unconst(ct->props[i].value);
+	}
+	d->r.kind = SM_DDL_CREATE_TABLE;
+	d->r.if_exists = ct->if_not_exists;
+	d->r.table.ks = ks;
+	d->r.table.name = ct->table.name;
+	d->r.table.cols = d->cols;
+	d->r.table.ncols = n;
+	d->r.table.options = d->opts;
+	d->r.table.noptions = ct->nprops;
+	d->r.table.default_ttl = ct->has_default_ttl ? ct->default_ttl : 0;
+	d->change = SM_CQL_CHANGE_CREATED;
+	d->target = SM_CQL_TARGET_TABLE;
+	return 0;
+}
+
+static void
+exec_ddl(struct cql_op *op)
+{
+	const struct sm_cql_stmt *s = op->ps->stmt;
+	struct ddl_ctx *d;
+	const char *ks;
+	unsigned i;
+	int ret = 0;
+
+	d = sm_calloc(1, sizeof(*d));
+	if (d == NULL) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return;
+	}
+	d->op = op;
+	d->r.done = ddl_done;
+	d->r.ctx = d;
+	switch (s->kind) {
+	case SM_CQL_CREATE_KEYSPACE:
+		if (sm_cql_system_keyspace(s->create_keyspace.ks)) {
+			sm_free(d);
+			cql_op_fail(op, SM_CQL_ERR_UNAUTHORIZED,
+				    "%s keyspace is not user-modifiable", s->create_keyspace.ks);
+			return;
+		}
+		d->repl = sm_calloc(s->create_keyspace.nreplication + 1, sizeof(*d->repl));
+		if (d->repl == NULL) {
+			ret = -ENOMEM;
+			break;
+		}
+		for (i = 0; i < s->create_keyspace.nreplication; i++) {
+			d->repl[i].key = unconst(s->create_keyspace.replication[i].key);
+			d->repl[i].value = unconst(s->create_keyspace.replication[i].value);
+		}
+		d->r.kind = SM_DDL_CREATE_KEYSPACE;
+		d->r.if_exists = s->create_keyspace.if_not_exists;
+		d->r.ks.name = s->create_keyspace.ks;
+		d->r.ks.replication = d->repl;
+		d->r.ks.nreplication = s->create_keyspace.nreplication;
+		d->r.ks.durable_writes = s->create_keyspace.durable_writes;
+		d->change = SM_CQL_CHANGE_CREATED;
+		d->target = SM_CQL_TARGET_KEYSPACE;
+		break;
+	case SM_CQL_DROP_KEYSPACE:
+		if (sm_cql_system_keyspace(s->drop_keyspace.ks)) {
+			sm_free(d);
+			cql_op_fail(op, SM_CQL_ERR_UNAUTHORIZED,
+				    "%s keyspace is not user-modifiable", s->drop_keyspace.ks);
+			return;
+		}
+		d->r.kind = SM_DDL_DROP_KEYSPACE;
+		d->r.if_exists = s->drop_keyspace.if_exists;
+		d->r.ks_name = s->drop_keyspace.ks;
+		d->change = SM_CQL_CHANGE_DROPPED;
+		d->target = SM_CQL_TARGET_KEYSPACE;
+		break;
+	case SM_CQL_CREATE_TABLE:
+		ks = ddl_keyspace(op, s->create_table.table.ks);
+		if (ks == NULL) {
+			sm_free(d);
+			return;
+		}
+		ret = ddl_create_table(d, &s->create_table, ks);
+		break;
+	case SM_CQL_DROP_TABLE:
+	case SM_CQL_TRUNCATE:
+		ks = ddl_keyspace(op, s->drop_table.table.ks);
+		if (ks == NULL) {
+			sm_free(d);
+			return;
+		}
+		d->r.kind = s->kind == SM_CQL_DROP_TABLE ? SM_DDL_DROP_TABLE : SM_DDL_TRUNCATE;
+		d->r.if_exists = s->drop_table.if_exists;
+		d->r.ks_name = ks;
+		d->r.table_name = s->drop_table.table.name;
+		d->change = SM_CQL_CHANGE_DROPPED;
+		d->target = SM_CQL_TARGET_TABLE;
+		break;
+	default:
+		sm_free(d);
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "not supported by shardmark: ALTER TABLE (create a new table instead)");
+		return;
+	}
+	if (ret < 0) {
+		if (ret == -ENOMEM)
+			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		else
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "%s", d->r.err);
+		sm_free(d->cols);
+		sm_free(d->opts);
+		sm_free(d->repl);
+		sm_free(d);
+		return;
+	}
+	sm_store_ddl(&d->r);
+}
+
+static void
+exec_use(struct cql_op *op)
+{
+	const char *ks = op->ps->stmt->use.ks;
+	char *session = sm_cql_conn_keyspace(op->req->conn);
+
+	if (!sm_cql_system_keyspace(ks) && sm_catalog_keyspace(sm_store_catalog(), ks) == NULL) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "Keyspace '%s' does not exist", ks);
+		return;
+	}
+	if (strlen(ks) >= 64) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "Keyspace name %s is too long", ks);
+		return;
+	}
+	strcpy(session, ks);
+	sm_cql_buf_reset(&op->out);
+	sm_cql_enc_set_keyspace(&op->out, op->stream, sm_cql_str(ks));
+	cql_op_finish(op);
+}
+
+/* Run a bound statement with @params. Takes op->ps. */
+static void
+exec_statement(struct cql_op *op, const struct sm_cql_params *params)
+{
+	const struct sm_cql_stmt *s = op->ps->stmt;
+
+	op->params = params;
+	if (cql_exec_load_values(op, &params->values) < 0)
+		return;
+	switch (s->kind) {
+	case SM_CQL_USE:
+		exec_use(op);
+		return;
+	case SM_CQL_CREATE_KEYSPACE:
+	case SM_CQL_DROP_KEYSPACE:
+	case SM_CQL_CREATE_TABLE:
+	case SM_CQL_ALTER_TABLE_ADD:
+	case SM_CQL_DROP_TABLE:
+	case SM_CQL_TRUNCATE:
+		exec_ddl(op);
+		return;
+	case SM_CQL_SELECT:
+		cql_exec_select(op);
+		return;
+	case SM_CQL_INSERT:
+	case SM_CQL_UPDATE:
+	case SM_CQL_DELETE:
+		cql_exec_modify(op);
+		return;
+	case SM_CQL_BATCH:
+		cql_exec_modify(op);
+		return;
+	}
+	cql_op_fail(op, SM_CQL_ERR_SERVER, "unknown statement kind");
+}
+
+/* ---- PREPARE on every shard ---- */
+
+struct prep_bcast {
+	struct cql_op *op;
+	struct cql_prepared *ps; /* the origin's */
+	unsigned pending;
+	char *ks;
+	char *text;
+	size_t len;
+};
+
+static void
+prep_on_shard(void *arg)
+{
+	struct prep_bcast *pb = arg;
+	struct cql_prepared *ps;
+	char err[256];
+	int32_t code;
+
+	if (prepare_text(pb->ks, pb->text, pb->len, &ps, err, sizeof(err), &code) == 0) {
+		cache_insert(ps);
+		prepared_put(ps);
+	}
+}
+
+static void
+reply_prepared(struct cql_op *op, struct cql_prepared *ps)
+{
+	struct sm_cql_metadata bind, res;
+
+	memset(&bind, 0, sizeof(bind));
+	memset(&res, 0, sizeof(res));
+	bind.ncols = ps->nbind;
+	bind.cols = ps->bind_specs;
+	bind.npk = ps->npk_idx;
+	bind.pk_indexes = ps->pk_idx;
+	if (ps->table != NULL) {
+		bind.ks = sm_cql_str(ps->table->ks);
+		bind.table = sm_cql_str(ps->table->name);
+	}
+	if (ps->lwt)
+		bind.flags |= SM_CQL_META_LWT;
+	if (ps->nres > 0) {
+		res.ncols = ps->nres;
+		res.cols = ps->res_specs;
+		res.ks = sm_cql_str(ps->table->ks);
+		res.table = sm_cql_str(ps->table->name);
+	} else {
+		res.flags = SM_CQL_META_NO_METADATA;
+	}
+	sm_cql_buf_reset(&op->out);
+	if (sm_cql_enc_prepared(&op->out, op->stream, (struct sm_bytes){ ps->id, 16 },
+				(struct sm_bytes){ NULL, 0 }, &bind, &res) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory encoding the Prepared result");
+		return;
+	}
+	cql_op_finish(op);
+}
+
+static void
+prep_bcast_done(void *arg)
+{
+	struct prep_bcast *pb = arg;
+
+	if (--pb->pending > 0)
+		return;
+	reply_prepared(pb->op, pb->ps);
+	prepared_put(pb->ps);
+	sm_free(pb->ks);
+	sm_free(pb->text);
+	sm_free(pb);
+}
+
+static void
+exec_prepare(struct cql_op *op)
+{
+	struct sm_bytes q = op->req->msg.u.prepare;
+	const char *ks = sm_cql_conn_keyspace(op->req->conn);
+	struct cql_prepared *ps;
+	struct prep_bcast *pb;
+	unsigned i, n = sm_shard_count();
+	char err[512];
+	int32_t code;
+
+	if (prepare_text(ks, (const char *)q.p, q.len, &ps, err, sizeof(err), &code) < 0) {
+		cql_op_fail(op, code, "%s", err);
+		return;
+	}
+	cache_insert(ps);
+	if (n == 1) {
+		reply_prepared(op, ps);
+		prepared_put(ps);
+		return;
+	}
+	/* Every shard binds its own copy (its own catalog snapshot and heap). */
+	pb = sm_calloc(1, sizeof(*pb));
+	if (pb != NULL) {
+		pb->ks = sm_strdup(ks);
+		pb->text = sm_malloc(q.len + 1);
+	}
+	if (pb == NULL || pb->ks == NULL || pb->text == NULL) {
+		if (pb != NULL) {
+			sm_free(pb->ks);
+			sm_free(pb->text);
+			sm_free(pb);
+		}
+		/* The other shards answer Unprepared and the driver prepares there. */
+		reply_prepared(op, ps);
+		prepared_put(ps);
+		return;
+	}
+	memcpy(pb->text, q.p, q.len);
+	pb->text[q.len] = '\0';
+	pb->len = q.len;
+	pb->op = op;
+	pb->ps = ps;
+	pb->pending = 1;
+	for (i = 0; i < n; i++) {
+		if (i == sm_shard_id())
+			continue;
+		pb->pending++;
+		if (sm_submit_to(i, prep_on_shard, pb, prep_bcast_done) < 0)
+			pb->pending--;
+	}
+	prep_bcast_done(pb);
+}
+
+static void
+exec_execute(struct cql_op *op)
+{
+	const struct sm_cql_execute *ex = &op->req->msg.u.execute;
+	struct cql_prepared *ps = NULL, *fresh;
+	char err[512];
+	int32_t code;
+
+	if (ex->id.len == 16)
+		ps = cache_find(ex->id.p);
+	if (ps == NULL) {
+		cql_op_fail(op, SM_CQL_ERR_UNPREPARED,
+			    "Prepared query with ID %02x%02x%02x%02x... not found (either the "
+			    "query was not prepared on this host (maybe the host has been "
+			    "restarted?) or you have prepared too many queries and it has been "
+			    "evicted from the internal cache)",
+			    ex->id.len > 3 ? ex->id.p[0] : 0, ex->id.len > 3 ? ex->id.p[1] : 0,
+			    ex->id.len > 3 ? ex->id.p[2] : 0, ex->id.len > 3 ? ex->id.p[3] : 0);
+		return;
+	}
+	if (!ps->system &&
+	    memcmp(&ps->version, &sm_store_catalog()->version, sizeof(ps->version)) != 0) {
+		/* The schema changed since: bind the text again. */
+		if (prepare_text(ps->ks, ps->text, ps->len, &fresh, err, sizeof(err), &code) < 0) {
+			cache_remove(ps);
+			cql_op_fail(op, code, "%s", err);
+			return;
+		}
+		cache_insert(fresh);
+		prepared_put(fresh);
+		ps = fresh;
+	}
+	ps->refs++;
+	op->ps = ps;
+	exec_statement(op, &ex->params);
+}
+
+static void
+exec_query(struct cql_op *op)
+{
+	const struct sm_cql_query *q = &op->req->msg.u.query;
+	char err[512];
+	int32_t code;
+
+	if (prepare_text(sm_cql_conn_keyspace(op->req->conn), (const char *)q->query.p,
+			 q->query.len, &op->ps, err, sizeof(err), &code) < 0) {
+		cql_op_fail(op, code, "%s", err);
+		return;
+	}
+	exec_statement(op, &q->params);
+}
+
+int
+cql_exec_prepare_text(const char *ks, struct sm_bytes text, struct cql_prepared **out, char *err,
+		      size_t errlen, int32_t *code)
+{
+	return prepare_text(ks, (const char *)text.p, text.len, out, err, errlen, code);
+}
+
+struct cql_prepared *
+cql_exec_lookup(struct sm_bytes id)
+{
+	struct cql_prepared *ps;
+
+	if (id.len != 16)
+		return NULL;
+	ps = cache_find(id.p);
+	if (ps != NULL)
+		ps->refs++;
+	return ps;
+}
+
+void
+cql_exec_put(struct cql_prepared *ps)
+{
+	prepared_put(ps);
+}
+
+static void
+exec_request(void *ctx, struct sm_cql_req *req)
+{
+	struct cql_op *op;
+
+	(void)ctx;
+	op = op_get(req);
+	if (op == NULL) {
+		sm_cql_reply_error(req, SM_CQL_ERR_OVERLOADED, "out of memory");
+		return;
+	}
+	switch (req->msg.opcode) {
+	case SM_CQL_OP_QUERY:
+		exec_query(op);
+		return;
+	case SM_CQL_OP_PREPARE:
+		exec_prepare(op);
+		return;
+	case SM_CQL_OP_EXECUTE:
+		exec_execute(op);
+		return;
+	case SM_CQL_OP_BATCH:
+		op->params = NULL;
+		cql_exec_batch(op, &req->msg.u.batch);
+		return;
+	default:
+		cql_op_fail(op, SM_CQL_ERR_PROTOCOL, "Unexpected message %s",
+			    sm_cql_opcode_name(req->msg.opcode)
+				    ? sm_cql_opcode_name(req->msg.opcode)
+				    : "?");
+		return;
+	}
+}
+
+const struct sm_cql_executor sm_cql_exec = {
+	.request = exec_request,
+};
+
+int
+sm_cql_exec_shard_init(const struct sm_cql_exec_config *cfg)
+{
+	cql_cfg = cfg;
+	memset(&cql_shard, 0, sizeof(cql_shard));
+	sm_uuid_gen_init(&cql_shard.gen, sm_shard_id());
+	cql_shard.nbuckets = NBUCKETS;
+	cql_shard.buckets = sm_calloc(NBUCKETS, sizeof(*cql_shard.buckets));
+	if (cql_shard.buckets == NULL)
+		return -ENOMEM;
+	cql_shard.ready = true;
+	return 0;
+}
+
+void
+sm_cql_exec_shard_fini(void)
+{
+	unsigned i;
+	struct cql_op *op;
+
+	if (!cql_shard.ready)
+		return;
+	for (i = 0; i < cql_shard.nbuckets; i++) {
+		while (cql_shard.buckets[i] != NULL)
+			cache_remove(cql_shard.buckets[i]);
+	}
+	sm_free(cql_shard.buckets);
+	while ((op = op_free) != NULL) {
+		op_free = op->next_free;
+		op_nfree = OP_FREE_MAX; /* make op_release free it */
+		op->ps = NULL;
+		op_release(op);
+	}
+	op_nfree = 0;
+	cql_shard.ready = false;
+}

@@ -1,0 +1,1225 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * INSERT, UPDATE, DELETE and BATCH: statements become store mutations (one
+ * per partition), conditional ones a compare-and-set through Paxos.
+ *
+ * Converted values live in op->vals and the mutations point into it, so
+ * the buffer must not move once a statement's values are converted: it is
+ * reserved up front for the worst case (no value is more than 8 bytes per
+ * byte of the text and bound values it comes from), and a move, should
+ * that bound ever be wrong, fails the request instead of corrupting it.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cql_exec_priv.h"
+
+#define MAX_TTL 630720000 /* 20 years, as Cassandra */
+#define MAX_PK_IN 100u
+
+/* Indexes stored in pointer fields until the arrays stop growing. */
+#define IDX_PTR(i) ((const void *)(uintptr_t)(i))
+#define PTR_IDX(p) ((unsigned)(uintptr_t)(p))
+
+static bool
+is_serial(uint16_t cl)
+{
+	return cl == SM_CQL_SERIAL || cl == SM_CQL_LOCAL_SERIAL;
+}
+
+/* One statement of a write: what the builder needs. */
+struct wctx {
+	const struct sm_cql_stmt *s;
+	const struct sm_table *t;
+	const struct cql_prepared *ps; /* for LWT metadata */
+	int64_t ts;		       /* batch or default timestamp, or SM_TS_NOW */
+	bool in_batch;
+	enum sm_cql_stmt_batch_kind batch_kind;
+};
+
+static int
+convert(struct cql_op *op, const struct sm_cql_term *t, const struct sm_type *type, const char *col,
+	struct sm_bytes *out, enum sm_cql_conv_state *state)
+{
+	struct sm_cql_value_span sp;
+	int ret = cql_value(op, t, type, col, &sp);
+
+	if (ret < 0)
+		return ret;
+	*state = sp.state;
+	*out = cql_span_bytes(op, &sp);
+	return 0;
+}
+
+static struct sm_cell_op *
+new_cell_op(struct cql_op *op)
+{
+	struct sm_cell_op *c;
+
+	if (cql_grow((void **)&op->ops, &op->ops_cap, op->nops + 1, sizeof(*op->ops)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return NULL;
+	}
+	c = &op->ops[op->nops++];
+	memset(c, 0, sizeof(*c));
+	return c;
+}
+
+/* A negated 8-byte counter delta, in op->vals. */
+static int
+negate(struct cql_op *op, struct sm_bytes *v)
+{
+	uint64_t x = 0;
+	unsigned i;
+	uint8_t *p;
+
+	for (i = 0; i < v->len; i++)
+		x = x << 8 | v->p[i];
+	x = (uint64_t)0 - x;
+	p = sm_cql_buf_append(&op->vals, 8);
+	if (p == NULL) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t)(x >> (56 - 8 * i));
+	v->p = p;
+	v->len = 8;
+	return 0;
+}
+
+static int
+add_assignment(struct cql_op *op, const struct sm_cql_assign *a, const struct sm_table *t)
+{
+	const struct sm_column *c = sm_table_column(t, a->col);
+	const struct sm_type *vt;
+	enum sm_cql_conv_state st;
+	struct sm_cell_op *co;
+	struct sm_bytes v, key = { 0 };
+	enum sm_type_kind k;
+	int ret;
+
+	if (c == NULL) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "Undefined column name %s", a->col);
+		return -EINVAL;
+	}
+	if (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "PRIMARY KEY part %s found in SET part",
+			    c->name);
+		return -EINVAL;
+	}
+	k = c->type->kind;
+	vt = c->type;
+	if (a->op == SM_CQL_ASSIGN_SET_ELEM) {
+		if (k != SM_TYPE_MAP && k != SM_TYPE_LIST) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid operation (%s[?] = ?) for non-map, non-list column %s",
+				    c->name, c->name);
+			return -EINVAL;
+		}
+		ret = convert(op, a->key,
+			      k == SM_TYPE_MAP ? c->type->elem : sm_type_simple(SM_TYPE_INT),
+			      c->name, &key, &st);
+		if (ret < 0)
+			return ret;
+		if (st != SM_CQL_CONV_VALUE) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "Invalid null value for %s index",
+				    k == SM_TYPE_MAP ? "map" : "list");
+			return -EINVAL;
+		}
+		vt = k == SM_TYPE_MAP ? c->type->val : c->type->elem;
+	} else if ((a->op == SM_CQL_ASSIGN_ADD || a->op == SM_CQL_ASSIGN_SUB) &&
+		   k == SM_TYPE_COUNTER) {
+		vt = sm_type_simple(SM_TYPE_BIGINT);
+	} else if (a->op == SM_CQL_ASSIGN_SUB && k == SM_TYPE_MAP) {
+		/* m = m - {keys}: a set of keys */
+		const struct sm_type *st_type = NULL;
+		char err[160];
+
+		if (sm_type_collection(SM_TYPE_SET, false, sm_type_dup(c->type->elem), NULL,
+				       &st_type, err, sizeof(err)) < 0) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "%s", err);
+			return -EINVAL;
+		}
+		ret = convert(op, a->value, st_type, c->name, &v, &st);
+		sm_type_free(st_type);
+		if (ret < 0)
+			return ret;
+		goto have_value;
+	}
+	ret = convert(op, a->value, vt, c->name, &v, &st);
+	if (ret < 0)
+		return ret;
+have_value:
+	if (st == SM_CQL_CONV_UNSET)
+		return 0;
+	co = new_cell_op(op);
+	if (co == NULL)
+		return -ENOMEM;
+	co->col = c->id;
+	co->key = key;
+	co->value = v;
+	co->null = st == SM_CQL_CONV_NULL;
+	switch (a->op) {
+	case SM_CQL_ASSIGN_SET:
+		co->kind = SM_CELL_SET;
+		if (k == SM_TYPE_COUNTER) {
+			cql_op_fail(
+				op, SM_CQL_ERR_INVALID,
+				"Cannot set the value of counter column %s (counters can only be "
+				"incremented/decremented, not set)",
+				c->name);
+			return -EINVAL;
+		}
+		return 0;
+	case SM_CQL_ASSIGN_SET_ELEM:
+		co->kind = co->null ? SM_CELL_DELETE_ELEM : SM_CELL_SET_ELEM;
+		co->null = false;
+		return 0;
+	case SM_CQL_ASSIGN_ADD:
+	case SM_CQL_ASSIGN_SUB:
+	case SM_CQL_ASSIGN_PREPEND:
+		if (co->null) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid null value for %s operation on %s",
+				    k == SM_TYPE_COUNTER ? "counter" : "collection", c->name);
+			return -EINVAL;
+		}
+		if (k == SM_TYPE_COUNTER) {
+			co->kind = SM_CELL_COUNTER_ADD;
+			if (a->op == SM_CQL_ASSIGN_SUB)
+				return negate(op, &co->value);
+			return 0;
+		}
+		if (!sm_type_is_collection(c->type) || c->type->frozen) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid operation (%s = %s %c ?) for non counter column %s",
+				    c->name, c->name, a->op == SM_CQL_ASSIGN_SUB ? '-' : '+',
+				    c->name);
+			return -EINVAL;
+		}
+		if (a->op == SM_CQL_ASSIGN_PREPEND) {
+			if (k != SM_TYPE_LIST) {
+				cql_op_fail(
+					op, SM_CQL_ERR_INVALID,
+					"Invalid operation (%s = ? + %s) for non list column %s",
+					c->name, c->name, c->name);
+				return -EINVAL;
+			}
+			co->kind = SM_CELL_PREPEND;
+			return 0;
+		}
+		co->kind = a->op == SM_CQL_ASSIGN_ADD ? SM_CELL_APPEND : SM_CELL_REMOVE;
+		return 0;
+	}
+	return 0;
+}
+
+/* Keys of the WHERE clause: every pk column EQ or IN, clustering EQ. */
+struct where_keys {
+	struct sm_bytes pk[SM_MAX_KEY_PARTS][MAX_PK_IN];
+	unsigned npk[SM_MAX_KEY_PARTS];
+	struct sm_key ck;	  /* EQ prefix */
+	bool has_slice;		  /* DELETE: a clustering range */
+	struct sm_ck_range range; /* when has_slice */
+};
+
+static int
+where_value(struct cql_op *op, const struct sm_cql_term *t, const struct sm_column *c,
+	    struct sm_bytes *out)
+{
+	enum sm_cql_conv_state st;
+	int ret = convert(op, t, c->type, c->name, out, &st);
+
+	if (ret < 0)
+		return ret;
+	if (st != SM_CQL_CONV_VALUE) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "Invalid %s value for %s key part %s",
+			    st == SM_CQL_CONV_NULL ? "null" : "unset",
+			    c->kind == SM_COL_PARTITION ? "partition" : "clustering", c->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+read_where(struct cql_op *op, const struct sm_cql_relation *where, unsigned nwhere,
+	   const struct sm_table *t, bool allow_slice, struct where_keys *wk)
+{
+	struct sm_bytes ckv[SM_MAX_KEY_PARTS];
+	bool ckset[SM_MAX_KEY_PARTS] = { false };
+	unsigned i, j;
+	int ret;
+
+	memset(wk->npk, 0, sizeof(wk->npk));
+	wk->has_slice = false;
+	memset(&wk->range, 0, sizeof(wk->range));
+	for (i = 0; i < nwhere; i++) {
+		const struct sm_cql_relation *r = &where[i];
+		const struct sm_column *c;
+
+		if (r->kind != SM_CQL_REL_COLUMN) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "not supported by shardmark: this relation in a modification "
+				    "statement");
+			return -ENOTSUP;
+		}
+		c = sm_table_column(t, r->cols[0]);
+		if (c == NULL) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "Undefined column name %s", r->cols[0]);
+			return -EINVAL;
+		}
+		if (c->kind != SM_COL_PARTITION && c->kind != SM_COL_CLUSTERING) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Non PRIMARY KEY columns found in where clause: %s", c->name);
+			return -EINVAL;
+		}
+		if (c->kind == SM_COL_PARTITION) {
+			if (wk->npk[c->pos] > 0)
+				goto twice;
+			if (r->op == SM_CQL_OP_EQ) {
+				ret = where_value(op, r->value, c, &wk->pk[c->pos][0]);
+				if (ret < 0)
+					return ret;
+				wk->npk[c->pos] = 1;
+				continue;
+			}
+			if (r->op != SM_CQL_OP_IN || r->in == NULL) {
+				cql_op_fail(
+					op, SM_CQL_ERR_INVALID,
+					"Only EQ and IN relation are supported on the partition "
+					"key in a modification statement");
+				return -EINVAL;
+			}
+			if (r->nin > MAX_PK_IN) {
+				cql_op_fail(op, SM_CQL_ERR_INVALID,
+					    "IN names more than %u partitions", MAX_PK_IN);
+				return -EINVAL;
+			}
+			for (j = 0; j < r->nin; j++) {
+				ret = where_value(op, r->in[j], c, &wk->pk[c->pos][j]);
+				if (ret < 0)
+					return ret;
+			}
+			wk->npk[c->pos] = r->nin;
+			continue;
+		}
+		if (r->op == SM_CQL_OP_EQ) {
+			if (ckset[c->pos])
+				goto twice;
+			ret = where_value(op, r->value, c, &ckv[c->pos]);
+			if (ret < 0)
+				return ret;
+			ckset[c->pos] = true;
+			continue;
+		}
+		if (allow_slice && r->op >= SM_CQL_OP_LT && r->op <= SM_CQL_OP_GE) {
+			struct sm_bytes v;
+			bool lower = r->op == SM_CQL_OP_GT || r->op == SM_CQL_OP_GE;
+			struct sm_ck_bound *b;
+
+			if (lower != c->desc)
+				b = &wk->range.start;
+			else
+				b = &wk->range.end;
+			ret = where_value(op, r->value, c, &v);
+			if (ret < 0)
+				return ret;
+			if (b->prefix.n > 0)
+				goto twice;
+			/* The EQ prefix is copied in below, once known. */
+			b->prefix.n = c->pos + 1;
+			b->prefix.part[c->pos] = v;
+			b->inclusive = r->op == SM_CQL_OP_GE || r->op == SM_CQL_OP_LE;
+			wk->has_slice = true;
+			continue;
+		}
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "Invalid operator on clustering column %s in a modification statement",
+			    c->name);
+		return -EINVAL;
+	}
+	for (i = 0; i < t->npk; i++) {
+		if (wk->npk[i] == 0) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Some partition key parts are missing: %s", t->cols[i].name);
+			return -EINVAL;
+		}
+	}
+	wk->ck.n = 0;
+	for (i = 0; i < t->nck && ckset[i]; i++)
+		wk->ck.part[wk->ck.n++] = ckv[i];
+	for (; i < t->nck; i++) {
+		if (ckset[i]) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "PRIMARY KEY column \"%s\" cannot be restricted as preceding "
+				    "column \"%s\" is not restricted",
+				    t->cols[t->npk + i].name, t->cols[t->npk + wk->ck.n].name);
+			return -EINVAL;
+		}
+	}
+	if (wk->has_slice) {
+		struct sm_ck_bound *bs[2] = { &wk->range.start, &wk->range.end };
+
+		for (j = 0; j < 2; j++) {
+			struct sm_ck_bound *b = bs[j];
+
+			if (b->prefix.n == 0) {
+				b->prefix = wk->ck;
+				b->inclusive = true;
+				continue;
+			}
+			if (b->prefix.n != wk->ck.n + 1) {
+				cql_op_fail(op, SM_CQL_ERR_INVALID,
+					    "A range deletion must restrict the clustering columns "
+					    "before the ranged one by equality");
+				return -EINVAL;
+			}
+			for (i = 0; i < wk->ck.n; i++)
+				b->prefix.part[i] = wk->ck.part[i];
+		}
+	}
+	return 0;
+twice:
+	cql_op_fail(op, SM_CQL_ERR_INVALID,
+		    "a column cannot be restricted by more than one relation in a modification "
+		    "statement");
+	return -EINVAL;
+}
+
+static int
+add_condition(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_table *t)
+{
+	const struct sm_column *c = sm_table_column(t, r->cols[0]);
+	const struct sm_type *vt;
+	enum sm_cql_conv_state st;
+	struct sm_condition *cd;
+	unsigned j;
+	int ret;
+
+	if (c == NULL) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "Undefined column name %s", r->cols[0]);
+		return -EINVAL;
+	}
+	if (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "PRIMARY KEY column '%s' cannot have IF conditions", c->name);
+		return -EINVAL;
+	}
+	if (cql_grow((void **)&op->conds, &op->conds_cap, op->nconds + 1, sizeof(*op->conds)) < 0)
+		goto nomem;
+	cd = &op->conds[op->nconds];
+	memset(cd, 0, sizeof(*cd));
+	cd->col = c->id;
+	cd->op = (uint8_t)r->op;
+	vt = c->type;
+	if (r->kind == SM_CQL_REL_ELEM) {
+		if (c->type->kind != SM_TYPE_MAP && c->type->kind != SM_TYPE_LIST) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid element access syntax for non-collection column %s",
+				    c->name);
+			return -EINVAL;
+		}
+		ret = convert(op, r->key,
+			      c->type->kind == SM_TYPE_MAP ? c->type->elem
+							   : sm_type_simple(SM_TYPE_INT),
+			      c->name, &cd->elem, &st);
+		if (ret < 0)
+			return ret;
+		if (st != SM_CQL_CONV_VALUE) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid null value for %s element access", c->name);
+			return -EINVAL;
+		}
+		cd->has_elem = true;
+		vt = c->type->kind == SM_TYPE_MAP ? c->type->val : c->type->elem;
+	}
+	if (r->op > SM_CQL_OP_IN) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "Unsupported operator in an IF condition on %s",
+			    c->name);
+		return -EINVAL;
+	}
+	if (r->op == SM_CQL_OP_IN) {
+		if (r->in == NULL) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "not supported by shardmark: IF c IN ? (list the values)");
+			return -ENOTSUP;
+		}
+		cd->in = IDX_PTR(op->nin);
+		for (j = 0; j < r->nin; j++) {
+			struct sm_bytes v;
+
+			if (cql_grow((void **)&op->in_vals, &op->in_cap, op->nin + 1,
+				     sizeof(*op->in_vals)) < 0)
+				goto nomem;
+			ret = convert(op, r->in[j], vt, c->name, &v, &st);
+			if (ret < 0)
+				return ret;
+			if (st != SM_CQL_CONV_VALUE)
+				v.len = UINT32_MAX;
+			op->in_vals[op->nin++] = v;
+		}
+		cd->nin = r->nin;
+	} else {
+		ret = convert(op, r->value, vt, c->name, &cd->value, &st);
+		if (ret < 0)
+			return ret;
+		if (st == SM_CQL_CONV_UNSET) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "Invalid unset value for column %s",
+				    c->name);
+			return -EINVAL;
+		}
+		cd->null = st == SM_CQL_CONV_NULL;
+	}
+	op->nconds++;
+	return 0;
+nomem:
+	cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+	return -ENOMEM;
+}
+
+static struct sm_store_req *
+new_sreq(struct cql_op *op)
+{
+	struct sm_store_req *r;
+
+	if (cql_grow((void **)&op->sreqs, &op->sreqs_cap, op->nsreqs + 1, sizeof(*op->sreqs)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return NULL;
+	}
+	r = &op->sreqs[op->nsreqs++];
+	memset(r, 0, offsetof(struct sm_store_req, scan));
+	return r;
+}
+
+/* Timestamp and TTL of a statement. */
+static int
+statement_attrs(struct cql_op *op, const struct sm_cql_attrs *a, const struct wctx *w, int64_t *ts,
+		int32_t *ttl)
+{
+	bool present;
+	int64_t v;
+
+	*ts = w->ts;
+	*ttl = SM_TTL_DEFAULT;
+	if (cql_int_option(op, a->timestamp, "[timestamp]", INT64_MIN + 1, INT64_MAX, true, &v,
+			   &present) < 0)
+		return -EINVAL;
+	if (present) {
+		if (w->in_batch && w->ts != SM_TS_NOW && op->params == NULL) {
+			/* a batch-level timestamp and a statement one: Cassandra refuses */
+		}
+		*ts = v;
+	}
+	if (cql_int_option(op, a->ttl, "[ttl]", 0, MAX_TTL, false, &v, &present) < 0)
+		return -EINVAL;
+	if (present)
+		*ttl = (int32_t)v;
+	return 0;
+}
+
+/*
+ * Build the store requests of one INSERT, UPDATE or DELETE into op->sreqs.
+ * Cell ops and conditions are recorded as indexes (fixed up later).
+ */
+static int
+build_write(struct cql_op *op, const struct wctx *w)
+{
+	const struct sm_cql_stmt *s = w->s;
+	const struct sm_table *t = w->t;
+	struct where_keys *wk = NULL;
+	struct sm_key pk, ck;
+	unsigned i, j, first_op = op->nops, first_cond = op->nconds, nkeys = 1;
+	enum sm_cql_if if_kind = SM_CQL_IF_NONE;
+	const struct sm_cql_relation *conds = NULL;
+	unsigned nconds = 0;
+	uint32_t flags = 0;
+	bool has_range = false;
+	struct sm_ck_range range;
+	int64_t ts;
+	int32_t ttl;
+	int ret = 0;
+
+	memset(&pk, 0, sizeof(pk));
+	memset(&ck, 0, sizeof(ck));
+	memset(&range, 0, sizeof(range));
+	if (s->kind == SM_CQL_INSERT) {
+		const struct sm_cql_insert *in = &s->insert;
+		bool have[256] = { false };
+
+		if (t->counter) {
+			cql_op_fail(
+				op, SM_CQL_ERR_INVALID,
+				"INSERT statements are not allowed on counter tables, use UPDATE "
+				"instead");
+			return -EINVAL;
+		}
+		if (statement_attrs(op, &in->attrs, w, &ts, &ttl) < 0)
+			return -EINVAL;
+		pk.n = t->npk;
+		ck.n = t->nck;
+		for (i = 0; i < in->ncols; i++) {
+			const struct sm_column *c = sm_table_column(t, in->cols[i]);
+			enum sm_cql_conv_state st;
+			struct sm_cell_op *co;
+			struct sm_bytes v;
+
+			if (c == NULL) {
+				cql_op_fail(op, SM_CQL_ERR_INVALID, "Undefined column name %s",
+					    in->cols[i]);
+				return -EINVAL;
+			}
+			if (have[c->id]) {
+				cql_op_fail(op, SM_CQL_ERR_INVALID,
+					    "Multiple definitions found for column %s", c->name);
+				return -EINVAL;
+			}
+			have[c->id] = true;
+			if (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING) {
+				ret = where_value(op, in->values[i], c, &v);
+				if (ret < 0)
+					return ret;
+				if (c->kind == SM_COL_PARTITION)
+					pk.part[c->pos] = v;
+				else
+					ck.part[c->pos] = v;
+				continue;
+			}
+			ret = convert(op, in->values[i], c->type, c->name, &v, &st);
+			if (ret < 0)
+				return ret;
+			if (st == SM_CQL_CONV_UNSET)
+				continue;
+			co = new_cell_op(op);
+			if (co == NULL)
+				return -ENOMEM;
+			co->col = c->id;
+			co->kind = SM_CELL_SET;
+			co->value = v;
+			co->null = st == SM_CQL_CONV_NULL;
+		}
+		for (i = 0; i < (unsigned)t->npk + t->nck; i++) {
+			if (!have[i]) {
+				cql_op_fail(
+					op, SM_CQL_ERR_INVALID, "Some %s key parts are missing: %s",
+					i < t->npk ? "partition" : "clustering", t->cols[i].name);
+				return -EINVAL;
+			}
+		}
+		flags = SM_MUT_ROW_MARKER;
+		if (in->if_not_exists)
+			if_kind = SM_CQL_IF_NOT_EXISTS;
+	} else {
+		const struct sm_cql_relation *where;
+		unsigned nwhere;
+		const struct sm_cql_attrs *attrs;
+		bool only_static = true;
+
+		if (s->kind == SM_CQL_UPDATE) {
+			where = s->update.where;
+			nwhere = s->update.nwhere;
+			attrs = &s->update.attrs;
+			if_kind = s->update.if_kind;
+			conds = s->update.conds;
+			nconds = s->update.nconds;
+		} else {
+			where = s->del.where;
+			nwhere = s->del.nwhere;
+			attrs = &s->del.attrs;
+			if_kind = s->del.if_kind;
+			conds = s->del.conds;
+			nconds = s->del.nconds;
+		}
+		if (statement_attrs(op, attrs, w, &ts, &ttl) < 0)
+			return -EINVAL;
+		if (s->kind == SM_CQL_DELETE && attrs->ttl != NULL) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "A TTL is not allowed in DELETE");
+			return -EINVAL;
+		}
+		wk = sm_malloc(sizeof(*wk));
+		if (wk == NULL) {
+			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+			return -ENOMEM;
+		}
+		ret = read_where(op, where, nwhere, t,
+				 s->kind == SM_CQL_DELETE && s->del.ncols == 0, wk);
+		if (ret < 0)
+			goto out;
+		ck = wk->ck;
+		pk.n = t->npk;
+		for (i = 0; i < t->npk; i++)
+			nkeys *= wk->npk[i];
+		if (nkeys > MAX_PK_IN) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "IN names more than %u partitions",
+				    MAX_PK_IN);
+			ret = -EINVAL;
+			goto out;
+		}
+		if (s->kind == SM_CQL_UPDATE) {
+			for (i = 0; i < s->update.nset; i++) {
+				const struct sm_column *c =
+					sm_table_column(t, s->update.set[i].col);
+
+				if (c != NULL && c->kind != SM_COL_STATIC)
+					only_static = false;
+				ret = add_assignment(op, &s->update.set[i], t);
+				if (ret < 0)
+					goto out;
+			}
+			if (ck.n != t->nck && !(only_static && ck.n == 0)) {
+				cql_op_fail(op, SM_CQL_ERR_INVALID,
+					    "Some clustering keys are missing: %s",
+					    t->cols[t->npk + ck.n].name);
+				ret = -EINVAL;
+				goto out;
+			}
+		} else if (s->del.ncols > 0) {
+			for (i = 0; i < s->del.ncols; i++) {
+				const struct sm_cql_delete_col *dc = &s->del.cols[i];
+				const struct sm_column *c = sm_table_column(t, dc->col);
+				enum sm_cql_conv_state st;
+				struct sm_cell_op *co;
+				struct sm_bytes key = { 0 };
+
+				if (c == NULL) {
+					cql_op_fail(op, SM_CQL_ERR_INVALID,
+						    "Undefined column name %s", dc->col);
+					ret = -EINVAL;
+					goto out;
+				}
+				if (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING) {
+					cql_op_fail(op, SM_CQL_ERR_INVALID,
+						    "Invalid identifier %s for deletion (should "
+						    "not be a "
+						    "PRIMARY KEY part)",
+						    c->name);
+					ret = -EINVAL;
+					goto out;
+				}
+				if (c->kind != SM_COL_STATIC)
+					only_static = false;
+				if (dc->key != NULL) {
+					if (c->type->kind != SM_TYPE_MAP &&
+					    c->type->kind != SM_TYPE_LIST) {
+						cql_op_fail(
+							op, SM_CQL_ERR_INVALID,
+							"Invalid deletion operation for non-map, "
+							"non-list column %s",
+							c->name);
+						ret = -EINVAL;
+						goto out;
+					}
+					ret = convert(op, dc->key,
+						      c->type->kind == SM_TYPE_MAP
+							      ? c->type->elem
+							      : sm_type_simple(SM_TYPE_INT),
+						      c->name, &key, &st);
+					if (ret < 0)
+						goto out;
+					if (st != SM_CQL_CONV_VALUE) {
+						cql_op_fail(op, SM_CQL_ERR_INVALID,
+							    "Invalid null value for %s element",
+							    c->name);
+						ret = -EINVAL;
+						goto out;
+					}
+				}
+				co = new_cell_op(op);
+				if (co == NULL) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				co->col = c->id;
+				co->kind = dc->key ? SM_CELL_DELETE_ELEM : SM_CELL_DELETE;
+				co->key = key;
+			}
+			if (ck.n != t->nck && !(only_static && ck.n == 0)) {
+				cql_op_fail(op, SM_CQL_ERR_INVALID,
+					    "Some clustering keys are missing: %s",
+					    t->cols[t->npk + ck.n].name);
+				ret = -EINVAL;
+				goto out;
+			}
+		} else if (wk->has_slice) {
+			flags = SM_MUT_DELETE_RANGE;
+			range = wk->range;
+			has_range = true;
+		} else if (ck.n == t->nck && t->nck > 0) {
+			flags = SM_MUT_DELETE_ROW;
+		} else if (ck.n == 0) {
+			flags = SM_MUT_DELETE_PARTITION;
+		} else {
+			flags = SM_MUT_DELETE_RANGE;
+			range.start.prefix = ck;
+			range.start.inclusive = true;
+			range.end.prefix = ck;
+			range.end.inclusive = true;
+			has_range = true;
+		}
+	}
+	for (i = 0; i < nconds; i++) {
+		ret = add_condition(op, &conds[i], t);
+		if (ret < 0)
+			goto out;
+	}
+	if (if_kind != SM_CQL_IF_NONE && nkeys != 1) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "IN on the partition key is not supported with conditional updates");
+		ret = -EINVAL;
+		goto out;
+	}
+	if (if_kind != SM_CQL_IF_NONE && has_range) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "DELETE statements must restrict all PRIMARY KEY columns with equality "
+			    "relations in order to use IF conditions");
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < nkeys; i++) {
+		struct sm_store_req *r = new_sreq(op);
+		struct sm_mutation *m;
+		unsigned rest = i;
+
+		if (r == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (wk != NULL) {
+			for (j = t->npk; j-- > 0;) {
+				pk.part[j] = wk->pk[j][rest % wk->npk[j]];
+				rest /= wk->npk[j];
+			}
+		}
+		if (if_kind != SM_CQL_IF_NONE) {
+			r->kind = SM_REQ_CAS;
+			r->cas.kind = if_kind == SM_CQL_IF_NOT_EXISTS ? SM_CAS_IF_NOT_EXISTS
+				      : if_kind == SM_CQL_IF_EXISTS   ? SM_CAS_IF_EXISTS
+								      : SM_CAS_IF;
+			r->cas.conds = IDX_PTR(first_cond);
+			r->cas.nconds = op->nconds - first_cond;
+			m = &r->cas.mut;
+		} else {
+			r->kind = SM_REQ_MUTATE;
+			m = &r->mut;
+		}
+		m->table = t;
+		m->pk = pk;
+		m->ck = ck;
+		m->range = range;
+		m->ts = ts;
+		m->ttl = ttl;
+		m->flags = flags;
+		m->ops = IDX_PTR(first_op);
+		m->nops = op->nops - first_op;
+	}
+	ret = 0;
+out:
+	sm_free(wk);
+	return ret;
+}
+
+/* ---- completion ---- */
+
+static void
+write_finish(struct cql_op *op);
+
+static int
+cas_sink(void *ctx, const struct sm_row_view *r)
+{
+	struct cql_op *op = ctx;
+	const struct cql_prepared *ps = op->ps;
+	unsigned i;
+	uint8_t *p;
+
+	/* [applied] is patched in when Paxos is done. */
+	p = sm_cql_rows_cell_space(&op->rw, 1);
+	if (p == NULL)
+		return -ENOMEM;
+	*p = 0;
+	op->count = (int64_t)(p - op->out.p);
+	for (i = 1; i < ps->nres; i++) {
+		const struct sm_cell_view *cv = &r->cells[ps->outs[i].cell];
+
+		sm_cql_rows_cell(&op->rw, cv->present ? cv->value : (struct sm_bytes){ 0 });
+	}
+	op->page_rows = 1;
+	return 0;
+}
+
+static void
+write_done(struct sm_store_req *r)
+{
+	struct cql_op *op = r->ctx;
+
+	if (r->result < 0 && op->first_err == 0) {
+		op->first_err = r->result;
+		op->errcode = r->result == -ETIMEDOUT ? SM_CQL_ERR_WRITE_TIMEOUT
+			      : r->result == -ENOMEM  ? SM_CQL_ERR_OVERLOADED
+						      : SM_CQL_ERR_INVALID;
+		snprintf(op->errmsg, sizeof(op->errmsg), "%s",
+			 r->err[0] ? r->err : strerror(-r->result));
+	}
+	if (--op->pending == 0)
+		write_finish(op);
+}
+
+static void
+write_finish(struct cql_op *op)
+{
+	struct sm_store_req *r = &op->sreqs[0];
+	unsigned i;
+
+	if (op->first_err != 0) {
+		cql_op_fail(op, op->errcode, "%s", op->errmsg);
+		return;
+	}
+	if (op->nsreqs == 1 && r->kind == SM_REQ_CAS) {
+		if (op->page_rows == 0) {
+			/* No pre-image: [applied] and nulls. */
+			uint8_t *p = sm_cql_rows_cell_space(&op->rw, 1);
+
+			if (p != NULL)
+				op->count = (int64_t)(p - op->out.p);
+			for (i = 1; i < op->ps->nres; i++)
+				sm_cql_rows_cell(&op->rw, (struct sm_bytes){ 0 });
+		}
+		if (op->out.err == 0)
+			op->out.p[op->count] = r->cas.applied ? 1 : 0;
+		if (sm_cql_rows_end(&op->rw, NULL) < 0) {
+			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory encoding the LWT result");
+			return;
+		}
+		cql_op_finish(op);
+		return;
+	}
+	sm_cql_buf_reset(&op->out);
+	sm_cql_enc_result_void(&op->out, op->stream);
+	cql_op_finish(op);
+}
+
+/* Fix up indexes, start the LWT result if any, and submit every request. */
+static void
+submit_writes(struct cql_op *op, const struct cql_prepared *lwt_ps)
+{
+	struct sm_cql_metadata meta;
+	unsigned i, j;
+
+	for (i = 0; i < op->nconds; i++)
+		if (op->conds[i].in != NULL || op->conds[i].nin > 0)
+			op->conds[i].in = op->in_vals + PTR_IDX(op->conds[i].in);
+	for (i = 0; i < op->nsreqs; i++) {
+		struct sm_store_req *r = &op->sreqs[i];
+		struct sm_mutation *m = r->kind == SM_REQ_CAS ? &r->cas.mut : &r->mut;
+
+		m->ops = op->ops + PTR_IDX(m->ops);
+		if (r->kind == SM_REQ_CAS) {
+			r->cas.conds = op->conds + PTR_IDX(r->cas.conds);
+			r->cas.cols = lwt_ps->read_cols;
+			r->cas.ncols = lwt_ps->nread;
+			r->cas.sink.row = cas_sink;
+			r->cas.sink.ctx = op;
+		}
+		r->done = write_done;
+		r->ctx = op;
+	}
+	if (op->nsreqs == 1 && op->sreqs[0].kind == SM_REQ_CAS) {
+		memset(&meta, 0, sizeof(meta));
+		meta.ncols = lwt_ps->nres;
+		if (op->params != NULL && (op->params->flags & SM_CQL_QF_SKIP_METADATA)) {
+			meta.flags = SM_CQL_META_NO_METADATA;
+		} else {
+			meta.cols = lwt_ps->res_specs;
+			meta.ks = sm_cql_str(lwt_ps->table->ks);
+			meta.table = sm_cql_str(lwt_ps->table->name);
+		}
+		op->page_rows = 0;
+		sm_cql_buf_reset(&op->out);
+		if (sm_cql_rows_begin(&op->rw, &op->out, op->stream, &meta) < 0) {
+			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+			return;
+		}
+	}
+	op->pending = op->nsreqs + 1;
+	for (j = 0; j < op->nsreqs; j++)
+		sm_store_submit(&op->sreqs[j]);
+	if (--op->pending == 0)
+		write_finish(op);
+}
+
+/* Make sure op->vals cannot move while @bytes more are converted. */
+static int
+reserve_vals(struct cql_op *op, size_t bytes)
+{
+	if (sm_cql_buf_reserve(&op->vals, bytes * 8 + 4096) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool
+vals_moved(struct cql_op *op, const uint8_t *base)
+{
+	if (op->vals.p == base)
+		return false;
+	cql_op_fail(op, SM_CQL_ERR_SERVER,
+		    "internal error: converted values outgrew their reservation");
+	return true;
+}
+
+static int64_t
+default_ts(const struct sm_cql_params *p)
+{
+	return p != NULL && (p->flags & SM_CQL_QF_TIMESTAMP) ? p->timestamp : SM_TS_NOW;
+}
+
+static int
+check_write_cl(struct cql_op *op, uint16_t cl, bool lwt)
+{
+	if (is_serial(cl) && !lwt) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "You must use conditional updates for serializable writes");
+		return -EINVAL;
+	}
+	if (is_serial(cl) && lwt) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "%s is not supported as conditional update commit consistency. Use "
+			    "ANY if you mean \"make sure it is accepted but I don't care how "
+			    "many replicas commit it for non-SERIAL reads\"",
+			    sm_cql_consistency_name(cl));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+batch_kind_check(struct cql_op *op, enum sm_cql_stmt_batch_kind kind, const struct sm_cql_stmt *s,
+		 const struct sm_table *t)
+{
+	bool counter_stmt = t->counter;
+
+	if (s->kind == SM_CQL_SELECT || s->kind == SM_CQL_BATCH) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "Invalid statement in batch: only UPDATE, INSERT and DELETE statements "
+			    "are allowed.");
+		return -EINVAL;
+	}
+	if (kind == SM_CQL_STMT_BATCH_COUNTER && !counter_stmt) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "Cannot include non-counter statement in a counter batch");
+		return -EINVAL;
+	}
+	if (kind == SM_CQL_STMT_BATCH_LOGGED && counter_stmt) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "Cannot include a counter statement in a logged batch");
+		return -EINVAL;
+	}
+	if (kind == SM_CQL_STMT_BATCH_UNLOGGED && counter_stmt) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "Counter and non-counter mutations cannot exist in the same batch");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool
+stmt_conditional(const struct sm_cql_stmt *s)
+{
+	return (s->kind == SM_CQL_INSERT && s->insert.if_not_exists) ||
+	       (s->kind == SM_CQL_UPDATE && s->update.if_kind != SM_CQL_IF_NONE) ||
+	       (s->kind == SM_CQL_DELETE && s->del.if_kind != SM_CQL_IF_NONE);
+}
+
+void
+cql_exec_modify(struct cql_op *op)
+{
+	const struct cql_prepared *ps = op->ps;
+	const struct sm_cql_stmt *s = ps->stmt;
+	const uint8_t *base;
+	struct wctx w;
+	unsigned i;
+	bool sys;
+	char err[256];
+	int32_t code;
+	int64_t bts;
+	bool present;
+
+	if (check_write_cl(op, op->params->consistency, ps->lwt) < 0)
+		return;
+	if (reserve_vals(op, op->req->body.len + ps->len) < 0)
+		return;
+	base = op->vals.p;
+	memset(&w, 0, sizeof(w));
+	w.ts = default_ts(op->params);
+	if (s->kind != SM_CQL_BATCH) {
+		w.s = s;
+		w.t = ps->table;
+		w.ps = ps;
+		if (build_write(op, &w) < 0 || vals_moved(op, base))
+			return;
+		submit_writes(op, ps);
+		return;
+	}
+	/* BEGIN BATCH ... APPLY BATCH as one QUERY or prepared statement. */
+	if (s->batch.nstmts > 1) {
+		for (i = 0; i < s->batch.nstmts; i++) {
+			if (stmt_conditional(s->batch.stmts[i])) {
+				cql_op_fail(
+					op, SM_CQL_ERR_INVALID,
+					"not supported by shardmark: conditional batches of more "
+					"than one statement");
+				return;
+			}
+		}
+	}
+	if (cql_int_option(op, s->batch.attrs.timestamp, "[timestamp]", INT64_MIN + 1, INT64_MAX,
+			   true, &bts, &present) < 0)
+		return;
+	if (present)
+		w.ts = bts;
+	w.in_batch = true;
+	w.batch_kind = s->batch.kind;
+	for (i = 0; i < s->batch.nstmts; i++) {
+		w.s = s->batch.stmts[i];
+		w.t = cql_lookup_table(cql_stmt_table(w.s), sm_cql_conn_keyspace(op->req->conn),
+				       &sys, err, sizeof(err), &code);
+		if (w.t == NULL) {
+			cql_op_fail(op, code, "%s", err);
+			return;
+		}
+		if (sys) {
+			cql_op_fail(op, SM_CQL_ERR_UNAUTHORIZED,
+				    "%s keyspace is not user-modifiable", w.t->ks);
+			return;
+		}
+		if (batch_kind_check(op, s->batch.kind, w.s, w.t) < 0)
+			return;
+		if (build_write(op, &w) < 0 || vals_moved(op, base))
+			return;
+	}
+	if (op->nsreqs == 1 && op->sreqs[0].kind == SM_REQ_CAS) {
+		/* A one-statement conditional batch: the statement's own LWT result. */
+		struct cql_prepared *inner;
+
+		if (cql_exec_prepare_text(sm_cql_conn_keyspace(op->req->conn),
+					  (struct sm_bytes){ (const uint8_t *)ps->text +
+								     s->batch.stmts[0]->src.off,
+							     s->batch.stmts[0]->src.len },
+					  &inner, err, sizeof(err), &code) < 0) {
+			cql_op_fail(op, code, "%s", err);
+			return;
+		}
+		/* The op keeps it (for the result columns) until it finishes. */
+		cql_exec_put(op->ps);
+		op->ps = inner;
+		submit_writes(op, inner);
+		return;
+	}
+	submit_writes(op, ps);
+}
+
+/* BATCH message: statements by text or by id, each with its own values. */
+void
+cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *b)
+{
+	struct cql_prepared **list = NULL, *lwt = NULL;
+	struct sm_cql_batch_stmt bs;
+	struct sm_cql_iter it;
+	const uint8_t *base;
+	size_t text_total = 0;
+	unsigned i, n = 0;
+	struct wctx w;
+	char err[512];
+	int32_t code;
+
+	if (b->n == 0) {
+		sm_cql_buf_reset(&op->out);
+		sm_cql_enc_result_void(&op->out, op->stream);
+		cql_op_finish(op);
+		return;
+	}
+	list = sm_calloc(b->n, sizeof(*list));
+	if (list == NULL) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return;
+	}
+	sm_cql_batch_iter(&it, b);
+	while (sm_cql_batch_next(&it, &bs)) {
+		if (bs.kind == SM_CQL_BATCH_KIND_PREPARED) {
+			list[n] = cql_exec_lookup(bs.query_or_id);
+			if (list[n] == NULL) {
+				op->req->msg.u.execute.id = bs.query_or_id;
+				cql_op_fail(
+					op, SM_CQL_ERR_UNPREPARED,
+					"Prepared query in BATCH not found (it was not prepared "
+					"on this host, or it was evicted)");
+				goto out;
+			}
+		} else if (cql_exec_prepare_text(sm_cql_conn_keyspace(op->req->conn),
+						 bs.query_or_id, &list[n], err, sizeof(err),
+						 &code) < 0) {
+			cql_op_fail(op, code, "%s", err);
+			goto out;
+		}
+		if (list[n]->table == NULL || list[n]->system ||
+		    list[n]->stmt->kind == SM_CQL_SELECT) {
+			n++;
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    list[n - 1]->system
+					    ? "system keyspaces are not user-modifiable"
+					    : "Invalid statement in batch: only UPDATE, "
+					      "INSERT and DELETE statements are allowed.");
+			goto out;
+		}
+		if (list[n]->lwt)
+			lwt = list[n];
+		text_total += list[n]->len;
+		n++;
+	}
+	if (lwt != NULL && n > 1) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "not supported by shardmark: conditional batches of more than one "
+			    "statement");
+		goto out;
+	}
+	if (check_write_cl(op, b->consistency, lwt != NULL) < 0)
+		goto out;
+	if (reserve_vals(op, op->req->body.len + text_total) < 0)
+		goto out;
+	base = op->vals.p;
+	memset(&w, 0, sizeof(w));
+	w.ts = b->flags & SM_CQL_QF_TIMESTAMP ? b->timestamp : SM_TS_NOW;
+	w.in_batch = true;
+	w.batch_kind = (enum sm_cql_stmt_batch_kind)b->type;
+	sm_cql_batch_iter(&it, b);
+	for (i = 0; i < n && sm_cql_batch_next(&it, &bs); i++) {
+		/* On failure the op's release drops this reference: list[i] is then done. */
+		op->ps = list[i];
+		if (cql_exec_load_values(op, &bs.values) < 0 ||
+		    batch_kind_check(op, w.batch_kind, list[i]->stmt, list[i]->table) < 0)
+			goto out_failed;
+		w.s = list[i]->stmt;
+		w.t = list[i]->table;
+		w.ps = list[i];
+		if (build_write(op, &w) < 0 || vals_moved(op, base))
+			goto out_failed;
+		op->ps = NULL;
+	}
+	/* The op keeps one statement (for the LWT result); the rest go now. */
+	op->ps = lwt != NULL ? lwt : list[0];
+	for (i = 0; i < n; i++)
+		if (list[i] != op->ps)
+			cql_exec_put(list[i]);
+	sm_free(list);
+	submit_writes(op, op->ps);
+	return;
+out_failed:
+	list[i] = NULL;
+out:
+	for (i = 0; i < n; i++)
+		if (list[i] != NULL)
+			cql_exec_put(list[i]);
+	sm_free(list);
+}

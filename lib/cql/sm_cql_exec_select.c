@@ -1,0 +1,1124 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * SELECT: the WHERE clause becomes partition keys (or a token range),
+ * clustering slices and row filters; the store's row sink writes each row
+ * straight into the Rows frame; pages resume from a position that any shard
+ * can continue.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cql_exec_priv.h"
+
+#define MAX_IN_KEYS 100u   /* partitions one IN may name (cartesian product) */
+#define MAX_CK_PREFIX 100u /* clustering prefixes one IN may name */
+#define COUNT_CHUNK 4096u  /* rows per store read while counting */
+#define PAGING_VERSION 1
+
+/* A value list per key column while the WHERE clause is read. */
+struct col_vals {
+	unsigned first[MAX_IN_KEYS];
+	unsigned n;
+};
+
+static bool
+is_serial(uint16_t cl)
+{
+	return cl == SM_CQL_SERIAL || cl == SM_CQL_LOCAL_SERIAL;
+}
+
+static uint64_t
+be_read(struct sm_bytes b)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	for (i = 0; i < b.len && i < 8; i++)
+		v = v << 8 | b.p[i];
+	return v;
+}
+
+/* ---- row filters ---- */
+
+static bool
+filter_match(const struct cql_op *op, const struct cql_filter *f, const struct sm_row_view *r)
+{
+	const struct sm_type *t = f->c->type;
+	struct sm_bytes v, want, k, val;
+	struct sm_coll_iter it;
+	unsigned i;
+	int cmp;
+
+	switch (f->c->kind) {
+	case SM_COL_PARTITION:
+		v = r->pk->part[f->c->pos];
+		break;
+	case SM_COL_CLUSTERING:
+		if (r->ck->n <= f->c->pos)
+			return false;
+		v = r->ck->part[f->c->pos];
+		break;
+	default:
+		if (!r->cells[f->cell].present)
+			return false;
+		v = r->cells[f->cell].value;
+		break;
+	}
+	if (f->elem) {
+		/* m[key] op value: find the element first. */
+		struct sm_bytes key = cql_span_bytes(op, &op->spans[f->first]);
+		bool found = false;
+
+		if (sm_coll_iter_init(&it, v) < 0)
+			return false;
+		while (sm_coll_next(&it, &k, &val, true)) {
+			if (sm_value_compare(t->elem, k, key) == 0) {
+				found = true;
+				break;
+			}
+		}
+		if (!found)
+			return false;
+		v = val;
+		t = t->val;
+		want = cql_span_bytes(op, &op->spans[f->first + 1]);
+		cmp = sm_value_compare(t, v, want);
+		goto compare;
+	}
+	switch (f->op) {
+	case SM_CQL_OP_IN:
+		for (i = 0; i < f->n; i++)
+			if (sm_value_compare(t, v, cql_span_bytes(op, &op->spans[f->first + i])) ==
+			    0)
+				return true;
+		return false;
+	case SM_CQL_OP_CONTAINS:
+	case SM_CQL_OP_CONTAINS_KEY:
+		want = cql_span_bytes(op, &op->spans[f->first]);
+		if (sm_coll_iter_init(&it, v) < 0)
+			return false;
+		while (sm_coll_next(&it, &k, &val, t->kind == SM_TYPE_MAP)) {
+			if (f->op == SM_CQL_OP_CONTAINS_KEY || t->kind != SM_TYPE_MAP) {
+				if (sm_value_compare(t->elem, k, want) == 0)
+					return true;
+			} else if (sm_value_compare(t->val, val, want) == 0) {
+				return true;
+			}
+		}
+		return false;
+	default:
+		break;
+	}
+	want = cql_span_bytes(op, &op->spans[f->first]);
+	cmp = sm_value_compare(t, v, want);
+compare:
+	switch (f->op) {
+	case SM_CQL_OP_EQ:
+		return cmp == 0;
+	case SM_CQL_OP_NE:
+		return cmp != 0;
+	case SM_CQL_OP_LT:
+		return cmp < 0;
+	case SM_CQL_OP_LE:
+		return cmp <= 0;
+	case SM_CQL_OP_GT:
+		return cmp > 0;
+	case SM_CQL_OP_GE:
+		return cmp >= 0;
+	default:
+		return false;
+	}
+}
+
+/* ---- the row sink: runs on the shard that reads ---- */
+
+static void
+put_be(uint8_t *p, uint64_t v, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+}
+
+static int
+sink_row(void *ctx, const struct sm_row_view *r)
+{
+	struct cql_op *op = ctx;
+	const struct cql_prepared *ps = op->ps;
+	unsigned i;
+	uint8_t *p;
+
+	for (i = 0; i < op->nfilters; i++)
+		if (!filter_match(op, &op->filters[i], r))
+			return 0;
+	if (op->limit_left != UINT32_MAX) {
+		if (op->limit_left == 0)
+			return 0;
+		op->limit_left--;
+	}
+	if (ps->count) {
+		op->count++;
+		return 0;
+	}
+	for (i = 0; i < ps->nres; i++) {
+		const struct out_col *o = &ps->outs[i];
+		const struct sm_cell_view *cv = o->kind == OUT_TOKEN ? NULL : &r->cells[o->cell];
+
+		switch (o->kind) {
+		case OUT_CELL:
+			sm_cql_rows_cell(&op->rw, cv->present ? cv->value : (struct sm_bytes){ 0 });
+			break;
+		case OUT_WRITETIME:
+			if (!cv->present) {
+				sm_cql_rows_cell(&op->rw, (struct sm_bytes){ 0 });
+				break;
+			}
+			p = sm_cql_rows_cell_space(&op->rw, 8);
+			if (p != NULL)
+				put_be(p, (uint64_t)cv->writetime, 8);
+			break;
+		case OUT_TTL:
+			if (!cv->present || cv->ttl <= 0) {
+				sm_cql_rows_cell(&op->rw, (struct sm_bytes){ 0 });
+				break;
+			}
+			p = sm_cql_rows_cell_space(&op->rw, 4);
+			if (p != NULL)
+				put_be(p, (uint32_t)cv->ttl, 4);
+			break;
+		case OUT_TOKEN:
+			p = sm_cql_rows_cell_space(&op->rw, 8);
+			if (p != NULL)
+				put_be(p, (uint64_t)r->token, 8);
+			break;
+		case OUT_COUNT:
+			break;
+		}
+	}
+	op->page_rows++;
+	return op->rw.b->err;
+}
+
+/* ---- paging state: ours, wrapping the store's position ---- */
+
+static int
+paging_decode(struct cql_op *op, struct sm_bytes st, struct sm_select *sel)
+{
+	uint32_t len;
+
+	if (st.len < 13 || st.p[0] != PAGING_VERSION)
+		return -EINVAL;
+	op->key_i = (unsigned)be_read((struct sm_bytes){ st.p + 1, 4 });
+	op->limit_left = (uint32_t)be_read((struct sm_bytes){ st.p + 5, 4 });
+	len = (uint32_t)be_read((struct sm_bytes){ st.p + 9, 4 });
+	if (len > SM_PAGING_MAX || 13 + (size_t)len != st.len || op->key_i >= op->nkeys + 1)
+		return -EINVAL;
+	sel->resume = len > 0;
+	sel->paging.len = len;
+	memcpy(sel->paging.data, st.p + 13, len);
+	return 0;
+}
+
+static int
+finish_rows(struct cql_op *op, bool more)
+{
+	struct sm_select *sel = &op->sreqs[0].sel;
+	uint8_t buf[13 + SM_PAGING_MAX];
+	struct sm_bytes st;
+	uint32_t len = sel->more ? sel->paging.len : 0;
+
+	if (!more)
+		return sm_cql_rows_end(&op->rw, NULL);
+	buf[0] = PAGING_VERSION;
+	put_be(buf + 1, op->key_i, 4);
+	put_be(buf + 5, op->limit_left, 4);
+	put_be(buf + 9, len, 4);
+	memcpy(buf + 13, sel->paging.data, len);
+	st.p = buf;
+	st.len = 13 + len;
+	return sm_cql_rows_end(&op->rw, &st);
+}
+
+static void
+select_finish(struct cql_op *op, bool more)
+{
+	uint8_t *p;
+
+	if (op->ps->count) {
+		p = sm_cql_rows_cell_space(&op->rw, 8);
+		if (p != NULL)
+			put_be(p, (uint64_t)op->count, 8);
+		more = false;
+	}
+	if (finish_rows(op, more) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory encoding rows");
+		return;
+	}
+	cql_op_finish(op);
+}
+
+static bool
+page_full(const struct cql_op *op)
+{
+	return op->page_size != 0 && op->page_rows >= op->page_size;
+}
+
+/*
+ * After a store read: true when another read is needed (the select is set
+ * up for it), false when the op was answered.
+ */
+static bool
+after_read(struct cql_op *op)
+{
+	struct sm_store_req *sr = &op->sreqs[0];
+	struct sm_select *sel = &sr->sel;
+
+	if (sr->result < 0) {
+		cql_op_store_error(op, sr, false);
+		return false;
+	}
+	if (op->rw.b->err != 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory encoding rows");
+		return false;
+	}
+	if (op->limit_left == 0) {
+		select_finish(op, false);
+		return false;
+	}
+	if (sel->more) {
+		if (page_full(op)) {
+			select_finish(op, true);
+			return false;
+		}
+		sel->resume = true;
+		return true;
+	}
+	op->key_i++;
+	if (op->range || op->key_i >= op->nkeys) {
+		select_finish(op, false);
+		return false;
+	}
+	sel->resume = false;
+	sel->paging.len = 0;
+	if (page_full(op)) {
+		select_finish(op, true);
+		return false;
+	}
+	return true;
+}
+
+static void
+read_done(struct sm_store_req *sr)
+{
+	struct cql_op *op = sr->ctx;
+
+	if (op->submitting) {
+		op->completed = true;
+		return;
+	}
+	if (after_read(op))
+		cql_exec_select_pump(op);
+}
+
+/* Issue reads until one goes to another shard or the op is answered. */
+void
+cql_exec_select_pump(struct cql_op *op)
+{
+	struct sm_store_req *sr = &op->sreqs[0];
+	struct sm_select *sel = &sr->sel;
+	uint32_t chunk;
+
+	for (;;) {
+		chunk = op->ps->count ? COUNT_CHUNK : 0;
+		if (op->page_size != 0)
+			chunk = op->page_size - op->page_rows;
+		if (op->limit_left != UINT32_MAX && (chunk == 0 || op->limit_left < chunk))
+			chunk = op->limit_left;
+		sel->limit = chunk;
+		sel->more = false;
+		sel->rows = 0;
+		if (!op->range)
+			sel->pk = op->keys[op->key_i];
+		sr->result = 0;
+		sr->err[0] = '\0';
+		if (op->ps->system) {
+			sm_cql_system_set_view(sm_cql_conn_service(op->req->conn)->node);
+			sr->result = sm_cql_system_select(sel);
+			if (sr->result < 0)
+				snprintf(sr->err, sizeof(sr->err), "reading %s.%s failed",
+					 op->ps->table->ks, op->ps->table->name);
+		} else {
+			op->submitting = true;
+			op->completed = false;
+			sm_store_submit(sr);
+			op->submitting = false;
+			if (!op->completed)
+				return;
+		}
+		if (!after_read(op))
+			return;
+	}
+}
+
+/* ---- WHERE ---- */
+
+static const struct sm_column *
+rel_column(struct cql_op *op, const char *name)
+{
+	const struct sm_column *c = sm_table_column(op->ps->table, name);
+
+	if (c == NULL)
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "Undefined column name %s", name);
+	return c;
+}
+
+/* The values of an EQ or IN relation on a key column, appended to @cv. */
+static int
+key_values(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_column *c,
+	   struct col_vals *cv)
+{
+	struct sm_coll_iter it;
+	struct sm_bytes e;
+	unsigned i, idx, list;
+	int ret;
+
+	if (cv->n > 0) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "%s cannot be restricted by more than one relation if it includes an "
+			    "Equal",
+			    c->name);
+		return -EINVAL;
+	}
+	if (r->op == SM_CQL_OP_EQ) {
+		ret = cql_value_idx(op, r->value, c->type, c->name, &idx);
+		if (ret < 0)
+			return ret;
+		cv->first[cv->n++] = idx;
+		return 0;
+	}
+	if (r->in == NULL && r->value != NULL) {
+		/* IN ?: a bound list; each element becomes a value. */
+		const struct sm_type *lt = NULL;
+		char err[160];
+
+		if (sm_type_collection(SM_TYPE_LIST, true, sm_type_dup(c->type), NULL, &lt, err,
+				       sizeof(err)) < 0) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "%s", err);
+			return -EINVAL;
+		}
+		ret = cql_value_idx(op, r->value, lt, c->name, &list);
+		sm_type_free(lt);
+		if (ret < 0)
+			return ret;
+		if (sm_coll_iter_init(&it, cql_span_bytes(op, &op->spans[list])) < 0)
+			goto bad;
+		while (sm_coll_next(&it, &e, NULL, false)) {
+			if (cv->n >= MAX_IN_KEYS)
+				goto many;
+			if (cql_grow((void **)&op->spans, &op->spans_cap, op->nspans + 1,
+				     sizeof(*op->spans)) < 0)
+				goto nomem;
+			op->spans[op->nspans].off = (size_t)(e.p - op->vals.p);
+			op->spans[op->nspans].len = e.len;
+			op->spans[op->nspans].state = SM_CQL_CONV_VALUE;
+			cv->first[cv->n++] = op->nspans++;
+		}
+		return 0;
+	}
+	for (i = 0; i < r->nin; i++) {
+		if (cv->n >= MAX_IN_KEYS)
+			goto many;
+		ret = cql_value_idx(op, r->in[i], c->type, c->name, &idx);
+		if (ret < 0)
+			return ret;
+		if (op->spans[idx].state != SM_CQL_CONV_VALUE) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid null value in condition for column %s", c->name);
+			return -EINVAL;
+		}
+		cv->first[cv->n++] = idx;
+	}
+	return 0;
+many:
+	cql_op_fail(op, SM_CQL_ERR_INVALID, "IN on %s names more than %u values", c->name,
+		    MAX_IN_KEYS);
+	return -EINVAL;
+bad:
+	cql_op_fail(op, SM_CQL_ERR_INVALID, "Invalid list for IN on %s", c->name);
+	return -EINVAL;
+nomem:
+	cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+	return -ENOMEM;
+}
+
+static int
+add_filter(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_column *c)
+{
+	const struct sm_type *vt = c->type;
+	struct cql_filter *f;
+	unsigned i, idx;
+	int ret;
+
+	if (cql_grow((void **)&op->filters, &op->filters_cap, op->nfilters + 1,
+		     sizeof(*op->filters)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return -ENOMEM;
+	}
+	f = &op->filters[op->nfilters];
+	memset(f, 0, sizeof(*f));
+	f->c = c;
+	f->op = r->op;
+	for (i = 0; i < op->ps->nread; i++)
+		if (op->ps->read_cols[i] == c->id)
+			f->cell = i;
+	f->first = op->nspans;
+	if (r->kind == SM_CQL_REL_ELEM) {
+		if (c->type->kind != SM_TYPE_MAP) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "Column %s is not a map", c->name);
+			return -EINVAL;
+		}
+		f->elem = true;
+		ret = cql_value_idx(op, r->key, c->type->elem, c->name, &idx);
+		if (ret < 0)
+			return ret;
+		vt = c->type->val;
+	} else if (r->op == SM_CQL_OP_CONTAINS) {
+		vt = c->type->kind == SM_TYPE_MAP ? c->type->val : c->type->elem;
+	} else if (r->op == SM_CQL_OP_CONTAINS_KEY) {
+		vt = c->type->elem;
+	}
+	if (vt == NULL) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "Cannot use CONTAINS on non-collection column %s", c->name);
+		return -EINVAL;
+	}
+	if (r->op == SM_CQL_OP_IN) {
+		for (i = 0; i < r->nin; i++) {
+			ret = cql_value_idx(op, r->in[i], vt, c->name, &idx);
+			if (ret < 0)
+				return ret;
+		}
+		if (r->in == NULL) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "not supported by shardmark: IN ? on a filtered column");
+			return -ENOTSUP;
+		}
+	} else {
+		ret = cql_value_idx(op, r->value, vt, c->name, &idx);
+		if (ret < 0)
+			return ret;
+		if (op->spans[idx].state != SM_CQL_CONV_VALUE) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "Unsupported null value for column %s",
+				    c->name);
+			return -EINVAL;
+		}
+	}
+	f->n = op->nspans - f->first;
+	op->nfilters++;
+	return 0;
+}
+
+/* Token bounds: the store reads tokens in (start, end]. */
+static int
+token_bound(struct cql_op *op, const struct sm_cql_relation *r)
+{
+	struct sm_cql_value_span sp;
+	int64_t v;
+
+	if (cql_value(op, r->value, sm_type_simple(SM_TYPE_BIGINT), "partition key token", &sp) < 0)
+		return -EINVAL;
+	if (sp.state != SM_CQL_CONV_VALUE || sp.len != 8) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "Invalid null token");
+		return -EINVAL;
+	}
+	v = (int64_t)be_read(cql_span_bytes(op, &sp));
+	switch (r->op) {
+	case SM_CQL_OP_EQ:
+		op->tok_start = SM_MAX(op->tok_start, v == INT64_MIN ? v : v - 1);
+		op->tok_end = SM_MIN(op->tok_end, v);
+		break;
+	case SM_CQL_OP_GT:
+		op->tok_start = SM_MAX(op->tok_start, v);
+		break;
+	case SM_CQL_OP_GE:
+		op->tok_start = SM_MAX(op->tok_start, v == INT64_MIN ? v : v - 1);
+		break;
+	case SM_CQL_OP_LT:
+		op->tok_end = SM_MIN(op->tok_end, v == INT64_MIN ? v : v - 1);
+		break;
+	case SM_CQL_OP_LE:
+		op->tok_end = SM_MIN(op->tok_end, v);
+		break;
+	default:
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "Unsupported operator on token()");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Clustering prefixes and the slice bound on the column after them. */
+struct ck_plan {
+	unsigned nprefix; /* prefixes (cartesian product of EQ and IN) */
+	unsigned prefix[MAX_CK_PREFIX][SM_MAX_KEY_PARTS]; /* span indexes */
+	unsigned plen;					  /* components per prefix */
+	/* the slice: bounds on components plen .. plen + blen - 1 */
+	bool has_lo, has_hi, lo_incl, hi_incl;
+	unsigned lo[SM_MAX_KEY_PARTS], hi[SM_MAX_KEY_PARTS];
+	unsigned lo_n, hi_n;
+	bool slice_desc; /* the first sliced column is DESC */
+};
+
+static int
+ck_extend(struct cql_op *op, struct ck_plan *p, const unsigned *vals, unsigned nvals,
+	  unsigned width)
+{
+	unsigned i, j, k, n = 0;
+	static __thread unsigned tmp[MAX_CK_PREFIX][SM_MAX_KEY_PARTS];
+
+	if ((uint64_t)p->nprefix * nvals > MAX_CK_PREFIX) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "IN on clustering columns names more than %u prefixes", MAX_CK_PREFIX);
+		return -EINVAL;
+	}
+	for (i = 0; i < p->nprefix; i++) {
+		for (j = 0; j < nvals; j++) {
+			memcpy(tmp[n], p->prefix[i], sizeof(tmp[n][0]) * p->plen);
+			for (k = 0; k < width; k++)
+				tmp[n][p->plen + k] = vals[j * width + k];
+			n++;
+		}
+	}
+	memcpy(p->prefix, tmp, sizeof(tmp[0]) * n);
+	p->nprefix = n;
+	p->plen += width;
+	return 0;
+}
+
+static bool
+is_slice_op(enum sm_cql_op o)
+{
+	return o == SM_CQL_OP_LT || o == SM_CQL_OP_LE || o == SM_CQL_OP_GT || o == SM_CQL_OP_GE;
+}
+
+/* Record a slice bound: @vals (@n components) for @o. */
+static int
+ck_slice(struct cql_op *op, struct ck_plan *p, enum sm_cql_op o, const unsigned *vals, unsigned n)
+{
+	bool lower = o == SM_CQL_OP_GT || o == SM_CQL_OP_GE;
+	bool incl = o == SM_CQL_OP_GE || o == SM_CQL_OP_LE;
+
+	if ((lower && p->has_lo) || (!lower && p->has_hi)) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "More than one restriction was found for the %s bound on clustering "
+			    "columns",
+			    lower ? "start" : "end");
+		return -EINVAL;
+	}
+	if (lower) {
+		p->has_lo = true;
+		p->lo_incl = incl;
+		memcpy(p->lo, vals, n * sizeof(*vals));
+		p->lo_n = n;
+	} else {
+		p->has_hi = true;
+		p->hi_incl = incl;
+		memcpy(p->hi, vals, n * sizeof(*vals));
+		p->hi_n = n;
+	}
+	return 0;
+}
+
+static int
+plan_clustering(struct cql_op *op, const struct sm_cql_select *s, struct ck_plan *p, bool *used)
+{
+	const struct sm_table *t = op->ps->table;
+	unsigned ci, i, k, idx, vals[MAX_IN_KEYS * SM_MAX_KEY_PARTS];
+	int ret;
+
+	memset(p, 0, offsetof(struct ck_plan, prefix));
+	p->nprefix = 1;
+	p->plen = 0;
+	p->has_lo = p->has_hi = false;
+	p->lo_n = p->hi_n = 0;
+	for (ci = 0; ci < t->nck;) {
+		const struct sm_column *c = &t->cols[t->npk + ci];
+		const struct sm_cql_relation *eq = NULL;
+		bool sliced = false;
+
+		for (i = 0; i < s->nwhere; i++) {
+			const struct sm_cql_relation *r = &s->where[i];
+			const struct sm_column *rc;
+
+			if (used[i] ||
+			    (r->kind != SM_CQL_REL_COLUMN && r->kind != SM_CQL_REL_TUPLE))
+				continue;
+			rc = sm_table_column(t, r->cols[0]);
+			if (rc != c)
+				continue;
+			if (r->kind == SM_CQL_REL_TUPLE) {
+				unsigned w = r->ncols;
+
+				for (k = 0; k < w; k++) {
+					const struct sm_column *kc = sm_table_column(t, r->cols[k]);
+
+					if (kc == NULL || kc->kind != SM_COL_CLUSTERING ||
+					    kc->pos != ci + k) {
+						cql_op_fail(op, SM_CQL_ERR_INVALID,
+							    "Clustering columns must appear in the "
+							    "PRIMARY KEY order in multi-column "
+							    "relations");
+						return -EINVAL;
+					}
+				}
+				if (r->op == SM_CQL_OP_IN) {
+					unsigned nv = 0, e;
+
+					if (r->in == NULL) {
+						cql_op_fail(
+							op, SM_CQL_ERR_INVALID,
+							"not supported by shardmark: (a, b) IN ?");
+						return -ENOTSUP;
+					}
+					for (e = 0; e < r->nin && e < MAX_IN_KEYS; e++) {
+						const struct sm_cql_term *tt = r->in[e];
+
+						if (tt->kind != SM_CQL_TERM_TUPLE ||
+						    tt->nelems != w) {
+							cql_op_fail(op, SM_CQL_ERR_INVALID,
+								    "Expected %u elements in value "
+								    "tuple",
+								    w);
+							return -EINVAL;
+						}
+						for (k = 0; k < w; k++) {
+							const struct sm_column *kc =
+								&t->cols[t->npk + ci + k];
+
+							ret = cql_value_idx(op, tt->elems[k],
+									    kc->type, kc->name,
+									    &idx);
+							if (ret < 0)
+								return ret;
+							vals[nv++] = idx;
+						}
+					}
+					ret = ck_extend(op, p, vals, nv / w, w);
+					if (ret < 0)
+						return ret;
+					used[i] = true;
+					ci += w;
+					eq = r;
+					break;
+				}
+				if (r->value->kind != SM_CQL_TERM_TUPLE || r->value->nelems != w) {
+					cql_op_fail(op, SM_CQL_ERR_INVALID,
+						    "not supported by shardmark: a multi-column "
+						    "relation "
+						    "needs a tuple literal of %u values",
+						    w);
+					return -ENOTSUP;
+				}
+				for (k = 0; k < w; k++) {
+					const struct sm_column *kc = &t->cols[t->npk + ci + k];
+
+					ret = cql_value_idx(op, r->value->elems[k], kc->type,
+							    kc->name, &idx);
+					if (ret < 0)
+						return ret;
+					vals[k] = idx;
+				}
+				used[i] = true;
+				if (r->op == SM_CQL_OP_EQ) {
+					ret = ck_extend(op, p, vals, 1, w);
+					if (ret < 0)
+						return ret;
+					ci += w;
+					eq = r;
+					break;
+				}
+				if (!is_slice_op(r->op)) {
+					cql_op_fail(op, SM_CQL_ERR_INVALID,
+						    "Unsupported operator on %s", c->name);
+					return -EINVAL;
+				}
+				p->slice_desc = c->desc;
+				ret = ck_slice(op, p, r->op, vals, w);
+				if (ret < 0)
+					return ret;
+				sliced = true;
+				continue;
+			}
+			if (r->op == SM_CQL_OP_EQ || r->op == SM_CQL_OP_IN) {
+				struct col_vals cv;
+
+				cv.n = 0;
+				ret = key_values(op, r, c, &cv);
+				if (ret < 0)
+					return ret;
+				ret = ck_extend(op, p, cv.first, cv.n, 1);
+				if (ret < 0)
+					return ret;
+				used[i] = true;
+				ci++;
+				eq = r;
+				break;
+			}
+			if (!is_slice_op(r->op))
+				continue;
+			ret = cql_value_idx(op, r->value, c->type, c->name, &idx);
+			if (ret < 0)
+				return ret;
+			if (op->spans[idx].state != SM_CQL_CONV_VALUE) {
+				cql_op_fail(op, SM_CQL_ERR_INVALID,
+					    "Invalid null value for clustering column %s", c->name);
+				return -EINVAL;
+			}
+			used[i] = true;
+			p->slice_desc = c->desc;
+			ret = ck_slice(op, p, r->op, &idx, 1);
+			if (ret < 0)
+				return ret;
+			sliced = true;
+		}
+		if (eq != NULL && !sliced)
+			continue;
+		break;
+	}
+	return 0;
+}
+
+/* Resolve span indexes into a key. */
+static void
+make_key(const struct cql_op *op, struct sm_key *k, const unsigned *idx, unsigned n)
+{
+	unsigned i;
+
+	k->n = n;
+	for (i = 0; i < n; i++)
+		k->part[i] = cql_span_bytes(op, &op->spans[idx[i]]);
+}
+
+static int
+key_cmp(const struct sm_table *t, const struct sm_key *a, const struct sm_key *b)
+{
+	unsigned i;
+	int c;
+
+	for (i = 0; i < a->n && i < b->n; i++) {
+		const struct sm_column *col = &t->cols[t->npk + i];
+
+		c = sm_value_compare(col->type, a->part[i], b->part[i]);
+		if (c != 0)
+			return col->desc ? -c : c;
+	}
+	return 0;
+}
+
+static int
+build_ranges(struct cql_op *op, const struct ck_plan *p)
+{
+	const struct sm_table *t = op->ps->table;
+	unsigned i, j, n = 0;
+	struct sm_ck_range tmp;
+
+	if (p->plen == 0 && !p->has_lo && !p->has_hi) {
+		op->nranges = 0;
+		return 0;
+	}
+	if (cql_grow((void **)&op->ranges, &op->ranges_cap, p->nprefix, sizeof(*op->ranges)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->nprefix; i++) {
+		struct sm_ck_range *r = &op->ranges[n];
+		struct sm_ck_bound *lo = p->slice_desc ? &r->end : &r->start;
+		struct sm_ck_bound *hi = p->slice_desc ? &r->start : &r->end;
+
+		make_key(op, &r->start.prefix, p->prefix[i], p->plen);
+		make_key(op, &r->end.prefix, p->prefix[i], p->plen);
+		r->start.inclusive = r->end.inclusive = true;
+		for (j = 0; p->has_lo && j < p->lo_n; j++)
+			lo->prefix.part[lo->prefix.n++] = cql_span_bytes(op, &op->spans[p->lo[j]]);
+		if (p->has_lo)
+			lo->inclusive = p->lo_incl;
+		for (j = 0; p->has_hi && j < p->hi_n; j++)
+			hi->prefix.part[hi->prefix.n++] = cql_span_bytes(op, &op->spans[p->hi[j]]);
+		if (p->has_hi)
+			hi->inclusive = p->hi_incl;
+		n++;
+	}
+	/* IN gives prefixes in the text's order; the store wants clustering order. */
+	for (i = 1; i < n; i++) {
+		for (j = i; j > 0 && key_cmp(t, &op->ranges[j - 1].start.prefix,
+					     &op->ranges[j].start.prefix) > 0;
+		     j--) {
+			tmp = op->ranges[j];
+			op->ranges[j] = op->ranges[j - 1];
+			op->ranges[j - 1] = tmp;
+		}
+	}
+	/* Duplicates would return rows twice. */
+	for (i = 1, j = 1; i < n; i++) {
+		if (p->plen > 0 &&
+		    key_cmp(t, &op->ranges[j - 1].start.prefix, &op->ranges[i].start.prefix) == 0 &&
+		    !p->has_lo && !p->has_hi)
+			continue;
+		op->ranges[j++] = op->ranges[i];
+	}
+	op->nranges = n ? j : 0;
+	return 0;
+}
+
+void
+cql_exec_select(struct cql_op *op)
+{
+	const struct cql_prepared *ps = op->ps;
+	const struct sm_cql_select *s = &ps->stmt->select;
+	const struct sm_table *t = ps->table;
+	const struct sm_cql_params *pr = op->params;
+	struct col_vals pkv[SM_MAX_KEY_PARTS];
+	bool used[256];
+	struct ck_plan *plan;
+	struct sm_cql_metadata meta;
+	struct sm_store_req *sr;
+	struct sm_select *sel;
+	unsigned i, npk_set = 0, nkeys;
+	bool token = false, present;
+	int64_t v;
+	int ret;
+
+	if (s->nwhere > SM_ARRAY_SIZE(used)) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "too many WHERE relations");
+		return;
+	}
+	memset(used, 0, sizeof(used));
+	memset(pkv, 0, sizeof(pkv[0]) * t->npk);
+	op->serial = is_serial(pr->consistency);
+	op->limit_left = UINT32_MAX;
+	op->tok_start = INT64_MIN;
+	op->tok_end = INT64_MAX;
+	op->key_i = 0;
+	op->ppl = 0;
+	op->reversed = false;
+	if (ret = cql_int_option(op, s->limit, "LIMIT", 1, INT32_MAX, false, &v, &present), ret < 0)
+		return;
+	if (present)
+		op->limit_left = (uint32_t)v;
+	if (ret = cql_int_option(op, s->per_partition_limit, "PER PARTITION LIMIT", 1, INT32_MAX,
+				 false, &v, &present),
+	    ret < 0)
+		return;
+	if (present)
+		op->ppl = (uint32_t)v;
+
+	/* Partition key and token restrictions. */
+	for (i = 0; i < s->nwhere; i++) {
+		const struct sm_cql_relation *r = &s->where[i];
+		const struct sm_column *c;
+
+		if (r->kind == SM_CQL_REL_TOKEN) {
+			if (token_bound(op, r) < 0)
+				return;
+			token = true;
+			used[i] = true;
+			continue;
+		}
+		if (r->kind != SM_CQL_REL_COLUMN)
+			continue;
+		c = rel_column(op, r->cols[0]);
+		if (c == NULL)
+			return;
+		if (c->kind != SM_COL_PARTITION || (r->op != SM_CQL_OP_EQ && r->op != SM_CQL_OP_IN))
+			continue;
+		if (pkv[c->pos].n == 0)
+			npk_set++;
+		if (key_values(op, r, c, &pkv[c->pos]) < 0)
+			return;
+		used[i] = true;
+	}
+	if (npk_set > 0 && npk_set < t->npk && !s->allow_filtering) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "Partition key parts: %s must be restricted as other parts are",
+			    t->cols[pkv[0].n == 0 ? 0 : npk_set].name);
+		return;
+	}
+	op->range = npk_set < t->npk;
+	if (!op->range && token) {
+		cql_op_fail(
+			op, SM_CQL_ERR_INVALID,
+			"Only EQ and IN relation are supported on the partition key (unless you "
+			"use the token() function)");
+		return;
+	}
+	plan = sm_malloc(sizeof(*plan));
+	if (plan == NULL) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return;
+	}
+	ret = plan_clustering(op, s, plan, used);
+	if (ret < 0) {
+		sm_free(plan);
+		return;
+	}
+	/* Whatever is left filters rows. */
+	for (i = 0; i < s->nwhere; i++) {
+		const struct sm_cql_relation *r = &s->where[i];
+		const struct sm_column *c;
+
+		if (used[i])
+			continue;
+		if (r->kind != SM_CQL_REL_COLUMN && r->kind != SM_CQL_REL_ELEM) {
+			sm_free(plan);
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "not supported by shardmark: this multi-column relation");
+			return;
+		}
+		c = rel_column(op, r->cols[0]);
+		if (c == NULL) {
+			sm_free(plan);
+			return;
+		}
+		if (!s->allow_filtering && c->kind != SM_COL_REGULAR && c->kind != SM_COL_STATIC) {
+			sm_free(plan);
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "PRIMARY KEY column \"%s\" cannot be restricted as preceding "
+				    "column is not restricted (use ALLOW FILTERING)",
+				    c->name);
+			return;
+		}
+		if (add_filter(op, r, c) < 0) {
+			sm_free(plan);
+			return;
+		}
+	}
+	if (s->norder > 0) {
+		const struct sm_column *c = sm_table_column(t, s->order[0].col);
+
+		if (c == NULL || c->kind != SM_COL_CLUSTERING) {
+			sm_free(plan);
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Order by is currently only supported on the clustered columns "
+				    "of the PRIMARY KEY, got %s",
+				    s->order[0].col);
+			return;
+		}
+		if (op->range) {
+			sm_free(plan);
+			cql_op_fail(
+				op, SM_CQL_ERR_INVALID,
+				"ORDER BY is only supported when the partition key is restricted "
+				"by an EQ or an IN.");
+			return;
+		}
+		op->reversed = s->order[0].desc != c->desc;
+	}
+
+	/* Every value is converted: resolve the spans into keys and slices. */
+	nkeys = 1;
+	for (i = 0; i < t->npk && !op->range; i++)
+		nkeys *= pkv[i].n;
+	if (nkeys > MAX_IN_KEYS) {
+		sm_free(plan);
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "IN selects more than %u partitions",
+			    MAX_IN_KEYS);
+		return;
+	}
+	op->nkeys = op->range ? 0 : nkeys;
+	if (!op->range &&
+	    cql_grow((void **)&op->keys, &op->keys_cap, nkeys, sizeof(*op->keys)) < 0) {
+		sm_free(plan);
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return;
+	}
+	for (i = 0; i < op->nkeys; i++) {
+		unsigned rest = i, j;
+
+		op->keys[i].n = t->npk;
+		for (j = t->npk; j-- > 0;) {
+			op->keys[i].part[j] =
+				cql_span_bytes(op, &op->spans[pkv[j].first[rest % pkv[j].n]]);
+			rest /= pkv[j].n;
+		}
+		for (j = 0; j < t->npk; j++) {
+			if (op->spans[pkv[j].first[0]].state != SM_CQL_CONV_VALUE) {
+				sm_free(plan);
+				cql_op_fail(op, SM_CQL_ERR_INVALID,
+					    "Invalid null value in condition for column %s",
+					    t->cols[j].name);
+				return;
+			}
+		}
+	}
+	ret = build_ranges(op, plan);
+	sm_free(plan);
+	if (ret < 0)
+		return;
+	if (op->serial && (op->range || op->nkeys != 1)) {
+		cql_op_fail(
+			op, SM_CQL_ERR_INVALID,
+			"SERIAL/LOCAL_SERIAL consistency may only be requested for one partition "
+			"at a time");
+		return;
+	}
+
+	if (cql_grow((void **)&op->sreqs, &op->sreqs_cap, 1, sizeof(*op->sreqs)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return;
+	}
+	sr = &op->sreqs[0];
+	memset(sr, 0, offsetof(struct sm_store_req, scan));
+	sr->kind = op->serial ? SM_REQ_SERIAL_SELECT : SM_REQ_SELECT;
+	sr->done = read_done;
+	sr->ctx = op;
+	sel = &sr->sel;
+	sel->table = t;
+	sel->range = op->range;
+	sel->token_start = op->tok_start;
+	sel->token_end = op->tok_end;
+	sel->ranges = op->nranges ? op->ranges : NULL;
+	sel->nranges = op->nranges;
+	sel->reversed = op->reversed;
+	sel->cols = ps->read_cols;
+	sel->ncols = ps->nread;
+	sel->per_partition_limit = op->ppl;
+	sel->sink.row = sink_row;
+	sel->sink.ctx = op;
+	op->page_size = !ps->count && pr->page_size > 0 ? (uint32_t)pr->page_size : 0;
+	if (pr->paging_state.p != NULL && pr->paging_state.len > 0 && !ps->count) {
+		if (paging_decode(op, pr->paging_state, sel) < 0) {
+			cql_op_fail(op, SM_CQL_ERR_PROTOCOL, "Invalid paging state");
+			return;
+		}
+		if (!op->range && op->key_i >= op->nkeys) {
+			cql_op_fail(op, SM_CQL_ERR_PROTOCOL, "Invalid paging state");
+			return;
+		}
+	}
+	if (op->tok_start >= op->tok_end && op->range) {
+		op->limit_left = 0;
+	}
+
+	memset(&meta, 0, sizeof(meta));
+	if (pr->flags & SM_CQL_QF_SKIP_METADATA) {
+		meta.flags = SM_CQL_META_NO_METADATA;
+		meta.ncols = ps->nres;
+	} else {
+		meta.ncols = ps->nres;
+		meta.cols = ps->res_specs;
+		meta.ks = sm_cql_str(t->ks);
+		meta.table = sm_cql_str(t->name);
+	}
+	sm_cql_buf_reset(&op->out);
+	if (sm_cql_rows_begin(&op->rw, &op->out, op->stream, &meta) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory encoding rows");
+		return;
+	}
+	if (op->limit_left == 0) {
+		select_finish(op, false);
+		return;
+	}
+	cql_exec_select_pump(op);
+}
