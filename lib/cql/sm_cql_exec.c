@@ -153,7 +153,9 @@ cache_insert(struct cql_prepared *ps)
 static int
 own_type(struct cql_prepared *ps, const struct sm_type *t)
 {
-	if (cql_grow((void **)&ps->owned, &ps->nowned, ps->nowned + 1, sizeof(*ps->owned)) < 0)
+	unsigned cap = ps->nowned; /* the array is always exactly full: grow it each time */
+
+	if (cql_grow((void **)&ps->owned, &cap, ps->nowned + 1, sizeof(*ps->owned)) < 0)
 		return -ENOMEM;
 	ps->owned[ps->nowned++] = t;
 	return 0;

@@ -1130,6 +1130,7 @@ cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *b)
 	const uint8_t *base;
 	size_t text_total = 0;
 	unsigned i, n = 0;
+	bool keep;
 	struct wctx w;
 	char err[512];
 	int32_t code;
@@ -1209,9 +1210,13 @@ cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *b)
 	}
 	/* The op keeps one statement (for the LWT result); the rest go now. */
 	op->ps = lwt != NULL ? lwt : list[0];
-	for (i = 0; i < n; i++)
-		if (list[i] != op->ps)
+	for (i = 0, keep = false; i < n; i++) {
+		/* The same statement may appear many times: keep one reference. */
+		if (!keep && list[i] == op->ps)
+			keep = true;
+		else
 			cql_exec_put(list[i]);
+	}
 	sm_free(list);
 	submit_writes(op, op->ps);
 	return;
