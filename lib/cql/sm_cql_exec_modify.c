@@ -494,13 +494,21 @@ new_sreq(struct cql_op *op)
 	return r;
 }
 
+static bool
+stmt_conditional(const struct sm_cql_stmt *s)
+{
+	return (s->kind == SM_CQL_INSERT && s->insert.if_not_exists) ||
+	       (s->kind == SM_CQL_UPDATE && s->update.if_kind != SM_CQL_IF_NONE) ||
+	       (s->kind == SM_CQL_DELETE && s->del.if_kind != SM_CQL_IF_NONE);
+}
+
 /* Timestamp and TTL of a statement. */
 static int
 statement_attrs(struct cql_op *op, const struct sm_cql_attrs *a, const struct wctx *w, int64_t *ts,
 		int32_t *ttl)
 {
+	int64_t v, expiry;
 	bool present;
-	int64_t v;
 
 	*ts = w->ts;
 	*ttl = SM_TTL_DEFAULT;
@@ -508,8 +516,10 @@ statement_attrs(struct cql_op *op, const struct sm_cql_attrs *a, const struct wc
 			   &present) < 0)
 		return -EINVAL;
 	if (present) {
-		if (w->in_batch && w->ts != SM_TS_NOW && op->params == NULL) {
-			/* a batch-level timestamp and a statement one: Cassandra refuses */
+		if (stmt_conditional(w->s)) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Cannot provide custom timestamp for conditional updates");
+			return -EINVAL;
 		}
 		*ts = v;
 	}
@@ -517,6 +527,18 @@ statement_attrs(struct cql_op *op, const struct sm_cql_attrs *a, const struct wc
 		return -EINVAL;
 	if (present)
 		*ttl = (int32_t)v;
+	/* Expiry times are 32-bit seconds (2038), as in Cassandra: refuse, never drop. */
+	v = *ttl == SM_TTL_DEFAULT ? w->t->default_ttl : *ttl;
+	expiry = op->now_us / 1000000 + v;
+	if (v > 0 && expiry > INT32_MAX) {
+		cql_op_fail(
+			op, SM_CQL_ERR_INVALID,
+			"Request on table %s.%s with %sttl of %lld seconds exceeds maximum "
+			"supported expiration date of 2038-01-19T03:14:06+00:00. Use a lower TTL.",
+			w->t->ks, w->t->name, *ttl == SM_TTL_DEFAULT ? "default " : "",
+			(long long)v);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -763,6 +785,12 @@ build_write(struct cql_op *op, const struct wctx *w)
 		ret = add_condition(op, &conds[i], t);
 		if (ret < 0)
 			goto out;
+	}
+	if (if_kind != SM_CQL_IF_NONE && t->counter) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "Conditional updates are not supported on counter tables");
+		ret = -EINVAL;
+		goto out;
 	}
 	if (if_kind != SM_CQL_IF_NONE && nkeys != 1) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,
@@ -1022,14 +1050,6 @@ batch_kind_check(struct cql_op *op, enum sm_cql_stmt_batch_kind kind, const stru
 		return -EINVAL;
 	}
 	return 0;
-}
-
-static bool
-stmt_conditional(const struct sm_cql_stmt *s)
-{
-	return (s->kind == SM_CQL_INSERT && s->insert.if_not_exists) ||
-	       (s->kind == SM_CQL_UPDATE && s->update.if_kind != SM_CQL_IF_NONE) ||
-	       (s->kind == SM_CQL_DELETE && s->del.if_kind != SM_CQL_IF_NONE);
 }
 
 void

@@ -21,6 +21,7 @@
 struct col_vals {
 	unsigned first[MAX_IN_KEYS];
 	unsigned n;
+	bool set; /* restricted, possibly by an empty IN */
 };
 
 static bool
@@ -385,13 +386,14 @@ key_values(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_c
 	unsigned i, idx, list;
 	int ret;
 
-	if (cv->n > 0) {
+	if (cv->set) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,
 			    "%s cannot be restricted by more than one relation if it includes an "
 			    "Equal",
 			    c->name);
 		return -EINVAL;
 	}
+	cv->set = true;
 	if (r->op == SM_CQL_OP_EQ) {
 		ret = cql_value_idx(op, r->value, c->type, c->name, &idx);
 		if (ret < 0)
@@ -755,6 +757,7 @@ plan_clustering(struct cql_op *op, const struct sm_cql_select *s, struct ck_plan
 				struct col_vals cv;
 
 				cv.n = 0;
+				cv.set = false;
 				ret = key_values(op, r, c, &cv);
 				if (ret < 0)
 					return ret;
@@ -815,6 +818,33 @@ key_cmp(const struct sm_table *t, const struct sm_key *a, const struct sm_key *b
 			return col->desc ? -c : c;
 	}
 	return 0;
+}
+
+static bool
+key_equal(const struct sm_key *a, const struct sm_key *b)
+{
+	unsigned i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->part[i].len != b->part[i].len ||
+		    memcmp(a->part[i].p, b->part[i].p, a->part[i].len) != 0)
+			return false;
+	return true;
+}
+
+/* A partition named twice by IN is read once, where it first appears. */
+static unsigned
+dedupe_keys(struct sm_key *keys, unsigned n)
+{
+	unsigned i, j, out = 0;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < out && !key_equal(&keys[j], &keys[i]); j++)
+			;
+		if (j == out)
+			keys[out++] = keys[i];
+	}
+	return out;
 }
 
 static int
@@ -886,7 +916,7 @@ cql_exec_select(struct cql_op *op)
 	struct sm_store_req *sr;
 	struct sm_select *sel;
 	unsigned i, npk_set = 0, nkeys;
-	bool token = false, present;
+	bool token = false, present, empty;
 	int64_t v;
 	int ret;
 
@@ -896,6 +926,12 @@ cql_exec_select(struct cql_op *op)
 	}
 	memset(used, 0, sizeof(used));
 	memset(pkv, 0, sizeof(pkv[0]) * t->npk);
+	if (pr->consistency == SM_CQL_ANY || pr->consistency == SM_CQL_EACH_QUORUM) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "%s ConsistencyLevel is only supported for writes",
+			    sm_cql_consistency_name(pr->consistency));
+		return;
+	}
 	op->serial = is_serial(pr->consistency);
 	op->limit_left = UINT32_MAX;
 	op->tok_start = INT64_MIN;
@@ -933,7 +969,7 @@ cql_exec_select(struct cql_op *op)
 			return;
 		if (c->kind != SM_COL_PARTITION || (r->op != SM_CQL_OP_EQ && r->op != SM_CQL_OP_IN))
 			continue;
-		if (pkv[c->pos].n == 0)
+		if (!pkv[c->pos].set)
 			npk_set++;
 		if (key_values(op, r, c, &pkv[c->pos]) < 0)
 			return;
@@ -942,7 +978,7 @@ cql_exec_select(struct cql_op *op)
 	if (npk_set > 0 && npk_set < t->npk && !s->allow_filtering) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,
 			    "Partition key parts: %s must be restricted as other parts are",
-			    t->cols[pkv[0].n == 0 ? 0 : npk_set].name);
+			    t->cols[!pkv[0].set ? 0 : npk_set].name);
 		return;
 	}
 	op->range = npk_set < t->npk;
@@ -1052,7 +1088,10 @@ cql_exec_select(struct cql_op *op)
 			}
 		}
 	}
+	op->nkeys = dedupe_keys(op->keys, op->nkeys);
 	ret = build_ranges(op, plan);
+	/* An empty IN selects nothing (not everything). */
+	empty = plan->nprefix == 0 || (!op->range && op->nkeys == 0);
 	sm_free(plan);
 	if (ret < 0)
 		return;
@@ -1097,9 +1136,8 @@ cql_exec_select(struct cql_op *op)
 			return;
 		}
 	}
-	if (op->tok_start >= op->tok_end && op->range) {
+	if ((op->tok_start >= op->tok_end && op->range) || empty)
 		op->limit_left = 0;
-	}
 
 	memset(&meta, 0, sizeof(meta));
 	if (pr->flags & SM_CQL_QF_SKIP_METADATA) {

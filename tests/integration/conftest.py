@@ -257,3 +257,357 @@ def serve(shardmark_bin, tmp_path):
     yield start
     for srv in servers:
         srv.kill()
+
+
+# --- CQL native protocol: servers, driver sessions, raw frames ---------------
+#
+# The CQL tests use the DataStax Python driver (python3-cassandra) under
+# /usr/bin/python3; it is imported lazily so that the other test files do not
+# need it.
+
+CQL_DRIVER_TIMEOUT = 10.0
+CQL_BASE_ARGS = ["--listen-address", "127.0.0.1", "--drain-timeout-ms", "5000"]
+
+
+def cql_smp_args(smp=2):
+    """--smp N, plus --overprovisioned when fewer than N CPUs are allowed."""
+    args = ["--smp", str(smp)]
+    if allowed_cpus() < smp:
+        args.append("--overprovisioned")
+    return args
+
+
+def cql_free_ports(n=3):
+    """n distinct free loopback ports."""
+    ports = []
+    while len(ports) < n:
+        p = free_port()
+        if p not in ports:
+            ports.append(p)
+    return tuple(ports)
+
+
+def cql_wait_host(srv, host, port, timeout=READY_TIMEOUT):
+    """Poll until host:port accepts TCP connections (e.g. 127.0.0.2 with
+    --shard-nodes true); fail if the process exits."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if srv.proc.poll() is not None:
+            pytest.fail(f"shardmark exited before {host}:{port} was ready\n{srv.describe()}")
+        try:
+            with socket.create_connection((host, port), timeout=1):
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"{host}:{port} not accepting after {timeout}s\n{srv.describe()}")
+        time.sleep(0.05)
+
+
+def _cql_argv(smp, native, shard_aware, args):
+    return (cql_smp_args(smp)
+            + ["--native-transport-port", str(native),
+               "--native-shard-aware-transport-port", str(shard_aware)]
+            + [str(a) for a in args])
+
+
+def _cql_ready(srv, native, shard_aware, prom, args):
+    if any(str(a) in ("--shard-nodes", "--shard-nodes=true") for a in args):
+        # One node per shard: no shard-aware port (the driver is not shard
+        # aware; each node is one shard already).
+        srv.wait_ready(ports=[native, prom])
+        cql_wait_host(srv, "127.0.0.2", native)
+    else:
+        srv.wait_ready(ports=[native, shard_aware, prom])
+
+
+@pytest.fixture
+def cql_server(serve):
+    """cql_server(*args, smp=2, ports=None, ready=True) -> Server serving CQL.
+
+    Built on `serve`: free native, shard-aware and Prometheus ports (or the
+    (native, shard_aware, prometheus) tuple given, e.g. to restart on the
+    same ports), no echo port; waits for all three (not the shard-aware port
+    with --shard-nodes=true). The Server gets .cql_port, .shard_port and
+    .ports attributes. With "--shard-nodes=true" it also waits for
+    127.0.0.2:native.
+    """
+    def start(*args, smp=2, ports=None, ready=True):
+        native, shard_aware, prom = ports if ports is not None else cql_free_ports()
+        srv = serve(*_cql_argv(smp, native, shard_aware, args),
+                    echo=False, prometheus=prom, ready=False)
+        srv.cql_port, srv.shard_port, srv.ports = native, shard_aware, (native, shard_aware, prom)
+        if ready:
+            _cql_ready(srv, native, shard_aware, prom, args)
+        return srv
+
+    return start
+
+
+def start_cql_server(binary, workdir, *args, smp=2, ports=None):
+    """A CQL server outside the function-scoped `serve` fixture (for module
+    fixtures); the caller kills it."""
+    native, shard_aware, prom = ports if ports is not None else cql_free_ports()
+    srv = Server(binary, workdir, CQL_BASE_ARGS + _cql_argv(smp, native, shard_aware, args),
+                 None, prom)
+    srv.cql_port, srv.shard_port, srv.ports = native, shard_aware, (native, shard_aware, prom)
+    try:
+        _cql_ready(srv, native, shard_aware, prom, args)
+    except BaseException:
+        srv.kill()
+        raise
+    return srv
+
+
+def cql_cluster(port, **kwargs):
+    """A driver Cluster for 127.0.0.1:port with driver defaults (no protocol
+    version pinned; schema and token metadata on) and modest timeouts."""
+    from cassandra.cluster import Cluster
+    kwargs.setdefault("connect_timeout", CQL_DRIVER_TIMEOUT)
+    kwargs.setdefault("control_connection_timeout", CQL_DRIVER_TIMEOUT)
+    return Cluster(contact_points=["127.0.0.1"], port=port, **kwargs)
+
+
+def _port_of(target):
+    return target if isinstance(target, int) else target.cql_port
+
+
+@pytest.fixture
+def cql_connect():
+    """cql_connect(server_or_port, keyspace=None, **cluster_kwargs) ->
+    (cluster, session); every cluster is shut down at teardown, also when
+    connect() failed."""
+    pytest.importorskip("cassandra")
+    clusters = []
+
+    def connect(target, keyspace=None, **kwargs):
+        cluster = cql_cluster(_port_of(target), **kwargs)
+        clusters.append(cluster)
+        session = cluster.connect(keyspace)
+        return cluster, session
+
+    yield connect
+    for cluster in clusters:
+        cluster.shutdown()
+
+
+class CqlEnv:
+    """A module's shared server, cluster, session and keyspace."""
+
+    def __init__(self, server, cluster, session, keyspace):
+        self.server = server
+        self.cluster = cluster
+        self.session = session
+        self.ks = keyspace
+
+
+_cql_names = [0]
+
+
+def cql_unique_name(prefix):
+    """A keyspace/table name not used before in this process."""
+    _cql_names[0] += 1
+    return f"{prefix}_{os.getpid()}_{_cql_names[0]}"
+
+
+def cql_create_keyspace(session, name):
+    session.execute(f"CREATE KEYSPACE {name} WITH replication = "
+                    "{'class': 'NetworkTopologyStrategy', 'replication_factor': 1}")
+    return name
+
+
+@pytest.fixture(scope="module")
+def cql_env(shardmark_bin, tmp_path_factory):
+    """One server (--smp 2), driver session and keyspace for a whole module."""
+    pytest.importorskip("cassandra")
+    workdir = tmp_path_factory.mktemp("cql")
+    srv = start_cql_server(shardmark_bin, workdir)
+    cluster = cql_cluster(srv.cql_port)
+    try:
+        session = cluster.connect()
+        ks = cql_create_keyspace(session, cql_unique_name("ks"))
+        yield CqlEnv(srv, cluster, session, ks)
+    finally:
+        cluster.shutdown()
+        srv.kill()
+
+
+def cql_assert_serving(port, keyspace=None):
+    """A fresh cluster (new connections) runs a normal query on the server."""
+    cluster = cql_cluster(port)
+    try:
+        session = cluster.connect()
+        row = session.execute("SELECT release_version FROM system.local WHERE key = 'local'").one()
+        assert row is not None and row.release_version, "system.local has no release_version"
+        if keyspace:
+            session.execute(f"SELECT * FROM system_schema.tables WHERE keyspace_name = '{keyspace}'")
+    finally:
+        cluster.shutdown()
+
+
+# Raw native-protocol v4 frames (for what a driver cannot send).
+
+CQL_HEADER = struct.Struct(">BBhBI")  # version, flags, stream, opcode, length
+CQL_OP_ERROR = 0x00
+CQL_OP_STARTUP = 0x01
+CQL_OP_READY = 0x02
+CQL_OP_AUTHENTICATE = 0x03
+CQL_OP_OPTIONS = 0x05
+CQL_OP_SUPPORTED = 0x06
+CQL_OP_QUERY = 0x07
+CQL_OP_RESULT = 0x08
+CQL_OP_PREPARE = 0x09
+CQL_OP_EXECUTE = 0x0A
+CQL_OP_AUTH_RESPONSE = 0x0F
+CQL_OP_AUTH_SUCCESS = 0x10
+CQL_ERR_PROTOCOL = 0x000A
+CQL_ERR_BAD_CREDENTIALS = 0x0100
+CQL_ERR_UNPREPARED = 0x2500
+
+
+def cql_frame(opcode, body=b"", stream=0, version=0x04, flags=0):
+    return CQL_HEADER.pack(version, flags, stream, opcode, len(body)) + body
+
+
+def cql_string(s):
+    b = s.encode("utf-8")
+    return struct.pack(">H", len(b)) + b
+
+
+def cql_long_string(s):
+    b = s.encode("utf-8")
+    return struct.pack(">i", len(b)) + b
+
+
+def cql_short_bytes(b):
+    return struct.pack(">H", len(b)) + b
+
+
+def cql_string_map(d):
+    return struct.pack(">H", len(d)) + b"".join(cql_string(k) + cql_string(v) for k, v in d.items())
+
+
+def cql_read_frame(sock):
+    """-> (version, flags, stream, opcode, body)."""
+    version, flags, stream, opcode, n = CQL_HEADER.unpack(recv_exact(sock, CQL_HEADER.size))
+    return version, flags, stream, opcode, recv_exact(sock, n)
+
+
+def cql_parse_error(body):
+    """ERROR body -> (code, message, rest of the body)."""
+    (code,) = struct.unpack_from(">i", body, 0)
+    (n,) = struct.unpack_from(">H", body, 4)
+    return code & 0xFFFFFFFF, body[6:6 + n].decode("utf-8", "replace"), body[6 + n:]
+
+
+def cql_read_error(sock):
+    """Read one frame, assert it is an ERROR; -> (header version, stream, code, message, rest)."""
+    version, _, stream, opcode, body = cql_read_frame(sock)
+    assert opcode == CQL_OP_ERROR, f"expected ERROR, got opcode {opcode:#04x} body {body[:64]!r}"
+    code, msg, rest = cql_parse_error(body)
+    return version, stream, code, msg, rest
+
+
+def cql_raw_startup(port, startup=True):
+    """A raw connection, after STARTUP/READY unless startup=False."""
+    s = connect(port)
+    if startup:
+        s.sendall(cql_frame(CQL_OP_STARTUP, cql_string_map({"CQL_VERSION": "3.0.0"}), stream=1))
+        _, _, stream, opcode, body = cql_read_frame(s)
+        assert (stream, opcode) == (1, CQL_OP_READY), \
+            f"STARTUP answered with opcode {opcode:#04x} on stream {stream}: {body[:80]!r}"
+    return s
+
+
+def cql_query_body(query, consistency=0x0001, flags=0):
+    return cql_long_string(query) + struct.pack(">HB", consistency, flags)
+
+
+def cql_supported(port, host="127.0.0.1"):
+    """OPTIONS on a raw connection -> the SUPPORTED multimap as a dict."""
+    with socket.create_connection((host, port), timeout=IO_TIMEOUT) as s:
+        s.sendall(cql_frame(CQL_OP_OPTIONS, stream=1))
+        _, _, stream, opcode, body = cql_read_frame(s)
+    assert (stream, opcode) == (1, CQL_OP_SUPPORTED), f"OPTIONS answered with {opcode:#04x}"
+    out, off = {}, 2
+    for _ in range(struct.unpack_from(">H", body)[0]):
+        (n,) = struct.unpack_from(">H", body, off)
+        key = body[off + 2:off + 2 + n].decode()
+        off += 2 + n
+        vals = []
+        (m,) = struct.unpack_from(">H", body, off)
+        off += 2
+        for _ in range(m):
+            (n,) = struct.unpack_from(">H", body, off)
+            vals.append(body[off + 2:off + 2 + n].decode())
+            off += 2 + n
+        out[key] = vals
+    return out
+
+
+def cql_raw_on_shard(port, shard, nr_shards=2):
+    """A raw connection to the shard-aware port from a source port that picks
+    `shard` (source port % nr_shards, ports 49152-65535), after STARTUP."""
+    for p in range(49152 + shard, 65536, nr_shards):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.bind(("127.0.0.1", p))
+            s.connect(("127.0.0.1", port))
+        except OSError:
+            s.close()
+            continue
+        s.settimeout(IO_TIMEOUT)
+        s.sendall(cql_frame(CQL_OP_STARTUP, cql_string_map({"CQL_VERSION": "3.0.0"}), stream=1))
+        _, _, _, opcode, body = cql_read_frame(s)
+        assert opcode == CQL_OP_READY, f"STARTUP answered with {opcode:#04x}: {body[:80]!r}"
+        return s
+    pytest.fail("no free source port for the shard-aware port")
+
+
+def cql_parse_rows(body):
+    """A Rows RESULT body -> (paging_state or None, rows as lists of raw cell
+    bytes or None). Handles simple column types only."""
+    kind, flags, ncols = struct.unpack_from(">iii", body)
+    assert kind == 2, f"result kind {kind}, expected Rows"
+    off = 12
+    paging_state = None
+    if flags & 0x02:
+        (n,) = struct.unpack_from(">i", body, off)
+        paging_state = body[off + 4:off + 4 + n]
+        off += 4 + n
+    if not flags & 0x04:
+        def skip_string(o):
+            return o + 2 + struct.unpack_from(">H", body, o)[0]
+        if flags & 0x01:
+            off = skip_string(skip_string(off))
+        for _ in range(ncols):
+            if not flags & 0x01:
+                off = skip_string(skip_string(off))
+            off = skip_string(off)
+            (tid,) = struct.unpack_from(">H", body, off)
+            assert tid not in (0x0000, 0x0020, 0x0021, 0x0022, 0x0030, 0x0031), "simple types only"
+            off += 2
+    (nrows,) = struct.unpack_from(">i", body, off)
+    off += 4
+    rows = []
+    for _ in range(nrows):
+        row = []
+        for _ in range(ncols):
+            (n,) = struct.unpack_from(">i", body, off)
+            off += 4
+            row.append(None if n < 0 else body[off:off + n])
+            off += max(n, 0)
+        rows.append(row)
+    return paging_state, rows
+
+
+def cql_expect_error(session, query, exc_types):
+    """Run `query` and assert it fails with one of `exc_types`; the failure
+    message names the query (pytest.raises alone would not, in a loop)."""
+    try:
+        rs = session.execute(query)
+    except exc_types as e:
+        return e
+    rows = rs.all() if rs is not None else None
+    pytest.fail(f"expected {exc_types} for {query!r}, "
+                f"got a result: {rows!r:.300}")
