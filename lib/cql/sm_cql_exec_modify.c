@@ -226,6 +226,8 @@ struct where_keys {
 	struct sm_ck_range range; /* when has_slice */
 };
 
+static __thread struct where_keys where_scratch;
+
 static int
 where_value(struct cql_op *op, const struct sm_cql_term *t, const struct sm_column *c,
 	    struct sm_bytes *out)
@@ -660,11 +662,8 @@ build_write(struct cql_op *op, const struct wctx *w)
 			cql_op_fail(op, SM_CQL_ERR_INVALID, "A TTL is not allowed in DELETE");
 			return -EINVAL;
 		}
-		wk = sm_malloc(sizeof(*wk));
-		if (wk == NULL) {
-			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
-			return -ENOMEM;
-		}
+		/* Large and used only while building: one per shard, not per op. */
+		wk = &where_scratch;
 		ret = read_where(op, where, nwhere, t,
 				 s->kind == SM_CQL_DELETE && s->del.ncols == 0, wk);
 		if (ret < 0)
@@ -844,7 +843,6 @@ build_write(struct cql_op *op, const struct wctx *w)
 	}
 	ret = 0;
 out:
-	sm_free(wk);
 	return ret;
 }
 

@@ -573,6 +573,8 @@ struct ck_plan {
 	bool slice_desc; /* the first sliced column is DESC */
 };
 
+static __thread struct ck_plan ck_plan_scratch;
+
 static int
 ck_extend(struct cql_op *op, struct ck_plan *p, const unsigned *vals, unsigned nvals,
 	  unsigned width)
@@ -989,14 +991,10 @@ cql_exec_select(struct cql_op *op)
 			"use the token() function)");
 		return;
 	}
-	plan = sm_malloc(sizeof(*plan));
-	if (plan == NULL) {
-		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
-		return;
-	}
+	/* Large and used only before the first read: one per shard, not per op. */
+	plan = &ck_plan_scratch;
 	ret = plan_clustering(op, s, plan, used);
 	if (ret < 0) {
-		sm_free(plan);
 		return;
 	}
 	/* Whatever is left filters rows. */
@@ -1007,18 +1005,15 @@ cql_exec_select(struct cql_op *op)
 		if (used[i])
 			continue;
 		if (r->kind != SM_CQL_REL_COLUMN && r->kind != SM_CQL_REL_ELEM) {
-			sm_free(plan);
 			cql_op_fail(op, SM_CQL_ERR_INVALID,
 				    "not supported by shardmark: this multi-column relation");
 			return;
 		}
 		c = rel_column(op, r->cols[0]);
 		if (c == NULL) {
-			sm_free(plan);
 			return;
 		}
 		if (!s->allow_filtering && c->kind != SM_COL_REGULAR && c->kind != SM_COL_STATIC) {
-			sm_free(plan);
 			cql_op_fail(op, SM_CQL_ERR_INVALID,
 				    "PRIMARY KEY column \"%s\" cannot be restricted as preceding "
 				    "column is not restricted (use ALLOW FILTERING)",
@@ -1026,7 +1021,6 @@ cql_exec_select(struct cql_op *op)
 			return;
 		}
 		if (add_filter(op, r, c) < 0) {
-			sm_free(plan);
 			return;
 		}
 	}
@@ -1034,7 +1028,6 @@ cql_exec_select(struct cql_op *op)
 		const struct sm_column *c = sm_table_column(t, s->order[0].col);
 
 		if (c == NULL || c->kind != SM_COL_CLUSTERING) {
-			sm_free(plan);
 			cql_op_fail(op, SM_CQL_ERR_INVALID,
 				    "Order by is currently only supported on the clustered columns "
 				    "of the PRIMARY KEY, got %s",
@@ -1042,7 +1035,6 @@ cql_exec_select(struct cql_op *op)
 			return;
 		}
 		if (op->range) {
-			sm_free(plan);
 			cql_op_fail(
 				op, SM_CQL_ERR_INVALID,
 				"ORDER BY is only supported when the partition key is restricted "
@@ -1057,7 +1049,6 @@ cql_exec_select(struct cql_op *op)
 	for (i = 0; i < t->npk && !op->range; i++)
 		nkeys *= pkv[i].n;
 	if (nkeys > MAX_IN_KEYS) {
-		sm_free(plan);
 		cql_op_fail(op, SM_CQL_ERR_INVALID, "IN selects more than %u partitions",
 			    MAX_IN_KEYS);
 		return;
@@ -1065,7 +1056,6 @@ cql_exec_select(struct cql_op *op)
 	op->nkeys = op->range ? 0 : nkeys;
 	if (!op->range &&
 	    cql_grow((void **)&op->keys, &op->keys_cap, nkeys, sizeof(*op->keys)) < 0) {
-		sm_free(plan);
 		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
 		return;
 	}
@@ -1080,7 +1070,6 @@ cql_exec_select(struct cql_op *op)
 		}
 		for (j = 0; j < t->npk; j++) {
 			if (op->spans[pkv[j].first[0]].state != SM_CQL_CONV_VALUE) {
-				sm_free(plan);
 				cql_op_fail(op, SM_CQL_ERR_INVALID,
 					    "Invalid null value in condition for column %s",
 					    t->cols[j].name);
@@ -1092,7 +1081,6 @@ cql_exec_select(struct cql_op *op)
 	ret = build_ranges(op, plan);
 	/* An empty IN selects nothing (not everything). */
 	empty = plan->nprefix == 0 || (!op->range && op->nkeys == 0);
-	sm_free(plan);
 	if (ret < 0)
 		return;
 	if (op->serial && (op->range || op->nkeys != 1)) {
