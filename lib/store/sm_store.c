@@ -256,6 +256,7 @@ struct cas_ctx {
 	struct sm_store_req *r;
 	struct sm_ptable *pt;
 	unsigned reads;
+	bool custom_ok; /* SM_CAS_CUSTOM: decide()'s verdict, kept for a restarted round */
 };
 
 static int
@@ -264,13 +265,24 @@ cas_read_check(void *ctx, bool *ok)
 	struct cas_ctx *cc = ctx;
 	struct sm_cas c = cc->r->cas;
 	bool exists;
+	int ret;
 
 	/* A single local replica runs the round without interleaving, so the
 	 * read happens once; should a round restart, the pre-image already
 	 * returned stays the one the caller sees. */
-	if (cc->reads++ > 0)
+	if (cc->reads++ > 0) {
 		c.sink.row = NULL;
-	return sm_ptable_cas_read(cc->pt, &c, now_sec(), &exists, ok);
+		if (c.kind == SM_CAS_CUSTOM) {
+			*ok = cc->custom_ok;
+			return 0;
+		}
+	}
+	ret = sm_ptable_cas_read(cc->pt, &c, now_sec(), &exists, ok);
+	if (ret == 0 && c.kind == SM_CAS_CUSTOM) {
+		*ok = c.decide != NULL && c.decide(c.decide_ctx, exists, &cc->r->cas);
+		cc->custom_ok = *ok;
+	}
+	return ret;
 }
 
 static const void *

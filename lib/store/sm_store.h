@@ -169,6 +169,7 @@ enum sm_cas_kind {
 	SM_CAS_IF_NOT_EXISTS,
 	SM_CAS_IF_EXISTS,
 	SM_CAS_IF,
+	SM_CAS_CUSTOM, /* decide() judges the pre-image and may rewrite the mutation */
 };
 
 /* A compare-and-set on one row (or the static part of a partition). */
@@ -180,6 +181,14 @@ struct sm_cas {
 	const uint16_t *cols; /* pre-image columns returned through the sink */
 	unsigned ncols;
 	struct sm_row_sink sink; /* receives the pre-image row (may be absent) */
+	/*
+	 * SM_CAS_CUSTOM: called on the owning shard inside the Paxos round,
+	 * after the sink saw the pre-image (@exists false: no row); returns
+	 * whether to apply, and may fill in @cas->mut first (an endpoint whose
+	 * conditions the store cannot express: Alternator's expressions).
+	 */
+	bool (*decide)(void *ctx, bool exists, struct sm_cas *cas);
+	void *decide_ctx;
 	/* out */
 	bool applied;
 	unsigned contention; /* Paxos retries */

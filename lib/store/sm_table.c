@@ -2058,6 +2058,8 @@ sm_ptable_cas_read(struct sm_ptable *pt, const struct sm_cas *c, int32_t now, bo
 		*conds_ok = !cs.seen;
 	else if (c->kind == SM_CAS_IF_EXISTS)
 		*conds_ok = cs.seen;
+	else if (c->kind == SM_CAS_CUSTOM)
+		*conds_ok = true; /* the store decides after the read */
 	else if (cs.seen)
 		*conds_ok = cs.ok;
 	else {
