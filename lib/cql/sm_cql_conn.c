@@ -33,6 +33,9 @@ struct sm_cql_conn {
 	struct sm_cql_buf out;	   /* session replies */
 	struct sm_cql_buf scratch; /* LZ4 */
 	char keyspace[64];
+	/* in-process connection: replies go to this callback, not a socket */
+	void (*local_reply)(void *ctx, const uint8_t *frame, size_t len);
+	void *local_ctx;
 	/* REGISTERed for SCHEMA_CHANGE: on the shard's event list */
 	bool schema_events;
 	struct sm_cql_conn *ev_prev, *ev_next;
@@ -86,6 +89,10 @@ sm_cql_conn_keyspace(struct sm_cql_conn *c)
 static void
 send_frame(struct sm_cql_conn *cc, struct sm_cql_buf *b)
 {
+	if (cc->local_reply != NULL && !cc->dead) {
+		cc->local_reply(cc->local_ctx, b->p, b->len);
+		return;
+	}
 	if (cc->c == NULL || b->len == 0)
 		return;
 	if (cc->lz4 && sm_cql_frame_compress(b, 0, &cc->scratch) < 0) {
@@ -532,16 +539,24 @@ consume(struct sm_cql_conn *cc, const struct sm_iov *v)
 }
 
 static int
+pools_init(void)
+{
+	if (pools_ready)
+		return 0;
+	if (sm_pool_init(&conn_pool, "cql-conn", sizeof(struct sm_cql_conn), 16) < 0 ||
+	    sm_pool_init(&req_pool, "cql-req", sizeof(struct sm_cql_req), 64) < 0)
+		return -ENOMEM;
+	pools_ready = true;
+	return 0;
+}
+
+static int
 cql_accepted(struct sm_conn *c, void *listen_ctx)
 {
 	struct sm_cql_conn *cc;
 
-	if (!pools_ready) {
-		if (sm_pool_init(&conn_pool, "cql-conn", sizeof(*cc), 16) < 0 ||
-		    sm_pool_init(&req_pool, "cql-req", sizeof(struct sm_cql_req), 64) < 0)
-			return -ENOMEM;
-		pools_ready = true;
-	}
+	if (pools_init() < 0)
+		return -ENOMEM;
 	cc = sm_pool_get(&conn_pool);
 	if (cc == NULL)
 		return -ENOMEM;
@@ -574,6 +589,51 @@ cql_closed(struct sm_conn *c, int err)
 	events_unlink(cc);
 	cc->c = NULL;
 	cc->dead = true;
+	conn_put(cc);
+}
+
+struct sm_cql_conn *
+sm_cql_local_conn(const struct sm_cql_service *svc,
+		  void (*on_reply)(void *ctx, const uint8_t *frame, size_t len), void *ctx)
+{
+	struct sm_cql_conn *cc;
+
+	if (pools_init() < 0)
+		return NULL;
+	cc = sm_pool_get(&conn_pool);
+	if (cc == NULL)
+		return NULL;
+	memset(cc, 0, sizeof(*cc));
+	cc->svc = svc;
+	cc->refs = 1;
+	cc->started = true;
+	cc->authed = true;
+	cc->local_reply = on_reply;
+	cc->local_ctx = ctx;
+	sm_cql_buf_init(&cc->out);
+	sm_cql_buf_init(&cc->scratch);
+	return cc;
+}
+
+void
+sm_cql_local_request(struct sm_cql_conn *cc, int16_t stream, uint8_t opcode, const uint8_t *body,
+		     size_t len)
+{
+	struct sm_cql_frame_header h = {
+		.version = SM_CQL_VERSION_REQUEST,
+		.stream = stream,
+		.opcode = opcode,
+		.length = (uint32_t)len,
+	};
+
+	dispatch(cc, &h, body, len, NULL);
+}
+
+void
+sm_cql_local_conn_close(struct sm_cql_conn *cc)
+{
+	cc->dead = true;
+	cc->local_reply = NULL;
 	conn_put(cc);
 }
 

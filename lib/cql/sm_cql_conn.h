@@ -81,6 +81,23 @@ sm_cql_conn_keyspace(struct sm_cql_conn *c);
 void
 sm_cql_push_schema_event(const struct sm_cql_schema_change *sc);
 
+/*
+ * In-process connections (perf-simple-query: the executor without a
+ * network): requests go in with sm_cql_local_request(), already started
+ * and authenticated, and each response frame (uncompressed) goes to
+ * @on_reply, possibly later, after a hop. The request body must stay valid
+ * until its reply. Close with sm_cql_local_conn_close(); replies still in
+ * flight are dropped then.
+ */
+struct sm_cql_conn *
+sm_cql_local_conn(const struct sm_cql_service *svc,
+		  void (*on_reply)(void *ctx, const uint8_t *frame, size_t len), void *ctx);
+void
+sm_cql_local_request(struct sm_cql_conn *c, int16_t stream, uint8_t opcode, const uint8_t *body,
+		     size_t len);
+void
+sm_cql_local_conn_close(struct sm_cql_conn *c);
+
 /* The service (listen context) the connection came in on. */
 const struct sm_cql_service *
 sm_cql_conn_service(const struct sm_cql_conn *c);

@@ -407,11 +407,82 @@ test_cql_connection(void **state)
 	assert_int_equal(executed, 13);
 }
 
+/* ---- in-process connections ---- */
+
+static unsigned local_replies;
+static uint8_t local_opcodes[4];
+static int16_t local_streams[4];
+
+static void
+local_reply(void *ctx, const uint8_t *frame, size_t len)
+{
+	struct sm_cql_frame_header h;
+	const char *reason;
+
+	(void)ctx;
+	if (len >= SM_CQL_HEADER_LEN && local_replies < 4 &&
+	    sm_cql_frame_header_parse(frame, len, true, &h, &reason) == 0 &&
+	    h.length + SM_CQL_HEADER_LEN == len) {
+		local_opcodes[local_replies] = h.opcode;
+		local_streams[local_replies] = h.stream;
+	}
+	local_replies++;
+}
+
+static int
+local_init(unsigned shard, void *arg)
+{
+	static const uint8_t query[] = {
+		0, 0, 0, 8, 'S', 'E', 'L', 'E', 'C', 'T', ' ', '1', 0, 1, 0
+	};
+	struct sm_cql_conn *c;
+
+	(void)shard;
+	(void)arg;
+	c = sm_cql_local_conn(&svc, local_reply, NULL);
+	if (c == NULL)
+		return -ENOMEM;
+	sm_cql_local_request(c, 7, SM_CQL_OP_QUERY, query, sizeof(query));
+	sm_cql_local_request(c, 8, SM_CQL_OP_PREPARE, query, 12);
+	sm_cql_local_request(c, 9, SM_CQL_OP_OPTIONS, NULL, 0);
+	sm_cql_local_conn_close(c);
+	sm_runtime_stop();
+	return 0;
+}
+
+static void
+test_local_connection(void **state)
+{
+	struct sm_runtime_opts o = {
+		.smp = 1,
+		.overprovisioned = true,
+		.shard_init = local_init,
+		.shard_fini = shard_fini,
+	};
+	char err[256];
+
+	(void)state;
+	executed = 0;
+	if (sm_runtime_run(&o, err, sizeof(err)) < 0)
+		fail_msg("runtime: %s", err);
+	/* The executor answered QUERY (Void) and PREPARE (its error), the
+	 * connection OPTIONS; every reply went to the callback, on its stream. */
+	assert_int_equal(executed, 2);
+	assert_int_equal(local_replies, 3);
+	assert_int_equal(local_opcodes[0], SM_CQL_OP_RESULT);
+	assert_int_equal(local_streams[0], 7);
+	assert_int_equal(local_opcodes[1], SM_CQL_OP_ERROR);
+	assert_int_equal(local_streams[1], 8);
+	assert_int_equal(local_opcodes[2], SM_CQL_OP_SUPPORTED);
+	assert_int_equal(local_streams[2], 9);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cql_connection),
+		cmocka_unit_test(test_local_connection),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
