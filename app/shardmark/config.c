@@ -136,11 +136,17 @@ static const struct sm_choice sm_write_isolations[] = {
 	K(shard_nodes, BOOL, 0, 0, NULL, "false",                                                  \
 	  "present each shard as its own CQL node at consecutive addresses from "                 \
 	  "listen_address, so token-aware drivers without shard awareness reach the owner")       \
-	K(alternator_port, LISTEN_PORT, 1, 65535, NULL, "8000",                                    \
-	  "Alternator (DynamoDB API over HTTP) port")                                              \
+	K(alternator_port, LISTEN_PORT, 0, 65535, NULL, "8000",                                    \
+	  "Alternator (DynamoDB API over HTTP) port; 0 = off")                                     \
 	K(alternator_write_isolation, ENUM, 0, 0, sm_write_isolations, "only_rmw_uses_lwt",        \
 	  "default Alternator write isolation: forbid_rmw, unsafe, always_use_lwt or "             \
 	  "only_rmw_uses_lwt (or f, u, a, o)")                                                     \
+	K(alternator_enforce_authorization, BOOL, 0, 0, NULL, "false",                             \
+	  "verify Alternator requests' AWS SigV4 signatures against the key pair below")           \
+	K(alternator_access_key_id, STRING, 0, 0, NULL, "alternator",                              \
+	  "access key id that signed Alternator requests must use")                                \
+	K(alternator_secret_access_key, STRING, 0, 0, NULL, "secret_pass",                         \
+	  "secret key that Alternator signatures are verified with")                               \
 	K(prometheus_port, LISTEN_PORT, 0, 65535, NULL, "9180",                                    \
 	  "Prometheus metrics port; 0 = no metrics endpoint")                                      \
 	K(prometheus_address, OPT_STRING, 0, 0, NULL, "",                                          \

@@ -45,8 +45,11 @@ struct sm_config {
 	bool shard_nodes;		  /* one CQL node per shard */
 	unsigned alternator_port;	  /* DynamoDB API over HTTP */
 	char *alternator_write_isolation; /* forbid_rmw|unsafe|always_use_lwt|only_rmw_uses_lwt */
-	unsigned prometheus_port;	  /* 0 = stats endpoint off */
-	char *prometheus_address;	  /* NULL = listen_address */
+	bool alternator_enforce_authorization;
+	char *alternator_access_key_id;
+	char *alternator_secret_access_key;
+	unsigned prometheus_port; /* 0 = stats endpoint off */
+	char *prometheus_address; /* NULL = listen_address */
 	/* ours */
 	unsigned echo_port;	 /* 0 = echo service off */
 	unsigned echo_max_frame; /* largest echo frame accepted, bytes */

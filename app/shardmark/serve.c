@@ -10,6 +10,7 @@
 
 #include "app.h"
 #include "echo.h"
+#include "sm_alternator.h"
 #include "sm_cql_exec.h"
 #include "sm_cql_system.h"
 #include "sm_store.h"
@@ -25,6 +26,8 @@ struct serve_ctx {
 	struct sm_cql_exec_config exec_cfg;
 	struct sm_cql_service *cql; /* per view; [nviews] is the shard-aware port's */
 	char (*node_addr)[64];
+	struct sm_alternator_config alt_cfg;
+	struct sm_http_service alt_svc;
 };
 
 static int
@@ -162,6 +165,17 @@ cql_setup(struct serve_ctx *s, unsigned nshards)
 		return SM_EXIT_USAGE;
 	}
 	s->exec_cfg.cluster = &s->views[0];
+	if (sm_alt_isolation_parse(c->alternator_write_isolation, &s->alt_cfg.default_isolation) <
+	    0) {
+		fprintf(stderr,
+			"shardmark serve: Invalid --alternator-write-isolation setting '%s'\n",
+			c->alternator_write_isolation);
+		return SM_EXIT_USAGE;
+	}
+	s->alt_cfg.enforce_authorization = c->alternator_enforce_authorization;
+	s->alt_cfg.access_key_id = c->alternator_access_key_id;
+	s->alt_cfg.secret_access_key = c->alternator_secret_access_key;
+	s->alt_svc.handler = &sm_alternator_handler;
 	for (i = 0; i <= s->nviews; i++) {
 		struct sm_cql_service *svc = &s->cql[i];
 
@@ -199,6 +213,8 @@ serve_shard_init(unsigned shard, void *arg)
 		ret = sm_cql_system_shard_init(&s->views[0]);
 	if (ret == 0)
 		ret = sm_cql_exec_shard_init(&s->exec_cfg);
+	if (ret == 0)
+		ret = sm_alternator_shard_init(&s->alt_cfg);
 	if (ret < 0) {
 		SM_ERR("shard %u: CQL state: %s", shard, strerror(-ret));
 		return ret;
@@ -248,6 +264,16 @@ serve_shard_init(unsigned shard, void *arg)
 					s->cfg.native_transport_port,
 					s->cfg.native_shard_aware_transport_port);
 	}
+	if (s->cfg.alternator_port != 0) {
+		ret = open_listener("alternator", "alternator_port", s->cfg.listen_address,
+				    s->cfg.alternator_port, SM_PLACE_BALANCED, &sm_http_proto_ops,
+				    &s->alt_svc);
+		if (ret < 0)
+			return ret;
+		off += (size_t)snprintf(services + off, sizeof(services) - off,
+					", alternator on http://%s:%u (%s)", s->cfg.listen_address,
+					s->cfg.alternator_port, s->cfg.alternator_write_isolation);
+	}
 	if (s->cfg.echo_port != 0) {
 		ret = open_listener("echo", "echo_port", s->cfg.listen_address, s->cfg.echo_port,
 				    SM_PLACE_BALANCED, &sm_echo_proto, &s->echo);
@@ -282,6 +308,7 @@ serve_shard_fini(unsigned shard, void *arg)
 	sm_net_shard_fini();
 	sm_cql_shard_fini();
 	sm_cql_exec_shard_fini();
+	sm_alternator_shard_fini();
 	sm_cql_system_shard_fini();
 	sm_store_shard_fini();
 }
@@ -306,7 +333,7 @@ sm_cmd_serve(int argc, char **argv)
 		argc, argv, "serve",
 		"Run the shardmark server: one pinned reactor per CPU serving CQL (native\n"
 		"protocol v4, shard-aware), the stats endpoint and, when echo_port is set,\n"
-		"the echo service (Alternator is coming).",
+		"the echo service, and Alternator (the DynamoDB API over HTTP).",
 		&s.cfg, serve_opts, SM_ARRAY_SIZE(serve_opts), &s, err, sizeof(err));
 	if (ret != 0) {
 		if (ret < 0)

@@ -12,29 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sm_arena.h"
 #include "sm_cql_parse.h"
 
 /* ---- arena: every node of one tree, freed at once ---- */
 
-struct cql_chunk {
-	struct cql_chunk *next;
-	size_t used;
-	size_t size;
-	/* the chunk's bytes follow, max_align_t aligned */
-};
-
-struct cql_arena {
-	struct cql_chunk *head;
-};
-
-/* A new arena whose first chunk is sized for about @hint bytes of nodes. */
-struct cql_arena *
-cql_arena_new(size_t hint);
-void
-cql_arena_free(struct cql_arena *a);
-/* Zeroed memory, or NULL. */
-void *
-cql_alloc(struct cql_arena *a, size_t size);
+/* Trees live in an sm_arena (lib/core). */
 
 /* ---- tokens ---- */
 
@@ -77,7 +60,7 @@ struct cql_tctx {
 struct cql_parser {
 	const char *text;
 	size_t len;
-	struct cql_arena *arena;
+	struct sm_arena *arena;
 	struct cql_tok *toks; /* sm_malloc()ed, ends with T_EOF */
 	unsigned ntoks;
 	unsigned pos;

@@ -17,127 +17,16 @@
 
 /* ---- arena ---- */
 
-static struct cql_chunk *
-chunk_new(size_t size)
-{
-	struct cql_chunk *c;
-
-	if (size > SIZE_MAX - sizeof(*c) - CQL_ALIGN)
-		return NULL;
-	c = sm_malloc(sizeof(*c) + CQL_ALIGN + size);
-	if (c == NULL)
-		return NULL;
-	c->next = NULL;
-	c->used = 0;
-	c->size = size;
-	return c;
-}
-
-static unsigned char *
-chunk_base(struct cql_chunk *c)
-{
-	uintptr_t b = (uintptr_t)(c + 1);
-
-	return (unsigned char *)((b + CQL_ALIGN - 1) & ~(uintptr_t)(CQL_ALIGN - 1));
-}
-
-struct cql_arena *
-cql_arena_new(size_t hint)
-{
-	struct cql_chunk *c;
-	struct cql_arena *a;
-
-	/* The arena header lives in its first chunk: one allocation for most trees. */
-	if (hint < 2048)
-		hint = 2048;
-	c = chunk_new(hint);
-	if (c == NULL)
-		return NULL;
-	a = (struct cql_arena *)chunk_base(c);
-	c->used = (sizeof(*a) + CQL_ALIGN - 1) & ~(size_t)(CQL_ALIGN - 1);
-	a->head = c;
-	return a;
-}
-
-void
-cql_arena_free(struct cql_arena *a)
-{
-	struct cql_chunk *c, *next;
-
-	if (a == NULL)
-		return;
-	for (c = a->head; c != NULL; c = next) {
-		next = c->next;
-		sm_free(c);
-	}
-}
-
-void *
-cql_alloc(struct cql_arena *a, size_t size)
-{
-	struct cql_chunk *c = a->head, *n;
-	size_t need = (size + CQL_ALIGN - 1) & ~(size_t)(CQL_ALIGN - 1);
-	void *r;
-
-	if (size == 0)
-		need = CQL_ALIGN;
-	if (need < size)
-		return NULL;
-	if (c->size - c->used < need) {
-		/* Big objects get a chunk of their own behind the current one. */
-		n = chunk_new(need > c->size ? need : c->size * 2);
-		if (n == NULL)
-			return NULL;
-		if (need > c->size) {
-			n->next = c->next;
-			c->next = n;
-			n->used = need;
-			r = chunk_base(n);
-			memset(r, 0, need);
-			return r;
-		}
-		/* The new chunk becomes the one allocated from; free walks them all. */
-		n->next = c;
-		a->head = n;
-		c = n;
-	}
-	r = chunk_base(c) + c->used;
-	c->used += need;
-	memset(r, 0, need);
-	return r;
-}
-
 void *
 cql_vec_add(struct cql_parser *p, void *arrp, unsigned *n, unsigned *cap, size_t size)
 {
-	void *arr, *na;
-	unsigned ncap;
-
-	memcpy(&arr, arrp, sizeof(arr));
-	if (*n == *cap) {
-		ncap = *cap ? *cap * 2 : 4;
-		na = cql_alloc(p->arena, (size_t)ncap * size);
-		if (na == NULL)
-			return NULL;
-		if (*n)
-			memcpy(na, arr, (size_t)*n * size);
-		arr = na;
-		memcpy(arrp, &arr, sizeof(arr));
-		*cap = ncap;
-	}
-	return (char *)arr + (size_t)(*n)++ * size;
+	return sm_arena_vec_add(p->arena, arrp, n, cap, size);
 }
 
 char *
 cql_strndup(struct cql_parser *p, const char *s, size_t n)
 {
-	char *d = cql_alloc(p->arena, n + 1);
-
-	if (d == NULL)
-		return NULL;
-	memcpy(d, s, n);
-	d[n] = '\0';
-	return d;
+	return sm_arena_strndup(p->arena, s, n);
 }
 
 /* ---- errors ---- */
@@ -310,7 +199,7 @@ cql_tok_string(struct cql_parser *p, const struct cql_tok *t, uint32_t *len)
 		*len = t->len - 4;
 		return cql_strndup(p, s + 2, t->len - 4);
 	}
-	d = cql_alloc(p->arena, t->len);
+	d = sm_arena_alloc(p->arena, t->len);
 	if (d == NULL)
 		return NULL;
 	for (i = 1; i + 1 < t->len; i++) {
@@ -378,7 +267,7 @@ cql_ident(struct cql_parser *p, const char **out)
 
 	if (!cql_at_ident(p))
 		return t->type == T_EOF ? cql_expect_error(p, "IDENT") : cql_syntax_error(p);
-	d = cql_alloc(p->arena, t->len + 1);
+	d = sm_arena_alloc(p->arena, t->len + 1);
 	if (d == NULL)
 		return -ENOMEM;
 	if (t->type == T_IDENT) {
@@ -425,7 +314,7 @@ cql_func_name(struct cql_parser *p, struct sm_cql_qname *out)
 	if (t->type != T_IDENT || !cql_tok_is_punct(p, cql_peek(p, 1), "("))
 		return cql_qname(p, out);
 	/* token(), and other reserved words, name functions too */
-	d = cql_alloc(p->arena, t->len + 1);
+	d = sm_arena_alloc(p->arena, t->len + 1);
 	if (d == NULL)
 		return -ENOMEM;
 	for (i = 0; i < t->len; i++)

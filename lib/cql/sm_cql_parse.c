@@ -79,7 +79,7 @@ prop_value(struct cql_parser *p, struct sm_cql_prop *pr)
 		return -ENOMEM;
 	if (pr->map == NULL) {
 		/* {} is a map with no entries, not "not a map" */
-		pr->map = cql_alloc(p->arena, sizeof(*pr->map));
+		pr->map = sm_arena_alloc(p->arena, sizeof(*pr->map));
 		if (pr->map == NULL)
 			return -ENOMEM;
 	}
@@ -668,7 +668,7 @@ assignment(struct cql_parser *p, struct sm_cql_assign *a)
 				/* "c = c -1" lexes as c, c, -1: a subtraction of 1 */
 				p->pos++;
 				a->op = SM_CQL_ASSIGN_SUB;
-				a->value = cql_alloc(p->arena, sizeof(*a->value));
+				a->value = sm_arena_alloc(p->arena, sizeof(*a->value));
 				if (a->value == NULL)
 					return -ENOMEM;
 				a->value->kind = SM_CQL_TERM_LITERAL;
@@ -788,7 +788,7 @@ batch_stmt(struct cql_parser *p, struct sm_cql_batch_ast *b)
 		if (b->nstmts >= SM_CQL_MAX_BINDS)
 			return cql_fail(p, -EINVAL, "Too many statements in a batch");
 		slot = cql_vec_add(p, &b->stmts, &b->nstmts, &cap, sizeof(*slot));
-		inner = cql_alloc(p->arena, sizeof(*inner));
+		inner = sm_arena_alloc(p->arena, sizeof(*inner));
 		if (slot == NULL || inner == NULL)
 			return -ENOMEM;
 		*slot = inner;
@@ -955,13 +955,13 @@ sm_cql_parse(const char *text, size_t len, struct sm_cql_stmt **out, char *err, 
 		return -E2BIG;
 	}
 	/* nodes take roughly as many bytes as the text, more for short statements */
-	p.arena = cql_arena_new(len * 2 + 1024);
+	p.arena = sm_arena_new(len * 2 + 1024);
 	if (p.arena == NULL)
 		return -ENOMEM;
 	rc = cql_lex(&p);
 	if (rc < 0)
 		goto fail;
-	s = cql_alloc(p.arena, sizeof(*s));
+	s = sm_arena_alloc(p.arena, sizeof(*s));
 	if (s == NULL) {
 		rc = -ENOMEM;
 		goto fail;
@@ -980,7 +980,7 @@ sm_cql_parse(const char *text, size_t len, struct sm_cql_stmt **out, char *err, 
 		goto fail;
 	}
 	if (p.nbinds) {
-		s->binds = cql_alloc(p.arena, p.nbinds * sizeof(*s->binds));
+		s->binds = sm_arena_alloc(p.arena, p.nbinds * sizeof(*s->binds));
 		if (s->binds == NULL) {
 			rc = -ENOMEM;
 			goto fail;
@@ -1005,7 +1005,7 @@ sm_cql_parse(const char *text, size_t len, struct sm_cql_stmt **out, char *err, 
 fail:
 	sm_free(p.toks);
 	sm_free(p.binds);
-	cql_arena_free(p.arena);
+	sm_arena_free(p.arena);
 	return rc;
 }
 
@@ -1013,7 +1013,7 @@ void
 sm_cql_stmt_free(struct sm_cql_stmt *s)
 {
 	if (s != NULL && s->arena != NULL)
-		cql_arena_free(s->arena);
+		sm_arena_free(s->arena);
 }
 
 /* The bind index of the WHERE pk = ? relation on @col, or -1. */

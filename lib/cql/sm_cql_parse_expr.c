@@ -30,7 +30,7 @@ set_src(struct cql_parser *p, struct sm_cql_span *src, unsigned first_tok)
 static struct sm_cql_term *
 new_term(struct cql_parser *p, enum sm_cql_term_kind kind)
 {
-	struct sm_cql_term *t = cql_alloc(p->arena, sizeof(*t));
+	struct sm_cql_term *t = sm_arena_alloc(p->arena, sizeof(*t));
 
 	if (t != NULL)
 		t->kind = kind;
@@ -472,7 +472,7 @@ relation(struct cql_parser *p, enum sm_cql_clause clause, struct sm_cql_relation
 	} else {
 		r->kind = SM_CQL_REL_COLUMN;
 		r->ncols = 1;
-		r->cols = col = cql_alloc(p->arena, sizeof(*col));
+		r->cols = col = sm_arena_alloc(p->arena, sizeof(*col));
 		if (col == NULL)
 			return -ENOMEM;
 		TRY(cql_ident(p, col));

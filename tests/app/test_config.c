@@ -256,7 +256,7 @@ test_key_table(void **state)
 	size_t n, i, j;
 
 	keys = sm_config_keys(&n);
-	assert_int_equal(n, 27);
+	assert_int_equal(n, 30);
 	for (i = 0; i < n; i++) {
 		bool is_bool;
 
@@ -348,7 +348,10 @@ test_port(void **state)
 	expect_set_error(fx, "native_transport_port", "0",
 			 "native_transport_port: 0 is out of range 1..65535");
 	expect_set_error(fx, "native_shard_aware_transport_port", "0", "out of range 1..65535");
-	expect_set_error(fx, "alternator_port", "65536", "out of range 1..65535");
+	expect_set_error(fx, "alternator_port", "65536",
+			 "alternator_port: 65536 is out of range 0..65535 (0 turns it off)");
+	set_ok(fx, "alternator_port", "0");
+	assert_int_equal(fx->cfg.alternator_port, 0);
 	expect_set_error(fx, "echo_port", "65536",
 			 "echo_port: 65536 is out of range 0..65535 (0 turns it off)");
 	expect_set_error(fx, "prometheus_port", "http", "expected an unsigned integer, got 'http'");

@@ -8,6 +8,7 @@ test left it running.
 """
 
 import http.client
+import json
 import os
 import re
 import signal
@@ -139,6 +140,15 @@ class Server:
             self.argv += ["--echo-port", str(echo_port)]
         if prom_port is not None:
             self.argv += ["--prometheus-port", str(prom_port)]
+        # The CQL and Alternator ports default to 9042, 19042 and 8000: give
+        # each server its own free ones unless the test chose them (or a
+        # config file it passes does: then it names the ports itself).
+        given = " ".join(str(a) for a in args)
+        if "--config" not in given:
+            for opt in ("--native-transport-port", "--native-shard-aware-transport-port",
+                        "--alternator-port"):
+                if opt not in given:
+                    self.argv += [opt, str(free_port())]
         self.argv += list(args)
         self.stdout_path = workdir / f"serve-{Server._count}.stdout"
         self.stderr_path = workdir / f"serve-{Server._count}.stderr"
@@ -611,3 +621,248 @@ def cql_expect_error(session, query, exc_types):
     rows = rs.all() if rs is not None else None
     pytest.fail(f"expected {exc_types} for {query!r}, "
                 f"got a result: {rows!r:.300}")
+
+
+# --- Alternator (DynamoDB API over HTTP): servers, boto3, raw requests --------
+#
+# The Alternator tests use Debian's boto3/botocore (python3-boto3) and the AWS
+# CLI (awscli, /usr/bin/aws) against `shardmark serve --alternator-port P`.
+# Signatures are not checked by default, so any credentials do.
+
+ALT_WRITE_ISOLATION_MODES = ("forbid_rmw", "unsafe", "always_use_lwt", "only_rmw_uses_lwt")
+ALT_ACCESS_KEY = "alternator"
+ALT_SECRET_KEY = "secret_pass"
+ALT_REGION = "us-east-1"
+ALT_CONTENT_TYPE = "application/x-amz-json-1.0"
+ALT_TARGET_PREFIX = "DynamoDB_20120810."
+ALT_ERR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
+ALT_TIMEOUT = 30.0
+
+
+def _alt_argv(smp, ports, isolation, args):
+    alt, native, shard_aware = ports
+    argv = cql_smp_args(smp) + ["--alternator-port", str(alt),
+                                "--native-transport-port", str(native),
+                                "--native-shard-aware-transport-port", str(shard_aware)]
+    if isolation is not None:
+        argv += ["--alternator-write-isolation", str(isolation)]
+    return argv + [str(a) for a in args]
+
+
+def _alt_attach(srv, alt, native, shard_aware, prom):
+    srv.alt_port = alt
+    srv.alt_url = f"http://127.0.0.1:{alt}"
+    srv.cql_port, srv.shard_port = native, shard_aware
+    srv.ports = (alt, native, shard_aware, prom)
+    return srv
+
+
+def start_alternator_server(binary, workdir, *args, isolation=None, smp=2):
+    """An Alternator server outside the function-scoped `serve` fixture (for
+    module fixtures); free Alternator, CQL and Prometheus ports, waits for the
+    Alternator and Prometheus ports. The caller kills it."""
+    alt, native, shard_aware, prom = cql_free_ports(4)
+    srv = Server(binary, workdir,
+                 CQL_BASE_ARGS + _alt_argv(smp, (alt, native, shard_aware), isolation, args),
+                 None, prom)
+    _alt_attach(srv, alt, native, shard_aware, prom)
+    try:
+        srv.wait_ready(ports=[alt, prom])
+    except BaseException:
+        srv.kill()
+        raise
+    return srv
+
+
+@pytest.fixture
+def alternator(serve):
+    """alternator(*args, isolation=None, smp=2, ready=True) -> Server serving
+    Alternator on free ports (.alt_port, .alt_url); built on `serve`, so it is
+    killed at teardown. isolation=None leaves --alternator-write-isolation out."""
+    pytest.importorskip("boto3")
+
+    def start(*args, isolation=None, smp=2, ready=True):
+        alt, native, shard_aware, prom = cql_free_ports(4)
+        srv = serve(*_alt_argv(smp, (alt, native, shard_aware), isolation, args),
+                    echo=False, prometheus=prom, ready=False)
+        _alt_attach(srv, alt, native, shard_aware, prom)
+        if ready:
+            srv.wait_ready(ports=[alt, prom])
+        return srv
+
+    return start
+
+
+@pytest.fixture(scope="module")
+def alternator_server(shardmark_bin, tmp_path_factory):
+    """One Alternator server (--smp 2, default write isolation) per module."""
+    pytest.importorskip("boto3")
+    srv = start_alternator_server(shardmark_bin, tmp_path_factory.mktemp("alternator"))
+    yield srv
+    srv.kill()
+
+
+def alt_boto_config(**kwargs):
+    """No retries (a failure shows at once), modest timeouts and, as ScyllaDB's
+    Alternator suite does, no client-side parameter validation so that the
+    server's own validation is what the tests see."""
+    import botocore.config
+    kwargs.setdefault("retries", {"max_attempts": 0})
+    kwargs.setdefault("connect_timeout", ALT_TIMEOUT)
+    kwargs.setdefault("read_timeout", ALT_TIMEOUT)
+    kwargs.setdefault("parameter_validation", False)
+    return botocore.config.Config(**kwargs)
+
+
+def _alt_port_of(target):
+    return target if isinstance(target, int) else target.alt_port
+
+
+def alt_boto_kwargs(target, **config):
+    return dict(endpoint_url=f"http://127.0.0.1:{_alt_port_of(target)}",
+                region_name=ALT_REGION, aws_access_key_id=ALT_ACCESS_KEY,
+                aws_secret_access_key=ALT_SECRET_KEY, config=alt_boto_config(**config))
+
+
+def alt_resource(target, **config):
+    """boto3.resource('dynamodb') for a server or port."""
+    import boto3
+    return boto3.session.Session().resource("dynamodb", **alt_boto_kwargs(target, **config))
+
+
+def alt_client(target, **config):
+    """boto3.client('dynamodb') for a server or port (thread-safe, unlike a resource)."""
+    import boto3
+    return boto3.session.Session().client("dynamodb", **alt_boto_kwargs(target, **config))
+
+
+@pytest.fixture(scope="module")
+def dynamodb(alternator_server):
+    """boto3 DynamoDB resource on the module's Alternator server; .meta.client
+    is the low-level client."""
+    return alt_resource(alternator_server)
+
+
+_alt_names = [0]
+
+
+def alt_unique_table_name(prefix="alt"):
+    """A table name not used before in this process (letters, digits, _)."""
+    _alt_names[0] += 1
+    return f"{prefix}_{os.getpid()}_{_alt_names[0]}"
+
+
+def alt_create_table(dynamodb, hash_key=("p", "S"), range_key=None, name=None, **kwargs):
+    """CreateTable (PAY_PER_REQUEST unless BillingMode is given) with the given
+    (name, type) keys; -> the boto3 Table."""
+    name = name or alt_unique_table_name()
+    schema = [{"AttributeName": hash_key[0], "KeyType": "HASH"}]
+    defs = [{"AttributeName": hash_key[0], "AttributeType": hash_key[1]}]
+    if range_key is not None:
+        schema.append({"AttributeName": range_key[0], "KeyType": "RANGE"})
+        defs.append({"AttributeName": range_key[0], "AttributeType": range_key[1]})
+    kwargs.setdefault("BillingMode", "PAY_PER_REQUEST")
+    dynamodb.meta.client.create_table(TableName=name, KeySchema=schema,
+                                      AttributeDefinitions=defs, **kwargs)
+    return dynamodb.Table(name)
+
+
+def alt_error(exc_info_or_error):
+    """A ClientError (or pytest ExceptionInfo of one) -> (code, message)."""
+    e = getattr(exc_info_or_error, "value", exc_info_or_error)
+    err = e.response.get("Error", {})
+    return err.get("Code"), err.get("Message", "")
+
+
+def alt_expect_error(code, fn, *args, match=None, **kwargs):
+    """Call fn(*args, **kwargs), assert it raises a ClientError with error code
+    `code` (and a message matching the regex `match`); -> the ClientError."""
+    from botocore.exceptions import ClientError
+    try:
+        result = fn(*args, **kwargs)
+    except ClientError as e:
+        got, msg = alt_error(e)
+        assert got == code, f"expected {code}, got {got}: {msg}"
+        if match is not None:
+            assert re.search(match, msg), f"{code} message {msg!r} does not match {match!r}"
+        return e
+    pytest.fail(f"expected {code} from {getattr(fn, '__name__', fn)}({kwargs!r:.300}), "
+                f"got a result: {result!r:.300}")
+
+
+class AltReply:
+    """A raw Alternator HTTP reply."""
+
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+        try:
+            self.json = json.loads(body.decode("utf-8")) if body else None
+        except ValueError:
+            self.json = None
+
+    @property
+    def error_type(self):
+        """'ValidationException' from '__type', or None."""
+        if isinstance(self.json, dict) and "__type" in self.json:
+            return self.json["__type"].rsplit("#", 1)[-1]
+        return None
+
+    @property
+    def message(self):
+        if isinstance(self.json, dict):
+            return self.json.get("message", self.json.get("Message", ""))
+        return ""
+
+    def __repr__(self):
+        return f"AltReply({self.status}, {self.body[:300]!r})"
+
+
+def alt_raw(target, op, body, headers=None, method="POST", path="/", timeout=ALT_TIMEOUT):
+    """One raw HTTP request on a fresh connection. `op` is the operation (the
+    X-Amz-Target is 'DynamoDB_20120810.<op>'; None sends no X-Amz-Target);
+    `body` a dict/list (sent as JSON), str or bytes. -> AltReply."""
+    conn = http.client.HTTPConnection("127.0.0.1", _alt_port_of(target), timeout=timeout)
+    try:
+        if isinstance(body, (dict, list)):
+            payload = json.dumps(body).encode()
+        elif isinstance(body, str):
+            payload = body.encode()
+        else:
+            payload = body
+        hdrs = {"Content-Type": ALT_CONTENT_TYPE}
+        if op is not None:
+            hdrs["X-Amz-Target"] = ALT_TARGET_PREFIX + op
+        hdrs.update(headers or {})
+        conn.request(method, path, body=payload, headers=hdrs)
+        resp = conn.getresponse()
+        data = resp.read()
+        return AltReply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
+    finally:
+        conn.close()
+
+
+def alt_assert_serving(target, table=None, key=None):
+    """A new client (new connection) lists tables and, given a table and a
+    key, reads that item."""
+    client = alt_client(target)
+    try:
+        names = client.list_tables()["TableNames"]
+        if table is not None:
+            assert table in names, f"{table} missing from ListTables {names}"
+            if key is not None:
+                got = client.get_item(TableName=table, Key=key, ConsistentRead=True)
+                assert "Item" in got, f"item {key} missing from {table}"
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="module")
+def dynamodb_client(alternator_server):
+    """A plain boto3 DynamoDB client (wire format {'S': ...}) on the module's
+    server. Not dynamodb.meta.client: a resource's client converts Python
+    values itself, so it would wrap {'S': 'x'} into a map."""
+    client = alt_client(alternator_server)
+    yield client
+    client.close()

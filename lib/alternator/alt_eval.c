@@ -1,0 +1,1453 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Expression evaluation over items. An item is a JSON object text of
+ * attribute values, parsed once (sm_json); paths walk it, computed values
+ * are written as JSON into temporary documents, and an update builds the
+ * new item's JSON text.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alt_priv.h"
+
+/* ---- per-op storage ---- */
+
+/* A NUL-terminated copy of @n bytes in op->names (reserved: never moves). */
+const char *
+alt_keep_str(struct alt_op *op, const void *p, size_t n)
+{
+	uint8_t *d;
+
+	if (op->names.p == NULL && alt_bytes_reserve(&op->names, 16384) < 0)
+		return NULL;
+	if (op->names.cap - op->names.len < n + 1)
+		return NULL;
+	d = op->names.p + op->names.len;
+	memcpy(d, p, n);
+	d[n] = '\0';
+	op->names.len += n + 1;
+	return (const char *)d;
+}
+
+int
+alt_tmp_doc(struct alt_op *op, struct sm_json_out **o, struct sm_json_doc **d)
+{
+	unsigned i = op->ntmp++ % ALT_TMP_DOCS;
+
+	*o = &op->tmpout[i];
+	*d = &op->tmp[i];
+	sm_json_out_reset(*o);
+	return 0;
+}
+
+/* Parse what @o holds into @d; the value at token 0. */
+static int
+tmp_parse(struct sm_json_out *o, struct sm_json_doc *d)
+{
+	if (o->err != 0)
+		return o->err;
+	return sm_json_parse(d, o->p, o->len, 0);
+}
+
+void
+alt_op_free_exprs(struct alt_op *op)
+{
+	sm_ddb_expr_free(op->cond);
+	sm_ddb_expr_free(op->update);
+	sm_ddb_expr_free(op->proj);
+	sm_ddb_expr_free(op->filter);
+	sm_ddb_expr_free(op->keycond);
+	op->cond = op->update = op->proj = op->filter = op->keycond = NULL;
+}
+
+/* ---- placeholders ---- */
+
+const char *
+alt_resolve_name(struct alt_op *op, const char *name)
+{
+	struct sm_bytes s;
+	int tok;
+
+	if (name[0] != '#')
+		return name;
+	tok = sm_json_get(&op->doc, op->names_tok, name);
+	if (tok < 0 || alt_payload_str(op, &op->doc, tok, &s) < 0)
+		return NULL;
+	return alt_keep_str(op, s.p, s.len);
+}
+
+const char *
+alt_env_name(void *arg, const char *ref)
+{
+	struct alt_op *op = arg;
+
+	if (op->names_tok < 0)
+		return NULL;
+	return alt_resolve_name(op, ref);
+}
+
+static const char *
+env_value_type(void *arg, const char *ref)
+{
+	static const char *const types[] = { "S",  "N",	 "B",  "BOOL", "NULL",
+					     "SS", "NS", "BS", "L",    "M" };
+	struct alt_op *op = arg;
+	char t[5];
+	int tok, p;
+	unsigned i;
+
+	if (op->values_tok < 0)
+		return NULL;
+	tok = sm_json_get(&op->doc, op->values_tok, ref);
+	if (tok < 0)
+		return NULL;
+	if (alt_value_type(&op->doc, tok, t, &p) < 0)
+		return "";
+	for (i = 0; i < SM_ARRAY_SIZE(types); i++)
+		if (strcmp(types[i], t) == 0)
+			return types[i];
+	return "";
+}
+
+static const struct sm_ddb_expr_env *
+op_env(struct alt_op *op, struct sm_ddb_expr_env *env)
+{
+	env->name = alt_env_name;
+	env->value_type = env_value_type;
+	env->arg = op;
+	return env;
+}
+
+int
+alt_parse_expr(struct alt_op *op, const char *member, enum sm_ddb_expr_kind kind,
+	       struct sm_ddb_expr **out)
+{
+	int tok = sm_json_get(&op->doc, op->root, member);
+	struct sm_ddb_expr_env env;
+	struct sm_bytes text;
+	char err[512];
+	int ret;
+
+	*out = NULL;
+	if (tok < 0)
+		return 0;
+	if (sm_json_type(&op->doc, tok) != SM_JSON_STRING ||
+	    alt_payload_str(op, &op->doc, tok, &text) < 0) {
+		alt_fail(op, "ValidationException", "%s must be a string", member);
+		return -EINVAL;
+	}
+	ret = sm_ddb_expr_parse(kind, (const char *)text.p, text.len, op_env(op, &env), out, err,
+				sizeof(err));
+	if (ret == -ENOMEM) {
+		alt_fail(op, "InternalServerError", "out of memory parsing %s", member);
+		return ret;
+	}
+	if (ret < 0) {
+		alt_fail(op, "ValidationException", "%s", err);
+		return ret;
+	}
+	/* Values used by the expression must themselves be valid. */
+	return 0;
+}
+
+static bool
+used_anywhere(struct alt_op *op, const char *ref)
+{
+	struct sm_ddb_expr *e[] = { op->cond, op->update, op->proj, op->filter, op->keycond };
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(e); i++)
+		if (e[i] != NULL && sm_ddb_expr_uses(e[i], ref))
+			return true;
+	return false;
+}
+
+static int
+check_map(struct alt_op *op, int map, bool names)
+{
+	const char *keys[256];
+	bool used[256];
+	unsigned n = 0;
+	char err[512];
+	struct sm_bytes k;
+	int e;
+
+	if (map < 0)
+		return 0;
+	if (sm_json_type(&op->doc, map) != SM_JSON_OBJECT) {
+		alt_fail(op, "ValidationException", "%s must be a map",
+			 names ? "ExpressionAttributeNames" : "ExpressionAttributeValues");
+		return -EINVAL;
+	}
+	if (sm_json_count(&op->doc, map) == 0) {
+		alt_fail(op, "ValidationException", "ExpressionAttribute%s must not be empty",
+			 names ? "Names" : "Values");
+		return -EINVAL;
+	}
+	for (e = sm_json_first(&op->doc, map); e >= 0 && n < 256; e = sm_json_next(&op->doc, e)) {
+		if (alt_payload_str(op, &op->doc, e, &k) < 0 ||
+		    (keys[n] = alt_keep_str(op, k.p, k.len)) == NULL) {
+			alt_fail(op, "InternalServerError", "out of memory");
+			return -ENOMEM;
+		}
+		used[n] = used_anywhere(op, keys[n]);
+		n++;
+	}
+	if (sm_ddb_expr_unused(names, keys, used, n, err, sizeof(err)) < 0) {
+		alt_fail(op, "ValidationException", "%s", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+alt_check_unused(struct alt_op *op)
+{
+	bool any = op->cond || op->update || op->proj || op->filter || op->keycond;
+	int e;
+
+	if (!any && op->values_tok >= 0) {
+		alt_fail(op, "ValidationException",
+			 "ExpressionAttributeValues can only be specified when using expressions");
+		return -EINVAL;
+	}
+	if (!any && op->names_tok >= 0) {
+		alt_fail(op, "ValidationException",
+			 "ExpressionAttributeNames can only be specified when using expressions");
+		return -EINVAL;
+	}
+	if (check_map(op, op->names_tok, true) < 0 || check_map(op, op->values_tok, false) < 0)
+		return -EINVAL;
+	/* Every value must be a valid attribute value. */
+	for (e = op->values_tok >= 0 ? sm_json_first(&op->doc, op->values_tok) : -1; e >= 0;
+	     e = sm_json_next(&op->doc, e)) {
+		sm_json_out_reset(&op->scratch);
+		if (alt_value_write(op, &op->doc, sm_json_member_value(&op->doc, e), &op->scratch,
+				    false, "ExpressionAttributeValues") < 0) {
+			alt_fail(op, "ValidationException",
+				 "ExpressionAttributeValues contains invalid value: %s",
+				 op->errmsg);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- paths and operands ---- */
+
+/* The value at @p in item @itok of @d (-1 when absent). */
+static int
+resolve_path(struct alt_op *op, const struct sm_json_doc *d, int itok, const struct sm_ddb_path *p)
+{
+	const char *name;
+	char t[5];
+	int v, pay;
+	unsigned i;
+
+	if (itok < 0)
+		return -1;
+	name = alt_resolve_name(op, p->elems[0].name);
+	if (name == NULL)
+		return -1;
+	v = sm_json_get(d, itok, name);
+	for (i = 1; i < p->nelems && v >= 0; i++) {
+		if (alt_value_type(d, v, t, &pay) < 0)
+			return -1;
+		if (p->elems[i].name != NULL) {
+			if (strcmp(t, "M") != 0)
+				return -1;
+			name = alt_resolve_name(op, p->elems[i].name);
+			v = name ? sm_json_get(d, pay, name) : -1;
+		} else {
+			uint32_t k = 0;
+
+			if (strcmp(t, "L") != 0)
+				return -1;
+			for (v = sm_json_first(d, pay); v >= 0 && k < p->elems[i].index; k++)
+				v = sm_json_next(d, v);
+		}
+	}
+	return v;
+}
+
+static int
+write_number(struct alt_op *op, const struct sm_ddb_number *n, struct alt_val *out)
+{
+	struct sm_json_out *o;
+	struct sm_json_doc *d;
+	char text[SM_DDB_NUMBER_TEXT_MAX];
+
+	alt_tmp_doc(op, &o, &d);
+	sm_ddb_number_format(n, text, sizeof(text));
+	sm_json_out_obj_begin(o);
+	sm_json_out_key(o, "N");
+	sm_json_out_str(o, text);
+	sm_json_out_obj_end(o);
+	if (tmp_parse(o, d) < 0)
+		return -ENOMEM;
+	out->d = d;
+	out->tok = 0;
+	return 0;
+}
+
+static int
+val_number(struct alt_op *op, struct alt_val v, struct sm_ddb_number *n)
+{
+	char t[5], err[200];
+	struct sm_bytes s;
+	int p;
+
+	if (alt_value_type(v.d, v.tok, t, &p) < 0 || strcmp(t, "N") != 0 ||
+	    alt_payload_str(op, v.d, p, &s) < 0)
+		return -EINVAL;
+	return sm_ddb_number_parse((const char *)s.p, s.len, n, err, sizeof(err));
+}
+
+/* The evaluation of an operand; *present false when a path is absent. */
+static int
+eval_operand(struct alt_op *op, const struct sm_ddb_operand *o, const struct sm_json_doc *d,
+	     int itok, struct alt_val *out, bool *present)
+{
+	struct alt_val a, b;
+	bool pa, pb;
+	char ta[5], tb[5], err[200];
+	int p, q, x, ret;
+
+	*present = true;
+	switch (o->kind) {
+	case SM_DDB_OP_PATH:
+		out->d = d;
+		out->tok = resolve_path(op, d, itok, &o->path);
+		*present = out->tok >= 0;
+		return 0;
+	case SM_DDB_OP_VALUE:
+		out->d = &op->doc;
+		out->tok = sm_json_get(&op->doc, op->values_tok, o->value);
+		*present = out->tok >= 0;
+		return 0;
+	case SM_DDB_OP_PLUS:
+	case SM_DDB_OP_MINUS: {
+		struct sm_ddb_number na, nb, r;
+
+		ret = eval_operand(op, o->args[0], d, itok, &a, &pa);
+		if (ret == 0)
+			ret = eval_operand(op, o->args[1], d, itok, &b, &pb);
+		if (ret < 0)
+			return ret;
+		if (!pa || !pb) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "The provided expression refers to an attribute that does not "
+				 "exist "
+				 "in the item");
+			return -EINVAL;
+		}
+		if (val_number(op, a, &na) < 0 || val_number(op, b, &nb) < 0) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "An operand in the update expression has an incorrect data type");
+			return -EINVAL;
+		}
+		ret = o->kind == SM_DDB_OP_PLUS ? sm_ddb_number_add(&na, &nb, &r, err, sizeof(err))
+						: sm_ddb_number_sub(&na, &nb, &r, err, sizeof(err));
+		if (ret < 0) {
+			snprintf(op->errmsg, sizeof(op->errmsg), "%s", err);
+			return -EINVAL;
+		}
+		return write_number(op, &r, out);
+	}
+	case SM_DDB_OP_CALL:
+		break;
+	}
+	switch (o->func) {
+	case SM_DDB_FN_SIZE: {
+		struct sm_ddb_number n;
+		struct sm_bytes s;
+		int64_t size;
+
+		ret = eval_operand(op, o->args[0], d, itok, &a, &pa);
+		if (ret < 0)
+			return ret;
+		if (!pa || alt_value_type(a.d, a.tok, ta, &p) < 0) {
+			*present = false;
+			return 0;
+		}
+		if (strcmp(ta, "S") == 0 && alt_payload_str(op, a.d, p, &s) == 0)
+			size = s.len;
+		else if (strcmp(ta, "B") == 0 && sm_json_span(a.d, p).len >= 2)
+			size = (int64_t)(sm_json_span(a.d, p).len - 2) / 4 *
+			       3; /* base64, rounded */
+		else if (ta[1] == 'S' || strcmp(ta, "L") == 0 || strcmp(ta, "M") == 0)
+			size = sm_json_count(a.d, p);
+		else {
+			*present = false; /* size() of a number or bool: the condition fails */
+			return 0;
+		}
+		if (strcmp(ta, "B") == 0) {
+			struct sm_bytes raw = sm_json_span(a.d, p);
+			int pad = 0;
+
+			if (raw.len >= 4 && raw.p[raw.len - 2] == '=')
+				pad++;
+			if (raw.len >= 5 && raw.p[raw.len - 3] == '=')
+				pad++;
+			size = (int64_t)(raw.len - 2) / 4 * 3 - pad;
+		}
+		sm_ddb_number_from_i64(size, &n);
+		return write_number(op, &n, out);
+	}
+	case SM_DDB_FN_IF_NOT_EXISTS:
+		ret = eval_operand(op, o->args[0], d, itok, out, present);
+		if (ret < 0 || *present)
+			return ret;
+		return eval_operand(op, o->args[1], d, itok, out, present);
+	case SM_DDB_FN_LIST_APPEND: {
+		struct sm_json_out *w;
+		struct sm_json_doc *wd;
+		struct sm_bytes raw;
+
+		ret = eval_operand(op, o->args[0], d, itok, &a, &pa);
+		if (ret == 0)
+			ret = eval_operand(op, o->args[1], d, itok, &b, &pb);
+		if (ret < 0)
+			return ret;
+		if (!pa || !pb) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "The provided expression refers to an attribute that does not "
+				 "exist "
+				 "in the item");
+			return -EINVAL;
+		}
+		if (alt_value_type(a.d, a.tok, ta, &p) < 0 ||
+		    alt_value_type(b.d, b.tok, tb, &q) < 0 || strcmp(ta, "L") != 0 ||
+		    strcmp(tb, "L") != 0) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "An operand in the update expression has an incorrect data type");
+			return -EINVAL;
+		}
+		alt_tmp_doc(op, &w, &wd);
+		sm_json_out_obj_begin(w);
+		sm_json_out_key(w, "L");
+		sm_json_out_arr_begin(w);
+		for (x = sm_json_first(a.d, p); x >= 0; x = sm_json_next(a.d, x)) {
+			raw = sm_json_span(a.d, x);
+			sm_json_out_raw(w, (const char *)raw.p, raw.len);
+		}
+		for (x = sm_json_first(b.d, q); x >= 0; x = sm_json_next(b.d, x)) {
+			raw = sm_json_span(b.d, x);
+			sm_json_out_raw(w, (const char *)raw.p, raw.len);
+		}
+		sm_json_out_arr_end(w);
+		sm_json_out_obj_end(w);
+		if (tmp_parse(w, wd) < 0)
+			return -ENOMEM;
+		out->d = wd;
+		out->tok = 0;
+		return 0;
+	}
+	default:
+		snprintf(op->errmsg, sizeof(op->errmsg), "function %s is not an operand", o->name);
+		return -EINVAL;
+	}
+}
+
+/* ---- conditions ---- */
+
+static int
+eval_call(struct alt_op *op, const struct sm_ddb_operand *c, const struct sm_json_doc *d, int itok,
+	  bool *out)
+{
+	struct alt_val a, b;
+	bool pa, pb;
+	char ta[5], tb[5];
+	struct sm_bytes sa, sb;
+	int p, q, ret;
+
+	ret = eval_operand(op, c->args[0], d, itok, &a, &pa);
+	if (ret < 0)
+		return ret;
+	switch (c->func) {
+	case SM_DDB_FN_ATTRIBUTE_EXISTS:
+		*out = pa;
+		return 0;
+	case SM_DDB_FN_ATTRIBUTE_NOT_EXISTS:
+		*out = !pa;
+		return 0;
+	default:
+		break;
+	}
+	ret = eval_operand(op, c->args[1], d, itok, &b, &pb);
+	if (ret < 0)
+		return ret;
+	*out = false;
+	if (!pa || !pb)
+		return 0;
+	switch (c->func) {
+	case SM_DDB_FN_ATTRIBUTE_TYPE: {
+		static const char *const types[] = { "S",  "N",	 "B",  "BOOL", "NULL",
+						     "SS", "NS", "BS", "L",    "M" };
+		unsigned i;
+
+		if (alt_value_type(b.d, b.tok, tb, &q) < 0 || strcmp(tb, "S") != 0 ||
+		    alt_payload_str(op, b.d, q, &sb) < 0) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "Invalid ConditionExpression: Incorrect operand type for operator "
+				 "or "
+				 "function; operator or function: attribute_type, operand type: %s",
+				 tb);
+			return -EINVAL;
+		}
+		for (i = 0; i < SM_ARRAY_SIZE(types); i++)
+			if (strlen(types[i]) == sb.len && memcmp(types[i], sb.p, sb.len) == 0)
+				break;
+		if (i == SM_ARRAY_SIZE(types)) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "Invalid ConditionExpression: Invalid attribute type name found; "
+				 "type: %.*s, valid types: { B,BOOL,BS,L,M,N,NS,NULL,S,SS }",
+				 (int)SM_MIN(sb.len, 32u), (const char *)sb.p);
+			return -EINVAL;
+		}
+		*out = alt_value_type(a.d, a.tok, ta, &p) == 0 && strcmp(ta, types[i]) == 0;
+		return 0;
+	}
+	case SM_DDB_FN_BEGINS_WITH: {
+		uint8_t *copy;
+
+		if (alt_value_type(a.d, a.tok, ta, &p) < 0 ||
+		    alt_value_type(b.d, b.tok, tb, &q) < 0 || strcmp(ta, tb) != 0 ||
+		    (strcmp(ta, "S") != 0 && strcmp(ta, "B") != 0))
+			return 0;
+		if (strcmp(ta, "S") == 0) {
+			/* both may need the scratch: copy the first */
+			if (alt_payload_str(op, a.d, p, &sa) < 0)
+				return 0;
+			copy = sm_malloc(sa.len + 1);
+			if (copy == NULL)
+				return -ENOMEM;
+			memcpy(copy, sa.p, sa.len);
+			if (alt_payload_str(op, b.d, q, &sb) == 0)
+				*out = sb.len <= sa.len && memcmp(copy, sb.p, sb.len) == 0;
+			sm_free(copy);
+			return 0;
+		}
+		/* B: a prefix of the bytes; compare decoded through contains' rules */
+		{
+			struct sm_bytes ra = sm_json_span(a.d, p), rb = sm_json_span(b.d, q);
+
+			/* base64 prefixes align on 3-byte groups only; decode both */
+			uint8_t *x = sm_malloc(ra.len + rb.len + 2);
+			struct alt_bytes tmp = { x, 0, ra.len + rb.len + 2 };
+			struct alt_bytes saved = op->keys;
+			struct sm_bytes da, db;
+
+			if (x == NULL)
+				return -ENOMEM;
+			op->keys = tmp;
+			if (alt_payload_binary(op, a.d, p, &da) == 0 &&
+			    alt_payload_binary(op, b.d, q, &db) == 0)
+				*out = db.len <= da.len && memcmp(da.p, db.p, db.len) == 0;
+			op->keys = saved;
+			sm_free(x);
+		}
+		return 0;
+	}
+	case SM_DDB_FN_CONTAINS:
+		*out = alt_value_contains(op, a, b);
+		return 0;
+	default:
+		snprintf(op->errmsg, sizeof(op->errmsg), "function %s is not a condition", c->name);
+		return -EINVAL;
+	}
+}
+
+int
+alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
+	      bool *out)
+{
+	struct alt_val v[SM_DDB_EXPR_MAX_IN + 1];
+	bool p[SM_DDB_EXPR_MAX_IN + 1], l;
+	int cmp, ret;
+	unsigned i;
+
+	switch (c->kind) {
+	case SM_DDB_COND_OR:
+	case SM_DDB_COND_AND:
+		ret = alt_eval_cond(op, c->left, d, itok, &l);
+		if (ret < 0)
+			return ret;
+		if ((c->kind == SM_DDB_COND_OR && l) || (c->kind == SM_DDB_COND_AND && !l)) {
+			*out = l;
+			return 0;
+		}
+		return alt_eval_cond(op, c->right, d, itok, out);
+	case SM_DDB_COND_NOT:
+		ret = alt_eval_cond(op, c->left, d, itok, &l);
+		*out = !l;
+		return ret;
+	case SM_DDB_COND_CALL:
+		return eval_call(op, c->operands[0], d, itok, out);
+	default:
+		break;
+	}
+	for (i = 0; i < c->noperands && i < SM_ARRAY_SIZE(v); i++) {
+		ret = eval_operand(op, c->operands[i], d, itok, &v[i], &p[i]);
+		if (ret < 0)
+			return ret;
+	}
+	*out = false;
+	if (!p[0])
+		return 0;
+	switch (c->kind) {
+	case SM_DDB_COND_CMP:
+		if (!p[1])
+			return 0;
+		if (c->op == SM_DDB_EQ) {
+			*out = alt_value_equal(op, v[0], v[1]);
+			return 0;
+		}
+		if (c->op == SM_DDB_NE) {
+			*out = !alt_value_equal(op, v[0], v[1]);
+			return 0;
+		}
+		if (alt_value_compare(op, v[0], v[1], &cmp) < 0)
+			return 0;
+		*out = (c->op == SM_DDB_LT && cmp < 0) || (c->op == SM_DDB_LE && cmp <= 0) ||
+		       (c->op == SM_DDB_GT && cmp > 0) || (c->op == SM_DDB_GE && cmp >= 0);
+		return 0;
+	case SM_DDB_COND_BETWEEN:
+		if (!p[1] || !p[2])
+			return 0;
+		if (alt_value_compare(op, v[1], v[2], &cmp) == 0 && cmp > 0) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "Invalid ConditionExpression: The BETWEEN operator requires upper "
+				 "bound to be greater than or equal to lower bound");
+			return -EINVAL;
+		}
+		if (alt_value_compare(op, v[0], v[1], &cmp) < 0 || cmp < 0)
+			return 0;
+		if (alt_value_compare(op, v[0], v[2], &cmp) < 0 || cmp > 0)
+			return 0;
+		*out = true;
+		return 0;
+	case SM_DDB_COND_IN:
+		for (i = 1; i < c->noperands && i < SM_ARRAY_SIZE(v); i++) {
+			if (p[i] && alt_value_equal(op, v[0], v[i])) {
+				*out = true;
+				break;
+			}
+		}
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* ---- legacy Expected ---- */
+
+static int
+legacy_check(struct alt_op *op, const char *name, int spec, const struct sm_json_doc *d, int itok,
+	     bool *out)
+{
+	int cur = itok >= 0 ? sm_json_get(d, itok, name) : -1;
+	int value = sm_json_get(&op->doc, spec, "Value");
+	int exists = sm_json_get(&op->doc, spec, "Exists");
+	int cop = sm_json_get(&op->doc, spec, "ComparisonOperator");
+	int list = sm_json_get(&op->doc, spec, "AttributeValueList");
+	struct alt_val a = { d, cur }, b;
+	struct sm_bytes opn;
+	bool ex = true;
+	int cmp, n = 0, e;
+
+	*out = false;
+	if (cop < 0) {
+		if (exists >= 0)
+			sm_json_bool(&op->doc, exists, &ex);
+		if (!ex) {
+			if (value >= 0) {
+				snprintf(op->errmsg, sizeof(op->errmsg),
+					 "One or more parameter values were invalid: Value cannot "
+					 "be "
+					 "used when Exists is false for Attribute: %s",
+					 name);
+				return -EINVAL;
+			}
+			*out = cur < 0;
+			return 0;
+		}
+		if (value < 0) {
+			snprintf(
+				op->errmsg, sizeof(op->errmsg),
+				"One or more parameter values were invalid: Value must be provided "
+				"when Exists is true for Attribute: %s",
+				name);
+			return -EINVAL;
+		}
+		*out = cur >= 0 && alt_value_equal(op, a, (struct alt_val){ &op->doc, value });
+		return 0;
+	}
+	if (alt_payload_str(op, &op->doc, cop, &opn) < 0)
+		return -EINVAL;
+	if (list >= 0)
+		n = (int)sm_json_count(&op->doc, list);
+	b.d = &op->doc;
+	b.tok = list >= 0 ? sm_json_first(&op->doc, list) : -1;
+#define IS(s) (opn.len == strlen(s) && memcmp(opn.p, s, opn.len) == 0)
+	if (IS("NULL")) {
+		*out = cur < 0;
+	} else if (IS("NOT_NULL")) {
+		*out = cur >= 0;
+	} else if (cur < 0 || b.tok < 0) {
+		*out = IS("NE") && cur < 0;
+	} else if (IS("EQ")) {
+		*out = alt_value_equal(op, a, b);
+	} else if (IS("NE")) {
+		*out = !alt_value_equal(op, a, b);
+	} else if (IS("LT") || IS("LE") || IS("GT") || IS("GE")) {
+		if (alt_value_compare(op, a, b, &cmp) == 0)
+			*out = (IS("LT") && cmp < 0) || (IS("LE") && cmp <= 0) ||
+			       (IS("GT") && cmp > 0) || (IS("GE") && cmp >= 0);
+	} else if (IS("CONTAINS")) {
+		*out = alt_value_contains(op, a, b);
+	} else if (IS("NOT_CONTAINS")) {
+		*out = !alt_value_contains(op, a, b);
+	} else if (IS("BEGINS_WITH")) {
+		struct sm_ddb_operand pa = { .kind = SM_DDB_OP_VALUE }, *args[2];
+		struct sm_ddb_operand call = { .kind = SM_DDB_OP_CALL,
+					       .func = SM_DDB_FN_BEGINS_WITH,
+					       .name = "begins_with",
+					       .args = args,
+					       .nargs = 2 };
+
+		(void)pa;
+		/* evaluate directly on the two values */
+		(void)call;
+		{
+			char ta[5], tb[5];
+			int p, q;
+			struct sm_bytes sa, sb;
+			uint8_t *copy;
+
+			if (alt_value_type(a.d, a.tok, ta, &p) == 0 &&
+			    alt_value_type(b.d, b.tok, tb, &q) == 0 && strcmp(ta, "S") == 0 &&
+			    strcmp(tb, "S") == 0 && alt_payload_str(op, a.d, p, &sa) == 0 &&
+			    (copy = sm_malloc(sa.len + 1)) != NULL) {
+				memcpy(copy, sa.p, sa.len);
+				if (alt_payload_str(op, b.d, q, &sb) == 0)
+					*out = sb.len <= sa.len && memcmp(copy, sb.p, sb.len) == 0;
+				sm_free(copy);
+			}
+		}
+	} else if (IS("IN")) {
+		for (e = b.tok; e >= 0 && !*out; e = sm_json_next(&op->doc, e))
+			*out = alt_value_equal(op, a, (struct alt_val){ &op->doc, e });
+	} else if (IS("BETWEEN")) {
+		int c2;
+		struct alt_val hi = { &op->doc, n == 2 ? sm_json_next(&op->doc, b.tok) : -1 };
+
+		if (hi.tok >= 0 && alt_value_compare(op, a, b, &cmp) == 0 &&
+		    alt_value_compare(op, a, hi, &c2) == 0)
+			*out = cmp >= 0 && c2 <= 0;
+	} else {
+		snprintf(op->errmsg, sizeof(op->errmsg), "Unsupported ComparisonOperator %.*s",
+			 (int)SM_MIN(opn.len, 32u), (const char *)opn.p);
+		return -EINVAL;
+	}
+#undef IS
+	return 0;
+}
+
+int
+alt_eval_expected(struct alt_op *op, int expected, const struct sm_json_doc *d, int itok, bool *out)
+{
+	int co = sm_json_get(&op->doc, op->root, "ConditionalOperator");
+	bool any = co >= 0 && sm_json_str_eq(&op->doc, co, "OR");
+	struct sm_bytes k;
+	const char *name;
+	bool r;
+	int e, ret;
+
+	*out = !any;
+	for (e = sm_json_first(&op->doc, expected); e >= 0; e = sm_json_next(&op->doc, e)) {
+		if (alt_payload_str(op, &op->doc, e, &k) < 0 ||
+		    (name = alt_keep_str(op, k.p, k.len)) == NULL)
+			return -ENOMEM;
+		ret = legacy_check(op, name, sm_json_member_value(&op->doc, e), d, itok, &r);
+		if (ret < 0)
+			return ret;
+		if (any && r) {
+			*out = true;
+			return 0;
+		}
+		if (!any && !r) {
+			*out = false;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* ---- projection ---- */
+
+static bool
+elem_eq(struct alt_op *op, const struct sm_ddb_path_elem *a, const struct sm_ddb_path_elem *b)
+{
+	const char *x, *y;
+
+	if ((a->name == NULL) != (b->name == NULL))
+		return false;
+	if (a->name == NULL)
+		return a->index == b->index;
+	x = alt_resolve_name(op, a->name);
+	y = alt_resolve_name(op, b->name);
+	return x && y && strcmp(x, y) == 0;
+}
+
+/* Write value @v restricted to @paths (all equal up to @depth). */
+static void
+write_proj(struct alt_op *op, const struct sm_json_doc *d, int v,
+	   const struct sm_ddb_path *const *paths, unsigned n, unsigned depth,
+	   struct sm_json_out *o)
+{
+	const struct sm_ddb_path *sub[64];
+	struct sm_bytes raw;
+	char t[5];
+	unsigned i, j, ns;
+	bool done[64] = { false };
+	int pay, x;
+
+	for (i = 0; i < n; i++) {
+		if (paths[i]->nelems == depth) {
+			raw = sm_json_span(d, v);
+			sm_json_out_raw(o, (const char *)raw.p, raw.len);
+			return;
+		}
+	}
+	if (alt_value_type(d, v, t, &pay) < 0)
+		return;
+	sm_json_out_obj_begin(o);
+	sm_json_out_key(o, t);
+	if (strcmp(t, "M") == 0)
+		sm_json_out_obj_begin(o);
+	else
+		sm_json_out_arr_begin(o);
+	for (i = 0; i < n && i < 64; i++) {
+		const char *name;
+
+		if (done[i])
+			continue;
+		for (ns = 0, j = i; j < n && j < 64; j++) {
+			if (!done[j] &&
+			    elem_eq(op, &paths[i]->elems[depth], &paths[j]->elems[depth])) {
+				sub[ns++] = paths[j];
+				done[j] = true;
+			}
+		}
+		if (paths[i]->elems[depth].name != NULL) {
+			if (strcmp(t, "M") != 0)
+				continue;
+			name = alt_resolve_name(op, paths[i]->elems[depth].name);
+			x = name ? sm_json_get(d, pay, name) : -1;
+			if (x < 0)
+				continue;
+			sm_json_out_key(o, name);
+		} else {
+			uint32_t k = 0;
+
+			if (strcmp(t, "L") != 0)
+				continue;
+			for (x = sm_json_first(d, pay); x >= 0 && k < paths[i]->elems[depth].index;
+			     k++)
+				x = sm_json_next(d, x);
+			if (x < 0)
+				continue;
+		}
+		write_proj(op, d, x, sub, ns, depth + 1, o);
+	}
+	if (strcmp(t, "M") == 0)
+		sm_json_out_obj_end(o);
+	else
+		sm_json_out_arr_end(o);
+	sm_json_out_obj_end(o);
+}
+
+int
+alt_write_projected(struct alt_op *op, const struct sm_json_doc *d, int itok, struct sm_json_out *o)
+{
+	int atg = sm_json_get(&op->doc, op->root, "AttributesToGet");
+	const struct sm_ddb_path *group[64];
+	bool done[64] = { false };
+	struct sm_bytes raw, k;
+	unsigned i, j, n;
+	int e, v;
+
+	if (op->proj == NULL && atg < 0) {
+		raw = sm_json_span(d, itok);
+		sm_json_out_raw(o, (const char *)raw.p, raw.len);
+		return o->err;
+	}
+	sm_json_out_obj_begin(o);
+	if (op->proj == NULL) {
+		for (e = sm_json_first(&op->doc, atg); e >= 0; e = sm_json_next(&op->doc, e)) {
+			if (alt_payload_str(op, &op->doc, e, &k) < 0)
+				continue;
+			v = sm_json_getn(d, itok, (const char *)k.p, k.len);
+			if (v < 0)
+				continue;
+			sm_json_out_keyn(o, (const char *)k.p, k.len);
+			raw = sm_json_span(d, v);
+			sm_json_out_raw(o, (const char *)raw.p, raw.len);
+		}
+		sm_json_out_obj_end(o);
+		return o->err;
+	}
+	for (i = 0; i < op->proj->npaths && i < 64; i++) {
+		const char *name;
+
+		if (done[i])
+			continue;
+		for (n = 0, j = i; j < op->proj->npaths && j < 64; j++) {
+			if (!done[j] && elem_eq(op, &op->proj->paths[i].elems[0],
+						&op->proj->paths[j].elems[0])) {
+				group[n++] = &op->proj->paths[j];
+				done[j] = true;
+			}
+		}
+		name = alt_resolve_name(op, op->proj->paths[i].elems[0].name);
+		v = name ? sm_json_get(d, itok, name) : -1;
+		if (v < 0)
+			continue;
+		sm_json_out_key(o, name);
+		write_proj(op, d, v, group, n, 1, o);
+	}
+	sm_json_out_obj_end(o);
+	return o->err;
+}
+
+/* ---- updates ---- */
+
+/* A top-level attribute of the item being built. */
+struct wattr {
+	const char *name;
+	size_t off, len; /* its JSON in op->scratch */
+	bool removed;
+	bool changed;
+};
+
+#define MAX_WATTRS 1024
+
+static __thread struct wattr wattrs[MAX_WATTRS];
+
+static struct wattr *
+wattr_find(const char *name, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(wattrs[i].name, name) == 0)
+			return &wattrs[i];
+	return NULL;
+}
+
+static int
+put_scratch(struct alt_op *op, struct alt_val v, size_t *off, size_t *len)
+{
+	struct sm_bytes raw = sm_json_span(v.d, v.tok);
+
+	*off = op->scratch.len;
+	op->scratch.comma = false;
+	sm_json_out_raw(&op->scratch, (const char *)raw.p, raw.len);
+	op->scratch.comma = false;
+	*len = op->scratch.len - *off;
+	return op->scratch.err;
+}
+
+/*
+ * Write value @v of @d with @p[depth..] set to @nv (or removed when @nv.tok
+ * < 0) to @o; -EINVAL when the path does not exist in the value.
+ */
+static int
+rewrite(struct alt_op *op, const struct sm_json_doc *d, int v, const struct sm_ddb_path *p,
+	unsigned depth, struct alt_val nv, struct sm_json_out *o)
+{
+	struct sm_bytes raw;
+	const char *name = NULL;
+	char t[5];
+	int pay, x, ret;
+	uint32_t k;
+	bool found = false;
+
+	if (alt_value_type(d, v, t, &pay) < 0)
+		return -EINVAL;
+	if (p->elems[depth].name != NULL) {
+		if (strcmp(t, "M") != 0)
+			return -EINVAL;
+		name = alt_resolve_name(op, p->elems[depth].name);
+		if (name == NULL)
+			return -EINVAL;
+	} else if (strcmp(t, "L") != 0) {
+		return -EINVAL;
+	}
+	sm_json_out_obj_begin(o);
+	sm_json_out_key(o, t);
+	if (name != NULL) {
+		sm_json_out_obj_begin(o);
+		for (x = sm_json_first(d, pay); x >= 0; x = sm_json_next(d, x)) {
+			int val = sm_json_member_value(d, x);
+
+			if (sm_json_str_eq(d, x, name)) {
+				found = true;
+				if (depth + 1 < p->nelems) {
+					sm_json_out_key(o, name);
+					ret = rewrite(op, d, val, p, depth + 1, nv, o);
+					if (ret < 0)
+						return ret;
+				} else if (nv.tok >= 0) {
+					sm_json_out_key(o, name);
+					raw = sm_json_span(nv.d, nv.tok);
+					sm_json_out_raw(o, (const char *)raw.p, raw.len);
+				}
+				continue;
+			}
+			raw = sm_json_span(d, x);
+			sm_json_out_raw(o, (const char *)raw.p, raw.len);
+			o->comma = false;
+			sm_json_out_raw(o, ":", 1);
+			o->comma = false;
+			raw = sm_json_span(d, val);
+			sm_json_out_raw(o, (const char *)raw.p, raw.len);
+		}
+		if (!found) {
+			if (depth + 1 < p->nelems)
+				return -EINVAL;
+			if (nv.tok >= 0) {
+				sm_json_out_key(o, name);
+				raw = sm_json_span(nv.d, nv.tok);
+				sm_json_out_raw(o, (const char *)raw.p, raw.len);
+			}
+		}
+		sm_json_out_obj_end(o);
+	} else {
+		sm_json_out_arr_begin(o);
+		for (x = sm_json_first(d, pay), k = 0; x >= 0; x = sm_json_next(d, x), k++) {
+			if (k == p->elems[depth].index) {
+				found = true;
+				if (depth + 1 < p->nelems) {
+					ret = rewrite(op, d, x, p, depth + 1, nv, o);
+					if (ret < 0)
+						return ret;
+				} else if (nv.tok >= 0) {
+					raw = sm_json_span(nv.d, nv.tok);
+					sm_json_out_raw(o, (const char *)raw.p, raw.len);
+				}
+				continue;
+			}
+			raw = sm_json_span(d, x);
+			sm_json_out_raw(o, (const char *)raw.p, raw.len);
+		}
+		if (!found) {
+			/* SET past the end appends; REMOVE past the end does nothing */
+			if (depth + 1 < p->nelems)
+				return -EINVAL;
+			if (nv.tok >= 0) {
+				raw = sm_json_span(nv.d, nv.tok);
+				sm_json_out_raw(o, (const char *)raw.p, raw.len);
+			}
+		}
+		sm_json_out_arr_end(o);
+	}
+	sm_json_out_obj_end(o);
+	return o->err;
+}
+
+/* ADD and DELETE on a value: numbers add, sets union / difference. */
+static int
+add_or_delete(struct alt_op *op, bool add, struct alt_val cur, bool have, struct alt_val v,
+	      struct alt_val *out, bool *removed)
+{
+	char tc[5], tv[5], err[200];
+	int pc, pv, x, y;
+	struct sm_json_out *w;
+	struct sm_json_doc *wd;
+	struct sm_bytes raw;
+	unsigned kept = 0;
+
+	*removed = false;
+	if (alt_value_type(v.d, v.tok, tv, &pv) < 0)
+		return -EINVAL;
+	if (add && strcmp(tv, "N") != 0 && !(tv[1] == 'S' && tv[2] == '\0')) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "Invalid UpdateExpression: Incorrect operand type for operator or "
+			 "function; "
+			 "operator: ADD, operand type: %s",
+			 tv);
+		return -EINVAL;
+	}
+	if (!add && !(tv[1] == 'S' && tv[2] == '\0')) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "Invalid UpdateExpression: Incorrect operand type for operator or "
+			 "function; "
+			 "operator: DELETE, operand type: %s",
+			 tv);
+		return -EINVAL;
+	}
+	if (!have) {
+		if (!add) {
+			*removed = true; /* deleting from nothing leaves nothing */
+			return 1;
+		}
+		*out = v;
+		return 0;
+	}
+	if (alt_value_type(cur.d, cur.tok, tc, &pc) < 0 || strcmp(tc, tv) != 0) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "An operand in the update expression has an incorrect data type");
+		return -EINVAL;
+	}
+	if (strcmp(tv, "N") == 0) {
+		struct sm_ddb_number a, b, r;
+
+		if (val_number(op, cur, &a) < 0 || val_number(op, v, &b) < 0)
+			return -EINVAL;
+		if (sm_ddb_number_add(&a, &b, &r, err, sizeof(err)) < 0) {
+			snprintf(op->errmsg, sizeof(op->errmsg), "%s", err);
+			return -EINVAL;
+		}
+		return write_number(op, &r, out);
+	}
+	alt_tmp_doc(op, &w, &wd);
+	sm_json_out_obj_begin(w);
+	sm_json_out_key(w, tv);
+	sm_json_out_arr_begin(w);
+	for (x = sm_json_first(cur.d, pc); x >= 0; x = sm_json_next(cur.d, x)) {
+		struct sm_json_out *e1;
+		struct sm_json_doc *e1d;
+		bool in_v = false;
+
+		/* is cur element x in v? compare as scalar values */
+		alt_tmp_doc(op, &e1, &e1d);
+		sm_json_out_obj_begin(e1);
+		sm_json_out_key(e1, (char[]){ tv[0], 0 });
+		raw = sm_json_span(cur.d, x);
+		sm_json_out_raw(e1, (const char *)raw.p, raw.len);
+		sm_json_out_obj_end(e1);
+		if (tmp_parse(e1, e1d) < 0)
+			return -ENOMEM;
+		in_v = alt_value_contains(op, v, (struct alt_val){ e1d, 0 });
+		if (!add && in_v)
+			continue;
+		sm_json_out_raw(w, (const char *)raw.p, raw.len);
+		kept++;
+	}
+	if (add) {
+		for (y = sm_json_first(v.d, pv); y >= 0; y = sm_json_next(v.d, y)) {
+			struct sm_json_out *e1;
+			struct sm_json_doc *e1d;
+
+			alt_tmp_doc(op, &e1, &e1d);
+			sm_json_out_obj_begin(e1);
+			sm_json_out_key(e1, (char[]){ tv[0], 0 });
+			raw = sm_json_span(v.d, y);
+			sm_json_out_raw(e1, (const char *)raw.p, raw.len);
+			sm_json_out_obj_end(e1);
+			if (tmp_parse(e1, e1d) < 0)
+				return -ENOMEM;
+			if (alt_value_contains(op, cur, (struct alt_val){ e1d, 0 }))
+				continue;
+			sm_json_out_raw(w, (const char *)raw.p, raw.len);
+			kept++;
+		}
+	}
+	sm_json_out_arr_end(w);
+	sm_json_out_obj_end(w);
+	if (kept == 0) {
+		*removed = true;
+		return 1;
+	}
+	if (tmp_parse(w, wd) < 0)
+		return -ENOMEM;
+	out->d = wd;
+	out->tok = 0;
+	return 0;
+}
+
+/* Apply one action on the working attributes. */
+static int
+apply_action(struct alt_op *op, const struct sm_json_doc *d, int itok, enum sm_ddb_action_kind kind,
+	     const struct sm_ddb_path *path, const struct sm_ddb_operand *value,
+	     struct alt_val given, unsigned *nw)
+{
+	const char *top = alt_resolve_name(op, path->elems[0].name);
+	struct wattr *w;
+	struct alt_val nv = { NULL, -1 }, cur = { NULL, -1 };
+	struct sm_json_out *tmpo, *co;
+	struct sm_json_doc *tmpd, *cd;
+	bool present = true, removed = false;
+	int ret;
+
+	if (top == NULL)
+		return -EINVAL;
+	if (strcmp(top, op->tab.hash->name) == 0 ||
+	    (op->tab.range && strcmp(top, op->tab.range->name) == 0)) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "One or more parameter values were invalid: Cannot update attribute %s. "
+			 "This "
+			 "attribute is part of the key",
+			 top);
+		return -EINVAL;
+	}
+	if (value != NULL) {
+		ret = eval_operand(op, value, d, itok, &nv, &present);
+		if (ret < 0)
+			return ret;
+		if (!present) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "The provided expression refers to an attribute that does not "
+				 "exist "
+				 "in the item");
+			return -EINVAL;
+		}
+	} else if (given.tok >= 0) {
+		nv = given;
+	}
+	w = wattr_find(top, *nw);
+	if (w == NULL) {
+		if (*nw >= MAX_WATTRS)
+			return -E2BIG;
+		w = &wattrs[(*nw)++];
+		w->name = top;
+		w->removed = true;
+		w->changed = false;
+		w->off = w->len = 0;
+	}
+	/* the attribute's current working value, parsed */
+	if (!w->removed) {
+		alt_tmp_doc(op, &co, &cd);
+		sm_json_out_raw(co, op->scratch.p + w->off, w->len);
+		if (tmp_parse(co, cd) < 0)
+			return -ENOMEM;
+		cur.d = cd;
+		cur.tok = 0;
+	}
+	if (kind == SM_DDB_ADD || kind == SM_DDB_DELETE) {
+		struct alt_val at = cur;
+		bool have = !w->removed;
+
+		if (path->nelems > 1) {
+			at.tok = have ? resolve_path(op, cd, -2, path) : -1;
+			/* resolve from the attribute: path minus its first step */
+			if (have) {
+				struct sm_ddb_path sub = { path->elems, path->nelems };
+				struct sm_json_out *io;
+				struct sm_json_doc *id;
+
+				/* wrap as an item {top: value} to reuse resolve_path */
+				alt_tmp_doc(op, &io, &id);
+				sm_json_out_obj_begin(io);
+				sm_json_out_key(io, top);
+				sm_json_out_raw(io, op->scratch.p + w->off, w->len);
+				sm_json_out_obj_end(io);
+				if (tmp_parse(io, id) < 0)
+					return -ENOMEM;
+				at.d = id;
+				at.tok = resolve_path(op, id, 0, &sub);
+			}
+			have = at.tok >= 0;
+		}
+		ret = add_or_delete(op, kind == SM_DDB_ADD, at, have, nv, &nv, &removed);
+		if (ret < 0)
+			return ret;
+		if (removed) {
+			if (path->nelems == 1) {
+				w->removed = true;
+				w->changed = true;
+				return 0;
+			}
+			nv.tok = -1;
+		}
+	}
+	if (kind == SM_DDB_REMOVE)
+		nv.tok = -1;
+	if (path->nelems == 1) {
+		w->changed = true;
+		if (nv.tok < 0) {
+			w->removed = true;
+			return 0;
+		}
+		w->removed = false;
+		return put_scratch(op, nv, &w->off, &w->len);
+	}
+	/* nested: rewrite the top-level value */
+	if (w->removed) {
+		if (kind == SM_DDB_REMOVE)
+			return 0;
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "The document path provided in the update expression is invalid for "
+			 "update");
+		return -EINVAL;
+	}
+	alt_tmp_doc(op, &tmpo, &tmpd);
+	ret = rewrite(op, cd, 0, path, 1, nv, tmpo);
+	if (ret < 0) {
+		if (kind == SM_DDB_REMOVE)
+			return 0;
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "The document path provided in the update expression is invalid for "
+			 "update");
+		return -EINVAL;
+	}
+	if (tmp_parse(tmpo, tmpd) < 0)
+		return -ENOMEM;
+	w->changed = true;
+	return put_scratch(op, (struct alt_val){ tmpd, 0 }, &w->off, &w->len);
+}
+
+/* Names and flags of the changed attributes, for the mutation. */
+unsigned
+alt_update_changes(struct alt_op *op, const char ***names, const char **json, size_t *lens,
+		   bool *removed, unsigned cap);
+
+static __thread unsigned last_nw;
+
+unsigned
+alt_update_changes(struct alt_op *op, const char ***names, const char **json, size_t *lens,
+		   bool *removed, unsigned cap)
+{
+	static __thread const char *nm[MAX_WATTRS];
+	unsigned i, n = 0;
+
+	for (i = 0; i < last_nw && n < cap; i++) {
+		if (!wattrs[i].changed)
+			continue;
+		nm[n] = wattrs[i].name;
+		json[n] = op->scratch.p + wattrs[i].off;
+		lens[n] = wattrs[i].len;
+		removed[n] = wattrs[i].removed;
+		n++;
+	}
+	*names = nm;
+	return n;
+}
+
+int
+alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
+{
+	int au = sm_json_get(&op->doc, op->root, "AttributeUpdates");
+	unsigned nw = 0, i;
+	struct sm_bytes k;
+	int e, ret;
+
+	sm_json_out_reset(&op->scratch);
+	/* Names are copied into op->names: make room now, before any is kept. */
+	if (alt_bytes_reserve(&op->names, (itok >= 0 ? sm_json_span(d, itok).len : 0) +
+						  op->body_len + 4096) < 0)
+		return -ENOMEM;
+	/* Start from the old item's attributes. */
+	for (e = itok >= 0 ? sm_json_first(d, itok) : -1; e >= 0; e = sm_json_next(d, e)) {
+		struct wattr *w;
+		const char *name;
+
+		if (alt_payload_str(op, d, e, &k) < 0 ||
+		    (name = alt_keep_str(op, k.p, k.len)) == NULL)
+			return -ENOMEM;
+		if (strcmp(name, op->tab.hash->name) == 0 ||
+		    (op->tab.range && strcmp(name, op->tab.range->name) == 0))
+			continue;
+		if (nw >= MAX_WATTRS)
+			return -E2BIG;
+		w = &wattrs[nw++];
+		w->name = name;
+		w->removed = false;
+		w->changed = false;
+		ret = put_scratch(op, (struct alt_val){ d, sm_json_member_value(d, e) }, &w->off,
+				  &w->len);
+		if (ret < 0)
+			return ret;
+	}
+	if (op->update != NULL) {
+		for (i = 0; i < op->update->nactions; i++) {
+			const struct sm_ddb_action *a = &op->update->actions[i];
+
+			ret = apply_action(op, d, itok, a->kind, &a->path, a->value,
+					   (struct alt_val){ NULL, -1 }, &nw);
+			if (ret < 0)
+				goto out;
+		}
+	} else if (au >= 0) {
+		for (e = sm_json_first(&op->doc, au); e >= 0; e = sm_json_next(&op->doc, e)) {
+			int spec = sm_json_member_value(&op->doc, e);
+			int act = sm_json_get(&op->doc, spec, "Action");
+			int val = sm_json_get(&op->doc, spec, "Value");
+			struct sm_ddb_path_elem pe;
+			struct sm_ddb_path path = { &pe, 1 };
+			enum sm_ddb_action_kind kind = SM_DDB_SET;
+			const char *name;
+
+			if (alt_payload_str(op, &op->doc, e, &k) < 0 ||
+			    (name = alt_keep_str(op, k.p, k.len)) == NULL) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			pe.name = name;
+			pe.ref = false;
+			pe.index = 0;
+			if (act < 0 || sm_json_str_eq(&op->doc, act, "PUT"))
+				kind = SM_DDB_SET;
+			else if (sm_json_str_eq(&op->doc, act, "DELETE"))
+				kind = val >= 0 ? SM_DDB_DELETE : SM_DDB_REMOVE;
+			else if (sm_json_str_eq(&op->doc, act, "ADD"))
+				kind = SM_DDB_ADD;
+			else {
+				snprintf(op->errmsg, sizeof(op->errmsg),
+					 "1 validation error detected: Value at "
+					 "'attributeUpdates.%s.member.action' failed to satisfy "
+					 "constraint: "
+					 "Member must satisfy enum value set: [ADD, PUT, DELETE]",
+					 name);
+				ret = -EINVAL;
+				goto out;
+			}
+			if (kind == SM_DDB_SET && val < 0) {
+				snprintf(op->errmsg, sizeof(op->errmsg),
+					 "One or more parameter values were invalid: Only DELETE "
+					 "action "
+					 "is allowed when no attribute value is specified");
+				ret = -EINVAL;
+				goto out;
+			}
+			ret = apply_action(op, d, itok, kind, &path, NULL,
+					   (struct alt_val){ &op->doc, val }, &nw);
+			if (ret < 0)
+				goto out;
+		}
+	}
+	/* The new item: key attributes, then the working attributes. */
+	sm_json_out_reset(&op->nitem);
+	sm_json_out_obj_begin(&op->nitem);
+	sm_json_out_key(&op->nitem, op->tab.hash->name);
+	{
+		int kv = sm_json_get(&op->doc, sm_json_get(&op->doc, op->root, "Key"),
+				     op->tab.hash->name);
+		struct sm_bytes raw = sm_json_span(&op->doc, kv);
+
+		sm_json_out_raw(&op->nitem, (const char *)raw.p, raw.len);
+		if (op->tab.range != NULL) {
+			kv = sm_json_get(&op->doc, sm_json_get(&op->doc, op->root, "Key"),
+					 op->tab.range->name);
+			raw = sm_json_span(&op->doc, kv);
+			sm_json_out_key(&op->nitem, op->tab.range->name);
+			sm_json_out_raw(&op->nitem, (const char *)raw.p, raw.len);
+		}
+	}
+	for (i = 0; i < nw; i++) {
+		if (wattrs[i].removed)
+			continue;
+		sm_json_out_key(&op->nitem, wattrs[i].name);
+		sm_json_out_raw(&op->nitem, op->scratch.p + wattrs[i].off, wattrs[i].len);
+	}
+	sm_json_out_obj_end(&op->nitem);
+	ret = op->nitem.err ? op->nitem.err : op->scratch.err;
+out:
+	last_nw = nw;
+	return ret;
+}

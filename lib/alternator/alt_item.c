@@ -1,0 +1,1323 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Item operations: PutItem, GetItem, DeleteItem, UpdateItem, and the two
+ * batch operations, with ScyllaDB's write isolation.
+ *
+ * A write is computed from the old item by one function (compute_write),
+ * which runs in one of three places: directly (no read needed), after a
+ * plain read (unsafe), or inside the Paxos round on the owning shard
+ * (SM_CAS_CUSTOM: always_use_lwt, and only_rmw_uses_lwt for RMW requests).
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alt_priv.h"
+
+enum { RV_NONE, RV_ALL_OLD, RV_UPDATED_OLD, RV_ALL_NEW, RV_UPDATED_NEW };
+
+enum write_kind { W_PUT, W_DELETE, W_UPDATE };
+
+#define FORBID_MSG                                                                                 \
+	"Read-modify-write operations are disabled by 'forbid_rmw' write isolation policy. Refer " \
+	"to https://github.com/scylladb/scylla/blob/master/docs/alternator/alternator.md#write-"   \
+	"isolation-policies for more information."
+
+unsigned
+alt_update_changes(struct alt_op *op, const char ***names, const char **json, size_t *lens,
+		   bool *removed, unsigned cap);
+
+/* ---- the attrs map of an item ---- */
+
+struct kv {
+	struct sm_bytes k, v;
+};
+
+static int
+kv_cmp(const void *a, const void *b)
+{
+	const struct kv *x = a, *y = b;
+	int c = memcmp(x->k.p, y->k.p, SM_MIN(x->k.len, y->k.len));
+
+	return c ? c : (int)x->k.len - (int)y->k.len;
+}
+
+/*
+ * Serialize a map<text, blob> of @n pairs (sorted here, the last of a
+ * repeated key kept) into op->vals; the value in *out.
+ */
+static int
+build_map(struct alt_op *op, struct kv *kvs, unsigned n, struct sm_bytes *out)
+{
+	static __thread struct sm_bytes *flat;
+	static __thread unsigned flat_cap;
+	unsigned i, m = 0;
+	size_t size;
+	uint8_t *dst;
+
+	/* stable sort by key keeps request order among equal keys: insertion for small n */
+	if (n < 32) {
+		for (i = 1; i < n; i++) {
+			struct kv x = kvs[i];
+			unsigned j = i;
+
+			while (j > 0 && kv_cmp(&kvs[j - 1], &x) > 0) {
+				kvs[j] = kvs[j - 1];
+				j--;
+			}
+			kvs[j] = x;
+		}
+	} else {
+		qsort(kvs, n, sizeof(*kvs), kv_cmp);
+	}
+	if (flat_cap < 2 * n + 2) {
+		struct sm_bytes *p = sm_realloc(flat, (2 * n + 2) * sizeof(*flat));
+
+		if (p == NULL)
+			return -ENOMEM;
+		flat = p;
+		flat_cap = 2 * n + 2;
+	}
+	for (i = 0; i < n; i++) {
+		if (i + 1 < n && kv_cmp(&kvs[i], &kvs[i + 1]) == 0)
+			continue;
+		flat[2 * m] = kvs[i].k;
+		flat[2 * m + 1] = kvs[i].v;
+		m++;
+	}
+	size = sm_coll_build(NULL, 0, flat, m, true);
+	if (op->vals.cap - op->vals.len < size)
+		return -ENOSPC;
+	dst = op->vals.p + op->vals.len;
+	sm_coll_build(dst, size, flat, m, true);
+	op->vals.len += size;
+	out->p = dst;
+	out->len = (uint32_t)size;
+	return 0;
+}
+
+static struct sm_cell_op *
+new_cell_op(struct alt_op *op)
+{
+	if (op->nops >= op->ops_cap) {
+		unsigned cap = op->ops_cap ? 2 * op->ops_cap : 16;
+		struct sm_cell_op *p = sm_realloc(op->ops, cap * sizeof(*p));
+
+		if (p == NULL)
+			return NULL;
+		op->ops = p;
+		op->ops_cap = cap;
+	}
+	memset(&op->ops[op->nops], 0, sizeof(op->ops[0]));
+	return &op->ops[op->nops++];
+}
+
+static struct sm_store_req *
+new_sreq(struct alt_op *op)
+{
+	struct sm_store_req *r;
+
+	if (op->nsreqs >= op->sreqs_cap) {
+		unsigned cap = op->sreqs_cap ? 2 * op->sreqs_cap : 4;
+		struct sm_store_req *p = sm_realloc(op->sreqs, cap * sizeof(*p));
+
+		if (p == NULL)
+			return NULL;
+		op->sreqs = p;
+		op->sreqs_cap = cap;
+	}
+	r = &op->sreqs[op->nsreqs++];
+	memset(r, 0, offsetof(struct sm_store_req, scan));
+	return r;
+}
+
+/*
+ * The canonical attributes of request item @item (key attributes
+ * skipped) as pairs: names in op->names, JSON in @o. Returns the count.
+ */
+static int
+item_pairs(struct alt_op *op, const struct alt_table *t, int item, struct sm_json_out *o,
+	   struct kv **pairs, unsigned *npairs)
+{
+	static __thread struct kv *buf;
+	static __thread unsigned cap;
+	static __thread size_t *offs;
+	unsigned n = 0, i;
+	struct sm_bytes k;
+	size_t total = 0;
+	int e;
+
+	if (sm_json_type(&op->doc, item) != SM_JSON_OBJECT) {
+		snprintf(op->errmsg, sizeof(op->errmsg), "Item must be a map of attribute values");
+		return -EINVAL;
+	}
+	if (cap < sm_json_count(&op->doc, item) + 1) {
+		unsigned c = sm_json_count(&op->doc, item) + 16;
+		struct kv *p = sm_realloc(buf, c * sizeof(*p));
+		size_t *q;
+
+		if (p == NULL)
+			return -ENOMEM;
+		buf = p;
+		q = sm_realloc(offs, c * sizeof(*q));
+		if (q == NULL)
+			return -ENOMEM;
+		offs = q;
+		cap = c;
+	}
+	for (e = sm_json_first(&op->doc, item); e >= 0; e = sm_json_next(&op->doc, e)) {
+		const char *name;
+		size_t start;
+
+		if (alt_payload_str(op, &op->doc, e, &k) < 0)
+			return -EINVAL;
+		if (k.len == 0) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "One or more parameter values were invalid: An attribute name "
+				 "cannot "
+				 "be empty");
+			return -EINVAL;
+		}
+		name = alt_keep_str(op, k.p, k.len);
+		if (name == NULL)
+			return -ENOMEM;
+		if (strcmp(name, t->hash->name) == 0 ||
+		    (t->range && strcmp(name, t->range->name) == 0))
+			continue;
+		start = o->len;
+		o->comma = false;
+		if (alt_value_write(op, &op->doc, sm_json_member_value(&op->doc, e), o, false,
+				    "Item") < 0)
+			return -EINVAL;
+		buf[n].k.p = (const uint8_t *)name;
+		buf[n].k.len = (uint32_t)k.len;
+		offs[n] = start;
+		buf[n].v.len = (uint32_t)(o->len - start);
+		total += k.len + buf[n].v.len;
+		n++;
+	}
+	if (o->err)
+		return o->err;
+	if (total > ALT_MAX_ITEM_BYTES) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "Item size has exceeded the maximum allowed size");
+		return -EINVAL;
+	}
+	/* o is done growing: the offsets become pointers */
+	for (i = 0; i < n; i++)
+		buf[i].v.p = (const uint8_t *)o->p + offs[i];
+	*pairs = buf;
+	*npairs = n;
+	return 0;
+}
+
+/* ---- reading the old item ---- */
+
+static int
+old_row_sink(void *ctx, const struct sm_row_view *r)
+{
+	struct alt_op *op = ctx;
+
+	sm_json_out_reset(&op->item);
+	alt_write_row_item(op, &op->item, r->pk, r->ck, &r->cells[0]);
+	op->have_item = op->item.err == 0;
+	return op->item.err;
+}
+
+/* Parse op->item into op->idoc when an item was read; its root or -1. */
+static int
+old_item(struct alt_op *op)
+{
+	if (!op->have_item)
+		return -1;
+	if (sm_json_parse(&op->idoc, op->item.p, op->item.len, 0) < 0) {
+		op->have_item = false;
+		return -1;
+	}
+	return sm_json_root(&op->idoc);
+}
+
+/* ---- computing a write ---- */
+
+struct write_ctx {
+	enum write_kind kind;
+	struct sm_key pk, ck;
+	struct sm_bytes put_map; /* W_PUT: the new attrs map */
+	bool have_put_map;
+};
+
+/*
+ * Evaluate the condition on the old item and fill mutation @m; false when
+ * the condition fails (op->cond_ok) or on error (op->cond_error).
+ */
+static bool
+compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
+{
+	int itok = old_item(op), exp = sm_json_get(&op->doc, op->root, "Expected");
+	const char **names;
+	const char *json[1024];
+	size_t lens[1024];
+	bool removed[1024], ok = true;
+	unsigned i, n;
+	int ret;
+
+	op->cond_ok = true;
+	op->cond_error = false;
+	if (op->cond != NULL)
+		ret = alt_eval_cond(op, op->cond->cond, &op->idoc, itok, &ok);
+	else if (exp >= 0)
+		ret = alt_eval_expected(op, exp, &op->idoc, itok, &ok);
+	else
+		ret = 0;
+	if (ret < 0) {
+		op->cond_error = true;
+		return false;
+	}
+	if (!ok) {
+		op->cond_ok = false;
+		return false;
+	}
+	memset(m, 0, sizeof(*m));
+	m->table = op->tab.t;
+	m->pk = w->pk;
+	m->ck = w->ck;
+	m->ts = SM_TS_NOW;
+	m->ttl = SM_TTL_DEFAULT;
+	op->nops = 0;
+	switch (w->kind) {
+	case W_PUT: {
+		struct sm_cell_op *c = new_cell_op(op);
+
+		if (c == NULL)
+			goto nomem;
+		m->flags = SM_MUT_ROW_MARKER;
+		c->col = op->tab.attrs_col;
+		c->kind = SM_CELL_SET;
+		c->value = w->put_map;
+		break;
+	}
+	case W_DELETE:
+		m->flags = op->tab.range ? SM_MUT_DELETE_ROW : SM_MUT_DELETE_PARTITION;
+		break;
+	case W_UPDATE: {
+		size_t need = 0;
+
+		ret = alt_apply_update(op, &op->idoc, itok);
+		if (ret < 0) {
+			op->cond_error = true;
+			if (op->errmsg[0] == '\0')
+				snprintf(op->errmsg, sizeof(op->errmsg), "invalid update");
+			return false;
+		}
+		if (op->nitem.len > ALT_MAX_ITEM_BYTES) {
+			op->cond_error = true;
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "Item size to update has exceeded the maximum allowed size");
+			return false;
+		}
+		n = alt_update_changes(op, &names, json, lens, removed, 1024);
+		for (i = 0; i < n; i++)
+			need += strlen(names[i]) + lens[i];
+		/* the values move into op->vals, which must not move afterwards */
+		op->vals.len = 0;
+		if (alt_bytes_reserve(&op->vals, need + 64) < 0)
+			goto nomem;
+		m->flags = SM_MUT_ROW_MARKER;
+		for (i = 0; i < n; i++) {
+			struct sm_cell_op *c = new_cell_op(op);
+
+			if (c == NULL)
+				goto nomem;
+			c->col = op->tab.attrs_col;
+			c->key.p = alt_bytes_put(&op->vals, names[i], strlen(names[i]));
+			c->key.len = (uint32_t)strlen(names[i]);
+			if (removed[i]) {
+				c->kind = SM_CELL_DELETE_ELEM;
+				continue;
+			}
+			c->kind = SM_CELL_SET_ELEM;
+			c->value.p = alt_bytes_put(&op->vals, json[i], lens[i]);
+			c->value.len = (uint32_t)lens[i];
+		}
+		break;
+	}
+	}
+	m->ops = op->ops;
+	m->nops = op->nops;
+	return true;
+nomem:
+	op->cond_error = true;
+	snprintf(op->errmsg, sizeof(op->errmsg), "out of memory");
+	return false;
+}
+
+/* Runs on the owning shard inside the Paxos round: everything it needs is in @op. */
+static bool
+cas_decide(void *ctx, bool exists, struct sm_cas *cas)
+{
+	struct alt_op *op = ctx;
+	struct write_ctx w;
+
+	if (!exists)
+		op->have_item = false;
+	w.kind = (enum write_kind)op->wkind;
+	w.put_map = op->put_map;
+	w.pk = cas->mut.pk;
+	w.ck = cas->mut.ck;
+	return compute_write(op, &w, &cas->mut);
+}
+
+/* ---- answering ---- */
+
+static void
+write_attributes(struct alt_op *op, bool old)
+{
+	int itok, e;
+	const char **names;
+	const char *json[1024];
+	size_t lens[1024];
+	bool removed[1024];
+	unsigned n, i;
+
+	if (op->rv == RV_NONE)
+		return;
+	(void)old;
+	if (op->rv == RV_ALL_OLD) {
+		itok = sm_json_root(&op->idoc);
+		if (!op->have_item)
+			return;
+		sm_json_out_key(&op->out, "Attributes");
+		{
+			struct sm_bytes raw = sm_json_span(&op->idoc, itok);
+
+			sm_json_out_raw(&op->out, (const char *)raw.p, raw.len);
+		}
+		return;
+	}
+	if (op->rv == RV_ALL_NEW) {
+		sm_json_out_key(&op->out, "Attributes");
+		sm_json_out_raw(&op->out, op->nitem.p, op->nitem.len);
+		return;
+	}
+	/*
+	 * UPDATED_OLD / UPDATED_NEW: the changed top-level attributes, which
+	 * are the mutation's map operations (computed maybe on another shard).
+	 */
+	(void)names;
+	(void)json;
+	(void)lens;
+	(void)removed;
+	n = op->nops;
+	sm_json_out_key(&op->out, "Attributes");
+	sm_json_out_obj_begin(&op->out);
+	for (i = 0; i < n; i++) {
+		const struct sm_cell_op *c = &op->ops[i];
+
+		if (c->kind != SM_CELL_SET_ELEM && c->kind != SM_CELL_DELETE_ELEM)
+			continue;
+		if (op->rv == RV_UPDATED_NEW) {
+			if (c->kind == SM_CELL_DELETE_ELEM)
+				continue;
+			sm_json_out_keyn(&op->out, (const char *)c->key.p, c->key.len);
+			sm_json_out_raw(&op->out, (const char *)c->value.p, c->value.len);
+		} else if (op->have_item) {
+			e = sm_json_getn(&op->idoc, sm_json_root(&op->idoc), (const char *)c->key.p,
+					 c->key.len);
+			if (e < 0)
+				continue;
+			sm_json_out_keyn(&op->out, (const char *)c->key.p, c->key.len);
+			{
+				struct sm_bytes raw = sm_json_span(&op->idoc, e);
+
+				sm_json_out_raw(&op->out, (const char *)raw.p, raw.len);
+			}
+		}
+	}
+	sm_json_out_obj_end(&op->out);
+}
+
+static void
+consumed(struct alt_op *op)
+{
+	int rc = sm_json_get(&op->doc, op->root, "ReturnConsumedCapacity");
+
+	if (rc < 0 || sm_json_str_eq(&op->doc, rc, "NONE"))
+		return;
+	sm_json_out_key(&op->out, "ConsumedCapacity");
+	sm_json_out_obj_begin(&op->out);
+	sm_json_out_key(&op->out, "TableName");
+	sm_json_out_str(&op->out, op->tab.name);
+	sm_json_out_key(&op->out, "CapacityUnits");
+	sm_json_out_i64(&op->out, 1);
+	sm_json_out_obj_end(&op->out);
+}
+
+static void
+write_answer(struct alt_op *op)
+{
+	sm_json_out_reset(&op->out);
+	sm_json_out_obj_begin(&op->out);
+	write_attributes(op, true);
+	consumed(op);
+	sm_json_out_obj_end(&op->out);
+	alt_finish(op);
+}
+
+static void
+store_failed(struct alt_op *op)
+{
+	if (op->first_err == -ETIMEDOUT)
+		alt_fail(op, "InternalServerError", "%s", op->errmsg);
+	else
+		alt_fail(op, "ValidationException", "%s", op->errmsg);
+}
+
+static void
+after_write(struct alt_op *op)
+{
+	if (op->first_err != 0) {
+		store_failed(op);
+		return;
+	}
+	write_answer(op);
+}
+
+static void
+after_cas(struct alt_op *op)
+{
+	struct sm_store_req *r = &op->sreqs[0];
+
+	if (op->first_err != 0) {
+		store_failed(op);
+		return;
+	}
+	if (!r->cas.applied) {
+		if (op->cond_error)
+			alt_fail(op, "ValidationException", "%s", op->errmsg);
+		else
+			alt_fail_condition(op);
+		return;
+	}
+	write_answer(op);
+}
+
+static void
+after_read_then_write(struct alt_op *op)
+{
+	struct write_ctx wc, *w = &wc;
+	struct sm_store_req *r;
+	struct sm_key pk = op->sreqs[0].sel.pk;
+	struct sm_key ck;
+
+	if (op->first_err != 0) {
+		store_failed(op);
+		return;
+	}
+	ck.n = 0;
+	if (op->sreqs[0].sel.nranges)
+		ck = op->sreqs[0].sel.ranges[0].start.prefix;
+	w->kind = (enum write_kind)op->wkind;
+	w->put_map = op->put_map;
+	w->pk = pk;
+	w->ck = ck;
+	op->nsreqs = 0;
+	r = new_sreq(op);
+	if (r == NULL) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	r->kind = SM_REQ_MUTATE;
+	if (!compute_write(op, w, &r->mut)) {
+		if (op->cond_error)
+			alt_fail(op, "ValidationException", "%s", op->errmsg);
+		else
+			alt_fail_condition(op);
+		return;
+	}
+	op->next = after_write;
+	alt_submit(op);
+}
+
+/* Run a write of @w's key with the table's isolation. */
+static void
+run_write(struct alt_op *op, struct write_ctx *w)
+{
+	enum sm_alt_isolation iso = op->tab.iso;
+	struct sm_store_req *r;
+
+	if (op->rmw && iso == SM_ALT_FORBID_RMW) {
+		alt_fail(op, "ValidationException", FORBID_MSG);
+		return;
+	}
+	op->nsreqs = 0;
+	r = new_sreq(op);
+	if (r == NULL) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	op->read_cols[0] = op->tab.attrs_col;
+	if (iso == SM_ALT_LWT_ALWAYS || (op->rmw && iso == SM_ALT_LWT_RMW_ONLY)) {
+		r->kind = SM_REQ_CAS;
+		r->cas.mut.table = op->tab.t;
+		r->cas.mut.pk = w->pk;
+		r->cas.mut.ck = w->ck;
+		r->cas.kind = SM_CAS_CUSTOM;
+		r->cas.decide = cas_decide;
+		r->cas.decide_ctx = op;
+		r->cas.cols = op->read_cols;
+		r->cas.ncols = 1;
+		r->cas.sink.row = old_row_sink;
+		r->cas.sink.ctx = op;
+		op->wkind = (int)w->kind;
+		op->put_map = w->put_map;
+		op->next = after_cas;
+		alt_submit(op);
+		return;
+	}
+	if (op->rmw) {
+		/* unsafe: read, then write without isolation */
+		r->kind = SM_REQ_SELECT;
+		r->sel.table = op->tab.t;
+		r->sel.pk = w->pk;
+		if (w->ck.n > 0) {
+			op->range.start.prefix = w->ck;
+			op->range.start.inclusive = true;
+			op->range.end = op->range.start;
+			r->sel.ranges = &op->range;
+			r->sel.nranges = 1;
+		}
+		r->sel.cols = op->read_cols;
+		r->sel.ncols = 1;
+		r->sel.limit = 1;
+		r->sel.sink.row = old_row_sink;
+		r->sel.sink.ctx = op;
+		op->wkind = (int)w->kind;
+		op->put_map = w->put_map;
+		op->next = after_read_then_write;
+		alt_submit(op);
+		return;
+	}
+	r->kind = SM_REQ_MUTATE;
+	if (!compute_write(op, w, &r->mut)) {
+		alt_fail(op, "ValidationException", "%s", op->errmsg);
+		return;
+	}
+	op->next = after_write;
+	alt_submit(op);
+}
+
+/* ---- request parsing shared by the writes ---- */
+
+static int
+return_values(struct alt_op *op, bool update)
+{
+	int rv = sm_json_get(&op->doc, op->root, "ReturnValues");
+	int rvf = sm_json_get(&op->doc, op->root, "ReturnValuesOnConditionCheckFailure");
+
+	op->rv = RV_NONE;
+	if (rv >= 0) {
+		if (sm_json_str_eq(&op->doc, rv, "NONE"))
+			op->rv = RV_NONE;
+		else if (sm_json_str_eq(&op->doc, rv, "ALL_OLD"))
+			op->rv = RV_ALL_OLD;
+		else if (update && sm_json_str_eq(&op->doc, rv, "UPDATED_OLD"))
+			op->rv = RV_UPDATED_OLD;
+		else if (update && sm_json_str_eq(&op->doc, rv, "ALL_NEW"))
+			op->rv = RV_ALL_NEW;
+		else if (update && sm_json_str_eq(&op->doc, rv, "UPDATED_NEW"))
+			op->rv = RV_UPDATED_NEW;
+		else {
+			alt_fail(op, "ValidationException",
+				 update ? "1 validation error detected: Value at 'returnValues' "
+					  "failed to "
+					  "satisfy constraint: Member must satisfy enum value set: "
+					  "[NONE, "
+					  "ALL_OLD, UPDATED_OLD, ALL_NEW, UPDATED_NEW]"
+					: "ReturnValues can only be ALL_OLD or NONE");
+			return -EINVAL;
+		}
+	}
+	if (rvf >= 0) {
+		if (sm_json_str_eq(&op->doc, rvf, "ALL_OLD"))
+			op->rv_on_fail_all_old = true;
+		else if (!sm_json_str_eq(&op->doc, rvf, "NONE")) {
+			alt_fail(op, "ValidationException",
+				 "1 validation error detected: Value at "
+				 "'returnValuesOnConditionCheckFailure' failed to satisfy "
+				 "constraint: "
+				 "Member must satisfy enum value set: [ALL_OLD, NONE]");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int
+prepare_common(struct alt_op *op, bool update)
+{
+	int ce = sm_json_get(&op->doc, op->root, "ConditionExpression");
+	int exp = sm_json_get(&op->doc, op->root, "Expected");
+
+	if (alt_table_from_request(op) < 0)
+		return -EINVAL;
+	if (return_values(op, update) < 0)
+		return -EINVAL;
+	if (ce >= 0 && exp >= 0) {
+		alt_fail(op, "ValidationException",
+			 "Can not use both expression and non-expression parameters in the same "
+			 "request: Non-expression parameters: {Expected} Expression parameters: "
+			 "{ConditionExpression}");
+		return -EINVAL;
+	}
+	if (ce >= 0 && sm_json_type(&op->doc, ce) == SM_JSON_STRING &&
+	    sm_json_span(&op->doc, ce).len == 2) {
+		alt_fail(op, "ValidationException",
+			 "Invalid ConditionExpression: The expression can not be empty;");
+		return -EINVAL;
+	}
+	if (alt_parse_expr(op, "ConditionExpression", SM_DDB_CONDITION, &op->cond) < 0)
+		return -EINVAL;
+	/* keys: reserve what every key part of the request can need, once */
+	if (alt_bytes_reserve(&op->keys, op->body_len * 2 + 4096) < 0) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return -ENOMEM;
+	}
+	op->rmw = op->cond != NULL || exp >= 0 || op->rv == RV_ALL_OLD ||
+		  op->rv == RV_UPDATED_OLD || op->rv == RV_ALL_NEW;
+	return 0;
+}
+
+static int
+read_key(struct alt_op *op, struct write_ctx *w)
+{
+	int key = sm_json_get(&op->doc, op->root, "Key");
+
+	if (key < 0) {
+		alt_fail(op, "ValidationException",
+			 "1 validation error detected: Value null at 'key' failed to satisfy "
+			 "constraint: Member must not be null");
+		return -EINVAL;
+	}
+	if (alt_item_key(op, &op->doc, key, false, &w->pk, &w->ck) < 0) {
+		alt_fail(op, "ValidationException", "%s", op->errmsg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void
+alt_put_item(struct alt_op *op)
+{
+	struct write_ctx w = { .kind = W_PUT };
+	int item = sm_json_get(&op->doc, op->root, "Item");
+	struct kv *pairs;
+	unsigned n;
+	int ret;
+
+	if (prepare_common(op, false) < 0)
+		return;
+	if (item < 0) {
+		alt_fail(op, "ValidationException",
+			 "1 validation error detected: Value null at 'item' failed to satisfy "
+			 "constraint: Member must not be null");
+		return;
+	}
+	if (alt_check_unused(op) < 0)
+		return;
+	if (alt_item_key(op, &op->doc, item, true, &w.pk, &w.ck) < 0) {
+		alt_fail(op, "ValidationException", "%s", op->errmsg);
+		return;
+	}
+	if (alt_bytes_reserve(&op->names, op->body_len + 4096) < 0) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	sm_json_out_reset(&op->nitem);
+	ret = item_pairs(op, &op->tab, item, &op->nitem, &pairs, &n);
+	if (ret < 0) {
+		alt_fail(op, ret == -ENOMEM ? "InternalServerError" : "ValidationException", "%s",
+			 op->errmsg);
+		return;
+	}
+	op->vals.len = 0;
+	if (alt_bytes_reserve(&op->vals, op->nitem.len + op->names.len + 16 * n + 64) < 0 ||
+	    build_map(op, pairs, n, &w.put_map) < 0) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	w.have_put_map = true;
+	run_write(op, &w);
+}
+
+void
+alt_delete_item(struct alt_op *op)
+{
+	struct write_ctx w = { .kind = W_DELETE };
+
+	if (prepare_common(op, false) < 0)
+		return;
+	if (alt_check_unused(op) < 0 || read_key(op, &w) < 0)
+		return;
+	run_write(op, &w);
+}
+
+void
+alt_update_item(struct alt_op *op)
+{
+	struct write_ctx w = { .kind = W_UPDATE };
+	int ue = sm_json_get(&op->doc, op->root, "UpdateExpression");
+	int au = sm_json_get(&op->doc, op->root, "AttributeUpdates");
+	int e;
+
+	if (prepare_common(op, true) < 0)
+		return;
+	if (ue >= 0 && au >= 0) {
+		alt_fail(op, "ValidationException",
+			 "Can not use both expression and non-expression parameters in the same "
+			 "request: Non-expression parameters: {AttributeUpdates} Expression "
+			 "parameters: {UpdateExpression}");
+		return;
+	}
+	if (au >= 0 && op->cond != NULL) {
+		alt_fail(op, "ValidationException",
+			 "Can not use both expression and non-expression parameters in the same "
+			 "request: Non-expression parameters: {AttributeUpdates} Expression "
+			 "parameters: {ConditionExpression}");
+		return;
+	}
+	if (alt_parse_expr(op, "UpdateExpression", SM_DDB_UPDATE, &op->update) < 0 ||
+	    alt_check_unused(op) < 0 || read_key(op, &w) < 0)
+		return;
+	if (op->update != NULL && sm_ddb_expr_update_needs_read(op->update))
+		op->rmw = true;
+	if (au >= 0) {
+		/* legacy: ADD, or DELETE with a value, needs the old item */
+		for (e = sm_json_first(&op->doc, au); e >= 0; e = sm_json_next(&op->doc, e)) {
+			int spec = sm_json_member_value(&op->doc, e);
+			int act = sm_json_get(&op->doc, spec, "Action");
+			int val = sm_json_get(&op->doc, spec, "Value");
+
+			if (val >= 0) {
+				sm_json_out_reset(&op->scratch);
+				if (alt_value_write(op, &op->doc, val, &op->scratch, false,
+						    "AttributeUpdates") < 0) {
+					alt_fail(op, "ValidationException", "%s", op->errmsg);
+					return;
+				}
+			}
+			if (sm_json_str_eq(&op->doc, act, "ADD") ||
+			    (sm_json_str_eq(&op->doc, act, "DELETE") && val >= 0))
+				op->rmw = true;
+		}
+	}
+	run_write(op, &w);
+}
+
+/* ---- GetItem ---- */
+
+static void
+after_get(struct alt_op *op)
+{
+	int itok;
+
+	if (op->first_err != 0) {
+		store_failed(op);
+		return;
+	}
+	sm_json_out_reset(&op->out);
+	sm_json_out_obj_begin(&op->out);
+	itok = old_item(op);
+	if (itok >= 0) {
+		sm_json_out_key(&op->out, "Item");
+		if (alt_write_projected(op, &op->idoc, itok, &op->out) < 0) {
+			alt_fail(op, "InternalServerError", "out of memory");
+			return;
+		}
+	}
+	consumed(op);
+	sm_json_out_obj_end(&op->out);
+	alt_finish(op);
+}
+
+void
+alt_get_item(struct alt_op *op)
+{
+	struct write_ctx w;
+	struct sm_store_req *r;
+
+	if (alt_table_from_request(op) < 0)
+		return;
+	if (alt_bytes_reserve(&op->keys, op->body_len * 2 + 4096) < 0) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	if (sm_json_get(&op->doc, op->root, "ProjectionExpression") >= 0 &&
+	    sm_json_get(&op->doc, op->root, "AttributesToGet") >= 0) {
+		alt_fail(op, "ValidationException",
+			 "Can not use both expression and non-expression parameters in the same "
+			 "request: Non-expression parameters: {AttributesToGet} Expression "
+			 "parameters: {ProjectionExpression}");
+		return;
+	}
+	if (alt_parse_expr(op, "ProjectionExpression", SM_DDB_PROJECTION, &op->proj) < 0 ||
+	    alt_check_unused(op) < 0 || read_key(op, &w) < 0)
+		return;
+	op->nsreqs = 0;
+	r = new_sreq(op);
+	if (r == NULL) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	op->read_cols[0] = op->tab.attrs_col;
+	r->kind = SM_REQ_SELECT;
+	r->sel.table = op->tab.t;
+	r->sel.pk = w.pk;
+	if (w.ck.n > 0) {
+		op->range.start.prefix = w.ck;
+		op->range.start.inclusive = true;
+		op->range.end = op->range.start;
+		r->sel.ranges = &op->range;
+		r->sel.nranges = 1;
+	}
+	r->sel.cols = op->read_cols;
+	r->sel.ncols = 1;
+	r->sel.limit = 1;
+	r->sel.sink.row = old_row_sink;
+	r->sel.sink.ctx = op;
+	op->next = after_get;
+	alt_submit(op);
+}
+
+/* ---- BatchWriteItem ---- */
+
+#define MAX_BATCH_TABLES 16
+
+struct batch_ctx {
+	struct alt_table tabs[MAX_BATCH_TABLES];
+	unsigned ntabs;
+};
+
+static void
+batch_release(struct batch_ctx *b)
+{
+	unsigned i;
+
+	for (i = 0; i < b->ntabs; i++)
+		alt_table_release(&b->tabs[i]);
+	sm_free(b);
+}
+
+static struct batch_ctx *batch_of_op_dummy;
+
+static void
+after_batch_write(struct alt_op *op)
+{
+	struct batch_ctx *b = (struct batch_ctx *)op->str; /* parked there during the batch */
+
+	op->str = NULL;
+	op->str_cap = 0;
+	batch_release(b);
+	if (op->first_err != 0) {
+		store_failed(op);
+		return;
+	}
+	sm_json_out_reset(&op->out);
+	sm_json_out_obj_begin(&op->out);
+	sm_json_out_key(&op->out, "UnprocessedItems");
+	sm_json_out_obj_begin(&op->out);
+	sm_json_out_obj_end(&op->out);
+	sm_json_out_obj_end(&op->out);
+	alt_finish(op);
+}
+
+static bool
+same_key(const struct sm_key *a, const struct sm_key *b)
+{
+	unsigned i;
+
+	if (a->n != b->n)
+		return false;
+	for (i = 0; i < a->n; i++)
+		if (a->part[i].len != b->part[i].len ||
+		    memcmp(a->part[i].p, b->part[i].p, a->part[i].len) != 0)
+			return false;
+	return true;
+}
+
+static bool
+batch_decide_put(void *ctx, bool exists, struct sm_cas *cas)
+{
+	(void)ctx;
+	(void)exists;
+	(void)cas;
+	return true; /* always_use_lwt: the write goes through Paxos, unconditionally */
+}
+
+void
+alt_batch_write(struct alt_op *op)
+{
+	int ri = sm_json_get(&op->doc, op->root, "RequestItems");
+	struct batch_ctx *b;
+	struct kv *pairs;
+	unsigned n, total = 0, i, j;
+	int t, e, ret;
+	size_t need;
+
+	(void)batch_of_op_dummy;
+	if (sm_json_type(&op->doc, ri) != SM_JSON_OBJECT || sm_json_count(&op->doc, ri) == 0) {
+		alt_fail(op, "ValidationException",
+			 "1 validation error detected: Value at 'requestItems' failed to satisfy "
+			 "constraint: Member must have length greater than or equal to 1");
+		return;
+	}
+	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t))
+		total += sm_json_count(&op->doc, sm_json_member_value(&op->doc, t));
+	if (total > ALT_MAX_BATCH_WRITE || total == 0) {
+		alt_fail(op, "ValidationException",
+			 "Too many items requested for the BatchWriteItem call");
+		return;
+	}
+	if (sm_json_count(&op->doc, ri) > MAX_BATCH_TABLES) {
+		alt_fail(op, "ValidationException", "too many tables in one BatchWriteItem");
+		return;
+	}
+	b = sm_calloc(1, sizeof(*b));
+	if (b == NULL) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	need = op->body_len * 2 + 4096;
+	if (alt_bytes_reserve(&op->keys, need) < 0 || alt_bytes_reserve(&op->names, need) < 0) {
+		batch_release(b);
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	op->nsreqs = 0;
+	op->nops = 0;
+	sm_json_out_reset(&op->nitem);
+	/* Pass 1: keys and canonical items; pass 2 builds the maps. */
+	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t)) {
+		struct sm_bytes name;
+		struct alt_table *tab = &b->tabs[b->ntabs];
+		int list = sm_json_member_value(&op->doc, t);
+
+		if (alt_payload_str(op, &op->doc, t, &name) < 0 ||
+		    alt_table_lookup(op, (const char *)name.p, name.len, tab) < 0) {
+			batch_release(b);
+			alt_fail(op, "ResourceNotFoundException",
+				 "Requested resource not found: Table: %.*s not found",
+				 (int)SM_MIN(name.len, 255u), (const char *)name.p);
+			return;
+		}
+		b->ntabs++;
+		op->tab = *tab; /* for the key helpers */
+		for (e = sm_json_first(&op->doc, list); e >= 0; e = sm_json_next(&op->doc, e)) {
+			int put = sm_json_get(&op->doc, e, "PutRequest");
+			int del = sm_json_get(&op->doc, e, "DeleteRequest");
+			struct sm_store_req *r;
+			struct sm_mutation *m;
+			struct sm_key pk, ck;
+
+			if ((put >= 0) == (del >= 0)) {
+				batch_release(b);
+				op->tab.t = NULL;
+				alt_fail(op, "ValidationException",
+					 "Each WriteRequest must contain exactly one PutRequest or "
+					 "DeleteRequest");
+				return;
+			}
+			if (put >= 0)
+				ret = alt_item_key(op, &op->doc, sm_json_get(&op->doc, put, "Item"),
+						   true, &pk, &ck);
+			else
+				ret = alt_item_key(op, &op->doc, sm_json_get(&op->doc, del, "Key"),
+						   false, &pk, &ck);
+			if (ret < 0) {
+				batch_release(b);
+				op->tab.t = NULL;
+				alt_fail(op, "ValidationException", "%s", op->errmsg);
+				return;
+			}
+			for (i = 0; i < op->nsreqs; i++) {
+				m = op->sreqs[i].kind == SM_REQ_CAS ? &op->sreqs[i].cas.mut
+								    : &op->sreqs[i].mut;
+				if (m->table == tab->t && same_key(&m->pk, &pk) &&
+				    same_key(&m->ck, &ck)) {
+					batch_release(b);
+					op->tab.t = NULL;
+					alt_fail(op, "ValidationException",
+						 "Provided list of item keys contains duplicates");
+					return;
+				}
+			}
+			r = new_sreq(op);
+			if (r == NULL) {
+				batch_release(b);
+				op->tab.t = NULL;
+				alt_fail(op, "InternalServerError", "out of memory");
+				return;
+			}
+			if (tab->iso == SM_ALT_LWT_ALWAYS) {
+				r->kind = SM_REQ_CAS;
+				r->cas.kind = SM_CAS_CUSTOM;
+				r->cas.decide = batch_decide_put;
+				m = &r->cas.mut;
+			} else {
+				r->kind = SM_REQ_MUTATE;
+				m = &r->mut;
+			}
+			m->table = tab->t;
+			m->pk = pk;
+			m->ck = ck;
+			m->ts = SM_TS_NOW;
+			m->ttl = SM_TTL_DEFAULT;
+			if (del >= 0) {
+				m->flags = tab->range ? SM_MUT_DELETE_ROW : SM_MUT_DELETE_PARTITION;
+				continue;
+			}
+			m->flags = SM_MUT_ROW_MARKER;
+			/* remember the item token in nops until pass 2 */
+			m->nops = (unsigned)sm_json_get(&op->doc, put, "Item") + 1;
+			m->ops = NULL;
+		}
+	}
+	op->tab.t = NULL;
+	/* Pass 2: the attrs maps, in op->vals reserved once. */
+	op->vals.len = 0;
+	if (alt_bytes_reserve(&op->vals, op->body_len * 8 + 4096) < 0) {
+		batch_release(b);
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	if (op->ops_cap < op->nsreqs) {
+		struct sm_cell_op *p = sm_realloc(op->ops, (op->nsreqs + 1) * sizeof(*p));
+
+		if (p == NULL) {
+			batch_release(b);
+			alt_fail(op, "InternalServerError", "out of memory");
+			return;
+		}
+		op->ops = p;
+		op->ops_cap = op->nsreqs + 1;
+	}
+	for (i = 0; i < op->nsreqs; i++) {
+		struct sm_store_req *r = &op->sreqs[i];
+		struct sm_mutation *m = r->kind == SM_REQ_CAS ? &r->cas.mut : &r->mut;
+		struct sm_cell_op *c = &op->ops[i];
+		struct sm_bytes map;
+		int item;
+
+		if (m->nops == 0)
+			continue;
+		item = (int)m->nops - 1;
+		for (j = 0; j < b->ntabs; j++)
+			if (b->tabs[j].t == m->table)
+				op->tab = b->tabs[j];
+		sm_json_out_reset(&op->scratch);
+		ret = item_pairs(op, &op->tab, item, &op->scratch, &pairs, &n);
+		if (ret == 0)
+			ret = build_map(op, pairs, n, &map);
+		if (ret < 0) {
+			op->tab.t = NULL;
+			batch_release(b);
+			alt_fail(op, ret == -EINVAL ? "ValidationException" : "InternalServerError",
+				 "%s", ret == -EINVAL ? op->errmsg : "out of memory");
+			return;
+		}
+		memset(c, 0, sizeof(*c));
+		c->col = op->tab.attrs_col;
+		c->kind = SM_CELL_SET;
+		c->value = map;
+		m->ops = c;
+		m->nops = 1;
+	}
+	op->tab.t = NULL;
+	/* the batch context rides in op->str until the writes are done */
+	sm_free(op->str);
+	op->str = (char *)b;
+	op->str_cap = 0;
+	op->next = after_batch_write;
+	alt_submit(op);
+}
+
+/* ---- BatchGetItem: one table entry and key at a time ---- */
+
+static void
+batch_get_next(struct alt_op *op);
+
+static int
+batch_get_row(void *ctx, const struct sm_row_view *r)
+{
+	struct alt_op *op = ctx;
+
+	sm_json_out_reset(&op->item);
+	alt_write_row_item(op, &op->item, r->pk, r->ck, &r->cells[0]);
+	op->have_item = op->item.err == 0;
+	return op->item.err;
+}
+
+static void
+batch_get_done(struct alt_op *op)
+{
+	int itok;
+
+	if (op->first_err != 0) {
+		store_failed(op);
+		return;
+	}
+	itok = old_item(op);
+	if (itok >= 0 && alt_write_projected(op, &op->idoc, itok, &op->out) < 0) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	batch_get_next(op);
+}
+
+/* op->batch_i counts keys done overall; walks RequestItems in order. */
+static void
+batch_get_next(struct alt_op *op)
+{
+	int ri = sm_json_get(&op->doc, op->root, "RequestItems");
+	unsigned k = 0;
+	int t, keys, key;
+	struct sm_store_req *r;
+	struct sm_key pk, ck;
+	struct sm_bytes name;
+
+	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t)) {
+		int spec = sm_json_member_value(&op->doc, t);
+		unsigned n;
+
+		keys = sm_json_get(&op->doc, spec, "Keys");
+		n = sm_json_count(&op->doc, keys);
+		if (op->batch_i >= k + n) {
+			k += n;
+			continue;
+		}
+		if (op->batch_i == k) {
+			/* entering this table: close the previous list, open ours */
+			if (k > 0 || t != sm_json_first(&op->doc, ri))
+				sm_json_out_arr_end(&op->out);
+			if (alt_payload_str(op, &op->doc, t, &name) < 0)
+				goto bad;
+			sm_json_out_keyn(&op->out, (const char *)name.p, name.len);
+			sm_json_out_arr_begin(&op->out);
+			if (op->have_tab)
+				alt_table_release(&op->tab);
+			op->have_tab = false;
+			if (alt_table_lookup(op, (const char *)name.p, name.len, &op->tab) < 0) {
+				alt_fail(op, "ResourceNotFoundException",
+					 "Requested resource not found: Table: %.*s not found",
+					 (int)SM_MIN(name.len, 255u), (const char *)name.p);
+				return;
+			}
+			op->have_tab = true;
+			sm_ddb_expr_free(op->proj);
+			op->proj = NULL;
+			op->names_tok = sm_json_get(&op->doc, spec, "ExpressionAttributeNames");
+			op->values_tok = -1;
+			{
+				int saved = op->root;
+
+				op->root = spec; /* the table entry holds ProjectionExpression */
+				if (alt_parse_expr(op, "ProjectionExpression", SM_DDB_PROJECTION,
+						   &op->proj) < 0)
+					return;
+				op->root = saved;
+			}
+		}
+		key = sm_json_first(&op->doc, keys);
+		for (unsigned i = k; i < op->batch_i; i++)
+			key = sm_json_next(&op->doc, key);
+		op->batch_i++;
+		op->keys.len = 0;
+		if (alt_item_key(op, &op->doc, key, false, &pk, &ck) < 0) {
+			alt_fail(op, "ValidationException", "%s", op->errmsg);
+			return;
+		}
+		op->nsreqs = 0;
+		r = new_sreq(op);
+		if (r == NULL)
+			goto nomem;
+		op->have_item = false;
+		op->read_cols[0] = op->tab.attrs_col;
+		r->kind = SM_REQ_SELECT;
+		r->sel.table = op->tab.t;
+		r->sel.pk = pk;
+		if (ck.n > 0) {
+			op->range.start.prefix = ck;
+			op->range.start.inclusive = true;
+			op->range.end = op->range.start;
+			r->sel.ranges = &op->range;
+			r->sel.nranges = 1;
+		}
+		r->sel.cols = op->read_cols;
+		r->sel.ncols = 1;
+		r->sel.limit = 1;
+		r->sel.sink.row = batch_get_row;
+		r->sel.sink.ctx = op;
+		op->next = batch_get_done;
+		alt_submit(op);
+		return;
+	}
+	/* all done */
+	if (op->batch_i > 0)
+		sm_json_out_arr_end(&op->out);
+	sm_json_out_obj_end(&op->out); /* Responses */
+	sm_json_out_key(&op->out, "UnprocessedKeys");
+	sm_json_out_obj_begin(&op->out);
+	sm_json_out_obj_end(&op->out);
+	sm_json_out_obj_end(&op->out);
+	alt_finish(op);
+	return;
+bad:
+	alt_fail(op, "ValidationException", "invalid table name in RequestItems");
+	return;
+nomem:
+	alt_fail(op, "InternalServerError", "out of memory");
+}
+
+void
+alt_batch_get(struct alt_op *op)
+{
+	int ri = sm_json_get(&op->doc, op->root, "RequestItems");
+	unsigned total = 0;
+	int t, keys;
+
+	if (sm_json_type(&op->doc, ri) != SM_JSON_OBJECT || sm_json_count(&op->doc, ri) == 0) {
+		alt_fail(op, "ValidationException",
+			 "1 validation error detected: Value at 'requestItems' failed to satisfy "
+			 "constraint: Member must have length greater than or equal to 1");
+		return;
+	}
+	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t)) {
+		keys = sm_json_get(&op->doc, sm_json_member_value(&op->doc, t), "Keys");
+		if (sm_json_type(&op->doc, keys) != SM_JSON_ARRAY ||
+		    sm_json_count(&op->doc, keys) == 0) {
+			alt_fail(op, "ValidationException",
+				 "1 validation error detected: Value at 'requestItems.keys' failed "
+				 "to "
+				 "satisfy constraint: Member must have length greater than or "
+				 "equal to 1");
+			return;
+		}
+		total += sm_json_count(&op->doc, keys);
+	}
+	if (total > ALT_MAX_BATCH_GET) {
+		alt_fail(op, "ValidationException",
+			 "Too many items requested for the BatchGetItem call");
+		return;
+	}
+	if (alt_bytes_reserve(&op->keys, op->body_len * 2 + 4096) < 0) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	op->batch_i = 0;
+	sm_json_out_reset(&op->out);
+	sm_json_out_obj_begin(&op->out);
+	sm_json_out_key(&op->out, "Responses");
+	sm_json_out_obj_begin(&op->out);
+	batch_get_next(op);
+}

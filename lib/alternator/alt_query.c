@@ -1,0 +1,586 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Query and Scan: store reads whose row sink builds each item, applies the
+ * filter and projection and appends it to the response, one store request
+ * at a time (so the sink, on whichever shard reads, is the only writer).
+ *
+ * Limit counts items read before the filter, as DynamoDB does; the page
+ * ends there with LastEvaluatedKey, the key of the last item read, which
+ * ExclusiveStartKey resumes from on any shard.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alt_priv.h"
+
+#define CHUNK 1000u /* rows per store read without a Limit */
+
+static struct sm_store_req *
+one_sreq(struct alt_op *op)
+{
+	if (op->sreqs_cap == 0) {
+		op->sreqs = sm_calloc(4, sizeof(*op->sreqs));
+		if (op->sreqs == NULL)
+			return NULL;
+		op->sreqs_cap = 4;
+	}
+	op->nsreqs = 1;
+	return &op->sreqs[0];
+}
+
+static bool
+key_eq(const struct sm_key *a, const struct sm_key *b)
+{
+	unsigned i;
+
+	if (a->n != b->n)
+		return false;
+	for (i = 0; i < a->n; i++)
+		if (a->part[i].len != b->part[i].len ||
+		    memcmp(a->part[i].p, b->part[i].p, a->part[i].len) != 0)
+			return false;
+	return true;
+}
+
+/* Copy a key into op->last (reserved), for LastEvaluatedKey. */
+static void
+remember(struct alt_op *op, const struct sm_key *src, struct sm_key *dst)
+{
+	unsigned i;
+
+	dst->n = src->n;
+	for (i = 0; i < src->n; i++) {
+		uint8_t *p = alt_bytes_put(&op->last, src->part[i].p, src->part[i].len);
+
+		dst->part[i].p = p ? p : (const uint8_t *)"";
+		dst->part[i].len = p ? src->part[i].len : 0;
+	}
+}
+
+static int
+scan_row(void *ctx, const struct sm_row_view *r)
+{
+	struct alt_op *op = ctx;
+	int itok;
+	bool ok = true;
+
+	if (op->skipping) {
+		/* Scan resuming inside the start partition: skip up to the start key. */
+		if (key_eq(r->pk, &op->start_pk)) {
+			if (op->start_ck.n == 0 ||
+			    sm_value_compare(op->tab.range->type, r->ck->part[0],
+					     op->start_ck.part[0]) <= 0)
+				return 0;
+		}
+		op->skipping = false;
+	}
+	op->scanned++;
+	op->last.len = 0;
+	remember(op, r->pk, &op->last_pk);
+	op->last_ck.n = 0;
+	if (r->ck != NULL && r->ck->n > 0)
+		remember(op, r->ck, &op->last_ck);
+	op->have_last = true;
+	if (op->filter != NULL || op->proj != NULL || !op->count_only) {
+		sm_json_out_reset(&op->item);
+		alt_write_row_item(op, &op->item, r->pk, r->ck, &r->cells[0]);
+		if (op->item.err || sm_json_parse(&op->idoc, op->item.p, op->item.len, 0) < 0)
+			return -ENOMEM;
+		itok = sm_json_root(&op->idoc);
+		if (op->filter != NULL &&
+		    alt_eval_cond(op, op->filter->cond, &op->idoc, itok, &ok) < 0) {
+			op->cond_error = true;
+			return -EINVAL;
+		}
+		if (!ok)
+			return 0;
+		if (!op->count_only && alt_write_projected(op, &op->idoc, itok, &op->out) < 0)
+			return -ENOMEM;
+	}
+	op->returned++;
+	return 0;
+}
+
+static void
+write_last_key(struct alt_op *op)
+{
+	sm_json_out_key(&op->out, "LastEvaluatedKey");
+	sm_json_out_obj_begin(&op->out);
+	sm_json_out_key(&op->out, op->tab.hash->name);
+	alt_write_key_value(&op->out, op->tab.hash_type, op->last_pk.part[0]);
+	if (op->tab.range != NULL && op->last_ck.n > 0) {
+		sm_json_out_key(&op->out, op->tab.range->name);
+		alt_write_key_value(&op->out, op->tab.range_type, op->last_ck.part[0]);
+	}
+	sm_json_out_obj_end(&op->out);
+}
+
+static void
+read_more(struct alt_op *op);
+
+static void
+read_done(struct alt_op *op)
+{
+	struct sm_select *sel = &op->sreqs[0].sel;
+	bool limited = op->limit > 0;
+
+	if (op->first_err != 0) {
+		if (op->cond_error)
+			alt_fail(op, "ValidationException", "%s", op->errmsg);
+		else
+			alt_fail(op, "InternalServerError", "%s", op->errmsg);
+		return;
+	}
+	if (sel->more && (!limited || op->scanned < (uint32_t)op->limit)) {
+		sel->resume = true;
+		read_more(op);
+		return;
+	}
+	if (!op->count_only)
+		sm_json_out_arr_end(&op->out);
+	sm_json_out_key(&op->out, "Count");
+	sm_json_out_i64(&op->out, op->returned);
+	sm_json_out_key(&op->out, "ScannedCount");
+	sm_json_out_i64(&op->out, op->scanned);
+	if (sel->more && op->have_last)
+		write_last_key(op);
+	sm_json_out_obj_end(&op->out);
+	alt_finish(op);
+}
+
+static void
+read_more(struct alt_op *op)
+{
+	struct sm_select *sel = &op->sreqs[0].sel;
+	uint32_t chunk = CHUNK;
+
+	if (op->limit > 0 && (uint32_t)op->limit - op->scanned < chunk)
+		chunk = (uint32_t)op->limit - op->scanned;
+	sel->limit = chunk;
+	sel->more = false;
+	sel->rows = 0;
+	op->next = read_done;
+	alt_submit(op);
+}
+
+static int
+common(struct alt_op *op, bool query)
+{
+	int lim = sm_json_get(&op->doc, op->root, "Limit");
+	int sel = sm_json_get(&op->doc, op->root, "Select");
+	int64_t v;
+
+	if (alt_table_from_request(op) < 0)
+		return -EINVAL;
+	if (alt_bytes_reserve(&op->keys, op->body_len * 2 + 4096) < 0 ||
+	    alt_bytes_reserve(&op->last, 2 * (ALT_MAX_KEY_BYTES + 2048)) < 0) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return -ENOMEM;
+	}
+	op->limit = 0;
+	if (lim >= 0) {
+		if (sm_json_i64(&op->doc, lim, &v) < 0 || v < 1 || v > INT32_MAX) {
+			alt_fail(op, "ValidationException",
+				 "1 validation error detected: Value at 'limit' failed to satisfy "
+				 "constraint: Member must have value greater than or equal to 1");
+			return -EINVAL;
+		}
+		op->limit = (int)v;
+	}
+	op->count_only = sel >= 0 && sm_json_str_eq(&op->doc, sel, "COUNT");
+	if (sel >= 0 && !op->count_only && !sm_json_str_eq(&op->doc, sel, "ALL_ATTRIBUTES") &&
+	    !sm_json_str_eq(&op->doc, sel, "SPECIFIC_ATTRIBUTES") &&
+	    !sm_json_str_eq(&op->doc, sel, "ALL_PROJECTED_ATTRIBUTES")) {
+		alt_fail(op, "ValidationException",
+			 "1 validation error detected: Value at 'select' failed to satisfy "
+			 "constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, "
+			 "COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]");
+		return -EINVAL;
+	}
+	if (sm_json_get(&op->doc, op->root, "IndexName") >= 0) {
+		alt_fail(op, "ValidationException",
+			 "not supported by shardmark: secondary indexes (IndexName)");
+		return -EINVAL;
+	}
+	if (alt_parse_expr(op, "FilterExpression", SM_DDB_FILTER, &op->filter) < 0 ||
+	    alt_parse_expr(op, "ProjectionExpression", SM_DDB_PROJECTION, &op->proj) < 0)
+		return -EINVAL;
+	if (query &&
+	    alt_parse_expr(op, "KeyConditionExpression", SM_DDB_KEY_CONDITION, &op->keycond) < 0)
+		return -EINVAL;
+	if (alt_check_unused(op) < 0)
+		return -EINVAL;
+	op->scanned = op->returned = 0;
+	op->have_last = false;
+	op->cond_error = false;
+	return 0;
+}
+
+/* Start the response and the first read of op->sreqs[0]. */
+static void
+start(struct alt_op *op)
+{
+	struct sm_select *sel = &op->sreqs[0].sel;
+
+	op->read_cols[0] = op->tab.attrs_col;
+	sel->table = op->tab.t;
+	sel->cols = op->read_cols;
+	sel->ncols = 1;
+	sel->sink.row = scan_row;
+	sel->sink.ctx = op;
+	sm_json_out_reset(&op->out);
+	sm_json_out_obj_begin(&op->out);
+	if (!op->count_only) {
+		sm_json_out_key(&op->out, "Items");
+		sm_json_out_arr_begin(&op->out);
+	}
+	read_more(op);
+}
+
+/* ---- Query ---- */
+
+/* The least key greater than every key with prefix @p: @p with its last byte raised. */
+static bool
+prefix_end(struct alt_op *op, struct sm_bytes p, struct sm_bytes *out)
+{
+	uint8_t *d;
+	size_t n = p.len;
+
+	while (n > 0 && p.p[n - 1] == 0xff)
+		n--;
+	if (n == 0)
+		return false; /* no end: unbounded */
+	d = alt_bytes_put(&op->keys, p.p, n);
+	if (d == NULL)
+		return false;
+	d[n - 1]++;
+	out->p = d;
+	out->len = (uint32_t)n;
+	return true;
+}
+
+static int
+key_of_value(struct alt_op *op, const char *ref, const struct sm_column *c, char type,
+	     struct sm_bytes *out)
+{
+	int v = sm_json_get(&op->doc, op->values_tok, ref);
+
+	if (v < 0) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "Invalid KeyConditionExpression: An expression attribute value used in "
+			 "expression is not defined; attribute value: %s",
+			 ref);
+		return -EINVAL;
+	}
+	return alt_key_value(op, &op->doc, v, c, type, out);
+}
+
+static int
+key_from_legacy(struct alt_op *op, int spec, const struct sm_column *c, char type,
+		enum sm_ddb_key_op *kop, struct sm_bytes *v0, struct sm_bytes *v1)
+{
+	int cop = sm_json_get(&op->doc, spec, "ComparisonOperator");
+	int list = sm_json_get(&op->doc, spec, "AttributeValueList");
+	int a = sm_json_first(&op->doc, list), b = a >= 0 ? sm_json_next(&op->doc, a) : -1;
+	static const struct {
+		const char *name;
+		enum sm_ddb_key_op op;
+		int nvals;
+	} ops[] = {
+		{ "EQ", SM_DDB_KEY_EQ, 1 },
+		{ "LT", SM_DDB_KEY_LT, 1 },
+		{ "LE", SM_DDB_KEY_LE, 1 },
+		{ "GT", SM_DDB_KEY_GT, 1 },
+		{ "GE", SM_DDB_KEY_GE, 1 },
+		{ "BETWEEN", SM_DDB_KEY_BETWEEN, 2 },
+		{ "BEGINS_WITH", SM_DDB_KEY_BEGINS_WITH, 1 },
+	};
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(ops); i++)
+		if (sm_json_str_eq(&op->doc, cop, ops[i].name))
+			break;
+	if (i == SM_ARRAY_SIZE(ops)) {
+		snprintf(op->errmsg, sizeof(op->errmsg), "Unsupported operator on KeyCondition");
+		return -EINVAL;
+	}
+	if ((int)sm_json_count(&op->doc, list) != ops[i].nvals) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "One or more parameter values were invalid: Invalid number of argument(s) "
+			 "for the %s ComparisonOperator",
+			 ops[i].name);
+		return -EINVAL;
+	}
+	*kop = ops[i].op;
+	if (alt_key_value(op, &op->doc, a, c, type, v0) < 0)
+		return -EINVAL;
+	if (ops[i].nvals == 2 && alt_key_value(op, &op->doc, b, c, type, v1) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+void
+alt_query(struct alt_op *op)
+{
+	int kc = sm_json_get(&op->doc, op->root, "KeyConditions");
+	int fwd = sm_json_get(&op->doc, op->root, "ScanIndexForward");
+	int esk = sm_json_get(&op->doc, op->root, "ExclusiveStartKey");
+	struct sm_store_req *r;
+	struct sm_select *sel;
+	struct sm_ddb_key_cond k;
+	struct sm_ddb_expr_env env = { NULL, NULL, NULL };
+	enum sm_ddb_key_op kop = SM_DDB_KEY_NONE;
+	struct sm_bytes pkv, v0 = { 0 }, v1 = { 0 }, end;
+	char err[512];
+	bool lo_incl = true, hi_incl = true, has_lo = false, has_hi = false;
+	struct sm_bytes lo = { 0 }, hi = { 0 };
+
+	if (common(op, true) < 0)
+		return;
+	op->forward = true;
+	if (fwd >= 0 && sm_json_bool(&op->doc, fwd, &op->forward) < 0) {
+		alt_fail(op, "ValidationException", "ScanIndexForward must be a boolean");
+		return;
+	}
+	if (op->keycond != NULL && kc >= 0) {
+		alt_fail(op, "ValidationException",
+			 "Can not use both expression and non-expression parameters in the same "
+			 "request: Non-expression parameters: {KeyConditions} Expression "
+			 "parameters: "
+			 "{KeyConditionExpression}");
+		return;
+	}
+	if (op->keycond == NULL && kc < 0) {
+		alt_fail(op, "ValidationException",
+			 "Either the KeyConditions or KeyConditionExpression parameter must be "
+			 "specified in the request.");
+		return;
+	}
+	if (op->keycond != NULL) {
+		(void)env;
+		if (sm_ddb_expr_key_condition(op->keycond, NULL, op->tab.hash->name,
+					      op->tab.range ? op->tab.range->name : NULL, &k, err,
+					      sizeof(err)) < 0) {
+			/* names may be #placeholders: resolve them and try again */
+			struct sm_ddb_expr_env e2;
+
+			e2.name = alt_env_name;
+			e2.value_type = NULL;
+			e2.arg = op;
+			if (sm_ddb_expr_key_condition(op->keycond, &e2, op->tab.hash->name,
+						      op->tab.range ? op->tab.range->name : NULL,
+						      &k, err, sizeof(err)) < 0) {
+				alt_fail(op, "ValidationException", "%s", err);
+				return;
+			}
+		}
+		if (key_of_value(op, k.pk_value, op->tab.hash, op->tab.hash_type, &pkv) < 0) {
+			alt_fail(op, "ValidationException", "%s", op->errmsg);
+			return;
+		}
+		kop = k.sk_op;
+		if (kop != SM_DDB_KEY_NONE &&
+		    (key_of_value(op, k.sk_values[0], op->tab.range, op->tab.range_type, &v0) < 0 ||
+		     (kop == SM_DDB_KEY_BETWEEN && key_of_value(op, k.sk_values[1], op->tab.range,
+								op->tab.range_type, &v1) < 0))) {
+			alt_fail(op, "ValidationException", "%s", op->errmsg);
+			return;
+		}
+	} else {
+		int hs = sm_json_get(&op->doc, kc, op->tab.hash->name);
+		int rs = op->tab.range ? sm_json_get(&op->doc, kc, op->tab.range->name) : -1;
+		enum sm_ddb_key_op hop;
+		struct sm_bytes unused;
+
+		if (hs < 0 || sm_json_count(&op->doc, kc) != (rs >= 0 ? 2u : 1u)) {
+			alt_fail(op, "ValidationException",
+				 "Query condition missed key schema element: %s",
+				 op->tab.hash->name);
+			return;
+		}
+		if (key_from_legacy(op, hs, op->tab.hash, op->tab.hash_type, &hop, &pkv, &unused) <
+			    0 ||
+		    hop != SM_DDB_KEY_EQ) {
+			alt_fail(op, "ValidationException", "%s",
+				 op->errmsg[0] ? op->errmsg : "Query key condition not supported");
+			return;
+		}
+		if (rs >= 0 && key_from_legacy(op, rs, op->tab.range, op->tab.range_type, &kop, &v0,
+					       &v1) < 0) {
+			alt_fail(op, "ValidationException", "%s", op->errmsg);
+			return;
+		}
+	}
+	if (kop == SM_DDB_KEY_BEGINS_WITH && op->tab.range_type == 'N') {
+		alt_fail(op, "ValidationException",
+			 "Invalid KeyConditionExpression: Incorrect operand type for operator or "
+			 "function; operator or function: begins_with, operand type: N");
+		return;
+	}
+	switch (kop) {
+	case SM_DDB_KEY_EQ:
+		lo = hi = v0;
+		has_lo = has_hi = true;
+		break;
+	case SM_DDB_KEY_LT:
+	case SM_DDB_KEY_LE:
+		hi = v0;
+		has_hi = true;
+		hi_incl = kop == SM_DDB_KEY_LE;
+		break;
+	case SM_DDB_KEY_GT:
+	case SM_DDB_KEY_GE:
+		lo = v0;
+		has_lo = true;
+		lo_incl = kop == SM_DDB_KEY_GE;
+		break;
+	case SM_DDB_KEY_BETWEEN:
+		lo = v0;
+		hi = v1;
+		has_lo = has_hi = true;
+		if (sm_value_compare(op->tab.range->type, lo, hi) > 0) {
+			alt_fail(op, "ValidationException",
+				 "Invalid KeyConditionExpression: The BETWEEN operator requires "
+				 "upper "
+				 "bound to be greater than or equal to lower bound");
+			return;
+		}
+		break;
+	case SM_DDB_KEY_BEGINS_WITH:
+		lo = v0;
+		has_lo = true;
+		if (prefix_end(op, v0, &end)) {
+			hi = end;
+			has_hi = true;
+			hi_incl = false;
+		}
+		break;
+	default:
+		break;
+	}
+	if (esk >= 0) {
+		struct sm_key spk, sck;
+
+		if (alt_item_key(op, &op->doc, esk, false, &spk, &sck) < 0) {
+			alt_fail(op, "ValidationException",
+				 "The provided starting key is invalid: %s", op->errmsg);
+			return;
+		}
+		if (spk.part[0].len != pkv.len || memcmp(spk.part[0].p, pkv.p, pkv.len) != 0) {
+			alt_fail(op, "ValidationException",
+				 "The provided starting key is outside query boundaries based on "
+				 "provided conditions");
+			return;
+		}
+		if (sck.n > 0) {
+			/* continue strictly after (or before, reversed) the start key */
+			if (op->forward) {
+				if (!has_lo ||
+				    sm_value_compare(op->tab.range->type, sck.part[0], lo) >= 0) {
+					lo = sck.part[0];
+					lo_incl = false;
+					has_lo = true;
+				}
+			} else if (!has_hi ||
+				   sm_value_compare(op->tab.range->type, sck.part[0], hi) <= 0) {
+				hi = sck.part[0];
+				hi_incl = false;
+				has_hi = true;
+			}
+		}
+	}
+	r = one_sreq(op);
+	if (r == NULL) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	memset(r, 0, offsetof(struct sm_store_req, scan));
+	r->kind = SM_REQ_SELECT;
+	sel = &r->sel;
+	sel->pk.n = 1;
+	sel->pk.part[0] = pkv;
+	sel->reversed = !op->forward;
+	if (op->tab.range != NULL && (has_lo || has_hi)) {
+		memset(&op->range, 0, sizeof(op->range));
+		if (has_lo) {
+			op->range.start.prefix.n = 1;
+			op->range.start.prefix.part[0] = lo;
+			op->range.start.inclusive = lo_incl;
+		}
+		if (has_hi) {
+			op->range.end.prefix.n = 1;
+			op->range.end.prefix.part[0] = hi;
+			op->range.end.inclusive = hi_incl;
+		}
+		sel->ranges = &op->range;
+		sel->nranges = 1;
+	}
+	op->skipping = false;
+	start(op);
+}
+
+/* ---- Scan ---- */
+
+void
+alt_scan(struct alt_op *op)
+{
+	int seg = sm_json_get(&op->doc, op->root, "Segment");
+	int tot = sm_json_get(&op->doc, op->root, "TotalSegments");
+	int esk = sm_json_get(&op->doc, op->root, "ExclusiveStartKey");
+	struct sm_store_req *r;
+	struct sm_select *sel;
+	int64_t s = 0, t = 1;
+
+	if (common(op, false) < 0)
+		return;
+	if ((seg >= 0) != (tot >= 0)) {
+		alt_fail(op, "ValidationException",
+			 "The TotalSegments parameter is required but was not present in the "
+			 "request when Segment parameter is present");
+		return;
+	}
+	if (tot >= 0 && (sm_json_i64(&op->doc, tot, &t) < 0 || t < 1 || t > 1000000 ||
+			 sm_json_i64(&op->doc, seg, &s) < 0 || s < 0 || s >= t)) {
+		alt_fail(op, "ValidationException",
+			 "The Segment parameter is zero-based and must be less than parameter "
+			 "TotalSegments: Segment: %lld is out of bounds with TotalSegments: %lld",
+			 (long long)s, (long long)t);
+		return;
+	}
+	r = one_sreq(op);
+	if (r == NULL) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	memset(r, 0, offsetof(struct sm_store_req, scan));
+	r->kind = SM_REQ_SELECT;
+	sel = &r->sel;
+	sel->range = true;
+	/* Segment s of t: tokens in (start, end], an even split of the ring. */
+	{
+		__int128 span = ((__int128)INT64_MAX - INT64_MIN + 1) / t;
+
+		sel->token_start =
+			s == 0 ? INT64_MIN : (int64_t)((__int128)INT64_MIN + span * s - 1);
+		sel->token_end = s == t - 1 ? INT64_MAX
+					    : (int64_t)((__int128)INT64_MIN + span * (s + 1) - 1);
+	}
+	op->skipping = false;
+	if (esk >= 0) {
+		int64_t tok;
+
+		if (alt_item_key(op, &op->doc, esk, false, &op->start_pk, &op->start_ck) < 0) {
+			alt_fail(op, "ValidationException",
+				 "The provided starting key is invalid: %s", op->errmsg);
+			return;
+		}
+		tok = sm_key_token(&op->start_pk);
+		/* resume in the start key's partition, skipping what was returned */
+		if (tok != INT64_MIN && tok - 1 > sel->token_start)
+			sel->token_start = tok - 1;
+		op->skipping = true;
+	}
+	start(op);
+}

@@ -1,0 +1,779 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Attribute values: validation with DynamoDB's rules and messages, the
+ * canonical JSON the store keeps, comparison, and the key columns' bytes.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <nettle/base64.h>
+
+#include "alt_priv.h"
+
+#define MAX_DEPTH 32
+
+/* Two scratch strings per shard, so two values can be compared. */
+static __thread struct {
+	char *p;
+	size_t cap;
+} sbuf[2];
+
+void
+alt_value_shard_fini(void);
+
+void
+alt_value_shard_fini(void)
+{
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		sm_free(sbuf[i].p);
+		sbuf[i].p = NULL;
+		sbuf[i].cap = 0;
+	}
+}
+
+static char *
+scratch(unsigned slot, size_t n)
+{
+	char *p;
+	size_t cap;
+
+	if (sbuf[slot].cap >= n + 1)
+		return sbuf[slot].p;
+	cap = sbuf[slot].cap ? sbuf[slot].cap : 256;
+	while (cap < n + 1)
+		cap *= 2;
+	p = sm_realloc(sbuf[slot].p, cap);
+	if (p == NULL)
+		return NULL;
+	sbuf[slot].p = p;
+	sbuf[slot].cap = cap;
+	return p;
+}
+
+int
+alt_bytes_reserve(struct alt_bytes *b, size_t n)
+{
+	size_t cap;
+	uint8_t *p;
+
+	if (b->cap - b->len >= n)
+		return 0;
+	cap = b->cap ? b->cap : 1024;
+	while (cap - b->len < n)
+		cap *= 2;
+	p = sm_realloc(b->p, cap);
+	if (p == NULL)
+		return -ENOMEM;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+uint8_t *
+alt_bytes_put(struct alt_bytes *b, const void *p, size_t n)
+{
+	uint8_t *d;
+
+	if (b->cap - b->len < n)
+		return NULL; /* reserved up front: growing would move live views */
+	d = b->p + b->len;
+	if (n)
+		memcpy(d, p, n);
+	b->len += n;
+	return d;
+}
+
+int
+alt_value_type(const struct sm_json_doc *d, int tok, char type[5], int *payload)
+{
+	int k;
+	struct sm_bytes s;
+
+	if (sm_json_type(d, tok) != SM_JSON_OBJECT || sm_json_count(d, tok) != 1)
+		return -EINVAL;
+	k = sm_json_first(d, tok);
+	s = sm_json_span(d, k);
+	if (s.len < 3 || s.len > 6) /* "S" .. "NULL" with quotes */
+		return -EINVAL;
+	memcpy(type, s.p + 1, s.len - 2);
+	type[s.len - 2] = '\0';
+	*payload = sm_json_member_value(d, k);
+	return 0;
+}
+
+/* The string payload's bytes in scratch slot @slot when it has escapes. */
+static int
+str_slot(const struct sm_json_doc *d, int tok, unsigned slot, struct sm_bytes *out)
+{
+	struct sm_bytes raw = sm_json_span(d, tok);
+	char *buf;
+
+	if (sm_json_type(d, tok) != SM_JSON_STRING)
+		return -EINVAL;
+	if (!sm_json_str_has_escapes(d, tok))
+		return sm_json_str(d, tok, NULL, 0, out);
+	buf = scratch(slot, raw.len);
+	if (buf == NULL)
+		return -ENOMEM;
+	return sm_json_str(d, tok, buf, raw.len + 1, out);
+}
+
+int
+alt_payload_str(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_bytes *out)
+{
+	(void)op;
+	return str_slot(d, tok, 0, out);
+}
+
+/* Decode base64 @s into @dst (room for BASE64_DECODE_LENGTH); its length or -EINVAL. */
+static long
+b64_decode(struct sm_bytes s, uint8_t *dst)
+{
+	struct base64_decode_ctx ctx;
+	size_t n = 0;
+
+	if (s.len % 4 != 0)
+		return -EINVAL;
+	base64_decode_init(&ctx);
+	if (!base64_decode_update(&ctx, &n, dst, s.len, (const char *)s.p) ||
+	    !base64_decode_final(&ctx))
+		return -EINVAL;
+	return (long)n;
+}
+
+static int
+binary_slot(const struct sm_json_doc *d, int tok, unsigned slot, struct sm_bytes *out)
+{
+	struct sm_bytes s;
+	uint8_t *dst;
+	long n;
+	int ret;
+
+	ret = str_slot(d, tok, slot, &s);
+	if (ret < 0)
+		return ret;
+	/* Decode in place after the text (the scratch holds both). */
+	dst = (uint8_t *)scratch(slot ^ 1, BASE64_DECODE_LENGTH(s.len) + 1);
+	if (dst == NULL)
+		return -ENOMEM;
+	n = b64_decode(s, dst);
+	if (n < 0)
+		return -EINVAL;
+	out->p = dst;
+	out->len = (uint32_t)n;
+	return 0;
+}
+
+int
+alt_payload_binary(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_bytes *out)
+{
+	struct sm_bytes s;
+	uint8_t *dst;
+	long n;
+	int ret;
+
+	ret = str_slot(d, tok, 0, &s);
+	if (ret < 0)
+		return ret;
+	if (op->keys.cap - op->keys.len < BASE64_DECODE_LENGTH(s.len) + 1)
+		return -ENOSPC;
+	dst = op->keys.p + op->keys.len;
+	n = b64_decode(s, dst);
+	if (n < 0)
+		return -EINVAL;
+	op->keys.len += (size_t)n;
+	out->p = dst;
+	out->len = (uint32_t)n;
+	return 0;
+}
+
+/* ---- validation and canonical form ---- */
+
+static int
+bad(struct alt_op *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+bad(struct alt_op *op, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(op->errmsg, sizeof(op->errmsg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int
+number_text(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_ddb_number *n)
+{
+	struct sm_bytes s;
+	char err[200];
+	int ret;
+
+	if (str_slot(d, tok, 0, &s) < 0)
+		return bad(op, "%s",
+			   "One or more parameter values were invalid: a number must be a "
+			   "string");
+	ret = sm_ddb_number_parse((const char *)s.p, s.len, n, err, sizeof(err));
+	if (ret < 0)
+		return bad(op, "%s", err);
+	return 0;
+}
+
+static int
+write_value(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_json_out *o,
+	    unsigned depth);
+
+static int
+write_set(struct alt_op *op, const struct sm_json_doc *d, int arr, const char *type,
+	  struct sm_json_out *o)
+{
+	int a, b, ret;
+	char text[SM_DDB_NUMBER_TEXT_MAX];
+	struct sm_ddb_number na, nb;
+	struct sm_bytes sa, sb;
+
+	if (sm_json_type(d, arr) != SM_JSON_ARRAY)
+		return bad(op, "One or more parameter values were invalid: %s must be a list",
+			   type);
+	if (sm_json_count(d, arr) == 0)
+		return bad(op,
+			   "One or more parameter values were invalid: An %s set  may not be "
+			   "empty",
+			   type[0] == 'S'   ? "string"
+			   : type[0] == 'N' ? "number"
+					    : "binary");
+	sm_json_out_arr_begin(o);
+	for (a = sm_json_first(d, arr); a >= 0; a = sm_json_next(d, a)) {
+		if (sm_json_type(d, a) != SM_JSON_STRING)
+			return bad(op,
+				   "One or more parameter values were invalid: %s elements must "
+				   "be strings",
+				   type);
+		if (type[0] == 'N') {
+			ret = number_text(op, d, a, &na);
+			if (ret < 0)
+				return ret;
+		} else if (type[0] == 'B') {
+			if (binary_slot(d, a, 0, &sa) < 0)
+				return bad(op, "%s",
+					   "One or more parameter values were invalid: "
+					   "invalid base64 in a binary set");
+		}
+		/* Sets hold distinct elements: DynamoDB refuses duplicates. */
+		for (b = sm_json_first(d, arr); b >= 0 && b != a; b = sm_json_next(d, b)) {
+			bool dup;
+
+			if (type[0] == 'N') {
+				number_text(op, d, b, &nb);
+				dup = sm_ddb_number_compare(&na, &nb) == 0;
+			} else {
+				str_slot(d, a, 0, &sa);
+				str_slot(d, b, 1, &sb);
+				dup = sa.len == sb.len && memcmp(sa.p, sb.p, sa.len) == 0;
+			}
+			if (dup)
+				return bad(op, "%s",
+					   "One or more parameter values were invalid: Input "
+					   "collection contains duplicates");
+		}
+		if (type[0] == 'N') {
+			sm_ddb_number_format(&na, text, sizeof(text));
+			sm_json_out_str(o, text);
+		} else {
+			struct sm_bytes raw = sm_json_span(d, a);
+
+			sm_json_out_raw(o, (const char *)raw.p, raw.len);
+		}
+	}
+	sm_json_out_arr_end(o);
+	return 0;
+}
+
+static int
+write_value(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_json_out *o,
+	    unsigned depth)
+{
+	struct sm_ddb_number n;
+	char type[5], text[SM_DDB_NUMBER_TEXT_MAX];
+	struct sm_bytes raw, s;
+	int p, k, ret;
+
+	if (depth > MAX_DEPTH)
+		return bad(op, "%s",
+			   "Nesting Levels have exceeded supported limits: Max 32 nesting "
+			   "levels");
+	if (sm_json_type(d, tok) != SM_JSON_OBJECT)
+		return bad(op, "%s", "Supplied AttributeValue is not an object");
+	if (sm_json_count(d, tok) == 0)
+		return bad(op, "%s",
+			   "Supplied AttributeValue is empty, must contain exactly one of "
+			   "the supported datatypes");
+	if (sm_json_count(d, tok) > 1)
+		return bad(op, "%s",
+			   "Supplied AttributeValue has more than one datatypes set, must "
+			   "contain exactly one of the supported datatypes");
+	if (alt_value_type(d, tok, type, &p) < 0)
+		return bad(op, "%s", "Supplied AttributeValue has an unknown data type");
+	sm_json_out_obj_begin(o);
+	sm_json_out_key(o, type);
+	if (strcmp(type, "S") == 0) {
+		if (sm_json_type(d, p) != SM_JSON_STRING)
+			return bad(op, "%s",
+				   "One or more parameter values were invalid: S must be a "
+				   "string");
+		raw = sm_json_span(d, p);
+		sm_json_out_raw(o, (const char *)raw.p, raw.len);
+	} else if (strcmp(type, "N") == 0) {
+		ret = number_text(op, d, p, &n);
+		if (ret < 0)
+			return ret;
+		sm_ddb_number_format(&n, text, sizeof(text));
+		sm_json_out_str(o, text);
+	} else if (strcmp(type, "B") == 0) {
+		if (sm_json_type(d, p) != SM_JSON_STRING || binary_slot(d, p, 0, &s) < 0)
+			return bad(op, "%s",
+				   "One or more parameter values were invalid: B must be "
+				   "base64-encoded binary data");
+		raw = sm_json_span(d, p);
+		sm_json_out_raw(o, (const char *)raw.p, raw.len);
+	} else if (strcmp(type, "BOOL") == 0) {
+		bool b;
+
+		if (sm_json_bool(d, p, &b) < 0)
+			return bad(op, "%s",
+				   "One or more parameter values were invalid: BOOL must "
+				   "be true or false");
+		sm_json_out_bool(o, b);
+	} else if (strcmp(type, "NULL") == 0) {
+		bool b = false;
+
+		if (sm_json_bool(d, p, &b) < 0 || !b)
+			return bad(op, "%s",
+				   "One or more parameter values were invalid: Null "
+				   "attribute value types must have the value of true");
+		sm_json_out_bool(o, true);
+	} else if (strcmp(type, "SS") == 0 || strcmp(type, "NS") == 0 || strcmp(type, "BS") == 0) {
+		ret = write_set(op, d, p, type, o);
+		if (ret < 0)
+			return ret;
+	} else if (strcmp(type, "L") == 0) {
+		if (sm_json_type(d, p) != SM_JSON_ARRAY)
+			return bad(op, "%s",
+				   "One or more parameter values were invalid: L must be "
+				   "a list");
+		sm_json_out_arr_begin(o);
+		for (k = sm_json_first(d, p); k >= 0; k = sm_json_next(d, k)) {
+			ret = write_value(op, d, k, o, depth + 1);
+			if (ret < 0)
+				return ret;
+		}
+		sm_json_out_arr_end(o);
+	} else if (strcmp(type, "M") == 0) {
+		if (sm_json_type(d, p) != SM_JSON_OBJECT)
+			return bad(op, "%s",
+				   "One or more parameter values were invalid: M must be "
+				   "a map");
+		sm_json_out_obj_begin(o);
+		for (k = sm_json_first(d, p); k >= 0; k = sm_json_next(d, k)) {
+			raw = sm_json_span(d, k);
+			/* raw is the quoted key: splice it as a key */
+			sm_json_out_raw(o, (const char *)raw.p, raw.len);
+			o->comma = false;
+			sm_json_out_raw(o, ":", 1);
+			o->comma = false;
+			ret = write_value(op, d, sm_json_member_value(d, k), o, depth + 1);
+			if (ret < 0)
+				return ret;
+		}
+		sm_json_out_obj_end(o);
+	} else {
+		return bad(op, "Supplied AttributeValue has an unknown data type: %s", type);
+	}
+	sm_json_out_obj_end(o);
+	return o->err;
+}
+
+int
+alt_value_write(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_json_out *o,
+		bool key, const char *what)
+{
+	int ret;
+
+	(void)key;
+	(void)what;
+	ret = write_value(op, d, tok, o, 0);
+	return ret;
+}
+
+/* ---- comparison ---- */
+
+static int
+scalar_bytes(const struct sm_json_doc *d, int p, const char *type, unsigned slot,
+	     struct sm_bytes *out)
+{
+	if (type[0] == 'B')
+		return binary_slot(d, p, slot * 0, out); /* decoded into the other slot */
+	return str_slot(d, p, slot, out);
+}
+
+static int
+bytes_cmp(struct sm_bytes a, struct sm_bytes b)
+{
+	int c = memcmp(a.p, b.p, SM_MIN(a.len, b.len));
+
+	return c ? c : (a.len < b.len ? -1 : a.len > b.len);
+}
+
+int
+alt_value_compare(struct alt_op *op, struct alt_val a, struct alt_val b, int *cmp)
+{
+	char ta[5], tb[5];
+	int pa, pb;
+	struct sm_ddb_number na, nb;
+	struct sm_bytes sa, sb;
+	uint8_t *copy;
+
+	if (alt_value_type(a.d, a.tok, ta, &pa) < 0 || alt_value_type(b.d, b.tok, tb, &pb) < 0 ||
+	    strcmp(ta, tb) != 0)
+		return -EINVAL;
+	if (strcmp(ta, "N") == 0) {
+		if (number_text(op, a.d, pa, &na) < 0 || number_text(op, b.d, pb, &nb) < 0)
+			return -EINVAL;
+		*cmp = sm_ddb_number_compare(&na, &nb);
+		return 0;
+	}
+	if (strcmp(ta, "S") == 0) {
+		if (str_slot(a.d, pa, 0, &sa) < 0 || str_slot(b.d, pb, 1, &sb) < 0)
+			return -EINVAL;
+		*cmp = bytes_cmp(sa, sb);
+		return 0;
+	}
+	if (strcmp(ta, "B") == 0) {
+		/* Decode a, keep a copy, then decode b (both use the scratch pair). */
+		if (binary_slot(a.d, pa, 0, &sa) < 0)
+			return -EINVAL;
+		copy = sm_malloc(sa.len + 1);
+		if (copy == NULL)
+			return -ENOMEM;
+		memcpy(copy, sa.p, sa.len);
+		sa.p = copy;
+		if (binary_slot(b.d, pb, 0, &sb) < 0) {
+			sm_free(copy);
+			return -EINVAL;
+		}
+		*cmp = bytes_cmp(sa, sb);
+		sm_free(copy);
+		return 0;
+	}
+	(void)scalar_bytes;
+	return -EINVAL;
+}
+
+static bool
+set_contains(struct alt_op *op, const struct sm_json_doc *d, int arr, const char *type,
+	     struct alt_val elem_as_value, const struct sm_json_doc *ed, int etok);
+
+bool
+alt_value_equal(struct alt_op *op, struct alt_val a, struct alt_val b)
+{
+	char ta[5], tb[5];
+	int pa, pb, x, y, cmp;
+	bool v1, v2;
+
+	if (alt_value_type(a.d, a.tok, ta, &pa) < 0 || alt_value_type(b.d, b.tok, tb, &pb) < 0 ||
+	    strcmp(ta, tb) != 0)
+		return false;
+	if (strcmp(ta, "N") == 0 || strcmp(ta, "S") == 0 || strcmp(ta, "B") == 0)
+		return alt_value_compare(op, a, b, &cmp) == 0 && cmp == 0;
+	if (strcmp(ta, "BOOL") == 0 || strcmp(ta, "NULL") == 0)
+		return sm_json_bool(a.d, pa, &v1) == 0 && sm_json_bool(b.d, pb, &v2) == 0 &&
+		       v1 == v2;
+	if (ta[1] == 'S') { /* SS, NS, BS: same elements in any order */
+		if (sm_json_count(a.d, pa) != sm_json_count(b.d, pb))
+			return false;
+		for (x = sm_json_first(a.d, pa); x >= 0; x = sm_json_next(a.d, x))
+			if (!set_contains(op, b.d, pb, ta, (struct alt_val){ NULL, -1 }, a.d, x))
+				return false;
+		return true;
+	}
+	if (strcmp(ta, "L") == 0) {
+		if (sm_json_count(a.d, pa) != sm_json_count(b.d, pb))
+			return false;
+		for (x = sm_json_first(a.d, pa), y = sm_json_first(b.d, pb); x >= 0 && y >= 0;
+		     x = sm_json_next(a.d, x), y = sm_json_next(b.d, y))
+			if (!alt_value_equal(op, (struct alt_val){ a.d, x },
+					     (struct alt_val){ b.d, y }))
+				return false;
+		return true;
+	}
+	if (strcmp(ta, "M") == 0) {
+		if (sm_json_count(a.d, pa) != sm_json_count(b.d, pb))
+			return false;
+		for (x = sm_json_first(a.d, pa); x >= 0; x = sm_json_next(a.d, x)) {
+			struct sm_bytes k;
+			int bv;
+
+			if (str_slot(a.d, x, 0, &k) < 0)
+				return false;
+			bv = sm_json_getn(b.d, pb, (const char *)k.p, k.len);
+			if (bv < 0 ||
+			    !alt_value_equal(op,
+					     (struct alt_val){ a.d, sm_json_member_value(a.d, x) },
+					     (struct alt_val){ b.d, bv }))
+				return false;
+		}
+		return true;
+	}
+	return false;
+}
+
+/* Whether set payload @arr (of @type) has the scalar element string @etok of @ed. */
+static bool
+set_contains(struct alt_op *op, const struct sm_json_doc *d, int arr, const char *type,
+	     struct alt_val unused, const struct sm_json_doc *ed, int etok)
+{
+	struct sm_ddb_number na, nb;
+	struct sm_bytes sa, sb;
+	int x;
+
+	(void)unused;
+	for (x = sm_json_first(d, arr); x >= 0; x = sm_json_next(d, x)) {
+		if (type[0] == 'N') {
+			if (number_text(op, d, x, &na) == 0 &&
+			    number_text(op, ed, etok, &nb) == 0 &&
+			    sm_ddb_number_compare(&na, &nb) == 0)
+				return true;
+			continue;
+		}
+		/* S and B elements: equal text is equal value (base64 is canonical here). */
+		if (str_slot(d, x, 0, &sa) == 0 && str_slot(ed, etok, 1, &sb) == 0 &&
+		    bytes_cmp(sa, sb) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* For contains(): whether set or list value @set holds scalar value @v. */
+bool
+alt_value_contains(struct alt_op *op, struct alt_val set, struct alt_val v);
+
+bool
+alt_value_contains(struct alt_op *op, struct alt_val set, struct alt_val v)
+{
+	char ts[5], tv[5];
+	int ps, pv, x;
+	struct sm_bytes a, b;
+
+	if (alt_value_type(set.d, set.tok, ts, &ps) < 0 || alt_value_type(v.d, v.tok, tv, &pv) < 0)
+		return false;
+	if (strcmp(ts, "S") == 0 && strcmp(tv, "S") == 0) {
+		if (str_slot(set.d, ps, 0, &a) < 0 || str_slot(v.d, pv, 1, &b) < 0)
+			return false;
+		if (b.len == 0)
+			return true;
+		return b.len <= a.len && memmem(a.p, a.len, b.p, b.len) != NULL;
+	}
+	if (strcmp(ts, "B") == 0 && strcmp(tv, "B") == 0) {
+		/* compare decoded bytes */
+		uint8_t *copy;
+		bool found;
+
+		if (binary_slot(set.d, ps, 0, &a) < 0)
+			return false;
+		copy = sm_malloc(a.len + 1);
+		if (copy == NULL)
+			return false;
+		memcpy(copy, a.p, a.len);
+		a.p = copy;
+		found = binary_slot(v.d, pv, 0, &b) == 0 &&
+			(b.len == 0 || (b.len <= a.len && memmem(a.p, a.len, b.p, b.len) != NULL));
+		sm_free(copy);
+		return found;
+	}
+	if (ts[1] == 'S' && ts[0] == tv[0] && tv[1] == '\0')
+		return set_contains(op, set.d, ps, ts, (struct alt_val){ NULL, -1 }, v.d, pv);
+	if (strcmp(ts, "L") == 0) {
+		for (x = sm_json_first(set.d, ps); x >= 0; x = sm_json_next(set.d, x))
+			if (alt_value_equal(op, (struct alt_val){ set.d, x }, v))
+				return true;
+	}
+	return false;
+}
+
+/* ---- keys ---- */
+
+int
+alt_key_part(struct alt_op *op, const struct sm_json_doc *d, int obj, const struct sm_column *c,
+	     char type, struct sm_bytes *out)
+{
+	int v = sm_json_get(d, obj, c->name);
+
+	if (v < 0)
+		return bad(op,
+			   "One or more parameter values were invalid: Missing the key %s in "
+			   "the item",
+			   c->name);
+	return alt_key_value(op, d, v, c, type, out);
+}
+
+int
+alt_key_value(struct alt_op *op, const struct sm_json_doc *d, int v, const struct sm_column *c,
+	      char type, struct sm_bytes *out)
+{
+	struct sm_ddb_number n;
+	char t[5], err[200];
+	struct sm_bytes s;
+	int p;
+	uint8_t *dst;
+	size_t len;
+
+	if (alt_value_type(d, v, t, &p) < 0 || t[1] != '\0' || t[0] != type) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "One or more parameter values were invalid: Type mismatch for key %s "
+			 "expected: %c actual: %s",
+			 c->name, type, alt_value_type(d, v, t, &p) < 0 ? "?" : t);
+		return -EINVAL;
+	}
+	switch (type) {
+	case 'S':
+		if (str_slot(d, p, 0, &s) < 0)
+			return bad(op, "%s",
+				   "One or more parameter values were invalid: S must be "
+				   "a string");
+		if (s.len == 0)
+			return bad(op,
+				   "One or more parameter values are not valid. The "
+				   "AttributeValue for a key attribute cannot contain an empty "
+				   "string value. Key: %s",
+				   c->name);
+		dst = alt_bytes_put(&op->keys, s.p, s.len);
+		if (dst == NULL)
+			return -ENOSPC;
+		out->p = dst;
+		out->len = s.len;
+		break;
+	case 'N':
+		if (number_text(op, d, p, &n) < 0)
+			return -EINVAL;
+		if (op->keys.cap - op->keys.len < SM_DDB_NUMBER_DECIMAL_MAX)
+			return -ENOSPC;
+		dst = op->keys.p + op->keys.len;
+		len = sm_ddb_number_to_decimal(&n, dst, SM_DDB_NUMBER_DECIMAL_MAX);
+		op->keys.len += len;
+		out->p = dst;
+		out->len = (uint32_t)len;
+		(void)err;
+		break;
+	default:
+		if (alt_payload_binary(op, d, p, &s) < 0)
+			return bad(op, "%s",
+				   "One or more parameter values were invalid: B must be "
+				   "base64-encoded binary data");
+		if (s.len == 0)
+			return bad(op,
+				   "One or more parameter values are not valid. The "
+				   "AttributeValue for a key attribute cannot contain an empty "
+				   "binary value. Key: %s",
+				   c->name);
+		*out = s;
+		break;
+	}
+	if (out->len > (c->kind == SM_COL_PARTITION ? 2048u : 1024u))
+		return bad(op,
+			   "One or more parameter values were invalid: Size of key %s exceeds "
+			   "the limit",
+			   c->name);
+	return 0;
+}
+
+int
+alt_item_key(struct alt_op *op, const struct sm_json_doc *d, int obj, bool whole_item,
+	     struct sm_key *pk, struct sm_key *ck)
+{
+	const struct alt_table *t = &op->tab;
+	int ret;
+
+	if (sm_json_type(d, obj) != SM_JSON_OBJECT)
+		return bad(op, "%s",
+			   "One or more parameter values were invalid: the key must be a "
+			   "map of attribute values");
+	if (!whole_item && sm_json_count(d, obj) != (t->range ? 2u : 1u))
+		return bad(op, "%s", "The provided key element does not match the schema");
+	pk->n = 1;
+	ret = alt_key_part(op, d, obj, t->hash, t->hash_type, &pk->part[0]);
+	if (ret < 0)
+		return ret;
+	ck->n = 0;
+	if (t->range != NULL) {
+		ck->n = 1;
+		ret = alt_key_part(op, d, obj, t->range, t->range_type, &ck->part[0]);
+	}
+	return ret;
+}
+
+void
+alt_write_key_value(struct sm_json_out *o, char type, struct sm_bytes v)
+{
+	struct sm_ddb_number n;
+	char text[SM_DDB_NUMBER_TEXT_MAX], err[16];
+	char *b64;
+	size_t len;
+
+	sm_json_out_obj_begin(o);
+	switch (type) {
+	case 'S':
+		sm_json_out_key(o, "S");
+		sm_json_out_strn(o, (const char *)v.p, v.len);
+		break;
+	case 'N':
+		sm_json_out_key(o, "N");
+		if (sm_ddb_number_from_decimal(v, &n, err, sizeof(err)) == 0)
+			sm_ddb_number_format(&n, text, sizeof(text));
+		else
+			strcpy(text, "0");
+		sm_json_out_str(o, text);
+		break;
+	default:
+		sm_json_out_key(o, "B");
+		len = BASE64_ENCODE_RAW_LENGTH(v.len);
+		b64 = scratch(1, len);
+		if (b64 == NULL) {
+			o->err = -ENOMEM;
+			break;
+		}
+		base64_encode_raw(b64, v.len, v.p);
+		sm_json_out_strn(o, b64, len);
+		break;
+	}
+	sm_json_out_obj_end(o);
+}
+
+void
+alt_write_row_item(struct alt_op *op, struct sm_json_out *o, const struct sm_key *pk,
+		   const struct sm_key *ck, const struct sm_cell_view *attrs)
+{
+	const struct alt_table *t = &op->tab;
+	struct sm_coll_iter it;
+	struct sm_bytes k, v;
+
+	sm_json_out_obj_begin(o);
+	sm_json_out_key(o, t->hash->name);
+	alt_write_key_value(o, t->hash_type, pk->part[0]);
+	if (t->range != NULL && ck != NULL && ck->n > 0) {
+		sm_json_out_key(o, t->range->name);
+		alt_write_key_value(o, t->range_type, ck->part[0]);
+	}
+	if (attrs != NULL && attrs->present && sm_coll_iter_init(&it, attrs->value) == 0) {
+		while (sm_coll_next(&it, &k, &v, true)) {
+			sm_json_out_keyn(o, (const char *)k.p, k.len);
+			sm_json_out_raw(o, (const char *)v.p, v.len);
+		}
+	}
+	sm_json_out_obj_end(o);
+}
