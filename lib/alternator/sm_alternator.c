@@ -10,6 +10,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include <nettle/hmac.h>
+#include <nettle/sha2.h>
+
 #include "alt_priv.h"
 
 #define OP_FREE_MAX 256u
@@ -358,6 +361,170 @@ run(struct alt_op *op, const struct alt_operation *o)
 	o->fn(op);
 }
 
+/* ---- SigV4 (alternator_enforce_authorization) ---- */
+
+static void
+hex(const uint8_t *d, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[d[i] >> 4];
+		out[2 * i + 1] = digits[d[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static void
+hmac(const uint8_t *key, size_t klen, const void *msg, size_t mlen, uint8_t out[32])
+{
+	struct hmac_sha256_ctx h;
+
+	hmac_sha256_set_key(&h, klen, key);
+	hmac_sha256_update(&h, mlen, msg);
+	hmac_sha256_digest(&h, SHA256_DIGEST_SIZE, out);
+}
+
+/* The part of "k1=v1, k2=v2" after "@key="; false when absent. */
+static bool
+auth_param(const struct sm_http_str *a, const char *key, struct sm_http_str *out)
+{
+	size_t klen = strlen(key), i;
+
+	for (i = 0; i + klen < a->len; i++) {
+		if ((i == 0 || a->p[i - 1] == ' ' || a->p[i - 1] == ',') &&
+		    memcmp(a->p + i, key, klen) == 0 && a->p[i + klen] == '=') {
+			out->p = a->p + i + klen + 1;
+			out->len = 0;
+			while (out->p + out->len < a->p + a->len && out->p[out->len] != ',')
+				out->len++;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Verify an AWS Signature Version 4 as DynamoDB clients compute it (the
+ * canonical request over the signed headers and the body's SHA-256). 0, or
+ * the op was answered with DynamoDB's error.
+ */
+static int
+check_signature(struct alt_op *op, struct sm_http_req *req)
+{
+	const struct sm_http_str *auth = sm_http_header(req, "authorization");
+	const struct sm_http_str *date = sm_http_header(req, "x-amz-date");
+	struct sm_http_str cred, signed_h, sig;
+	const char *parts[5], *end, *p;
+	size_t plen[5], i, n = 0;
+	struct sha256_ctx sha;
+	uint8_t digest[32], k1[32], k2[32], k3[32], k4[32];
+	char body_hex[65], creq_hex[65], sig_hex[65], kbuf[256];
+	char *creq = NULL, *sts = NULL;
+	size_t clen = 0, cap;
+
+	if (auth == NULL) {
+		alt_fail(op, "MissingAuthenticationTokenException",
+			 "Request is missing Authentication Token");
+		return -EACCES;
+	}
+	if (auth->len < 17 || memcmp(auth->p, "AWS4-HMAC-SHA256 ", 17) != 0) {
+		alt_fail(op, "InvalidSignatureException",
+			 "Authorization header requires 'AWS4-HMAC-SHA256' algorithm");
+		return -EACCES;
+	}
+	if (!auth_param(auth, "Credential", &cred) ||
+	    !auth_param(auth, "SignedHeaders", &signed_h) || !auth_param(auth, "Signature", &sig) ||
+	    date == NULL) {
+		alt_fail(op, "InvalidSignatureException",
+			 "Authorization header requires Credential, SignedHeaders and Signature, "
+			 "and "
+			 "the request an X-Amz-Date header");
+		return -EACCES;
+	}
+	/* Credential = key/date/region/service/aws4_request */
+	for (p = cred.p, end = cred.p + cred.len; n < 5 && p <= end; n++) {
+		const char *slash = memchr(p, '/', (size_t)(end - p));
+
+		parts[n] = p;
+		plen[n] = slash ? (size_t)(slash - p) : (size_t)(end - p);
+		p += plen[n] + 1;
+	}
+	if (n != 5 || p <= end) {
+		alt_fail(op, "InvalidSignatureException",
+			 "Credential should be scoped to a valid region, and have 5 parts");
+		return -EACCES;
+	}
+	if (plen[0] != strlen(alt_cfg->access_key_id) ||
+	    memcmp(parts[0], alt_cfg->access_key_id, plen[0]) != 0) {
+		alt_fail(op, "UnrecognizedClientException",
+			 "The security token included in the request is invalid.");
+		return -EACCES;
+	}
+	/* The canonical request. */
+	cap = 1024 + req->head.path.len + req->head.query.len + signed_h.len * 2;
+	for (i = 0; i < req->head.nfields; i++)
+		cap += req->head.fields[i].name.len + req->head.fields[i].value.len + 2;
+	creq = sm_malloc(cap);
+	sts = sm_malloc(512);
+	if (creq == NULL || sts == NULL)
+		goto nomem;
+	sha256_init(&sha);
+	sha256_update(&sha, op->body_len, (const uint8_t *)op->body);
+	sha256_digest(&sha, sizeof(digest), digest);
+	hex(digest, 32, body_hex);
+	clen = (size_t)snprintf(creq, cap, "%.*s\n%.*s\n%.*s\n", (int)req->head.method_text.len,
+				req->head.method_text.p, (int)req->head.path.len, req->head.path.p,
+				(int)req->head.query.len, req->head.query.p);
+	for (p = signed_h.p, end = signed_h.p + signed_h.len; p < end;) {
+		const char *semi = memchr(p, ';', (size_t)(end - p));
+		size_t hl = semi ? (size_t)(semi - p) : (size_t)(end - p);
+		char name[128];
+		const struct sm_http_str *v;
+
+		if (hl == 0 || hl >= sizeof(name))
+			break;
+		memcpy(name, p, hl);
+		name[hl] = '\0';
+		v = sm_http_header(req, name);
+		clen += (size_t)snprintf(creq + clen, cap - clen, "%s:%.*s\n", name,
+					 v ? (int)v->len : 0, v ? v->p : "");
+		p += hl + 1;
+	}
+	clen += (size_t)snprintf(creq + clen, cap - clen, "\n%.*s\n%s", (int)signed_h.len,
+				 signed_h.p, body_hex);
+	sha256_init(&sha);
+	sha256_update(&sha, SM_MIN(clen, cap - 1), (const uint8_t *)creq);
+	sha256_digest(&sha, sizeof(digest), digest);
+	hex(digest, 32, creq_hex);
+	n = (size_t)snprintf(sts, 512, "AWS4-HMAC-SHA256\n%.*s\n%.*s/%.*s/%.*s/%.*s\n%s",
+			     (int)date->len, date->p, (int)plen[1], parts[1], (int)plen[2],
+			     parts[2], (int)plen[3], parts[3], (int)plen[4], parts[4], creq_hex);
+	/* The signing key: HMAC chain over date, region, service, "aws4_request". */
+	snprintf(kbuf, sizeof(kbuf), "AWS4%s", alt_cfg->secret_access_key);
+	hmac((const uint8_t *)kbuf, strlen(kbuf), parts[1], plen[1], k1);
+	hmac(k1, 32, parts[2], plen[2], k2);
+	hmac(k2, 32, parts[3], plen[3], k3);
+	hmac(k3, 32, parts[4], plen[4], k4);
+	hmac(k4, 32, sts, SM_MIN(n, (size_t)511), digest);
+	hex(digest, 32, sig_hex);
+	sm_free(creq);
+	sm_free(sts);
+	if (sig.len != 64 || memcmp(sig.p, sig_hex, 64) != 0) {
+		alt_fail(op, "InvalidSignatureException",
+			 "The request signature we calculated does not match the signature you "
+			 "provided. Check your AWS Secret Access Key and signing method.");
+		return -EACCES;
+	}
+	return 0;
+nomem:
+	sm_free(creq);
+	sm_free(sts);
+	alt_fail(op, "InternalServerError", "out of memory");
+	return -ENOMEM;
+}
+
 static void
 handle_http(void *ctx, struct sm_http_req *req)
 {
@@ -415,7 +582,8 @@ handle_http(void *ctx, struct sm_http_req *req)
 			 (int)SM_MIN(target->len, 128u), target->p);
 		return;
 	}
-	SM_STAT_INC(requests);
+	if (alt_cfg->enforce_authorization && check_signature(op, req) < 0)
+		return;
 	run(op, o);
 }
 
