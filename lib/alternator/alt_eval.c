@@ -645,6 +645,47 @@ alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_js
 
 /* ---- legacy Expected ---- */
 
+/* A ComparisonOperator's name and argument count, checked whatever the item. */
+static int
+legacy_operator_check(struct alt_op *op, const char *name, struct sm_bytes opn, int n)
+{
+	static const struct {
+		const char *name;
+		int min, max;
+	} ops[] = {
+		{ "EQ", 1, 1 },	      { "NE", 1, 1 },		{ "LE", 1, 1 },
+		{ "LT", 1, 1 },	      { "GE", 1, 1 },		{ "GT", 1, 1 },
+		{ "CONTAINS", 1, 1 }, { "NOT_CONTAINS", 1, 1 }, { "BEGINS_WITH", 1, 1 },
+		{ "NULL", 0, 0 },     { "NOT_NULL", 0, 0 },	{ "IN", 1, 100 },
+		{ "BETWEEN", 2, 2 },
+	};
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(ops); i++)
+		if (opn.len == strlen(ops[i].name) && memcmp(opn.p, ops[i].name, opn.len) == 0)
+			break;
+	if (i == SM_ARRAY_SIZE(ops)) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "1 validation error detected: Value '%.*s' at "
+			 "'expected.%s.member.comparisonOperator' failed to satisfy constraint: "
+			 "Member "
+			 "must satisfy enum value set: [IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, "
+			 "GT, "
+			 "NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]",
+			 (int)SM_MIN(opn.len, 32u), (const char *)opn.p, name);
+		return -EINVAL;
+	}
+	if (n < ops[i].min || n > ops[i].max) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "One or more parameter values were invalid: Invalid number of argument(s) "
+			 "for "
+			 "the %s ComparisonOperator",
+			 ops[i].name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int
 legacy_check(struct alt_op *op, const char *name, int spec, const struct sm_json_doc *d, int itok,
 	     bool *out)
@@ -690,6 +731,8 @@ legacy_check(struct alt_op *op, const char *name, int spec, const struct sm_json
 		return -EINVAL;
 	if (list >= 0)
 		n = (int)sm_json_count(&op->doc, list);
+	if (legacy_operator_check(op, name, opn, n) < 0)
+		return -EINVAL;
 	b.d = &op->doc;
 	b.tok = list >= 0 ? sm_json_first(&op->doc, list) : -1;
 #define IS(s) (opn.len == strlen(s) && memcmp(opn.p, s, opn.len) == 0)
@@ -754,6 +797,30 @@ legacy_check(struct alt_op *op, const char *name, int spec, const struct sm_json
 		return -EINVAL;
 	}
 #undef IS
+	return 0;
+}
+
+int
+alt_check_expected(struct alt_op *op, int expected)
+{
+	struct sm_bytes k;
+	const char *name;
+	bool r;
+	int e, ret;
+
+	if (sm_json_type(&op->doc, expected) != SM_JSON_OBJECT) {
+		snprintf(op->errmsg, sizeof(op->errmsg), "Expected must be a map");
+		return -EINVAL;
+	}
+	for (e = sm_json_first(&op->doc, expected); e >= 0; e = sm_json_next(&op->doc, e)) {
+		if (alt_payload_str(op, &op->doc, e, &k) < 0 ||
+		    (name = alt_keep_str(op, k.p, k.len)) == NULL)
+			return -ENOMEM;
+		/* against no item: finds every error a request can have without one */
+		ret = legacy_check(op, name, sm_json_member_value(&op->doc, e), &op->doc, -1, &r);
+		if (ret < 0)
+			return ret;
+	}
 	return 0;
 }
 
@@ -874,7 +941,7 @@ write_proj(struct alt_op *op, const struct sm_json_doc *d, int v,
 int
 alt_write_projected(struct alt_op *op, const struct sm_json_doc *d, int itok, struct sm_json_out *o)
 {
-	int atg = sm_json_get(&op->doc, op->root, "AttributesToGet");
+	int atg = op->atg_tok;
 	const struct sm_ddb_path *group[64];
 	bool done[64] = { false };
 	struct sm_bytes raw, k;
@@ -1365,10 +1432,42 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 			return ret;
 	}
 	if (op->update != NULL) {
+		const struct sm_ddb_action *idx_removes[64];
+		unsigned nir = 0, j;
+
 		for (i = 0; i < op->update->nactions; i++) {
 			const struct sm_ddb_action *a = &op->update->actions[i];
 
+			/*
+			 * List indexes in REMOVE name the original item's elements: take
+			 * them out last, highest index first, so that one removal does not
+			 * shift the next.
+			 */
+			if (a->kind == SM_DDB_REMOVE && a->path.nelems > 1 &&
+			    a->path.elems[a->path.nelems - 1].name == NULL && nir < 64) {
+				idx_removes[nir++] = a;
+				continue;
+			}
 			ret = apply_action(op, d, itok, a->kind, &a->path, a->value,
+					   (struct alt_val){ NULL, -1 }, &nw);
+			if (ret < 0)
+				goto out;
+		}
+		for (i = 1; i < nir; i++) {
+			const struct sm_ddb_action *x = idx_removes[i];
+			uint32_t xi = x->path.elems[x->path.nelems - 1].index;
+
+			for (j = i; j > 0; j--) {
+				const struct sm_ddb_path *pp = &idx_removes[j - 1]->path;
+
+				if (pp->elems[pp->nelems - 1].index >= xi)
+					break;
+				idx_removes[j] = idx_removes[j - 1];
+			}
+			idx_removes[j] = x;
+		}
+		for (i = 0; i < nir; i++) {
+			ret = apply_action(op, d, itok, SM_DDB_REMOVE, &idx_removes[i]->path, NULL,
 					   (struct alt_val){ NULL, -1 }, &nw);
 			if (ret < 0)
 				goto out;

@@ -324,7 +324,14 @@ compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 		op->vals.len = 0;
 		if (alt_bytes_reserve(&op->vals, need + 64) < 0)
 			goto nomem;
-		m->flags = SM_MUT_ROW_MARKER;
+		/*
+		 * Only an update that sets something creates the item: removing
+		 * from a missing item leaves it missing, as in DynamoDB.
+		 */
+		m->flags = n == 0 ? SM_MUT_ROW_MARKER : 0; /* an empty update creates it */
+		for (i = 0; i < n; i++)
+			if (!removed[i])
+				m->flags = SM_MUT_ROW_MARKER;
 		for (i = 0; i < n; i++) {
 			struct sm_cell_op *c = new_cell_op(op);
 
@@ -371,6 +378,49 @@ cas_decide(void *ctx, bool exists, struct sm_cas *cas)
 
 /* ---- answering ---- */
 
+/* The UPDATED_* answer through the update's paths; false when not possible. */
+static bool
+write_updated_paths(struct alt_op *op)
+{
+	struct sm_ddb_path paths[64];
+	struct sm_ddb_expr fake, *saved = op->proj;
+	const struct sm_json_doc *src;
+	struct sm_json_out *o, *po;
+	struct sm_json_doc *d, *pd;
+	unsigned i, n = 0;
+	int itok;
+
+	for (i = 0; i < op->update->nactions && n < 64; i++)
+		paths[n++] = op->update->actions[i].path;
+	memset(&fake, 0, sizeof(fake));
+	fake.kind = SM_DDB_PROJECTION;
+	fake.paths = paths;
+	fake.npaths = n;
+	if (op->rv == RV_UPDATED_OLD) {
+		if (!op->have_item)
+			return true; /* nothing was there */
+		src = &op->idoc;
+		itok = sm_json_root(&op->idoc);
+	} else {
+		alt_tmp_doc(op, &o, &d);
+		if (sm_json_parse(d, op->nitem.p, op->nitem.len, 0) < 0)
+			return false;
+		src = d;
+		itok = 0;
+	}
+	alt_tmp_doc(op, &po, &pd);
+	op->proj = &fake;
+	alt_write_projected(op, src, itok, po);
+	op->proj = saved;
+	if (po->err != 0)
+		return false;
+	if (po->len > 2) { /* not {}: something to return */
+		sm_json_out_key(&op->out, "Attributes");
+		sm_json_out_raw(&op->out, po->p, po->len);
+	}
+	return true;
+}
+
 static void
 write_attributes(struct alt_op *op, bool old)
 {
@@ -402,7 +452,13 @@ write_attributes(struct alt_op *op, bool old)
 		return;
 	}
 	/*
-	 * UPDATED_OLD / UPDATED_NEW: the changed top-level attributes, which
+	 * UPDATED_OLD / UPDATED_NEW with an UpdateExpression: the old or new
+	 * item projected through the updated paths (nested ones stay nested).
+	 */
+	if (op->update != NULL && write_updated_paths(op))
+		return;
+	/*
+	 * Otherwise (AttributeUpdates): the changed top-level attributes, which
 	 * are the mutation's map operations (computed maybe on another shard).
 	 */
 	(void)names;
@@ -679,6 +735,17 @@ prepare_common(struct alt_op *op, bool update)
 	}
 	if (alt_parse_expr(op, "ConditionExpression", SM_DDB_CONDITION, &op->cond) < 0)
 		return -EINVAL;
+	if (exp >= 0 && alt_check_expected(op, exp) < 0) {
+		alt_fail(op, "ValidationException", "%s", op->errmsg);
+		return -EINVAL;
+	}
+	if (exp >= 0 && update && sm_json_get(&op->doc, op->root, "UpdateExpression") >= 0) {
+		alt_fail(op, "ValidationException",
+			 "Can not use both expression and non-expression parameters in the same "
+			 "request: Non-expression parameters: {Expected} Expression parameters: "
+			 "{UpdateExpression}");
+		return -EINVAL;
+	}
 	/* keys: reserve what every key part of the request can need, once */
 	if (alt_bytes_reserve(&op->keys, op->body_len * 2 + 4096) < 0) {
 		alt_fail(op, "InternalServerError", "out of memory");
@@ -1217,13 +1284,15 @@ batch_get_next(struct alt_op *op)
 			sm_ddb_expr_free(op->proj);
 			op->proj = NULL;
 			op->names_tok = sm_json_get(&op->doc, spec, "ExpressionAttributeNames");
+			op->atg_tok = sm_json_get(&op->doc, spec, "AttributesToGet");
 			op->values_tok = -1;
 			{
 				int saved = op->root;
 
 				op->root = spec; /* the table entry holds ProjectionExpression */
 				if (alt_parse_expr(op, "ProjectionExpression", SM_DDB_PROJECTION,
-						   &op->proj) < 0)
+						   &op->proj) < 0 ||
+				    alt_check_unused(op) < 0)
 					return;
 				op->root = saved;
 			}
@@ -1284,7 +1353,7 @@ alt_batch_get(struct alt_op *op)
 {
 	int ri = sm_json_get(&op->doc, op->root, "RequestItems");
 	unsigned total = 0;
-	int t, keys;
+	int t, keys, a, b;
 
 	if (sm_json_type(&op->doc, ri) != SM_JSON_OBJECT || sm_json_count(&op->doc, ri) == 0) {
 		alt_fail(op, "ValidationException",
@@ -1304,6 +1373,20 @@ alt_batch_get(struct alt_op *op)
 			return;
 		}
 		total += sm_json_count(&op->doc, keys);
+		/* the same key twice in one table is refused, as DynamoDB does */
+		for (a = sm_json_first(&op->doc, keys); a >= 0; a = sm_json_next(&op->doc, a)) {
+			struct sm_bytes sa = sm_json_span(&op->doc, a);
+
+			for (b = sm_json_next(&op->doc, a); b >= 0; b = sm_json_next(&op->doc, b)) {
+				struct sm_bytes sb = sm_json_span(&op->doc, b);
+
+				if (sa.len == sb.len && memcmp(sa.p, sb.p, sa.len) == 0) {
+					alt_fail(op, "ValidationException",
+						 "Provided list of item keys contains duplicates");
+					return;
+				}
+			}
+		}
 	}
 	if (total > ALT_MAX_BATCH_GET) {
 		alt_fail(op, "ValidationException",

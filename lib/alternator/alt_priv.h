@@ -26,6 +26,7 @@
 #define ALT_OPT_CREATED "alternator:created"
 #define ALT_OPT_BILLING "alternator:billing"
 #define ALT_OPT_TAGS "alternator:tags"
+#define ALT_OPT_THROUGHPUT "alternator:throughput"
 
 /* A DynamoDB table as one request sees it. */
 struct alt_table {
@@ -82,6 +83,7 @@ struct alt_op {
 	/* expressions of the request */
 	struct sm_ddb_expr *cond, *update, *proj, *filter, *keycond;
 	int names_tok, values_tok; /* ExpressionAttributeNames/Values or -1 */
+	int atg_tok;		   /* AttributesToGet or -1 */
 	/* store requests */
 	struct sm_store_req *sreqs;
 	unsigned nsreqs, sreqs_cap;
@@ -239,6 +241,9 @@ alt_check_unused(struct alt_op *op);
 int
 alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *item,
 	      int item_tok, bool *out);
+/* The errors legacy Expected has whatever the item (unknown operators, arguments). */
+int
+alt_check_expected(struct alt_op *op, int expected_tok);
 /* Evaluate legacy Expected on the item; *out true when it holds. */
 int
 alt_eval_expected(struct alt_op *op, int expected_tok, const struct sm_json_doc *item, int item_tok,

@@ -40,9 +40,10 @@ unconst(const char *s)
 
 struct alt_meta {
 	struct sm_uuid id;
-	char *tags;    /* JSON array of {"Key","Value"}; NULL: the creation tags */
-	char *billing; /* NULL: the creation billing mode */
-	int iso;       /* -1: not computed yet */
+	char *tags;	  /* JSON array of {"Key","Value"}; NULL: the creation tags */
+	char *billing;	  /* NULL: the creation billing mode */
+	char *throughput; /* "R,W" provisioned units; NULL: the creation ones */
+	int iso;	  /* -1: not computed yet */
 	struct alt_meta *next;
 };
 
@@ -73,6 +74,7 @@ meta_free(struct alt_meta *m)
 {
 	sm_free(m->tags);
 	sm_free(m->billing);
+	sm_free(m->throughput);
 	sm_free(m);
 }
 
@@ -122,6 +124,17 @@ table_billing(const struct sm_table *t, const struct alt_meta *m)
 		return m->billing;
 	s = sm_option_get(t->options, t->noptions, ALT_OPT_BILLING);
 	return s ? s : "PAY_PER_REQUEST";
+}
+
+static const char *
+table_throughput(const struct sm_table *t, const struct alt_meta *m)
+{
+	const char *s;
+
+	if (m != NULL && m->throughput != NULL)
+		return m->throughput;
+	s = sm_option_get(t->options, t->noptions, ALT_OPT_THROUGHPUT);
+	return s ? s : "0,0";
 }
 
 /* The isolation a tag list selects, or the default. */
@@ -210,6 +223,32 @@ alt_table_release(struct alt_table *t)
 	t->t = NULL;
 }
 
+static int
+validate_table_name(struct alt_op *op, struct sm_bytes n)
+{
+	uint32_t i;
+
+	if (n.len < 3 || n.len > MAX_TABLE_NAME) {
+		alt_fail(op, "ValidationException",
+			 "TableName must be at least 3 characters long and at most %d characters "
+			 "long",
+			 MAX_TABLE_NAME);
+		return -EINVAL;
+	}
+	for (i = 0; i < n.len; i++) {
+		char c = (char)n.p[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-')) {
+			alt_fail(op, "ValidationException",
+				 "TableName must satisfy regular expression pattern: "
+				 "[a-zA-Z0-9_.-]+");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int
 alt_table_from_request(struct alt_op *op)
 {
@@ -223,6 +262,8 @@ alt_table_from_request(struct alt_op *op)
 			 "constraint: Member must not be null");
 		return -EINVAL;
 	}
+	if (validate_table_name(op, name) < 0)
+		return -EINVAL;
 	if (alt_table_lookup(op, (const char *)name.p, name.len, &op->tab) < 0) {
 		alt_fail(op, "ResourceNotFoundException",
 			 "Requested resource not found: Table: %.*s not found",
@@ -294,10 +335,17 @@ write_description(struct alt_op *op, const struct alt_table *t, const char *stat
 	sm_json_out_obj_begin(o);
 	sm_json_out_key(o, "NumberOfDecreasesToday");
 	sm_json_out_i64(o, 0);
-	sm_json_out_key(o, "ReadCapacityUnits");
-	sm_json_out_i64(o, 0);
-	sm_json_out_key(o, "WriteCapacityUnits");
-	sm_json_out_i64(o, 0);
+	{
+		const char *thr = table_throughput(t->t, m);
+		long long rcu = 0, wcu = 0;
+
+		if (strcmp(billing, "PROVISIONED") == 0)
+			sscanf(thr, "%lld,%lld", &rcu, &wcu);
+		sm_json_out_key(o, "ReadCapacityUnits");
+		sm_json_out_i64(o, rcu);
+		sm_json_out_key(o, "WriteCapacityUnits");
+		sm_json_out_i64(o, wcu);
+	}
 	sm_json_out_obj_end(o);
 	sm_json_out_key(o, "TableSizeBytes");
 	sm_json_out_i64(o, 0);
@@ -336,6 +384,7 @@ struct meta_bcast {
 	struct sm_uuid id;
 	char *tags;
 	char *billing;
+	char *throughput;
 	bool remove;
 	unsigned pending;
 };
@@ -363,6 +412,10 @@ meta_apply(void *arg)
 		sm_free(m->billing);
 		m->billing = s;
 	}
+	if (b->throughput != NULL && (s = sm_strdup(b->throughput)) != NULL) {
+		sm_free(m->throughput);
+		m->throughput = s;
+	}
 }
 
 static void
@@ -376,21 +429,24 @@ meta_done(void *arg)
 		alt_finish(b->op);
 	sm_free(b->tags);
 	sm_free(b->billing);
+	sm_free(b->throughput);
 	sm_free(b);
 }
 
 /* Apply a change on every shard, then answer @op with what op->out holds. */
 static void
 meta_broadcast(struct alt_op *op, const struct sm_uuid *id, const char *tags, const char *billing,
-	       bool remove)
+	       const char *throughput, bool remove)
 {
 	struct meta_bcast *b = sm_calloc(1, sizeof(*b));
 	unsigned i;
 
 	if (b == NULL || (tags && (b->tags = sm_strdup(tags)) == NULL) ||
-	    (billing && (b->billing = sm_strdup(billing)) == NULL)) {
+	    (billing && (b->billing = sm_strdup(billing)) == NULL) ||
+	    (throughput && (b->throughput = sm_strdup(throughput)) == NULL)) {
 		if (b != NULL) {
 			sm_free(b->tags);
+			sm_free(b->billing);
 			sm_free(b);
 		}
 		alt_fail(op, "InternalServerError", "out of memory");
@@ -414,41 +470,40 @@ struct create_ctx {
 	struct sm_ddl_req r;
 	struct alt_op *op;
 	struct sm_column_def cols[3];
-	struct sm_option opts[3];
+	struct sm_option opts[4];
 	struct sm_option repl[2];
 	char ks[sizeof(ALT_KS_PREFIX) + MAX_TABLE_NAME + 1];
 	char name[MAX_TABLE_NAME + 1];
 	char hash[256], range[256];
 	char created[32];
 	char billing[32];
+	char throughput[48];
 	char *tags;
 	int stage;
 };
 
+/*
+ * ProvisionedThroughput as "R,W" into @buf: 1 when given, 0 when absent,
+ * -EINVAL after answering.
+ */
 static int
-validate_table_name(struct alt_op *op, struct sm_bytes n)
+parse_throughput(struct alt_op *op, char *buf, size_t len)
 {
-	uint32_t i;
+	int pt = sm_json_get(&op->doc, op->root, "ProvisionedThroughput");
+	int64_t r, w;
 
-	if (n.len < 3 || n.len > MAX_TABLE_NAME) {
+	if (pt < 0)
+		return 0;
+	if (sm_json_i64(&op->doc, sm_json_get(&op->doc, pt, "ReadCapacityUnits"), &r) < 0 ||
+	    sm_json_i64(&op->doc, sm_json_get(&op->doc, pt, "WriteCapacityUnits"), &w) < 0 ||
+	    r < 1 || w < 1) {
 		alt_fail(op, "ValidationException",
-			 "TableName must be at least 3 characters long and at most %d characters "
-			 "long",
-			 MAX_TABLE_NAME);
+			 "One or more parameter values were invalid: ReadCapacityUnits and "
+			 "WriteCapacityUnits must both be specified and at least 1");
 		return -EINVAL;
 	}
-	for (i = 0; i < n.len; i++) {
-		char c = (char)n.p[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '.' || c == '-')) {
-			alt_fail(op, "ValidationException",
-				 "TableName must satisfy regular expression pattern: "
-				 "[a-zA-Z0-9_.-]+");
-			return -EINVAL;
-		}
-	}
-	return 0;
+	snprintf(buf, len, "%lld,%lld", (long long)r, (long long)w);
+	return 1;
 }
 
 /* Validate a Tags list; *iso_bad set when system:write_isolation is invalid. */
@@ -462,6 +517,10 @@ validate_tags(struct alt_op *op, int tags)
 
 	if (sm_json_type(&op->doc, tags) != SM_JSON_ARRAY) {
 		alt_fail(op, "ValidationException", "Tags must be a list");
+		return -EINVAL;
+	}
+	if (sm_json_count(&op->doc, tags) > 50) {
+		alt_fail(op, "ValidationException", "The number of tags exceeds the limit of 50");
 		return -EINVAL;
 	}
 	for (e = sm_json_first(&op->doc, tags); e >= 0; e = sm_json_next(&op->doc, e)) {
@@ -515,7 +574,8 @@ create_done(struct sm_ddl_req *r)
 		c->r.table.cols = c->cols;
 		c->r.table.ncols = c->cols[1].kind == SM_COL_CLUSTERING ? 3 : 2;
 		c->r.table.options = c->opts;
-		c->r.table.noptions = 3;
+		c->r.table.noptions = 4;
+		c->r.table.wide_names = true;
 		c->r.done = create_done;
 		c->r.ctx = c;
 		sm_store_ddl(&c->r);
@@ -588,8 +648,9 @@ alt_create_table(struct alt_op *op)
 	struct create_ctx *c;
 	struct sm_bytes name, s;
 	const char *ctype;
-	char tname[MAX_TABLE_NAME + 1];
-	int e, k, i = 0;
+	char tname[MAX_TABLE_NAME + 1], thr[48] = "0,0";
+	int e, k, i = 0, has_thr;
+	bool pay;
 
 	if (sm_json_type(d, name_tok) != SM_JSON_STRING ||
 	    alt_payload_str(op, d, name_tok, &name) < 0) {
@@ -639,6 +700,23 @@ alt_create_table(struct alt_op *op)
 			 "PAY_PER_REQUEST]");
 		return;
 	}
+	pay = bm >= 0 && sm_json_str_eq(d, bm, "PAY_PER_REQUEST");
+	has_thr = parse_throughput(op, thr, sizeof(thr));
+	if (has_thr < 0)
+		return;
+	if (pay && has_thr) {
+		alt_fail(op, "ValidationException",
+			 "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
+			 "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+		return;
+	}
+	if (!pay && !has_thr) {
+		alt_fail(op, "ValidationException",
+			 "One or more parameter values were invalid: ReadCapacityUnits and "
+			 "WriteCapacityUnits must both be specified when BillingMode is "
+			 "PROVISIONED");
+		return;
+	}
 	c = sm_calloc(1, sizeof(*c));
 	if (c == NULL) {
 		alt_fail(op, "InternalServerError", "out of memory");
@@ -681,9 +759,8 @@ alt_create_table(struct alt_op *op)
 	c->cols[k++] =
 		(struct sm_column_def){ ALT_ATTRS_COL, "map<text, blob>", SM_COL_REGULAR, false };
 	snprintf(c->created, sizeof(c->created), "%lld", (long long)time(NULL));
-	snprintf(c->billing, sizeof(c->billing), "%s",
-		 bm >= 0 && sm_json_str_eq(d, bm, "PROVISIONED") ? "PROVISIONED"
-								 : "PAY_PER_REQUEST");
+	snprintf(c->billing, sizeof(c->billing), "%s", pay ? "PAY_PER_REQUEST" : "PROVISIONED");
+	snprintf(c->throughput, sizeof(c->throughput), "%s", thr);
 	if (tags >= 0) {
 		s = sm_json_span(d, tags);
 		c->tags = sm_malloc(s.len + 1);
@@ -697,6 +774,7 @@ alt_create_table(struct alt_op *op)
 	c->opts[0] = (struct sm_option){ unconst(ALT_OPT_CREATED), c->created };
 	c->opts[1] = (struct sm_option){ unconst(ALT_OPT_BILLING), c->billing };
 	c->opts[2] = (struct sm_option){ unconst(ALT_OPT_TAGS), c->tags ? c->tags : unconst("[]") };
+	c->opts[3] = (struct sm_option){ unconst(ALT_OPT_THROUGHPUT), c->throughput };
 	c->repl[0] = (struct sm_option){ unconst("class"), unconst("NetworkTopologyStrategy") };
 	c->repl[1] = (struct sm_option){ unconst("replication_factor"), unconst("1") };
 	c->r.kind = SM_DDL_CREATE_KEYSPACE;
@@ -705,6 +783,7 @@ alt_create_table(struct alt_op *op)
 	c->r.ks.replication = c->repl;
 	c->r.ks.nreplication = 2;
 	c->r.ks.durable_writes = true;
+	c->r.ks.wide_names = true;
 	c->r.done = create_done;
 	c->r.ctx = c;
 	sm_store_ddl(&c->r);
@@ -735,7 +814,7 @@ drop_done(struct sm_ddl_req *r)
 			 "Requested resource not found: Table: %s not found", op->tab.name);
 	} else {
 		/* op->out holds the description; drop the overlay everywhere, then answer. */
-		meta_broadcast(op, &op->tab.t->id, NULL, NULL, true);
+		meta_broadcast(op, &op->tab.t->id, NULL, NULL, NULL, true);
 	}
 	sm_free(c);
 }
@@ -840,8 +919,13 @@ alt_update_table(struct alt_op *op)
 {
 	int bm = sm_json_get(&op->doc, op->root, "BillingMode");
 	const char *billing = NULL;
+	char thr[48];
+	int thr_set;
 
 	if (alt_table_from_request(op) < 0)
+		return;
+	thr_set = parse_throughput(op, thr, sizeof(thr));
+	if (thr_set < 0)
 		return;
 	if (sm_json_get(&op->doc, op->root, "GlobalSecondaryIndexUpdates") >= 0 ||
 	    sm_json_get(&op->doc, op->root, "StreamSpecification") >= 0) {
@@ -867,18 +951,19 @@ alt_update_table(struct alt_op *op)
 		return;
 	}
 	/* The description reflects the new mode. */
-	if (billing != NULL)
-		meta_apply(
-			&(struct meta_bcast){ .id = op->tab.t->id, .billing = unconst(billing) });
+	if (billing != NULL || thr_set)
+		meta_apply(&(struct meta_bcast){ .id = op->tab.t->id,
+						 .billing = unconst(billing),
+						 .throughput = thr_set ? thr : NULL });
 	sm_json_out_obj_begin(&op->out);
 	sm_json_out_key(&op->out, "TableDescription");
 	write_description(op, &op->tab, "ACTIVE");
 	sm_json_out_obj_end(&op->out);
-	if (billing == NULL) {
+	if (billing == NULL && !thr_set) {
 		alt_finish(op);
 		return;
 	}
-	meta_broadcast(op, &op->tab.t->id, NULL, billing, false);
+	meta_broadcast(op, &op->tab.t->id, NULL, billing, thr_set ? thr : NULL, false);
 }
 
 /* ---- tags ---- */
@@ -963,18 +1048,22 @@ alt_tag_resource(struct alt_op *op)
 
 	if (table_from_arn(op) < 0)
 		return;
-	if (tags < 0 || validate_tags(op, tags) < 0) {
-		if (tags < 0)
-			alt_fail(op, "ValidationException", "Tags is required");
+	if (tags < 0 || sm_json_count(&op->doc, tags) == 0) {
+		alt_fail(op, "ValidationException",
+			 "1 validation error detected: Value at 'tags' failed to satisfy "
+			 "constraint: "
+			 "Member must have length greater than or equal to 1");
 		return;
 	}
+	if (validate_tags(op, tags) < 0)
+		return;
 	m = meta_find(&op->tab.t->id, false);
 	sm_json_out_reset(&op->scratch);
 	if (merge_tags(op, table_tags(op->tab.t, m), tags, -1, &op->scratch) < 0) {
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
-	meta_broadcast(op, &op->tab.t->id, op->scratch.p, NULL, false);
+	meta_broadcast(op, &op->tab.t->id, op->scratch.p, NULL, NULL, false);
 }
 
 void
@@ -995,7 +1084,7 @@ alt_untag_resource(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
-	meta_broadcast(op, &op->tab.t->id, op->scratch.p, NULL, false);
+	meta_broadcast(op, &op->tab.t->id, op->scratch.p, NULL, NULL, false);
 }
 
 void

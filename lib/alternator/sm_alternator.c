@@ -85,7 +85,7 @@ op_get(void)
 	op->have_tab = false;
 	op->have_item = false;
 	op->cond = op->update = op->proj = op->filter = op->keycond = NULL;
-	op->names_tok = op->values_tok = -1;
+	op->names_tok = op->values_tok = op->atg_tok = -1;
 	op->nsreqs = op->pending = op->nops = 0;
 	op->ntmp = 0;
 	op->keys.len = op->vals.len = op->last.len = op->names.len = 0;
@@ -357,6 +357,7 @@ run(struct alt_op *op, const struct alt_operation *o)
 		return;
 	}
 	op->names_tok = sm_json_get(&op->doc, op->root, "ExpressionAttributeNames");
+	op->atg_tok = sm_json_get(&op->doc, op->root, "AttributesToGet");
 	op->values_tok = sm_json_get(&op->doc, op->root, "ExpressionAttributeValues");
 	o->fn(op);
 }

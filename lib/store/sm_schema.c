@@ -222,15 +222,20 @@ sm_table_column(const struct sm_table *t, const char *name)
 	return NULL;
 }
 
+/*
+ * CQL's rule; with @wide the DynamoDB one Alternator tables need (ScyllaDB
+ * relaxes it the same way): up to 255 characters, '.' and '-' allowed.
+ */
 static bool
-valid_name(const char *s)
+valid_name_rule(const char *s, bool wide)
 {
 	size_t n = strlen(s), i;
 
-	if (n == 0 || n > 48)
+	if (n == 0 || n > (wide ? 255u : 48u))
 		return false;
 	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' &&
+		    !(wide && (s[i] == '.' || s[i] == '-')))
 			return false;
 	return true;
 }
@@ -322,7 +327,7 @@ sm_catalog_create_keyspace(const struct sm_catalog *cur, const struct sm_keyspac
 		snprintf(err, errlen, "Keyspace %s already exists", def->name);
 		return -EEXIST;
 	}
-	if (!valid_name(def->name)) {
+	if (!valid_name_rule(def->name, def->wide_names)) {
 		snprintf(err, errlen,
 			 "Keyspace name must not be empty, more than 48 characters long, or "
 			 "contain non-alphanumeric-underscore characters (got \"%s\")",
@@ -549,7 +554,7 @@ sm_catalog_create_table(const struct sm_catalog *cur, const struct sm_table_def 
 		snprintf(err, errlen, "Table '%s.%s' already exists", def->ks, def->name);
 		return -EEXIST;
 	}
-	if (!valid_name(def->name)) {
+	if (!valid_name_rule(def->name, def->wide_names)) {
 		snprintf(err, errlen,
 			 "Table name must not be empty, more than 48 characters long, or contain "
 			 "non-alphanumeric-underscore characters (got \"%s\")",

@@ -118,6 +118,7 @@ struct sm_keyspace_def {
 	const struct sm_option *replication;
 	unsigned nreplication;
 	bool durable_writes;
+	bool wide_names; /* DynamoDB's naming (255 chars, '.', '-'), not CQL's */
 };
 
 struct sm_column_def {
@@ -135,6 +136,7 @@ struct sm_table_def {
 	const struct sm_option *options; /* WITH options other than CLUSTERING ORDER */
 	unsigned noptions;
 	int32_t default_ttl;
+	bool wide_names; /* DynamoDB's naming (255 chars, '.', '-'), not CQL's */
 };
 
 /*

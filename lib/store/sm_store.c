@@ -321,14 +321,14 @@ run_paxos(struct sm_store_req *r, struct sm_ptable *pt, const struct sm_key *pk,
 	struct cas_ctx cc = { .r = r, .pt = pt };
 	struct sm_paxos_round_conf conf;
 	struct sm_paxos_round round;
-	uint8_t kbuf[512];
+	uint8_t kbuf[SM_MAX_KEY_BYTES];
 	size_t klen = sm_key_encode(pk, kbuf, sizeof(kbuf));
 	int ret;
 
 	if (klen > sizeof(kbuf)) {
 		r->result = -EINVAL;
-		snprintf(r->err, sizeof(r->err), "Key length of %zu is longer than maximum of 512",
-			 klen);
+		snprintf(r->err, sizeof(r->err), "Key length of %zu is longer than maximum of %u",
+			 klen, SM_MAX_KEY_BYTES);
 		return;
 	}
 	memset(&conf, 0, sizeof(conf));

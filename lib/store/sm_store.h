@@ -26,6 +26,13 @@
  * since the epoch; TTLs and "now" are seconds.
  */
 
+/*
+ * Longest encoded partition key, and clustering key: room for DynamoDB's
+ * 2048-byte hash and 1024-byte sort keys (Cassandra allows more; nothing
+ * here needs it).
+ */
+#define SM_MAX_KEY_BYTES 2560
+
 #define SM_TS_NOW INT64_MIN	 /* use the server clock (microseconds) */
 #define SM_TTL_DEFAULT INT32_MIN /* use the table's default_time_to_live */
 
@@ -114,7 +121,7 @@ struct sm_row_sink {
  * partition key, clustering key of the last row returned) that does not
  * depend on which shard served the previous page.
  */
-#define SM_PAGING_MAX 1024
+#define SM_PAGING_MAX (22 + 2 * SM_MAX_KEY_BYTES)
 struct sm_paging {
 	uint32_t len;
 	uint8_t data[SM_PAGING_MAX];
@@ -202,8 +209,8 @@ struct sm_scan_pos {
 	uint32_t part_rows; /* rows returned from the named partition */
 	uint32_t key_len;
 	uint32_t ck_len; /* 0: no row of the partition returned yet */
-	uint8_t key[512];
-	uint8_t ck[480];
+	uint8_t key[SM_MAX_KEY_BYTES];
+	uint8_t ck[SM_MAX_KEY_BYTES];
 };
 
 /* A range scan's progress while it travels between shards (private). */

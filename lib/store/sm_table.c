@@ -696,7 +696,7 @@ row_lower(const struct sm_table *t, const struct part *p, const struct sm_key *c
 static struct row *
 row_get(const struct sm_table *t, struct part *p, const struct sm_key *ck, bool create)
 {
-	uint8_t buf[512];
+	uint8_t buf[SM_MAX_KEY_BYTES];
 	bool found;
 	uint32_t i = row_lower(t, p, ck, &found);
 	struct row *r;
@@ -1195,7 +1195,7 @@ list_index_check(struct sm_ptable *pt, const struct sm_mutation *m, const struct
 	const struct sm_column *col = &t->cols[op->col];
 	const struct cell *c = NULL;
 	int64_t shadow = TS_NONE;
-	uint8_t kbuf[512];
+	uint8_t kbuf[SM_MAX_KEY_BYTES];
 	size_t klen;
 	uint32_t size = 0;
 	int32_t idx;
@@ -1244,7 +1244,7 @@ sm_ptable_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, i
 		char *err, size_t errlen)
 {
 	const struct sm_table *t = pt->t;
-	uint8_t kbuf[512];
+	uint8_t kbuf[SM_MAX_KEY_BYTES];
 	struct sm_bytes key;
 	struct part *p;
 	struct row *r = NULL;
@@ -1320,7 +1320,8 @@ sm_ptable_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, i
 	key.len = (uint32_t)sm_key_encode(&m->pk, kbuf, sizeof(kbuf));
 	key.p = kbuf;
 	if (key.len > sizeof(kbuf)) {
-		snprintf(err, errlen, "Key length of %u is longer than maximum of 512", key.len);
+		snprintf(err, errlen, "Key length of %u is longer than maximum of %u", key.len,
+			 SM_MAX_KEY_BYTES);
 		return -EINVAL;
 	}
 	{
@@ -1338,7 +1339,7 @@ sm_ptable_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, i
 	}
 	if (m->flags & SM_MUT_DELETE_RANGE) {
 		struct rtomb *rt;
-		uint8_t b1[512], b2[512];
+		uint8_t b1[SM_MAX_KEY_BYTES], b2[SM_MAX_KEY_BYTES];
 		size_t l1 = sm_key_encode(&m->range.start.prefix, b1, sizeof(b1));
 		size_t l2 = sm_key_encode(&m->range.end.prefix, b2, sizeof(b2));
 
@@ -1425,7 +1426,7 @@ sm_ptable_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, i
 	}
 	return 0;
 toolong:
-	snprintf(err, errlen, "clustering bound longer than 512 bytes");
+	snprintf(err, errlen, "clustering bound longer than %u bytes", SM_MAX_KEY_BYTES);
 	return -EINVAL;
 nomem:
 	snprintf(err, errlen, "out of memory");
@@ -1768,7 +1769,7 @@ sm_ptable_read(struct sm_ptable *pt, struct sm_select *s, int32_t now)
 {
 	const struct sm_table *t = pt->t;
 	struct sm_scan_pos pos;
-	uint8_t kbuf[512];
+	uint8_t kbuf[SM_MAX_KEY_BYTES];
 	struct sm_bytes key;
 	struct part *p;
 	uint32_t budget = s->limit ? s->limit : UINT32_MAX;
