@@ -118,6 +118,7 @@ struct alt_op {
 	struct alt_bytes last; /* bytes of last_pk/last_ck */
 	struct sm_ck_range range;
 	unsigned batch_i;
+	bool empty_body;	 /* answer 200 with no body (TagResource, UntagResource) */
 	int wkind;		 /* the write being computed (alt_item.c) */
 	struct sm_bytes put_map; /* PutItem: the new attrs map, in vals */
 	struct alt_op *next_free;

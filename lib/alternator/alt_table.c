@@ -1063,6 +1063,7 @@ alt_tag_resource(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
+	op->empty_body = true; /* DynamoDB answers tag changes with no body */
 	meta_broadcast(op, &op->tab.t->id, op->scratch.p, NULL, NULL, false);
 }
 
@@ -1084,6 +1085,7 @@ alt_untag_resource(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
+	op->empty_body = true; /* DynamoDB answers tag changes with no body */
 	meta_broadcast(op, &op->tab.t->id, op->scratch.p, NULL, NULL, false);
 }
 

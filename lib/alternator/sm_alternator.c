@@ -101,6 +101,7 @@ op_get(void)
 	op->have_last = false;
 	op->skipping = false;
 	op->batch_i = 0;
+	op->empty_body = false;
 	sm_json_out_reset(&op->out);
 	sm_json_out_reset(&op->item);
 	sm_json_out_reset(&op->nitem);
@@ -184,7 +185,9 @@ alt_finish(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory writing the response");
 		return;
 	}
-	if (op->out.len == 0)
+	if (op->empty_body)
+		reply(op, 200, "", 0);
+	else if (op->out.len == 0)
 		reply(op, 200, "{}", 2);
 	else
 		reply(op, 200, op->out.p, op->out.len);

@@ -718,6 +718,38 @@ sm_json_doc_release(struct sm_json_doc *d)
 	sm_json_doc_init(d);
 }
 
+/* The offset where nesting first passes SM_JSON_MAX_DEPTH, or -1. Linear. */
+static int
+depth_prescan(const char *text, size_t len)
+{
+	bool in_str = false, esc = false;
+	unsigned depth = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		char c = text[i];
+
+		if (in_str) {
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		if (c == '"') {
+			in_str = true;
+		} else if (c == '{' || c == '[') {
+			if (++depth > SM_JSON_MAX_DEPTH)
+				return (int)i;
+		} else if ((c == '}' || c == ']') && depth > 0) {
+			depth--;
+		}
+	}
+	return -1;
+}
+
 int
 sm_json_parse(struct sm_json_doc *d, const char *text, size_t len, unsigned flags)
 {
@@ -737,6 +769,15 @@ sm_json_parse(struct sm_json_doc *d, const char *text, size_t len, unsigned flag
 	start = skip_ws(text, 0, len);
 	if (start == len)
 		return fail(d, "No content to map due to end-of-input");
+	/*
+	 * Bound the nesting before jsmn sees the text: its close-bracket search
+	 * makes deep documents quadratic (200,000 levels took minutes), and
+	 * nothing deeper than SM_JSON_MAX_DEPTH is valid anyway.
+	 */
+	rc = depth_prescan(text, len);
+	if (rc >= 0)
+		return fail(d, "Maximum nesting depth of %d exceeded at offset %d",
+			    SM_JSON_MAX_DEPTH, rc);
 	if (d->cap == 0) {
 		rc = grow(d, len);
 		if (rc != 0)
