@@ -76,6 +76,7 @@ struct alt_op {
 	struct alt_bytes keys;	/* key bytes, reserved up front */
 	struct alt_bytes vals;	/* map entries for mutations, reserved up front */
 	struct alt_bytes names; /* resolved #names and copied strings, NUL-terminated */
+	struct alt_bytes inflated; /* a gzip or deflate request body, decompressed */
 	char *str;		/* unescape scratch */
 	size_t str_cap;
 	struct alt_table tab;

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <zlib.h>
+
 #include <nettle/hmac.h>
 #include <nettle/sha2.h>
 
@@ -88,7 +90,7 @@ op_get(void)
 	op->names_tok = op->values_tok = op->atg_tok = -1;
 	op->nsreqs = op->pending = op->nops = 0;
 	op->ntmp = 0;
-	op->keys.len = op->vals.len = op->last.len = op->names.len = 0;
+	op->keys.len = op->vals.len = op->last.len = op->names.len = op->inflated.len = 0;
 	op->next = NULL;
 	op->first_err = 0;
 	op->errmsg[0] = '\0';
@@ -136,6 +138,7 @@ op_destroy(struct alt_op *op)
 	bytes_release(&op->vals);
 	bytes_release(&op->last);
 	bytes_release(&op->names);
+	bytes_release(&op->inflated);
 	sm_free(op->str);
 	sm_free(op->sreqs);
 	sm_free(op->ops);
@@ -158,6 +161,8 @@ op_release(struct alt_op *op)
 		bytes_release(&op->keys);
 	if (op->vals.cap > KEEP_BYTES)
 		bytes_release(&op->vals);
+	if (op->inflated.cap > KEEP_BYTES)
+		bytes_release(&op->inflated);
 	if (op->out.cap > KEEP_BYTES)
 		sm_json_out_release(&op->out);
 	if (op->item.cap > KEEP_BYTES)
@@ -365,6 +370,58 @@ run(struct alt_op *op, const struct alt_operation *o)
 	o->fn(op);
 }
 
+/* ---- Content-Encoding ---- */
+
+/*
+ * Inflate a gzip or deflate (zlib) body into op->inflated, at most the
+ * HTTP layer's body limit; the op then reads that. zlib (Debian's zlib1g)
+ * does the work. 0, or the op was answered.
+ */
+static int
+inflate_body(struct alt_op *op, const struct sm_http_str *enc)
+{
+	size_t limit = SM_HTTP_DEFAULT_MAX_BODY;
+	z_stream z;
+	int ret;
+
+	memset(&z, 0, sizeof(z));
+	/* 15 + 32: zlib or gzip header, detected */
+	if (inflateInit2(&z, 15 + 32) != Z_OK) {
+		alt_fail(op, "InternalServerError", "cannot start decompression");
+		return -ENOMEM;
+	}
+	z.next_in = (Bytef *)(uintptr_t)op->body;
+	z.avail_in = (uInt)op->body_len;
+	do {
+		if (op->inflated.cap - op->inflated.len < 4096 &&
+		    (op->inflated.len >= limit ||
+		     alt_bytes_reserve(&op->inflated, op->inflated.cap ? op->inflated.cap : 16384) <
+			     0)) {
+			inflateEnd(&z);
+			if (op->inflated.len >= limit)
+				alt_fail(op, "PayloadTooLarge",
+					 "Request content length limit of %zu bytes exceeded",
+					 limit);
+			else
+				alt_fail(op, "InternalServerError", "out of memory");
+			return -E2BIG;
+		}
+		z.next_out = op->inflated.p + op->inflated.len;
+		z.avail_out = (uInt)(op->inflated.cap - op->inflated.len);
+		ret = inflate(&z, Z_NO_FLUSH);
+		op->inflated.len = op->inflated.cap - z.avail_out;
+	} while (ret == Z_OK);
+	inflateEnd(&z);
+	if (ret != Z_STREAM_END) {
+		alt_fail(op, "SerializationException", "Malformed %.*s request body",
+			 (int)SM_MIN(enc->len, 16u), enc->p);
+		return -EINVAL;
+	}
+	op->body = (const char *)op->inflated.p;
+	op->body_len = op->inflated.len;
+	return 0;
+}
+
 /* ---- SigV4 (alternator_enforce_authorization) ---- */
 
 static void
@@ -532,7 +589,7 @@ nomem:
 static void
 handle_http(void *ctx, struct sm_http_req *req)
 {
-	const struct sm_http_str *target, *host;
+	const struct sm_http_str *target, *host, *enc;
 	const struct alt_operation *o;
 	struct alt_op *op;
 	const char *dot;
@@ -588,6 +645,18 @@ handle_http(void *ctx, struct sm_http_req *req)
 	}
 	if (alt_cfg->enforce_authorization && check_signature(op, req) < 0)
 		return;
+	enc = sm_http_header(req, "content-encoding");
+	if (enc != NULL && enc->len > 0 &&
+	    !(enc->len == 8 && strncasecmp(enc->p, "identity", 8) == 0)) {
+		if (!(enc->len == 4 && strncasecmp(enc->p, "gzip", 4) == 0) &&
+		    !(enc->len == 7 && strncasecmp(enc->p, "deflate", 7) == 0)) {
+			alt_fail(op, "InternalServerError", "Unsupported Content-Encoding %.*s",
+				 (int)SM_MIN(enc->len, 32u), enc->p);
+			return;
+		}
+		if (inflate_body(op, enc) < 0)
+			return;
+	}
 	run(op, o);
 }
 
