@@ -55,5 +55,7 @@ int
 sm_cmd_serve(int argc, char **argv);
 int
 sm_cmd_bench(int argc, char **argv);
+int
+sm_cmd_perf_simple_query(int argc, char **argv);
 
 #endif /* SM_APP_H */

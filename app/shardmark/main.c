@@ -13,9 +13,11 @@ usage(FILE *f)
 		   "A shard-per-core benchmark appliance: one pinned reactor per CPU, each\n"
 		   "owning its data and its network path (io_uring by default).\n\n"
 		   "commands:\n"
-		   "  serve     run the server (echo service and stats endpoint)\n"
+		   "  serve     run the server: CQL, Alternator, stats endpoint, echo service\n"
 		   "  bench     run the built-in echo load in-process over loopback and print\n"
 		   "            requests/s and per-operation counters per shard\n"
+		   "  perf-simple-query\n"
+		   "            ScyllaDB's in-process simple-query benchmark (CQL or Alternator)\n"
 		   "  version   print the version and build features\n\n"
 		   "Run 'shardmark <command> --help' for the options of a command.\n");
 }
@@ -46,6 +48,8 @@ main(int argc, char **argv)
 		return sm_cmd_serve(argc - 2, argv + 2);
 	if (strcmp(argv[1], "bench") == 0)
 		return sm_cmd_bench(argc - 2, argv + 2);
+	if (strcmp(argv[1], "perf-simple-query") == 0)
+		return sm_cmd_perf_simple_query(argc - 2, argv + 2);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0)
 		return cmd_version();
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
