@@ -29,6 +29,17 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+#if __has_include(<valgrind/callgrind.h>)
+/* Instruction counts without a PMU: tests/bench/insns-per-op.sh runs this
+ * under callgrind with collection off, and the measured iterations turn it on. */
+#include <valgrind/callgrind.h>
+#define MEASURE_ON() CALLGRIND_TOGGLE_COLLECT
+#define MEASURE_OFF() CALLGRIND_TOGGLE_COLLECT
+#else
+#define MEASURE_ON() ((void)0)
+#define MEASURE_OFF() ((void)0)
+#endif
+
 #include "app.h"
 #include "sm_alternator.h"
 #include "sm_bench.h"
@@ -307,7 +318,8 @@ worker_issue(void *arg)
 	if (!sh->running || (psq->stop_on_error && sh->errors > 0) ||
 	    (sh->target != 0 && sh->issued >= sh->target) ||
 	    (w->populating && sh->next_key >= sh->nkeys)) {
-		sh->active--; /* shard 0 polls for every shard idle */
+		/* shard 0 polls for every shard idle */
+		__atomic_sub_fetch(&sh->active, 1, __ATOMIC_RELEASE);
 		return;
 	}
 	sh->issued++;
@@ -373,7 +385,6 @@ phase_start(void *arg)
 	sh->issued = 0;
 	sh->populate = ph->populate;
 	sh->next_key = 0;
-	sh->active = sh->nworkers;
 	for (i = 0; i < sh->nworkers; i++) {
 		sh->workers[i].populating = ph->populate;
 		sm_task_schedule(&sh->workers[i].task);
@@ -393,7 +404,7 @@ all_idle(void)
 	unsigned i;
 
 	for (i = 0; i < psq->nshards; i++)
-		if (SM_READ_ONCE(psq->shards[i].active) != 0)
+		if (__atomic_load_n(&psq->shards[i].active, __ATOMIC_ACQUIRE) != 0)
 			return false;
 	return true;
 }
@@ -405,6 +416,20 @@ broadcast(void (*fn)(void *), void *arg)
 
 	for (i = 0; i < psq->nshards; i++)
 		sm_submit_to(i, fn, arg, NULL);
+}
+
+/*
+ * Start a phase on every shard. Shard 0 marks every worker busy before the
+ * messages leave, so that it cannot see a shard idle that has not started.
+ */
+static void
+start_phase(struct phase *ph)
+{
+	unsigned i;
+
+	for (i = 0; i < psq->nshards; i++)
+		__atomic_store_n(&psq->shards[i].active, psq->shards[i].nworkers, __ATOMIC_RELEASE);
+	broadcast(phase_start, ph);
 }
 
 /* ---- setup on shard 0: schema and prepared statements ---- */
@@ -911,7 +936,7 @@ control_step(void *arg)
 		fflush(stdout);
 		ph.populate = true;
 		ph.target = 0;
-		broadcast(phase_start, &ph);
+		start_phase(&ph);
 		arm_idle(S_POPULATED);
 		return;
 	case S_POPULATED:
@@ -932,9 +957,10 @@ control_step(void *arg)
 			memcpy(psq->ops_first, psq->ops0, sizeof(*psq->ops0) * psq->nshards);
 		}
 		psq->t0 = sm_now_ns();
+		MEASURE_ON();
 		ph.populate = false;
 		ph.target = psq->ops_per_shard;
-		broadcast(phase_start, &ph);
+		start_phase(&ph);
 		if (psq->ops_per_shard == 0)
 			sm_timer_arm(&psq->sec_timer, 1000);
 		else
@@ -945,6 +971,7 @@ control_step(void *arg)
 		arm_idle(S_ITER_END);
 		return;
 	case S_ITER_END:
+		MEASURE_OFF();
 		snap_all(psq->s1, psq->shard_ops, NULL);
 		r = &psq->results[psq->iter];
 		iteration_result(sm_now_ns() - psq->t0, r);
@@ -1211,7 +1238,7 @@ o_alternator(void *c, const char *v, char *e, size_t l)
 	P(c)->iso_name = P(c)->iso == SM_ALT_FORBID_RMW	    ? "forbid_rmw"
 			 : P(c)->iso == SM_ALT_LWT_ALWAYS   ? "always_use_lwt"
 			 : P(c)->iso == SM_ALT_LWT_RMW_ONLY ? "only_rmw_uses_lwt"
-							    : "unsafe_rmw";
+							    : "unsafe";
 	return 0;
 }
 static int

@@ -138,6 +138,7 @@ struct cql_op {
 	/* converted values referenced by index until they are all converted */
 	struct sm_cql_value_span *spans;
 	unsigned nspans, spans_cap;
+	bool in_use; /* between op_get() and its release: catches a double release */
 	struct cql_op *next_free;
 };
 

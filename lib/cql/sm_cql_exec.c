@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -726,6 +727,7 @@ op_get(struct sm_cql_req *req)
 		sm_cql_buf_init(&op->vals);
 		sm_cql_buf_init(&op->out);
 	}
+	op->in_use = true;
 	op->req = req;
 	op->ps = NULL;
 	op->params = NULL;
@@ -752,6 +754,12 @@ op_get(struct sm_cql_req *req)
 static void
 op_release(struct cql_op *op)
 {
+	if (!op->in_use) {
+		/* a second release would put it on the free list twice */
+		SM_ERR("cql: op %p released twice (a bug): ignored", (void *)op);
+		return;
+	}
+	op->in_use = false;
 	prepared_put(op->ps);
 	op->ps = NULL;
 	if (op_nfree >= OP_FREE_MAX) {
