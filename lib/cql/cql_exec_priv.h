@@ -30,6 +30,15 @@ struct out_col {
 	unsigned cell; /* index into the read's cells */
 };
 
+/* A literal already converted for a receiver type. */
+struct cql_const {
+	const struct sm_cql_term *t;
+	const struct sm_type *type;
+	uint8_t *bytes;
+	uint32_t len;
+	enum sm_cql_conv_state state;
+};
+
 /*
  * A statement bound to the catalog: the parse tree, its table and what the
  * protocol reports about it. Shared by the executions that use it (refs).
@@ -62,6 +71,10 @@ struct cql_prepared {
 	unsigned nowned;
 	char **owned_str;
 	unsigned nowned_str;
+	/* constant terms converted on first use (cached statements only) */
+	struct cql_const *consts;
+	unsigned nconsts, consts_cap;
+	bool cached;
 	struct cql_prepared *hash_next;
 };
 
