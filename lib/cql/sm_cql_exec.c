@@ -756,6 +756,23 @@ op_get(struct sm_cql_req *req)
 }
 
 static void
+op_destroy(struct cql_op *op)
+{
+	sm_cql_buf_release(&op->vals);
+	sm_cql_buf_release(&op->out);
+	sm_free(op->binds);
+	sm_free(op->ops);
+	sm_free(op->conds);
+	sm_free(op->in_vals);
+	sm_free(op->ranges);
+	sm_free(op->keys);
+	sm_free(op->sreqs);
+	sm_free(op->filters);
+	sm_free(op->spans);
+	sm_free(op);
+}
+
+static void
 op_release(struct cql_op *op)
 {
 	if (!op->in_use) {
@@ -767,18 +784,7 @@ op_release(struct cql_op *op)
 	prepared_put(op->ps);
 	op->ps = NULL;
 	if (op_nfree >= OP_FREE_MAX) {
-		sm_cql_buf_release(&op->vals);
-		sm_cql_buf_release(&op->out);
-		sm_free(op->binds);
-		sm_free(op->ops);
-		sm_free(op->conds);
-		sm_free(op->in_vals);
-		sm_free(op->ranges);
-		sm_free(op->keys);
-		sm_free(op->sreqs);
-		sm_free(op->filters);
-		sm_free(op->spans);
-		sm_free(op);
+		op_destroy(op);
 		return;
 	}
 	if (op->vals.cap > OP_BUF_KEEP)
@@ -1681,9 +1687,7 @@ sm_cql_exec_shard_fini(void)
 	sm_free(cql_shard.buckets);
 	while ((op = op_free) != NULL) {
 		op_free = op->next_free;
-		op_nfree = OP_FREE_MAX; /* make op_release free it */
-		op->ps = NULL;
-		op_release(op);
+		op_destroy(op);
 	}
 	op_nfree = 0;
 	cql_shard.ready = false;

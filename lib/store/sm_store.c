@@ -861,6 +861,7 @@ sm_store_shard_fini(void)
 	struct sm_catalog *init;
 	uint32_t s;
 
+	sm_ptable_shard_fini();
 	if (ss == NULL)
 		return;
 	for (s = 0; s < ss->ntables; s++) {

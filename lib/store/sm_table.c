@@ -1435,6 +1435,14 @@ nomem:
 
 /* ---- reads ---- */
 
+void
+sm_ptable_shard_fini(void)
+{
+	sm_free(scratch);
+	scratch = NULL;
+	scratch_cap = 0;
+}
+
 static int
 scratch_reserve(size_t need)
 {

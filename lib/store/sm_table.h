@@ -85,4 +85,8 @@ sm_key_encode(const struct sm_key *k, uint8_t *buf, size_t len);
 int
 sm_key_decode(const uint8_t *p, size_t len, struct sm_key *k);
 
+/* Free the calling shard's read scratch (at shard teardown). */
+void
+sm_ptable_shard_fini(void);
+
 #endif /* SM_TABLE_H */
