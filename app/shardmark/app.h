@@ -43,6 +43,14 @@ sm_app_runtime_opts(const struct sm_config *cfg, struct sm_runtime_opts *o);
 int
 sm_app_prepare(const struct sm_config *cfg);
 
+/*
+ * The shard count the runtime will choose for @cfg (its own checks run
+ * later and explain a bad smp or cpuset): smp, else the CPUs of cpuset,
+ * else every CPU the process may use.
+ */
+unsigned
+sm_app_shard_count(const struct sm_config *cfg);
+
 /* Driver settings from @cfg. */
 void
 sm_app_net_config(const struct sm_config *cfg, struct sm_net_config *nc);

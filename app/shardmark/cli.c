@@ -2,6 +2,7 @@
 /* Command-line parsing and runtime setup shared by the subcommands. */
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,22 @@ sm_app_runtime_opts(const struct sm_config *cfg, struct sm_runtime_opts *o)
 	o->task_quota_us = cfg->task_quota_us;
 	o->idle_poll_us = cfg->idle_poll_us;
 	o->drain_timeout_ms = cfg->drain_timeout_ms;
+}
+
+unsigned
+sm_app_shard_count(const struct sm_config *c)
+{
+	static uint8_t bits[CPU_SETSIZE / 8];
+	cpu_set_t set;
+	int n;
+
+	if (c->smp != 0)
+		return c->smp;
+	if (c->cpuset != NULL && (n = sm_cpuset_parse(c->cpuset, bits, CPU_SETSIZE)) > 0)
+		return (unsigned)n;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		return (unsigned)CPU_COUNT(&set);
+	return 1;
 }
 
 void

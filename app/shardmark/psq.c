@@ -21,7 +21,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1336,23 +1335,6 @@ free_runtime(void)
 	free(psq->shard_ops);
 }
 
-/* The shard count the runtime will use (its own checks explain bad values). */
-static unsigned
-shards_for(const struct sm_config *c)
-{
-	static uint8_t bits[1024 / 8];
-	cpu_set_t set;
-	int n;
-
-	if (c->smp != 0)
-		return c->smp;
-	if (c->cpuset != NULL && (n = sm_cpuset_parse(c->cpuset, bits, 1024)) > 0)
-		return (unsigned)n;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		return (unsigned)CPU_COUNT(&set);
-	return 1;
-}
-
 int
 sm_cmd_perf_simple_query(int argc, char **argv)
 {
@@ -1413,7 +1395,7 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 	ret = sm_app_prepare(&ctx.cfg);
 	if (ret != 0)
 		goto out;
-	if (alloc_runtime(shards_for(&ctx.cfg)) < 0 ||
+	if (alloc_runtime(sm_app_shard_count(&ctx.cfg)) < 0 ||
 	    sm_cql_cluster_init(&ctx.cluster, "shardmark", "127.0.0.1", 9042, NULL, err,
 				sizeof(err)) < 0) {
 		fprintf(stderr, "shardmark perf-simple-query: out of memory\n");

@@ -2,7 +2,6 @@
 /* shardmark serve: run the services on every shard until SIGINT/SIGTERM. */
 
 #include <arpa/inet.h>
-#include <sched.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,27 +93,6 @@ cql_teardown(struct serve_ctx *s)
 	s->views = NULL;
 	s->cql = NULL;
 	s->node_addr = NULL;
-}
-
-/*
- * The shard count the runtime will choose (its own checks run later and
- * explain a bad smp or cpuset): smp, else the CPUs of cpuset, else every CPU
- * the process may use.
- */
-static unsigned
-expected_shards(const struct sm_config *c)
-{
-	static uint8_t bits[CPU_SETSIZE / 8];
-	cpu_set_t set;
-	int n;
-
-	if (c->smp != 0)
-		return c->smp;
-	if (c->cpuset != NULL && (n = sm_cpuset_parse(c->cpuset, bits, CPU_SETSIZE)) > 0)
-		return (unsigned)n;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		return (unsigned)CPU_COUNT(&set);
-	return 1;
 }
 
 /* The cluster views and the service contexts of the CQL ports. */
@@ -351,7 +329,7 @@ sm_cmd_serve(int argc, char **argv)
 		goto out;
 	s.echo.max_frame = s.cfg.echo_max_frame;
 	sm_app_runtime_opts(&s.cfg, &ro);
-	ret = cql_setup(&s, expected_shards(&s.cfg));
+	ret = cql_setup(&s, sm_app_shard_count(&s.cfg));
 	if (ret != 0)
 		goto out;
 	ro.shard_init = serve_shard_init;

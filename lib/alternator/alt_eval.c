@@ -461,7 +461,7 @@ eval_call(struct alt_op *op, const struct sm_ddb_operand *c, const struct sm_jso
 	struct alt_val a, b;
 	bool pa, pb;
 	char ta[5], tb[5];
-	struct sm_bytes sa, sb;
+	struct sm_bytes sb;
 	int p, q, ret;
 
 	ret = eval_operand(op, c->args[0], d, itok, &a, &pa);
@@ -511,47 +511,9 @@ eval_call(struct alt_op *op, const struct sm_ddb_operand *c, const struct sm_jso
 		*out = alt_value_type(a.d, a.tok, ta, &p) == 0 && strcmp(ta, types[i]) == 0;
 		return 0;
 	}
-	case SM_DDB_FN_BEGINS_WITH: {
-		uint8_t *copy;
-
-		if (alt_value_type(a.d, a.tok, ta, &p) < 0 ||
-		    alt_value_type(b.d, b.tok, tb, &q) < 0 || strcmp(ta, tb) != 0 ||
-		    (strcmp(ta, "S") != 0 && strcmp(ta, "B") != 0))
-			return 0;
-		if (strcmp(ta, "S") == 0) {
-			/* both may need the scratch: copy the first */
-			if (alt_payload_str(op, a.d, p, &sa) < 0)
-				return 0;
-			copy = sm_malloc(sa.len + 1);
-			if (copy == NULL)
-				return -ENOMEM;
-			memcpy(copy, sa.p, sa.len);
-			if (alt_payload_str(op, b.d, q, &sb) == 0)
-				*out = sb.len <= sa.len && memcmp(copy, sb.p, sb.len) == 0;
-			sm_free(copy);
-			return 0;
-		}
-		/* B: a prefix of the bytes; compare decoded through contains' rules */
-		{
-			struct sm_bytes ra = sm_json_span(a.d, p), rb = sm_json_span(b.d, q);
-
-			/* base64 prefixes align on 3-byte groups only; decode both */
-			uint8_t *x = sm_malloc(ra.len + rb.len + 2);
-			struct alt_bytes tmp = { x, 0, ra.len + rb.len + 2 };
-			struct alt_bytes saved = op->keys;
-			struct sm_bytes da, db;
-
-			if (x == NULL)
-				return -ENOMEM;
-			op->keys = tmp;
-			if (alt_payload_binary(op, a.d, p, &da) == 0 &&
-			    alt_payload_binary(op, b.d, q, &db) == 0)
-				*out = db.len <= da.len && memcmp(da.p, db.p, db.len) == 0;
-			op->keys = saved;
-			sm_free(x);
-		}
+	case SM_DDB_FN_BEGINS_WITH:
+		*out = alt_value_begins_with(op, a, b);
 		return 0;
-	}
 	case SM_DDB_FN_CONTAINS:
 		*out = alt_value_contains(op, a, b);
 		return 0;
@@ -755,32 +717,7 @@ legacy_check(struct alt_op *op, const char *name, int spec, const struct sm_json
 	} else if (IS("NOT_CONTAINS")) {
 		*out = !alt_value_contains(op, a, b);
 	} else if (IS("BEGINS_WITH")) {
-		struct sm_ddb_operand pa = { .kind = SM_DDB_OP_VALUE }, *args[2];
-		struct sm_ddb_operand call = { .kind = SM_DDB_OP_CALL,
-					       .func = SM_DDB_FN_BEGINS_WITH,
-					       .name = "begins_with",
-					       .args = args,
-					       .nargs = 2 };
-
-		(void)pa;
-		/* evaluate directly on the two values */
-		(void)call;
-		{
-			char ta[5], tb[5];
-			int p, q;
-			struct sm_bytes sa, sb;
-			uint8_t *copy;
-
-			if (alt_value_type(a.d, a.tok, ta, &p) == 0 &&
-			    alt_value_type(b.d, b.tok, tb, &q) == 0 && strcmp(ta, "S") == 0 &&
-			    strcmp(tb, "S") == 0 && alt_payload_str(op, a.d, p, &sa) == 0 &&
-			    (copy = sm_malloc(sa.len + 1)) != NULL) {
-				memcpy(copy, sa.p, sa.len);
-				if (alt_payload_str(op, b.d, q, &sb) == 0)
-					*out = sb.len <= sa.len && memcmp(copy, sb.p, sb.len) == 0;
-				sm_free(copy);
-			}
-		}
+		*out = alt_value_begins_with(op, a, b);
 	} else if (IS("IN")) {
 		for (e = b.tok; e >= 0 && !*out; e = sm_json_next(&op->doc, e))
 			*out = alt_value_equal(op, a, (struct alt_val){ &op->doc, e });
@@ -1301,8 +1238,7 @@ apply_action(struct alt_op *op, const struct sm_json_doc *d, int itok, enum sm_d
 		bool have = !w->removed;
 
 		if (path->nelems > 1) {
-			at.tok = have ? resolve_path(op, cd, -2, path) : -1;
-			/* resolve from the attribute: path minus its first step */
+			at.tok = -1;
 			if (have) {
 				struct sm_ddb_path sub = { path->elems, path->nelems };
 				struct sm_json_out *io;

@@ -422,18 +422,13 @@ write_updated_paths(struct alt_op *op)
 }
 
 static void
-write_attributes(struct alt_op *op, bool old)
+write_attributes(struct alt_op *op)
 {
 	int itok, e;
-	const char **names;
-	const char *json[1024];
-	size_t lens[1024];
-	bool removed[1024];
 	unsigned n, i;
 
 	if (op->rv == RV_NONE)
 		return;
-	(void)old;
 	if (op->rv == RV_ALL_OLD) {
 		itok = sm_json_root(&op->idoc);
 		if (!op->have_item)
@@ -461,10 +456,6 @@ write_attributes(struct alt_op *op, bool old)
 	 * Otherwise (AttributeUpdates): the changed top-level attributes, which
 	 * are the mutation's map operations (computed maybe on another shard).
 	 */
-	(void)names;
-	(void)json;
-	(void)lens;
-	(void)removed;
 	n = op->nops;
 	sm_json_out_key(&op->out, "Attributes");
 	sm_json_out_obj_begin(&op->out);
@@ -515,7 +506,7 @@ write_answer(struct alt_op *op)
 {
 	sm_json_out_reset(&op->out);
 	sm_json_out_obj_begin(&op->out);
-	write_attributes(op, true);
+	write_attributes(op);
 	consumed(op);
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
@@ -976,16 +967,11 @@ batch_release(struct batch_ctx *b)
 	sm_free(b);
 }
 
-static struct batch_ctx *batch_of_op_dummy;
-
 static void
 after_batch_write(struct alt_op *op)
 {
-	struct batch_ctx *b = (struct batch_ctx *)op->str; /* parked there during the batch */
-
-	op->str = NULL;
-	op->str_cap = 0;
-	batch_release(b);
+	batch_release(op->batch);
+	op->batch = NULL;
 	if (op->first_err != 0) {
 		store_failed(op);
 		return;
@@ -1032,7 +1018,6 @@ alt_batch_write(struct alt_op *op)
 	int t, e, ret;
 	size_t need;
 
-	(void)batch_of_op_dummy;
 	if (sm_json_type(&op->doc, ri) != SM_JSON_OBJECT || sm_json_count(&op->doc, ri) == 0) {
 		alt_fail(op, "ValidationException",
 			 "1 validation error detected: Value at 'requestItems' failed to satisfy "
@@ -1201,10 +1186,7 @@ alt_batch_write(struct alt_op *op)
 		m->nops = 1;
 	}
 	op->tab.t = NULL;
-	/* the batch context rides in op->str until the writes are done */
-	sm_free(op->str);
-	op->str = (char *)b;
-	op->str_cap = 0;
+	op->batch = b;
 	op->next = after_batch_write;
 	alt_submit(op);
 }

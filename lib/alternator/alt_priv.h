@@ -73,12 +73,10 @@ struct alt_op {
 	struct sm_json_doc tmp[ALT_TMP_DOCS];
 	struct sm_json_out tmpout[ALT_TMP_DOCS];
 	unsigned ntmp;
-	struct alt_bytes keys;	/* key bytes, reserved up front */
-	struct alt_bytes vals;	/* map entries for mutations, reserved up front */
-	struct alt_bytes names; /* resolved #names and copied strings, NUL-terminated */
+	struct alt_bytes keys;	   /* key bytes, reserved up front */
+	struct alt_bytes vals;	   /* map entries for mutations, reserved up front */
+	struct alt_bytes names;	   /* resolved #names and copied strings, NUL-terminated */
 	struct alt_bytes inflated; /* a gzip or deflate request body, decompressed */
-	char *str;		/* unescape scratch */
-	size_t str_cap;
 	struct alt_table tab;
 	bool have_tab;
 	/* expressions of the request */
@@ -122,6 +120,7 @@ struct alt_op {
 	bool empty_body;	 /* answer 200 with no body (TagResource, UntagResource) */
 	int wkind;		 /* the write being computed (alt_item.c) */
 	struct sm_bytes put_map; /* PutItem: the new attrs map, in vals */
+	void *batch;		 /* BatchWriteItem: its tables, until the writes are done */
 	struct alt_op *next_free;
 };
 
@@ -155,6 +154,9 @@ int
 alt_value_type(const struct sm_json_doc *d, int tok, char type[5], int *payload);
 void
 alt_value_shard_fini(void);
+/* begins_with(): a string or binary prefix of the same type. */
+bool
+alt_value_begins_with(struct alt_op *op, struct alt_val a, struct alt_val b);
 /* contains(): a substring, a set element, or a list element. */
 bool
 alt_value_contains(struct alt_op *op, struct alt_val set, struct alt_val v);

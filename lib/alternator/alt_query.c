@@ -330,7 +330,6 @@ alt_query(struct alt_op *op)
 	struct sm_store_req *r;
 	struct sm_select *sel;
 	struct sm_ddb_key_cond k;
-	struct sm_ddb_expr_env env = { NULL, NULL, NULL };
 	enum sm_ddb_key_op kop = SM_DDB_KEY_NONE;
 	struct sm_bytes pkv, v0 = { 0 }, v1 = { 0 }, end;
 	char err[512];
@@ -359,7 +358,6 @@ alt_query(struct alt_op *op)
 		return;
 	}
 	if (op->keycond != NULL) {
-		(void)env;
 		if (sm_ddb_expr_key_condition(op->keycond, NULL, op->tab.hash->name,
 					      op->tab.range ? op->tab.range->name : NULL, &k, err,
 					      sizeof(err)) < 0) {

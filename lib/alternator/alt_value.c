@@ -414,15 +414,6 @@ alt_value_write(struct alt_op *op, const struct sm_json_doc *d, int tok, struct 
 /* ---- comparison ---- */
 
 static int
-scalar_bytes(const struct sm_json_doc *d, int p, const char *type, unsigned slot,
-	     struct sm_bytes *out)
-{
-	if (type[0] == 'B')
-		return binary_slot(d, p, slot * 0, out); /* decoded into the other slot */
-	return str_slot(d, p, slot, out);
-}
-
-static int
 bytes_cmp(struct sm_bytes a, struct sm_bytes b)
 {
 	int c = memcmp(a.p, b.p, SM_MIN(a.len, b.len));
@@ -471,7 +462,6 @@ alt_value_compare(struct alt_op *op, struct alt_val a, struct alt_val b, int *cm
 		sm_free(copy);
 		return 0;
 	}
-	(void)scalar_bytes;
 	return -EINVAL;
 }
 
@@ -557,6 +547,39 @@ set_contains(struct alt_op *op, const struct sm_json_doc *d, int arr, const char
 			return true;
 	}
 	return false;
+}
+
+bool
+alt_value_begins_with(struct alt_op *op, struct alt_val a, struct alt_val b)
+{
+	char ta[5], tb[5];
+	struct sm_bytes sa, sb, da, db;
+	struct alt_bytes saved;
+	uint8_t *x;
+	bool r = false;
+	int p, q;
+
+	if (alt_value_type(a.d, a.tok, ta, &p) < 0 || alt_value_type(b.d, b.tok, tb, &q) < 0 ||
+	    strcmp(ta, tb) != 0)
+		return false;
+	if (strcmp(ta, "S") == 0)
+		/* one scratch slot each: no copy */
+		return str_slot(a.d, p, 0, &sa) == 0 && str_slot(b.d, q, 1, &sb) == 0 &&
+		       sb.len <= sa.len && memcmp(sa.p, sb.p, sb.len) == 0;
+	if (strcmp(ta, "B") != 0)
+		return false;
+	/* B: a prefix of the decoded bytes (base64 prefixes align on 3-byte groups only) */
+	x = sm_malloc(sm_json_span(a.d, p).len + sm_json_span(b.d, q).len + 2);
+	if (x == NULL)
+		return false;
+	saved = op->keys;
+	op->keys =
+		(struct alt_bytes){ x, 0, sm_json_span(a.d, p).len + sm_json_span(b.d, q).len + 2 };
+	if (alt_payload_binary(op, a.d, p, &da) == 0 && alt_payload_binary(op, b.d, q, &db) == 0)
+		r = db.len <= da.len && memcmp(da.p, db.p, db.len) == 0;
+	op->keys = saved;
+	sm_free(x);
+	return r;
 }
 
 /* For contains(): whether set or list value @set holds scalar value @v. */

@@ -139,7 +139,6 @@ op_destroy(struct alt_op *op)
 	bytes_release(&op->last);
 	bytes_release(&op->names);
 	bytes_release(&op->inflated);
-	sm_free(op->str);
 	sm_free(op->sreqs);
 	sm_free(op->ops);
 	sm_free(op);
