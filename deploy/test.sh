@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Build shardmark and run every test twice: a normal (debugoptimized) build, then
-# an AddressSanitizer + UBSan build. Ends with one line "N passed, N failed[, N skipped]".
+# an AddressSanitizer + UBSan build; then check that the release build compiles.
+# Ends with one line "N passed, N failed[, N skipped]".
 #   deploy/test.sh
 set -euo pipefail
 
@@ -42,6 +43,15 @@ setup_dir build-asan -Db_sanitize=address,undefined -Db_lundef=false
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	run_suite build-asan || status=1
+
+# The quick start's optimised build (deploy/bench.sh): -O3 finds warnings
+# -O2 does not, and a user's first command must compile.
+echo "=== build-release: --buildtype=release (compile only, as deploy/bench.sh) ===" >&2
+setup_dir build-release --buildtype=release -Dtests=false
+if ! ninja -C build-release; then
+	echo "test.sh: the release build (deploy/bench.sh) does not compile" >&2
+	status=1
+fi
 
 # Totals over both runs from meson's JSON test logs (one object per line).
 summary=$(/usr/bin/python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'

@@ -55,6 +55,10 @@ sm_app_shard_count(const struct sm_config *cfg);
 void
 sm_app_net_config(const struct sm_config *cfg, struct sm_net_config *nc);
 
+/* The CPU's model name from /proc/cpuinfo, or "unknown". */
+void
+sm_app_cpu_model(char *buf, size_t len);
+
 /* Print "shardmark: <message>" for a failed listen on @what at @port. */
 void
 sm_app_listen_error(const char *what, const char *key, const char *addr, unsigned port, int err);
@@ -63,6 +67,8 @@ int
 sm_cmd_serve(int argc, char **argv);
 int
 sm_cmd_bench(int argc, char **argv);
+int
+sm_cmd_bench_echo(int argc, char **argv);
 int
 sm_cmd_perf_simple_query(int argc, char **argv);
 

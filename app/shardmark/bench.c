@@ -1,824 +1,569 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * shardmark bench: the echo load, in-process over loopback.
+ * shardmark bench: the appliance's main job, a suite of loads with one
+ * summary table.
  *
- * Every shard serves the echo listener (accepted on shard 0, handed to the
- * least-loaded shard) and runs an equal share of the client connections.
- * Each client connection keeps --pipeline frames in flight; every reply
- * frame is one request. A request is the whole round trip, client send to
- * client receive, so its counters include both sides: per-op figures are
- * the sum of every shard's counter deltas divided by the requests done.
- * Per-shard rows divide a shard's deltas by the requests its own clients
- * completed; server-side work for those may have run on another shard.
+ * Each load runs as its own shardmark process (perf-simple-query, the echo
+ * load; later the stress load against a served instance). A fresh process
+ * per load starts every load from an empty store and clean counters, so one
+ * load's garbage or warm caches cannot leak into the next one's figures,
+ * and a load that fails leaves the others standing. The child writes its
+ * result as JSON; the suite reads the figures back from it and prints a row
+ * per load as it finishes, so the table itself is the progress report.
  */
 
-#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "app.h"
-#include "echo.h"
+#include "sm_json.h"
 
-#define TICK_MS 1000
-#define CONNECT_POLL_MS 50
-#define SEND_BURST 64
+#define MAX_LOADS 16
+#define MAX_CHILD_ARGS 64
 
-struct bench_shard;
+enum load_kind { LOAD_PSQ, LOAD_ECHO };
 
-struct bench_conn {
-	struct sm_conn *c;
-	struct bench_shard *bs;
-	uint64_t partial; /* bytes of a reply frame received so far */
+struct load {
+	const char *name;
+	enum load_kind kind;
+	const char *args[4]; /* the load's own options, NULL-terminated */
+	const char *what;    /* one line for --help */
 };
 
-struct bench_shard {
-	uint64_t completed; /* reply frames; read by shard 0 */
-	unsigned connected; /* read by shard 0 */
-	unsigned failed;    /* read by shard 0 */
-	int first_err;
-	struct sm_sendbuf *frame; /* the request frame every connection sends */
-	struct bench_conn *conns;
-	unsigned nconns;
-	bool stop;
-	void *ctx;
-} SM_CACHE_ALIGNED;
+static const struct load loads[] = {
+	{ "cql-read", LOAD_PSQ, { NULL }, "perf-simple-query: CQL prepared SELECT by key" },
+	{ "cql-write", LOAD_PSQ, { "--write", NULL }, "perf-simple-query: CQL prepared UPDATE" },
+	{ "alternator-forbid_rmw",
+	  LOAD_PSQ,
+	  { "--alternator", "forbid_rmw", "--write", NULL },
+	  "perf-simple-query: Alternator PutItem, write isolation forbid_rmw" },
+	{ "alternator-unsafe",
+	  LOAD_PSQ,
+	  { "--alternator", "unsafe", "--write", NULL },
+	  "perf-simple-query: Alternator PutItem, write isolation unsafe" },
+	{ "alternator-always_use_lwt",
+	  LOAD_PSQ,
+	  { "--alternator", "always_use_lwt", "--write", NULL },
+	  "perf-simple-query: Alternator PutItem, write isolation always_use_lwt" },
+	{ "alternator-only_rmw_uses_lwt",
+	  LOAD_PSQ,
+	  { "--alternator", "only_rmw_uses_lwt", "--write", NULL },
+	  "perf-simple-query: Alternator PutItem, write isolation only_rmw_uses_lwt" },
+	{ "echo", LOAD_ECHO, { NULL }, "echo round trips over loopback through io_uring" },
+};
 
-struct bench_ctx {
+#define DEFAULT_LOADS                                                                              \
+	"cql-read,cql-write,alternator-forbid_rmw,alternator-unsafe,alternator-always_use_lwt,"    \
+	"alternator-only_rmw_uses_lwt,echo"
+
+/* One load's figures, read back from its JSON result. */
+struct figures {
+	double rate; /* median tps, or requests/s for echo */
+	double mad;  /* < 0: not measured */
+	double allocs, tasks;
+	double insns, cycles; /* < 0: n/a */
+	double hops;	      /* < 0: not counted by this load */
+};
+
+struct suite {
 	struct sm_config cfg;
-	double duration_s;
-	double warmup_s;
-	unsigned conns;
-	unsigned size;
-	unsigned pipeline;
-	unsigned port;
+	unsigned duration;
+	const char *loads_arg;
 	const char *json;
-	struct sm_echo_service echo;
-	unsigned nshards;
-	struct bench_shard *shards;
-	/* shard 0's control state */
-	struct sm_timer timer;
-	uint64_t phase_start_ns;
-	unsigned ticks;
-	uint64_t last_total;
-	bool measuring;
-	int result;
-	/* measurement window */
-	struct sm_shard_snapshot *s0;
-	struct sm_shard_snapshot *s1;
-	uint64_t *done0;
-	uint64_t *done1;
+	bool verbose;
+	const struct load *run[MAX_LOADS];
+	unsigned nrun;
 };
-
-static struct bench_ctx *bench;
 
 static int
-parse_uint(const char *name, const char *v, unsigned min, unsigned max, unsigned *out, char *err,
-	   size_t errlen)
+o_duration(void *c, const char *v, char *e, size_t l)
 {
 	char *end;
 	unsigned long x;
 
 	errno = 0;
 	x = strtoul(v, &end, 10);
-	if (errno || end == v || *end != '\0' || v[0] == '-' || x < min || x > max) {
-		snprintf(err, errlen, "%s: expected an integer from %u to %u, got '%s'", name, min,
-			 max, v);
+	if (errno || end == v || *end != '\0' || v[0] == '-' || x < 1 || x > 3600) {
+		snprintf(e, l, "--duration: expected seconds from 1 to 3600, got '%s'", v);
 		return -EINVAL;
 	}
-	*out = (unsigned)x;
+	((struct suite *)c)->duration = (unsigned)x;
 	return 0;
 }
 
 static int
-parse_seconds(const char *name, const char *v, double min, double *out, char *err, size_t errlen)
+o_loads(void *c, const char *v, char *e, size_t l)
 {
-	char *end;
-	double x;
+	(void)e;
+	(void)l;
+	((struct suite *)c)->loads_arg = v; /* checked once all options are in */
+	return 0;
+}
 
-	x = strtod(v, &end);
-	if (end == v || *end != '\0' || !(x >= min) || x > 86400) {
-		snprintf(err, errlen, "%s: expected seconds from %g to 86400, got '%s'", name, min,
-			 v);
+static int
+o_json(void *c, const char *v, char *e, size_t l)
+{
+	(void)e;
+	(void)l;
+	((struct suite *)c)->json = v;
+	return 0;
+}
+
+static int
+o_verbose(void *c, const char *v, char *e, size_t l)
+{
+	(void)v;
+	(void)e;
+	(void)l;
+	((struct suite *)c)->verbose = true;
+	return 0;
+}
+
+static const struct sm_cli_opt suite_opts[] = {
+	{ "--loads", "LIST",
+	  "comma-separated loads to run, in order [default: all]; see the list below", o_loads },
+	{ "--duration", "SECONDS",
+	  "measured time per load: perf-simple-query iterations of 1 s, echo seconds "
+	  "[default: 2]",
+	  o_duration },
+	{ "--json", "FILE", "also write every load's full JSON result to FILE", o_json },
+	{ "--verbose", NULL, "show each load's own output as it runs", o_verbose },
+};
+
+static const struct sm_cli_opt *
+suite_opt(const char *arg, bool *inline_value)
+{
+	size_t i, n;
+
+	for (i = 0; i < SM_ARRAY_SIZE(suite_opts); i++) {
+		n = strlen(suite_opts[i].name);
+		if (strncmp(arg, suite_opts[i].name, n) != 0)
+			continue;
+		if (arg[n] == '\0' || arg[n] == '=') {
+			*inline_value = arg[n] == '=';
+			return &suite_opts[i];
+		}
+	}
+	return NULL;
+}
+
+static int
+select_loads(struct suite *s, char *err, size_t errlen)
+{
+	char list[1024], *tok, *save;
+	size_t i;
+
+	snprintf(list, sizeof(list), "%s", s->loads_arg ? s->loads_arg : DEFAULT_LOADS);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		bool all = strcmp(tok, "all") == 0, found = false;
+
+		for (i = 0; i < SM_ARRAY_SIZE(loads); i++) {
+			if (!all && strcmp(tok, loads[i].name) != 0)
+				continue;
+			if (s->nrun == MAX_LOADS) {
+				snprintf(err, errlen, "--loads: at most %d loads", MAX_LOADS);
+				return -EINVAL;
+			}
+			s->run[s->nrun++] = &loads[i];
+			found = true;
+		}
+		if (!found) {
+			snprintf(err, errlen,
+				 "--loads: unknown load '%s' (known: all, " DEFAULT_LOADS ")", tok);
+			return -EINVAL;
+		}
+	}
+	if (s->nrun == 0) {
+		snprintf(err, errlen, "--loads: name at least one load");
 		return -EINVAL;
 	}
-	*out = x;
 	return 0;
 }
 
-static int
-opt_duration(void *ctx, const char *v, char *err, size_t errlen)
+/* ---- running one load ---- */
+
+static char *
+slurp(const char *path, size_t *len)
 {
-	return parse_seconds("--duration", v, 0.1, &((struct bench_ctx *)ctx)->duration_s, err,
-			     errlen);
-}
+	struct stat st;
+	char *buf = NULL;
+	int fd;
 
-static int
-opt_warmup(void *ctx, const char *v, char *err, size_t errlen)
-{
-	return parse_seconds("--warmup", v, 0, &((struct bench_ctx *)ctx)->warmup_s, err, errlen);
-}
-
-static int
-opt_connections(void *ctx, const char *v, char *err, size_t errlen)
-{
-	return parse_uint("--connections", v, 1, 100000, &((struct bench_ctx *)ctx)->conns, err,
-			  errlen);
-}
-
-static int
-opt_size(void *ctx, const char *v, char *err, size_t errlen)
-{
-	return parse_uint("--size", v, 0, 1 << 20, &((struct bench_ctx *)ctx)->size, err, errlen);
-}
-
-static int
-opt_pipeline(void *ctx, const char *v, char *err, size_t errlen)
-{
-	return parse_uint("--pipeline", v, 1, 1024, &((struct bench_ctx *)ctx)->pipeline, err,
-			  errlen);
-}
-
-static int
-opt_port(void *ctx, const char *v, char *err, size_t errlen)
-{
-	return parse_uint("--port", v, 0, 65535, &((struct bench_ctx *)ctx)->port, err, errlen);
-}
-
-static int
-opt_json(void *ctx, const char *v, char *err, size_t errlen)
-{
-	(void)err;
-	(void)errlen;
-	((struct bench_ctx *)ctx)->json = v;
-	return 0;
-}
-
-static const struct sm_cli_opt bench_opts[] = {
-	{ "--duration", "SECONDS", "measured time [default: 5]", opt_duration },
-	{ "--warmup", "SECONDS", "load before measuring starts [default: 1]", opt_warmup },
-	{ "--connections", "N", "client connections over all shards [default: 256]",
-	  opt_connections },
-	{ "--size", "BYTES", "echo payload per request [default: 64]", opt_size },
-	{ "--pipeline", "N", "requests in flight per connection [default: 16]", opt_pipeline },
-	{ "--port", "PORT", "loopback port of the echo listener [default: a free one]", opt_port },
-	{ "--json", "FILE", "also write the results as JSON to FILE", opt_json },
-};
-
-/* ---- client connections (on every shard) ---- */
-
-static void
-send_frames(struct bench_conn *bc, uint64_t n)
-{
-	struct sm_iov v[SEND_BURST];
-	struct sm_sendbuf *f = bc->bs->frame;
-	unsigned i, k;
-
-	for (i = 0; i < SEND_BURST; i++) {
-		v[i].seg = &f->seg;
-		v[i].base = f->data;
-		v[i].len = f->len;
-	}
-	while (n > 0) {
-		k = (unsigned)SM_MIN(n, (uint64_t)SEND_BURST);
-		if (sm_conn_send(bc->c, v, k) < 0)
-			return;
-		n -= k;
-	}
-}
-
-static void
-client_connected(struct sm_conn *c, int err)
-{
-	struct bench_conn *bc = c->ctx;
-	struct bench_shard *bs = bc->bs;
-
-	if (err < 0) {
-		bc->c = NULL;
-		if (bs->first_err == 0)
-			bs->first_err = err;
-		SM_WRITE_ONCE(bs->failed, bs->failed + 1);
-		return;
-	}
-	SM_WRITE_ONCE(bs->connected, bs->connected + 1);
-	send_frames(bc, bench->pipeline);
-}
-
-static void
-client_received(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
-{
-	struct bench_conn *bc = c->ctx;
-	struct bench_shard *bs = bc->bs;
-	uint64_t bytes = bc->partial, frames;
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		bytes += iov[i].len;
-	frames = bytes / bs->frame->len;
-	bc->partial = bytes % bs->frame->len;
-	if (frames == 0)
-		return;
-	SM_WRITE_ONCE(bs->completed, bs->completed + frames);
-	if (!bs->stop)
-		send_frames(bc, frames);
-}
-
-static void
-client_closed(struct sm_conn *c, int err)
-{
-	struct bench_conn *bc = c->ctx;
-
-	if (!bc->bs->stop && err < 0)
-		SM_WARN("bench connection closed: %s", strerror(-err));
-	bc->c = NULL;
-}
-
-static void
-client_drain(struct sm_conn *c)
-{
-	sm_conn_close(c);
-}
-
-static const struct sm_proto_ops client_proto = {
-	.name = "echo-client",
-	.connected = client_connected,
-	.received = client_received,
-	.closed = client_closed,
-	.drain = client_drain,
-};
-
-static void
-start_clients(void *arg)
-{
-	struct bench_shard *bs = &bench->shards[sm_shard_id()];
-	struct sm_connect_opts co = {
-		.addr = "127.0.0.1",
-		.port = (uint16_t)bench->port,
-		.proto = &client_proto,
-	};
-	unsigned i;
-	int ret;
-
-	(void)arg;
-	for (i = 0; i < bs->nconns; i++) {
-		bs->conns[i].bs = bs;
-		co.ctx = &bs->conns[i];
-		ret = sm_net_connect(&co, &bs->conns[i].c);
-		if (ret < 0) {
-			if (bs->first_err == 0)
-				bs->first_err = ret;
-			SM_WRITE_ONCE(bs->failed, bs->failed + 1);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < (64 << 20)) {
+		buf = malloc((size_t)st.st_size + 1);
+		if (buf != NULL && read(fd, buf, (size_t)st.st_size) == st.st_size) {
+			buf[st.st_size] = '\0';
+			*len = (size_t)st.st_size;
+		} else {
+			free(buf);
+			buf = NULL;
 		}
 	}
+	close(fd);
+	return buf;
 }
 
-static void
-stop_clients(void *arg)
+/* The number at @key of object @obj, or @dflt when absent or null. */
+static double
+json_num(const struct sm_json_doc *d, int obj, const char *key, double dflt)
 {
-	struct bench_shard *bs = &bench->shards[sm_shard_id()];
-	unsigned i;
+	struct sm_bytes span;
+	char tmp[64];
+	int t;
 
-	(void)arg;
-	bs->stop = true;
-	for (i = 0; i < bs->nconns; i++)
-		if (bs->conns[i].c != NULL)
-			sm_conn_close(bs->conns[i].c);
+	if (obj < 0 || (t = sm_json_get(d, obj, key)) < 0 || sm_json_type(d, t) != SM_JSON_NUMBER)
+		return dflt;
+	span = sm_json_span(d, t);
+	snprintf(tmp, sizeof(tmp), "%.*s", (int)SM_MIN((size_t)span.len, sizeof(tmp) - 1),
+		 (const char *)span.p);
+	return strtod(tmp, NULL);
 }
 
-/* ---- control, on shard 0 ---- */
-
-static uint64_t
-total_completed(void)
+static int
+read_figures(const struct load *ld, const char *text, size_t len, struct figures *f)
 {
-	uint64_t t = 0;
-	unsigned i;
+	struct sm_json_doc d;
+	int root, stats, shards, t, ret = 0;
+	double ops = 0, hops = 0;
 
-	for (i = 0; i < bench->nshards; i++)
-		t += SM_READ_ONCE(bench->shards[i].completed);
-	return t;
-}
-
-static void
-take_snapshot(struct sm_shard_snapshot *snap, uint64_t *done)
-{
-	unsigned i;
-
-	for (i = 0; i < bench->nshards; i++) {
-		done[i] = SM_READ_ONCE(bench->shards[i].completed);
-		sm_shard_snapshot(i, &snap[i]);
+	sm_json_doc_init(&d);
+	if (sm_json_parse(&d, text, len, 0) < 0) {
+		ret = -EINVAL;
+		goto out;
 	}
-}
+	root = sm_json_root(&d);
+	if (ld->kind == LOAD_ECHO) {
+		stats = sm_json_get(&d, root, "total");
+		f->rate = json_num(&d, stats, "requests_per_s", -1);
+		f->mad = -1;
+		f->hops = -1;
+	} else {
+		stats = sm_json_get(&d, root, "stats");
+		f->rate = json_num(&d, stats, "median tps", -1);
+		f->mad = json_num(&d, stats, "mad tps", -1);
+		shards = sm_json_get(&d, root, "per_shard");
+		for (t = shards >= 0 ? sm_json_first(&d, shards) : -1; t >= 0;
+		     t = sm_json_next(&d, t)) {
+			double n = json_num(&d, t, "ops", 0);
 
-static void
-finish(int result)
-{
-	unsigned i;
-
-	bench->result = result;
-	for (i = 0; i < bench->nshards; i++)
-		sm_submit_to(i, stop_clients, NULL, NULL);
-	sm_runtime_stop();
-}
-
-static void
-control_tick(void *arg)
-{
-	uint64_t now = sm_now_ns(), total;
-	unsigned i, connected = 0, failed = 0;
-	int err = 0;
-
-	(void)arg;
-	if (!bench->measuring && bench->ticks == 0 && bench->phase_start_ns == 0) {
-		/* Waiting for every client connection to be up. */
-		for (i = 0; i < bench->nshards; i++) {
-			connected += SM_READ_ONCE(bench->shards[i].connected);
-			failed += SM_READ_ONCE(bench->shards[i].failed);
-			if (err == 0)
-				err = bench->shards[i].first_err;
+			ops += n;
+			hops += n * json_num(&d, t, "hops_per_op", 0);
 		}
-		if (failed > 0) {
-			SM_ERR("%u of %u client connections failed: %s", failed, bench->conns,
-			       strerror(-err));
-			finish(SM_EXIT_FAIL);
-			return;
-		}
-		if (connected < bench->conns) {
-			sm_timer_arm(&bench->timer, CONNECT_POLL_MS);
-			return;
-		}
-		printf("%u connections up on %u shards; warming up for %.1f s\n", bench->conns,
-		       bench->nshards, bench->warmup_s);
-		fflush(stdout);
-		bench->phase_start_ns = now;
-		sm_timer_arm(&bench->timer, (uint64_t)(bench->warmup_s * 1000));
-		return;
+		f->hops = ops > 0 ? hops / ops : 0;
 	}
-	if (!bench->measuring) {
-		bench->measuring = true;
-		take_snapshot(bench->s0, bench->done0);
-		bench->phase_start_ns = now;
-		bench->last_total = total_completed();
-		sm_timer_arm(&bench->timer,
-			     SM_MIN((uint64_t)TICK_MS, (uint64_t)(bench->duration_s * 1000)));
-		return;
+	f->allocs = json_num(&d, stats, "allocs_per_op", -1);
+	f->tasks = json_num(&d, stats, "tasks_per_op", -1);
+	f->insns = json_num(&d, stats, "instructions_per_op", -1);
+	f->cycles = json_num(&d, stats,
+			     ld->kind == LOAD_ECHO ? "cycles_per_op" : "cpu_cycles_per_op", -1);
+	if (stats < 0 || f->rate < 0)
+		ret = -EINVAL;
+out:
+	sm_json_doc_release(&d);
+	return ret;
+}
+
+/* Copy what a failed child printed to stderr, so its reason is seen. */
+static void
+show_output(const char *path)
+{
+	size_t len = 0;
+	char *text = slurp(path, &len);
+
+	if (text != NULL) {
+		fprintf(stderr, "---- its output ----\n%s---- end of its output ----\n", text);
+		free(text);
 	}
-	total = total_completed();
-	bench->ticks++;
-	if ((double)(now - bench->phase_start_ns) / 1e9 + 0.0005 >= bench->duration_s) {
-		take_snapshot(bench->s1, bench->done1);
-		printf("%7.1fs %12.0f requests/s\n", (double)(now - bench->phase_start_ns) / 1e9,
-		       (double)(total - bench->last_total) * 1e9 /
-			       (double)(now - bench->phase_start_ns -
-					(uint64_t)(bench->ticks - 1) * TICK_MS * 1000000ull));
-		fflush(stdout);
-		finish(SM_EXIT_OK);
-		return;
+}
+
+/*
+ * Run @ld as a child shardmark; fill @f and return its JSON text
+ * (malloc'd) or NULL after saying why.
+ */
+static char *
+run_load(const struct suite *s, const struct load *ld, int argc, char **argv, struct figures *f)
+{
+	char exe[4096], json_path[] = "/tmp/shardmark-bench-XXXXXX",
+			out_path[] = "/tmp/shardmark-bench-out-XXXXXX", dur[16];
+	const char *args[MAX_CHILD_ARGS];
+	unsigned n = 0, i;
+	int json_fd, out_fd = -1, status;
+	char *text = NULL;
+	size_t len = 0;
+	ssize_t el;
+	pid_t pid;
+
+	el = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (el <= 0) {
+		fprintf(stderr, "shardmark bench: cannot find its own binary: %s\n",
+			strerror(errno));
+		return NULL;
 	}
-	printf("%7.1fs %12" PRIu64 " requests/s\n", (double)(now - bench->phase_start_ns) / 1e9,
-	       (total - bench->last_total) * 1000 / TICK_MS);
+	exe[el] = '\0';
+	json_fd = mkstemp(json_path);
+	if (json_fd < 0 || (!s->verbose && (out_fd = mkstemp(out_path)) < 0)) {
+		fprintf(stderr, "shardmark bench: cannot create a file in /tmp: %s\n",
+			strerror(errno));
+		goto out;
+	}
+	snprintf(dur, sizeof(dur), "%u", s->duration);
+	args[n++] = exe;
+	if (ld->kind == LOAD_PSQ) {
+		args[n++] = "perf-simple-query";
+		args[n++] = "--duration";
+		args[n++] = dur;
+		args[n++] = "--json-result";
+	} else {
+		args[n++] = "bench";
+		args[n++] = "echo";
+		args[n++] = "--duration";
+		args[n++] = dur;
+		args[n++] = "--warmup";
+		args[n++] = "0.5";
+		args[n++] = "--json";
+	}
+	args[n++] = json_path;
+	for (i = 0; ld->args[i] != NULL; i++)
+		args[n++] = ld->args[i];
+	for (i = 0; i < (unsigned)argc && n + 1 < MAX_CHILD_ARGS; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
 	fflush(stdout);
-	bench->last_total = total;
-	{
-		double left_ms = bench->duration_s * 1000 - (double)bench->ticks * TICK_MS;
-
-		sm_timer_arm(&bench->timer,
-			     (uint64_t)(left_ms < TICK_MS ? (left_ms > 1 ? left_ms : 1) : TICK_MS));
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "shardmark bench: fork: %s\n", strerror(errno));
+		goto out;
 	}
-}
-
-static int
-bench_shard_init(unsigned shard, void *arg)
-{
-	struct bench_ctx *b = arg;
-	struct bench_shard *bs = &b->shards[shard];
-	struct sm_net_config nc;
-	uint32_t be;
-	unsigned i;
-	int ret;
-
-	if (sm_shard_count() != b->nshards) {
-		SM_ERR("bench planned %u shards but the runtime started %u", b->nshards,
-		       sm_shard_count());
-		return -EINVAL;
-	}
-	sm_app_net_config(&b->cfg, &nc);
-	ret = sm_net_shard_init(&nc);
-	if (ret < 0)
-		return ret;
-	bs->nconns = b->conns / b->nshards + (shard < b->conns % b->nshards ? 1 : 0);
-	bs->conns = sm_calloc(bs->nconns ? bs->nconns : 1, sizeof(*bs->conns));
-	bs->frame = sm_sendbuf_new((size_t)b->size + 4);
-	if (bs->conns == NULL || bs->frame == NULL)
-		return -ENOMEM;
-	be = htonl(b->size);
-	memcpy(bs->frame->data, &be, 4);
-	for (i = 0; i < b->size; i++)
-		bs->frame->data[4 + i] = (char)('a' + i % 26);
-	bs->frame->len = (size_t)b->size + 4;
-	if (shard != 0)
-		return 0;
-
-	{
-		struct sm_listen_opts lo = {
-			.addr = "127.0.0.1",
-			.port = (uint16_t)b->port,
-			.placement = SM_PLACE_BALANCED,
-			.proto = &sm_echo_proto,
-			.ctx = &b->echo,
-		};
-		struct sm_listener *l;
-
-		ret = sm_net_listen(&lo, &l);
-		if (ret < 0) {
-			sm_app_listen_error("bench echo", "--port", "127.0.0.1", b->port, ret);
-			return ret;
+	if (pid == 0) {
+		if (out_fd >= 0) {
+			dup2(out_fd, STDOUT_FILENO);
+			dup2(out_fd, STDERR_FILENO);
 		}
+		/* execv's prototype predates const; it does not write the strings. */
+		execv(exe, (char *const *)(uintptr_t)args);
+		fprintf(stderr, "shardmark bench: exec %s: %s\n", exe, strerror(errno));
+		_exit(127);
 	}
-	for (i = 0; i < b->nshards; i++)
-		sm_submit_to(i, start_clients, NULL, NULL);
-	sm_timer_init(&b->timer, control_tick, NULL);
-	sm_timer_arm(&b->timer, CONNECT_POLL_MS);
-	return 0;
-}
-
-static void
-bench_shard_fini(unsigned shard, void *arg)
-{
-	struct bench_ctx *b = arg;
-	struct bench_shard *bs = &b->shards[shard];
-
-	if (bs->frame != NULL)
-		sm_bufseg_put(&bs->frame->seg);
-	bs->frame = NULL;
-	sm_echo_shard_fini();
-	sm_net_shard_fini();
-	sm_free(bs->conns);
-	bs->conns = NULL;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (WIFEXITED(status))
+			fprintf(stderr, "shardmark bench: load %s failed (exit status %d)\n",
+				ld->name, WEXITSTATUS(status));
+		else
+			fprintf(stderr, "shardmark bench: load %s killed by signal %d\n", ld->name,
+				WTERMSIG(status));
+		if (out_fd >= 0)
+			show_output(out_path);
+		goto out;
+	}
+	text = slurp(json_path, &len);
+	if (text == NULL || read_figures(ld, text, len, f) < 0) {
+		fprintf(stderr, "shardmark bench: load %s wrote no readable result to %s\n",
+			ld->name, json_path);
+		free(text);
+		text = NULL;
+		if (out_fd >= 0)
+			show_output(out_path);
+	}
+out:
+	if (json_fd >= 0) {
+		close(json_fd);
+		unlink(json_path);
+	}
+	if (out_fd >= 0) {
+		close(out_fd);
+		unlink(out_path);
+	}
+	return text;
 }
 
 /* ---- report ---- */
 
-static double
-per_op(uint64_t delta, uint64_t ops)
-{
-	return ops ? (double)delta / (double)ops : 0;
-}
-
-#define SW_DELTA(i, f) (bench->s1[i].sw.f - bench->s0[i].sw.f)
-
-struct row {
-	uint64_t ops;
-	double secs;
-	uint64_t io_enters, allocs, tasks, polls, xmsgs, sleeps, bytes;
-	uint64_t perf[SM_PERF_NR];
-	bool perf_ok[SM_PERF_NR];
-};
-
 static void
-row_of(unsigned i, struct row *r)
+print_value(double v)
 {
-	unsigned c;
-
-	memset(r, 0, sizeof(*r));
-	r->ops = bench->done1[i] - bench->done0[i];
-	r->secs = (double)(bench->s1[i].when_ns - bench->s0[i].when_ns) / 1e9;
-	r->io_enters = SW_DELTA(i, io_enters);
-	r->allocs = SW_DELTA(i, allocs);
-	r->tasks = SW_DELTA(i, tasks_run);
-	r->polls = SW_DELTA(i, polls);
-	r->xmsgs = SW_DELTA(i, xmsg_sent);
-	r->sleeps = SW_DELTA(i, sleeps);
-	r->bytes = SW_DELTA(i, bytes_in) + SW_DELTA(i, bytes_out);
-	for (c = 0; c < SM_PERF_NR; c++) {
-		r->perf_ok[c] = bench->s0[i].perf_ok[c] && bench->s1[i].perf_ok[c];
-		r->perf[c] = r->perf_ok[c] ? bench->s1[i].perf[c] - bench->s0[i].perf[c] : 0;
-	}
-}
-
-static void
-row_add(struct row *t, const struct row *r)
-{
-	unsigned c;
-
-	t->ops += r->ops;
-	t->secs = SM_MAX(t->secs, r->secs);
-	t->io_enters += r->io_enters;
-	t->allocs += r->allocs;
-	t->tasks += r->tasks;
-	t->polls += r->polls;
-	t->xmsgs += r->xmsgs;
-	t->sleeps += r->sleeps;
-	t->bytes += r->bytes;
-	for (c = 0; c < SM_PERF_NR; c++) {
-		t->perf_ok[c] = r->perf_ok[c] && (t->ops == r->ops || t->perf_ok[c]);
-		t->perf[c] += r->perf[c];
-	}
-}
-
-/* Hardware counters in the table, with short column labels. */
-static const struct {
-	enum sm_perf_counter c;
-	const char *label;
-} shown_perf[] = {
-	{ SM_PERF_INSTRUCTIONS, "insns/op" },	  { SM_PERF_CYCLES, "cycles/op" },
-	{ SM_PERF_CACHE_MISSES, "cmiss/op" },	  { SM_PERF_BRANCH_MISSES, "bmiss/op" },
-	{ SM_PERF_CONTEXT_SWITCHES, "ctxsw/op" },
-};
-
-static void
-print_row(const char *label, const struct row *r)
-{
-	unsigned k;
-
-	printf("%-6s %12" PRIu64 " %12.0f %9.3f %9.3f %9.3f %9.3f %9.3f", label, r->ops,
-	       r->secs > 0 ? (double)r->ops / r->secs : 0, per_op(r->io_enters, r->ops),
-	       per_op(r->allocs, r->ops), per_op(r->tasks, r->ops), per_op(r->polls, r->ops),
-	       per_op(r->xmsgs, r->ops));
-	for (k = 0; k < SM_ARRAY_SIZE(shown_perf); k++) {
-		if (r->perf_ok[shown_perf[k].c])
-			printf(" %10.2f", per_op(r->perf[shown_perf[k].c], r->ops));
-		else
-			printf(" %10s", "n/a");
-	}
-	printf("\n");
-}
-
-static void
-print_report(void)
-{
-	struct row r, total;
-	struct sm_perf reason_src;
-	char reason[256];
-	unsigned i, k;
-
-	memset(&total, 0, sizeof(total));
-	printf("\necho load: %u shards, %u connections, %u-byte payload, pipeline %u, %.1f s "
-	       "measured\n",
-	       bench->nshards, bench->conns, bench->size, bench->pipeline, bench->duration_s);
-	printf("%-6s %12s %12s %9s %9s %9s %9s %9s", "shard", "requests", "requests/s", "enters/op",
-	       "allocs/op", "tasks/op", "polls/op", "xmsgs/op");
-	for (k = 0; k < SM_ARRAY_SIZE(shown_perf); k++)
-		printf(" %10s", shown_perf[k].label);
-	printf("\n");
-	for (i = 0; i < bench->nshards; i++) {
-		char label[16];
-
-		row_of(i, &r);
-		row_add(&total, &r);
-		snprintf(label, sizeof(label), "%u", i);
-		print_row(label, &r);
-	}
-	print_row("total", &total);
-	printf("(a request is one echo round trip; totals sum every shard's client and server "
-	       "work; enters/op counts io_uring_enter calls)\n");
-	/* One line per distinct reason, naming every counter it covers. */
-	for (i = 0; i < SM_PERF_NR; i++) {
-		reason_src.fd[i] = -1;
-		reason_src.err[i] = bench->s0[0].perf_err[i];
-	}
-	for (k = 0; k < SM_PERF_NR; k++) {
-		char names[256];
-		size_t off;
-
-		if (total.perf_ok[k] || reason_src.err[k] < 0)
-			continue;
-		if (sm_perf_unavailable_reason(&reason_src, k, reason, sizeof(reason)) == NULL)
-			snprintf(reason, sizeof(reason), "counter read failed");
-		off = (size_t)snprintf(names, sizeof(names), "%s", sm_perf_counter_name(k));
-		for (i = k + 1; i < SM_PERF_NR; i++) {
-			if (total.perf_ok[i] || reason_src.err[i] != reason_src.err[k])
-				continue;
-			off += (size_t)snprintf(names + off, sizeof(names) - off, ", %s",
-						sm_perf_counter_name(i));
-			reason_src.err[i] = -1; /* reported */
-		}
-		printf("%s: n/a: %s\n", names, reason);
-	}
-}
-
-static void
-json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
-static void
-json_row(FILE *f, const struct row *r, unsigned shard_err_src)
-{
-	struct sm_perf reason_src;
-	char reason[256], key[64];
-	bool first = true;
-	unsigned k, i;
-
-	fprintf(f,
-		"\"requests\": %" PRIu64 ", \"seconds\": %.6f, \"requests_per_s\": %.1f, "
-		"\"io_enters_per_op\": %.6f, \"allocs_per_op\": %.6f, \"tasks_per_op\": %.6f, "
-		"\"polls_per_op\": %.6f, \"xmsgs_per_op\": %.6f, \"sleeps_per_op\": %.6f, "
-		"\"bytes_per_op\": %.3f",
-		r->ops, r->secs, r->secs > 0 ? (double)r->ops / r->secs : 0,
-		per_op(r->io_enters, r->ops), per_op(r->allocs, r->ops), per_op(r->tasks, r->ops),
-		per_op(r->polls, r->ops), per_op(r->xmsgs, r->ops), per_op(r->sleeps, r->ops),
-		per_op(r->bytes, r->ops));
-	for (k = 0; k < SM_PERF_NR; k++) {
-		snprintf(key, sizeof(key), "%s_per_op", sm_perf_counter_name(k));
-		for (i = 0; key[i]; i++)
-			if (key[i] == '-')
-				key[i] = '_';
-		if (r->perf_ok[k])
-			fprintf(f, ", \"%s\": %.3f", key, per_op(r->perf[k], r->ops));
-		else
-			fprintf(f, ", \"%s\": null", key);
-	}
-	fprintf(f, ", \"unavailable\": {");
-	for (i = 0; i < SM_PERF_NR; i++) {
-		reason_src.fd[i] = -1;
-		reason_src.err[i] = bench->s0[shard_err_src].perf_err[i];
-	}
-	for (k = 0; k < SM_PERF_NR; k++) {
-		if (r->perf_ok[k])
-			continue;
-		if (sm_perf_unavailable_reason(&reason_src, k, reason, sizeof(reason)) == NULL)
-			snprintf(reason, sizeof(reason), "counter read failed");
-		fprintf(f, "%s\"%s\": ", first ? "" : ", ", sm_perf_counter_name(k));
-		json_str(f, reason);
-		first = false;
-	}
-	fprintf(f, "}");
-}
-
-static int
-write_json(const char *path)
-{
-	struct row r, total;
-	struct utsname uts;
-	unsigned i;
-	FILE *f;
-
-	f = fopen(path, "w");
-	if (f == NULL) {
-		fprintf(stderr, "shardmark bench: cannot write %s: %s\n", path, strerror(errno));
-		return -errno;
-	}
-	memset(&total, 0, sizeof(total));
-	uname(&uts);
-	fprintf(f,
-		"{\n  \"command\": \"bench\",\n  \"load\": \"echo\",\n  \"version\": \"%s\",\n"
-		"  \"network_stack\": \"%s\",\n  \"kernel\": \"%s\",\n  \"shards\": %u,\n"
-		"  \"connections\": %u,\n  \"size\": %u,\n  \"pipeline\": %u,\n"
-		"  \"duration_s\": %.3f,\n  \"warmup_s\": %.3f,\n  \"per_shard\": [\n",
-		SM_VERSION, sm_net_driver()->name, uts.release, bench->nshards, bench->conns,
-		bench->size, bench->pipeline, bench->duration_s, bench->warmup_s);
-	for (i = 0; i < bench->nshards; i++) {
-		row_of(i, &r);
-		row_add(&total, &r);
-		fprintf(f, "    {\"shard\": %u, \"cpu\": %d, ", i, bench->s0[i].cpu);
-		json_row(f, &r, i);
-		fprintf(f, "}%s\n", i + 1 < bench->nshards ? "," : "");
-	}
-	fprintf(f, "  ],\n  \"total\": {");
-	json_row(f, &total, 0);
-	fprintf(f, "}\n}\n");
-	if (fclose(f) != 0) {
-		fprintf(stderr, "shardmark bench: writing %s: %s\n", path, strerror(errno));
-		return -EIO;
-	}
-	return 0;
-}
-
-static int
-pick_free_port(unsigned *port)
-{
-	struct sockaddr_in in = { .sin_family = AF_INET };
-	socklen_t len = sizeof(in);
-	int fd, ret = 0;
-
-	in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&in, sizeof(in)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&in, &len) < 0)
-		ret = -errno;
+	if (v < 0)
+		printf(" %10s", "n/a");
 	else
-		*port = ntohs(in.sin_port);
-	close(fd);
-	return ret;
+		printf(" %10.0f", v);
+}
+
+static void
+print_row(const struct load *ld, const struct figures *f)
+{
+	printf("%-30s %12.0f", ld->name, f->rate);
+	if (f->mad < 0)
+		printf(" %9s", "-");
+	else
+		printf(" %9.0f", f->mad);
+	printf(" %10.3f %10.3f", f->allocs, f->tasks);
+	print_value(f->insns);
+	print_value(f->cycles);
+	if (f->hops < 0)
+		printf(" %10s\n", "-");
+	else
+		printf(" %10.3f\n", f->hops);
+	fflush(stdout);
+}
+
+static void
+print_machine(FILE *f, bool json)
+{
+	char cpu[128];
+	struct utsname un;
+
+	sm_app_cpu_model(cpu, sizeof(cpu));
+	uname(&un);
+	if (json)
+		fprintf(f,
+			"  \"machine\": {\"cpu\": \"%s\", \"kernel\": \"%s %s\", "
+			"\"online_cpus\": %ld},\n",
+			cpu, un.sysname, un.release, sysconf(_SC_NPROCESSORS_ONLN));
+	else
+		fprintf(f, "machine: %s, %ld CPUs online, %s %s\n", cpu,
+			sysconf(_SC_NPROCESSORS_ONLN), un.sysname, un.release);
 }
 
 int
 sm_cmd_bench(int argc, char **argv)
 {
-	static struct bench_ctx b;
-	struct sm_runtime_opts ro;
-	char err[1024];
-	int ret;
+	static struct suite s;
+	char err[1024], *fwd[MAX_CHILD_ARGS], *results[MAX_LOADS] = { NULL };
+	struct figures figs[MAX_LOADS];
+	unsigned nfwd = 0, i, failed = 0;
+	bool any_na = false;
+	FILE *jf = NULL;
+	int ret, a;
 
-	memset(&b, 0, sizeof(b));
-	sm_config_defaults(&b.cfg);
-	b.duration_s = 5;
-	b.warmup_s = 1;
-	b.conns = 256;
-	b.size = 64;
-	b.pipeline = 16;
+	if (argc >= 1 && strcmp(argv[0], "echo") == 0)
+		return sm_cmd_bench_echo(argc - 1, argv + 1);
+	memset(&s, 0, sizeof(s));
+	s.duration = 2;
+	sm_config_defaults(&s.cfg);
 	ret = sm_cli_parse(
 		argc, argv, "bench",
-		"Run the echo load in-process over loopback on every shard and print\n"
-		"requests/s and per-request counters (io_uring_enter calls, allocations,\n"
-		"tasks, and hardware counters where the machine has a PMU) per shard.",
-		&b.cfg, bench_opts, SM_ARRAY_SIZE(bench_opts), &b, err, sizeof(err));
+		"The appliance's benchmark suite. Runs each load in its own shardmark process\n"
+		"and prints one row per load: median throughput (tps for perf-simple-query,\n"
+		"requests/s for echo), its MAD, allocations, tasks, instructions and cycles per\n"
+		"operation, and cross-shard hops per operation. Configuration options (--smp,\n"
+		"--cpuset, ...) apply to every load.\n\n"
+		"loads: cql-read, cql-write (perf-simple-query on the CQL executor),\n"
+		"  alternator-forbid_rmw, alternator-unsafe, alternator-always_use_lwt,\n"
+		"  alternator-only_rmw_uses_lwt (perf-simple-query --alternator MODE --write),\n"
+		"  echo (echo round trips over loopback through the network driver).\n\n"
+		"'shardmark bench echo --help' shows the echo load's own options; each load can\n"
+		"also be run alone with its own command (shardmark perf-simple-query ...).",
+		&s.cfg, suite_opts, SM_ARRAY_SIZE(suite_opts), &s, err, sizeof(err));
+	if (ret == 0)
+		ret = select_loads(&s, err, sizeof(err));
 	if (ret != 0) {
 		if (ret < 0)
 			fprintf(stderr, "shardmark bench: %s\n", err);
-		sm_config_free(&b.cfg);
+		sm_config_free(&s.cfg);
 		return ret > 0 ? SM_EXIT_OK : SM_EXIT_USAGE;
 	}
-	ret = sm_app_prepare(&b.cfg);
-	if (ret != 0)
-		goto out;
-	if (b.port == 0 && pick_free_port(&b.port) < 0) {
-		fprintf(stderr, "shardmark bench: no free loopback port: pass --port\n");
-		ret = SM_EXIT_FAIL;
-		goto out;
-	}
-	bench = &b;
-	b.echo.max_frame = b.size;
-	b.result = SM_EXIT_FAIL;
-	sm_app_runtime_opts(&b.cfg, &ro);
-	/* The plan is known only once the runtime counts the shards; size
-	 * the per-shard arrays for the most it may start. */
-	b.nshards = 0;
-	b.shards = NULL;
-	ro.shard_init = bench_shard_init;
-	ro.shard_fini = bench_shard_fini;
-	ro.arg = &b;
-	{
-		cpu_set_t set;
-		unsigned max = b.cfg.smp;
+	/* Everything that is not the suite's own goes to every load. */
+	for (a = 0; a < argc; a++) {
+		bool inline_value = false;
+		const struct sm_cli_opt *o = suite_opt(argv[a], &inline_value);
 
-		if (max == 0 && sched_getaffinity(0, sizeof(set), &set) == 0)
-			max = (unsigned)CPU_COUNT(&set);
-		if (b.cfg.cpuset != NULL && b.cfg.smp == 0) {
-			uint8_t cpus[CPU_SETSIZE / 8];
-			int n = sm_cpuset_parse(b.cfg.cpuset, cpus, CPU_SETSIZE);
-
-			if (n > 0)
-				max = (unsigned)n;
+		if (o != NULL) {
+			if (o->arg != NULL && !inline_value)
+				a++;
+			continue;
 		}
-		b.nshards = max;
+		if (nfwd + 16 >= MAX_CHILD_ARGS) {
+			fprintf(stderr, "shardmark bench: too many options\n");
+			sm_config_free(&s.cfg);
+			return SM_EXIT_USAGE;
+		}
+		fwd[nfwd++] = argv[a];
 	}
-	b.shards = aligned_alloc(SM_CACHE_LINE, b.nshards * sizeof(*b.shards));
-	if (b.shards != NULL)
-		memset(b.shards, 0, b.nshards * sizeof(*b.shards));
-	b.s0 = calloc(b.nshards, sizeof(*b.s0));
-	b.s1 = calloc(b.nshards, sizeof(*b.s1));
-	b.done0 = calloc(b.nshards, sizeof(*b.done0));
-	b.done1 = calloc(b.nshards, sizeof(*b.done1));
-	if (!b.shards || !b.s0 || !b.s1 || !b.done0 || !b.done1) {
-		fprintf(stderr, "shardmark bench: out of memory\n");
-		ret = SM_EXIT_FAIL;
-		goto free_arrays;
-	}
-	printf("shardmark bench: echo over loopback port %u, %u connections, %u-byte payload, "
-	       "pipeline %u\n",
-	       b.port, b.conns, b.size, b.pipeline);
+	printf("shardmark bench: %u loads, %u s each, %u shards\n", s.nrun, s.duration,
+	       sm_app_shard_count(&s.cfg));
+	print_machine(stdout, false);
+	printf("\n%-30s %12s %9s %10s %10s %10s %10s %10s\n", "load", "ops/s", "mad", "allocs/op",
+	       "tasks/op", "insns/op", "cycles/op", "hops/op");
 	fflush(stdout);
-	ret = sm_runtime_run(&ro, err, sizeof(err));
-	if (ret < 0) {
-		if (strncmp(err, "shard ", 6) != 0)
-			fprintf(stderr, "shardmark bench: %s\n", err);
-		ret = SM_EXIT_FAIL;
-		goto free_arrays;
+	for (i = 0; i < s.nrun; i++) {
+		memset(&figs[i], 0, sizeof(figs[i]));
+		results[i] = run_load(&s, s.run[i], (int)nfwd, fwd, &figs[i]);
+		if (results[i] == NULL) {
+			failed++;
+			printf("%-30s %12s\n", s.run[i]->name, "FAILED");
+			fflush(stdout);
+			if (failed == i + 1) {
+				/* Nothing has worked yet: the cause is likely shared. */
+				fprintf(stderr, "shardmark bench: stopping after the first load "
+						"failed; fix the cause above and run again\n");
+				s.nrun = i + 1;
+				break;
+			}
+			continue;
+		}
+		print_row(s.run[i], &figs[i]);
+		any_na |= figs[i].insns < 0 || figs[i].cycles < 0;
 	}
-	ret = b.result;
-	if (ret == SM_EXIT_OK) {
-		print_report();
-		if (b.json != NULL && write_json(b.json) < 0)
-			ret = SM_EXIT_FAIL;
+	printf("(ops/s: median tps of the 1-second iterations for perf-simple-query, requests/s "
+	       "for echo; per-op counters sum every shard)\n");
+	if (any_na) {
+		struct sm_perf probe;
+		char reason[256];
+
+		/* The loads ran in other processes; ask perf_event again here. */
+		sm_perf_open(&probe);
+		if (sm_perf_unavailable_reason(&probe, SM_PERF_INSTRUCTIONS, reason,
+					       sizeof(reason)) == NULL)
+			snprintf(reason, sizeof(reason),
+				 "a load could not read them in every iteration");
+		sm_perf_close(&probe);
+		printf("insns/op, cycles/op: n/a: %s\n", reason);
 	}
-free_arrays:
-	free(b.shards);
-	free(b.s0);
-	free(b.s1);
-	free(b.done0);
-	free(b.done1);
-out:
-	sm_config_free(&b.cfg);
-	bench = NULL;
-	return ret;
+	if (s.json != NULL) {
+		jf = fopen(s.json, "w");
+		if (jf == NULL) {
+			fprintf(stderr, "shardmark bench: cannot write %s: %s\n", s.json,
+				strerror(errno));
+			failed++;
+		} else {
+			fprintf(jf, "{\n  \"command\": \"bench\",\n  \"version\": \"%s\",\n",
+				SM_VERSION);
+			print_machine(jf, true);
+			fprintf(jf, "  \"duration\": %u,\n  \"loads\": [\n", s.duration);
+			for (i = 0; i < s.nrun; i++)
+				fprintf(jf,
+					"    {\"name\": \"%s\", \"ok\": %s, \"result\": %s}%s\n",
+					s.run[i]->name, results[i] ? "true" : "false",
+					results[i] ? results[i] : "null",
+					i + 1 < s.nrun ? "," : "");
+			fprintf(jf, "  ]\n}\n");
+			if (fclose(jf) != 0) {
+				fprintf(stderr, "shardmark bench: writing %s: %s\n", s.json,
+					strerror(errno));
+				failed++;
+			}
+		}
+	}
+	for (i = 0; i < s.nrun; i++)
+		free(results[i]);
+	sm_config_free(&s.cfg);
+	if (failed > 0) {
+		fprintf(stderr, "shardmark bench: %u of %u loads failed\n", failed, s.nrun);
+		return SM_EXIT_FAIL;
+	}
+	return SM_EXIT_OK;
 }

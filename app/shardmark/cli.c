@@ -285,3 +285,23 @@ sm_app_listen_error(const char *what, const char *key, const char *addr, unsigne
 	else
 		SM_ERR("%s: cannot listen on %s:%u: %s", what, addr, port, strerror(-err));
 }
+
+void
+sm_app_cpu_model(char *buf, size_t len)
+{
+	char line[256];
+	FILE *ci;
+
+	snprintf(buf, len, "unknown");
+	ci = fopen("/proc/cpuinfo", "r");
+	if (ci == NULL)
+		return;
+	while (fgets(line, sizeof(line), ci) != NULL) {
+		if (strncmp(line, "model name", 10) == 0 && strchr(line, ':') != NULL) {
+			snprintf(buf, len, "%s", strchr(line, ':') + 2);
+			buf[strcspn(buf, "\n")] = '\0';
+			break;
+		}
+	}
+	fclose(ci);
+}

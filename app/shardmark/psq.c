@@ -341,7 +341,11 @@ worker_issue(void *arg)
 	sm_cql_local_request(sh->conn, (int16_t)w->idx, SM_CQL_OP_EXECUTE, w->body, w->body_len);
 }
 
-/* EXECUTE <id> at the consistency level with one [bytes] value of 8 bytes. */
+/*
+ * EXECUTE <id> at the consistency level with one [bytes] value of 8 bytes,
+ * with SKIP_METADATA as drivers send it for a statement whose result
+ * metadata they got at PREPARE (the Java and Python drivers do).
+ */
 static void
 build_execute(struct psq_worker *w)
 {
@@ -353,7 +357,7 @@ build_execute(struct psq_worker *w)
 	p += 16;
 	*p++ = (uint8_t)(psq->cl >> 8);
 	*p++ = (uint8_t)psq->cl;
-	*p++ = SM_CQL_QF_VALUES;
+	*p++ = SM_CQL_QF_VALUES | SM_CQL_QF_SKIP_METADATA;
 	*p++ = 0;
 	*p++ = 1;
 	*p++ = 0;
@@ -695,10 +699,10 @@ write_json(void)
 	double v[MAX_ITERATIONS];
 	unsigned i, n = psq->iter, best = 0;
 	struct utsname un;
-	char cpu[128] = "unknown", line[256];
+	char cpu[128];
 	char date[32];
 	time_t now = time(NULL);
-	FILE *f, *ci;
+	FILE *f;
 
 	f = fopen(psq->json_path, "w");
 	if (f == NULL) {
@@ -714,16 +718,7 @@ write_json(void)
 		if (psq->results[i].tps == st.median)
 			best = i;
 	med = &psq->results[best];
-	ci = fopen("/proc/cpuinfo", "r");
-	while (ci != NULL && fgets(line, sizeof(line), ci) != NULL) {
-		if (strncmp(line, "model name", 10) == 0 && strchr(line, ':') != NULL) {
-			snprintf(cpu, sizeof(cpu), "%s", strchr(line, ':') + 2);
-			cpu[strcspn(cpu, "\n")] = '\0';
-			break;
-		}
-	}
-	if (ci != NULL)
-		fclose(ci);
+	sm_app_cpu_model(cpu, sizeof(cpu));
 	uname(&un);
 	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", gmtime(&now));
 	fprintf(f, "{\n  \"parameters\": {\n");

@@ -129,7 +129,7 @@ new_sreq(struct alt_op *op)
 		op->sreqs_cap = cap;
 	}
 	r = &op->sreqs[op->nsreqs++];
-	memset(r, 0, offsetof(struct sm_store_req, scan));
+	sm_store_req_init(r, SM_REQ_MUTATE); /* the caller sets the kind */
 	return r;
 }
 

@@ -494,8 +494,7 @@ alt_query(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
-	memset(r, 0, offsetof(struct sm_store_req, scan));
-	r->kind = SM_REQ_SELECT;
+	sm_store_req_init(r, SM_REQ_SELECT);
 	sel = &r->sel;
 	sel->pk.n = 1;
 	sel->pk.part[0] = pkv;
@@ -552,8 +551,7 @@ alt_scan(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
-	memset(r, 0, offsetof(struct sm_store_req, scan));
-	r->kind = SM_REQ_SELECT;
+	sm_store_req_init(r, SM_REQ_SELECT);
 	sel = &r->sel;
 	sel->range = true;
 	/* Segment s of t: tokens in (start, end], an even split of the ring. */

@@ -536,7 +536,7 @@ parse_or(struct ddb_parser *p, struct sm_ddb_cond **out)
 static int
 parse_arith(struct ddb_parser *p, struct sm_ddb_operand **out)
 {
-	struct sm_ddb_operand *a, *b, *o;
+	struct sm_ddb_operand *a = NULL, *b = NULL, *o;
 	enum ddb_tok_type type;
 	int rc;
 

@@ -90,8 +90,10 @@ negate(struct cql_op *op, struct sm_bytes *v)
 	return 0;
 }
 
+/* Add the cell ops of one SET term; *@col is its column once it resolves. */
 static int
-add_assignment(struct cql_op *op, const struct sm_cql_assign *a, const struct sm_table *t)
+add_assignment(struct cql_op *op, const struct sm_cql_assign *a, const struct sm_table *t,
+	       const struct sm_column **col)
 {
 	const struct sm_column *c = sm_table_column(t, a->col);
 	const struct sm_type *vt;
@@ -105,6 +107,7 @@ add_assignment(struct cql_op *op, const struct sm_cql_assign *a, const struct sm
 		cql_op_fail(op, SM_CQL_ERR_INVALID, "Undefined column name %s", a->col);
 		return -EINVAL;
 	}
+	*col = c;
 	if (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID, "PRIMARY KEY part %s found in SET part",
 			    c->name);
@@ -492,7 +495,7 @@ new_sreq(struct cql_op *op)
 		return NULL;
 	}
 	r = &op->sreqs[op->nsreqs++];
-	memset(r, 0, offsetof(struct sm_store_req, scan));
+	sm_store_req_init(r, SM_REQ_MUTATE); /* the caller sets the kind */
 	return r;
 }
 
@@ -680,12 +683,11 @@ build_write(struct cql_op *op, const struct wctx *w)
 		}
 		if (s->kind == SM_CQL_UPDATE) {
 			for (i = 0; i < s->update.nset; i++) {
-				const struct sm_column *c =
-					sm_table_column(t, s->update.set[i].col);
+				const struct sm_column *c = NULL;
 
+				ret = add_assignment(op, &s->update.set[i], t, &c);
 				if (c != NULL && c->kind != SM_COL_STATIC)
 					only_static = false;
-				ret = add_assignment(op, &s->update.set[i], t);
 				if (ret < 0)
 					goto out;
 			}

@@ -1096,8 +1096,7 @@ cql_exec_select(struct cql_op *op)
 		return;
 	}
 	sr = &op->sreqs[0];
-	memset(sr, 0, offsetof(struct sm_store_req, scan));
-	sr->kind = op->serial ? SM_REQ_SERIAL_SELECT : SM_REQ_SELECT;
+	sm_store_req_init(sr, op->serial ? SM_REQ_SERIAL_SELECT : SM_REQ_SELECT);
 	sr->done = read_done;
 	sr->ctx = op;
 	sel = &sr->sel;

@@ -1033,7 +1033,7 @@ buf_fail(struct sm_cql_buf *b, int err)
 }
 
 int
-sm_cql_buf_reserve(struct sm_cql_buf *b, size_t extra)
+sm_cql_buf_reserve_slow(struct sm_cql_buf *b, size_t extra)
 {
 	size_t want, cap;
 	uint8_t *p;
@@ -1059,18 +1059,6 @@ sm_cql_buf_reserve(struct sm_cql_buf *b, size_t extra)
 	b->p = p;
 	b->cap = cap;
 	return 0;
-}
-
-uint8_t *
-sm_cql_buf_append(struct sm_cql_buf *b, size_t n)
-{
-	uint8_t *q;
-
-	if (sm_cql_buf_reserve(b, n) != 0)
-		return NULL;
-	q = b->p + b->len;
-	b->len += n;
-	return q;
 }
 
 void

@@ -495,13 +495,35 @@ sm_cql_buf_release(struct sm_cql_buf *b);
 void
 sm_cql_buf_reset(struct sm_cql_buf *b);
 
-/* Make room for @extra more bytes; 0 or -ENOMEM (also kept in err). */
+/* sm_cql_buf_reserve() when the room is not there yet (grows the buffer). */
 int
-sm_cql_buf_reserve(struct sm_cql_buf *b, size_t extra);
+sm_cql_buf_reserve_slow(struct sm_cql_buf *b, size_t extra);
+
+/*
+ * Make room for @extra more bytes; 0 or -ENOMEM (also kept in err). Inline:
+ * every field of a response goes through here, and the room is almost
+ * always there already.
+ */
+static inline int
+sm_cql_buf_reserve(struct sm_cql_buf *b, size_t extra)
+{
+	if (__builtin_expect(b->err == 0 && b->p != NULL && extra <= b->cap - b->len, 1))
+		return 0;
+	return sm_cql_buf_reserve_slow(b, extra);
+}
 
 /* Append @n bytes and return where they go (the caller fills them), or NULL after a failure. */
-uint8_t *
-sm_cql_buf_append(struct sm_cql_buf *b, size_t n);
+static inline uint8_t *
+sm_cql_buf_append(struct sm_cql_buf *b, size_t n)
+{
+	uint8_t *q;
+
+	if (sm_cql_buf_reserve(b, n) != 0)
+		return NULL;
+	q = b->p + b->len;
+	b->len += n;
+	return q;
+}
 
 void
 sm_cql_write_byte(struct sm_cql_buf *b, uint8_t v);

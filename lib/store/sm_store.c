@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 
@@ -561,6 +562,26 @@ scan_start(struct sm_store_req *r)
 }
 
 /* ---- submission ---- */
+
+void
+sm_store_req_init(struct sm_store_req *r, enum sm_req_kind kind)
+{
+	/* The union's other members may reach into the paging bytes: clear them. */
+	const size_t data = offsetof(struct sm_store_req, sel.paging.data);
+	const size_t cas_end = offsetof(struct sm_store_req, cas) + sizeof(struct sm_cas);
+	const size_t head = SM_MAX(data, cas_end);
+	const size_t tail = data + sizeof(r->sel.paging.data);
+	const size_t end = offsetof(struct sm_store_req, scan);
+
+	_Static_assert(sizeof(struct sm_cas) >= sizeof(struct sm_mutation), "CAS holds a mutation");
+	if (head >= tail) {
+		memset(r, 0, end);
+	} else {
+		memset(r, 0, head);
+		memset((char *)r + tail, 0, end - tail);
+	}
+	r->kind = kind;
+}
 
 void
 sm_store_submit(struct sm_store_req *r)

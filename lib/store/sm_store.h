@@ -259,6 +259,16 @@ void
 sm_store_submit(struct sm_store_req *r);
 
 /*
+ * Clear @r for a new request of @kind: every field zero except the bytes of
+ * sel.paging.data (meaningful only up to sel.paging.len, now 0) and the
+ * store's private scan state. A request is several KB because a paging
+ * position holds two keys of up to SM_MAX_KEY_BYTES; clearing all of it
+ * cost a read about 700 instructions.
+ */
+void
+sm_store_req_init(struct sm_store_req *r, enum sm_req_kind kind);
+
+/*
  * Schema changes. Run on any shard; the change is applied on shard 0 and
  * installed on every shard before done() runs on the calling shard.
  */

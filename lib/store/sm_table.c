@@ -1794,7 +1794,8 @@ sm_ptable_read(struct sm_ptable *pt, struct sm_select *s, int32_t now)
 	p = part_find(pt, sm_key_token(&s->pk), key);
 	if (p == NULL)
 		return 0;
-	memset(&pos, 0, sizeof(pos));
+	/* The header only: the key bytes count up to key_len and ck_len (5 KB). */
+	memset(&pos, 0, offsetof(struct sm_scan_pos, key));
 	if (s->resume) {
 		if (sm_scan_pos_decode(&s->paging, &pos) < 0)
 			return -EINVAL;

@@ -136,7 +136,7 @@ def test_bench_echo_json(run_cli, tmp_path):
     if allowed_cpus() < 2:
         pytest.skip(f"needs 2 allowed CPUs for --smp 2, this process has {allowed_cpus()}")
     out = tmp_path / "bench.json"
-    r = run_cli("bench", "--duration", "1", "--smp", "2", "--connections", "16",
+    r = run_cli("bench", "echo", "--duration", "1", "--smp", "2", "--connections", "16",
                 "--size", "64", "--json", out, timeout=120)
     assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
     assert "requests/s" in r.stdout, r.stdout
@@ -162,6 +162,70 @@ def test_bench_echo_json(run_cli, tmp_path):
             assert isinstance(ipo, (int, float)) and ipo > 0, ipo
     assert report["total"]["requests"] > 0, report["total"]
     assert report["total"]["requests"] == sum(s["requests"] for s in per_shard), report
+
+
+SUITE_LOADS = ["cql-read", "cql-write", "alternator-forbid_rmw", "alternator-unsafe",
+               "alternator-always_use_lwt", "alternator-only_rmw_uses_lwt", "echo"]
+
+
+def test_bench_suite_runs_every_load(run_cli, tmp_path):
+    """`shardmark bench` with defaults: a row per load, all measured, JSON per load."""
+    if allowed_cpus() < 2:
+        pytest.skip(f"needs 2 allowed CPUs for --smp 2, this process has {allowed_cpus()}")
+    out = tmp_path / "suite.json"
+    r = run_cli("bench", "--duration", "1", "--smp", "2", "--json", out, timeout=300)
+    assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
+    rows = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"^(\S+)\s+(\d+)\s+(\d+|-)\s+(\d+\.\d{3})\s+(\d+\.\d{3})"
+                     r"\s+(\d+|n/a)\s+(\d+|n/a)\s+(\d+\.\d{3}|-)$", line)
+        if m:
+            rows[m.group(1)] = m.groups()
+    assert list(rows) == SUITE_LOADS, r.stdout
+    for name, row in rows.items():
+        assert int(row[1]) > 0, (name, row)
+        if name != "echo":  # an echo round trip runs no task: 0.000 is right
+            assert float(row[4]) > 0, f"{name}: tasks/op not measured: {row}"
+    if "n/a" in rows["cql-read"][5]:
+        assert re.search(r"^insns/op, cycles/op: n/a: \S", r.stdout, re.M), r.stdout
+
+    report = json.loads(out.read_text())
+    assert report["command"] == "bench"
+    assert [l["name"] for l in report["loads"]] == SUITE_LOADS
+    assert all(l["ok"] for l in report["loads"]), report["loads"]
+    by_name = {l["name"]: l["result"] for l in report["loads"]}
+    assert by_name["cql-read"]["test_properties"] == {"type": "read", "frontend": "cql"}
+    assert by_name["cql-write"]["test_properties"]["type"] == "write"
+    for mode in ("forbid_rmw", "unsafe", "always_use_lwt", "only_rmw_uses_lwt"):
+        props = by_name["alternator-" + mode]["test_properties"]
+        assert props == {"type": "write", "frontend": "alternator",
+                         "write_isolation": mode}, props
+        assert by_name["alternator-" + mode]["stats"]["median tps"] > 0
+    assert by_name["echo"]["load"] == "echo"
+    assert by_name["echo"]["total"]["requests"] > 0
+
+
+def test_bench_suite_errors(run_cli):
+    r = run_cli("bench", "--loads", "cql-read,nosuch")
+    assert r.returncode == 2
+    assert "unknown load 'nosuch'" in r.stderr and "cql-read" in r.stderr, r.stderr
+    r = run_cli("bench", "--duration", "0")
+    assert r.returncode == 2 and "--duration" in r.stderr, r.stderr
+    r = run_cli("bench", "--smp", "lots")
+    assert r.returncode == 2 and "--smp" in r.stderr, r.stderr
+    r = run_cli("bench", "--help")
+    assert r.returncode == 0
+    for name in SUITE_LOADS:
+        assert name in r.stdout, (name, r.stdout)
+
+
+def test_bench_suite_load_failure_names_cause(run_cli):
+    """A load that cannot start fails the suite with that load's own reason."""
+    r = run_cli("bench", "--loads", "cql-read,echo", "--smp", "1000", timeout=60)
+    assert r.returncode == 1, r.stdout
+    assert re.search(r"^cql-read\s+FAILED$", r.stdout, re.M), r.stdout
+    assert "load cql-read failed" in r.stderr and "--smp" in r.stderr, r.stderr
+    assert "stopping after the first load failed" in r.stderr, r.stderr
 
 
 def test_config_from_environment(shardmark_bin, tmp_path):
