@@ -55,6 +55,13 @@ sm_app_shard_count(const struct sm_config *cfg);
 void
 sm_app_net_config(const struct sm_config *cfg, struct sm_net_config *nc);
 
+/*
+ * A loopback TCP port that was free a moment ago (bound and released), for
+ * a child process or listener to take; 0 or -errno.
+ */
+int
+sm_app_free_port(unsigned *port);
+
 /* The CPU's model name from /proc/cpuinfo, or "unknown". */
 void
 sm_app_cpu_model(char *buf, size_t len);
@@ -71,5 +78,7 @@ int
 sm_cmd_bench_echo(int argc, char **argv);
 int
 sm_cmd_perf_simple_query(int argc, char **argv);
+int
+sm_cmd_stress(int argc, char **argv);
 
 #endif /* SM_APP_H */

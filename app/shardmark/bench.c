@@ -12,13 +12,18 @@
  * per load as it finishes, so the table itself is the progress report.
  */
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -30,14 +35,16 @@
 
 #define MAX_LOADS 16
 #define MAX_CHILD_ARGS 64
+#define STRESS_KEYS 200000 /* the write load cycles over this many keys */
 
-enum load_kind { LOAD_PSQ, LOAD_ECHO };
+enum load_kind { LOAD_PSQ, LOAD_ECHO, LOAD_STRESS };
 
 struct load {
 	const char *name;
 	enum load_kind kind;
 	const char *args[4]; /* the load's own options, NULL-terminated */
 	const char *what;    /* one line for --help */
+	const char *iso;     /* LOAD_STRESS on Alternator: the server's write isolation */
 };
 
 static const struct load loads[] = {
@@ -60,19 +67,62 @@ static const struct load loads[] = {
 	  { "--alternator", "only_rmw_uses_lwt", "--write", NULL },
 	  "perf-simple-query: Alternator PutItem, write isolation only_rmw_uses_lwt" },
 	{ "echo", LOAD_ECHO, { NULL }, "echo round trips over loopback through io_uring" },
+	{ "stress-cql-write",
+	  LOAD_STRESS,
+	  { "write", NULL },
+	  "stress: CQL writes to shardmark serve" },
+	{ "stress-cql-read",
+	  LOAD_STRESS,
+	  { "read", NULL },
+	  "stress: CQL reads of the keys written" },
+	{ "stress-alternator-forbid_rmw",
+	  LOAD_STRESS,
+	  { "write", "-mode", "alternator", NULL },
+	  "stress: PutItem to shardmark serve, forbid_rmw",
+	  "forbid_rmw" },
+	{ "stress-alternator-unsafe",
+	  LOAD_STRESS,
+	  { "write", "-mode", "alternator", NULL },
+	  "stress: PutItem to shardmark serve, unsafe",
+	  "unsafe" },
+	{ "stress-alternator-always_use_lwt",
+	  LOAD_STRESS,
+	  { "write", "-mode", "alternator", NULL },
+	  "stress: PutItem to shardmark serve, always_use_lwt",
+	  "always_use_lwt" },
+	{ "stress-alternator-only_rmw_uses_lwt",
+	  LOAD_STRESS,
+	  { "write", "-mode", "alternator", NULL },
+	  "stress: PutItem to shardmark serve, only_rmw_uses_lwt",
+	  "only_rmw_uses_lwt" },
 };
 
 #define DEFAULT_LOADS                                                                              \
 	"cql-read,cql-write,alternator-forbid_rmw,alternator-unsafe,alternator-always_use_lwt,"    \
-	"alternator-only_rmw_uses_lwt,echo"
+	"alternator-only_rmw_uses_lwt,echo,stress-cql-write,stress-cql-read,"                      \
+	"stress-alternator-forbid_rmw,stress-alternator-unsafe,stress-alternator-always_use_lwt,"  \
+	"stress-alternator-only_rmw_uses_lwt"
 
 /* One load's figures, read back from its JSON result. */
+#define MAX_SERVER_SHARDS 256
+
+/* A served instance's counters from /metrics, per shard. */
+struct server_counters {
+	unsigned nshards;
+	double requests[MAX_SERVER_SHARDS], hops[MAX_SERVER_SHARDS];
+	double tasks[MAX_SERVER_SHARDS], allocs[MAX_SERVER_SHARDS];
+	double insns[MAX_SERVER_SHARDS], cycles[MAX_SERVER_SHARDS]; /* < 0: unavailable */
+};
+
 struct figures {
-	double rate; /* median tps, or requests/s for echo */
+	double rate; /* median tps, requests/s for echo, client ops/s for stress */
 	double mad;  /* < 0: not measured */
 	double allocs, tasks;
 	double insns, cycles; /* < 0: n/a */
 	double hops;	      /* < 0: not counted by this load */
+	/* LOAD_STRESS: the client's view, and the server's counter deltas */
+	double p50_ms, p99_ms, client_us_per_op, ops, errors, misrouted;
+	struct server_counters srv;
 };
 
 struct suite {
@@ -289,6 +339,272 @@ show_output(const char *path)
 	}
 }
 
+/* ---- a served instance for the stress loads ---- */
+
+struct server {
+	pid_t pid;
+	const char *iso; /* its alternator_write_isolation */
+	unsigned cql, shard_port, alt, metrics;
+	char log_path[64];
+	uint64_t keys_written; /* by stress-cql-write, for stress-cql-read */
+};
+
+static struct server srv = { .pid = -1 };
+
+static int
+tcp_connect(unsigned port)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&in, sizeof(in)) < 0) {
+		close(fd);
+		return -errno;
+	}
+	return fd;
+}
+
+static void
+server_stop(void)
+{
+	int status, i;
+
+	if (srv.pid <= 0)
+		return;
+	kill(srv.pid, SIGTERM);
+	for (i = 0; i < 100 && waitpid(srv.pid, &status, WNOHANG) == 0; i++)
+		usleep(50000);
+	if (i == 100) {
+		kill(srv.pid, SIGKILL);
+		waitpid(srv.pid, &status, 0);
+	}
+	srv.pid = -1;
+	unlink(srv.log_path);
+}
+
+/* Start `shardmark serve` with @iso and the suite's configuration options. */
+static int
+server_start(const char *exe, const char *iso, int argc, char **argv)
+{
+	char ports[4][8], *text;
+	const char *args[MAX_CHILD_ARGS];
+	unsigned n = 0, i, *p[4] = { &srv.cql, &srv.shard_port, &srv.alt, &srv.metrics };
+	size_t len;
+	int fd, status;
+
+	server_stop();
+	for (i = 0; i < 4; i++) {
+		if (sm_app_free_port(p[i]) < 0)
+			return -EADDRNOTAVAIL;
+		snprintf(ports[i], sizeof(ports[i]), "%u", *p[i]);
+	}
+	snprintf(srv.log_path, sizeof(srv.log_path), "/tmp/shardmark-bench-serve-XXXXXX");
+	fd = mkstemp(srv.log_path);
+	if (fd < 0)
+		return -errno;
+	args[n++] = exe;
+	args[n++] = "serve";
+	args[n++] = "--native-transport-port";
+	args[n++] = ports[0];
+	args[n++] = "--native-shard-aware-transport-port";
+	args[n++] = ports[1];
+	args[n++] = "--alternator-port";
+	args[n++] = ports[2];
+	args[n++] = "--prometheus-port";
+	args[n++] = ports[3];
+	args[n++] = "--alternator-write-isolation";
+	args[n++] = iso;
+	for (i = 0; i < (unsigned)argc && n + 1 < MAX_CHILD_ARGS; i++)
+		args[n++] = argv[i];
+	args[n] = NULL;
+	fflush(stdout);
+	srv.pid = fork();
+	if (srv.pid < 0) {
+		close(fd);
+		return -errno;
+	}
+	if (srv.pid == 0) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		execv(exe, (char *const *)(uintptr_t)args);
+		_exit(127);
+	}
+	close(fd);
+	srv.iso = iso;
+	srv.keys_written = 0;
+	/* Ready when both the CQL port and the metrics port accept. */
+	for (i = 0; i < 200; i++) {
+		int a, b;
+
+		if (waitpid(srv.pid, &status, WNOHANG) == srv.pid) {
+			srv.pid = -1;
+			fprintf(stderr, "shardmark bench: shardmark serve exited at start\n");
+			text = slurp(srv.log_path, &len);
+			if (text != NULL)
+				fprintf(stderr, "%s", text);
+			free(text);
+			unlink(srv.log_path);
+			return -ECHILD;
+		}
+		a = tcp_connect(srv.cql);
+		b = a >= 0 ? tcp_connect(srv.metrics) : -1;
+		if (a >= 0)
+			close(a);
+		if (b >= 0) {
+			close(b);
+			return 0;
+		}
+		usleep(50000);
+	}
+	fprintf(stderr, "shardmark bench: shardmark serve did not listen within 10 s\n");
+	server_stop();
+	return -ETIMEDOUT;
+}
+
+/* Scrape /metrics of the served instance into @c. */
+static int
+server_counters(struct server_counters *c)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+				  "Connection: close\r\n\r\n";
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap), *line, *save;
+	ssize_t r;
+	int fd;
+
+	memset(c, 0, sizeof(*c));
+	if (buf == NULL)
+		return -ENOMEM;
+	fd = tcp_connect(srv.metrics);
+	if (fd < 0 || write(fd, req, sizeof(req) - 1) != (ssize_t)(sizeof(req) - 1)) {
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return -EIO;
+	}
+	while ((r = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)r;
+		if (len + 1 == cap) {
+			char *q = realloc(buf, cap * 2);
+
+			if (q == NULL)
+				break;
+			buf = q;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	for (r = 0; r < MAX_SERVER_SHARDS; r++)
+		c->insns[r] = c->cycles[r] = -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		static const struct {
+			const char *name;
+			size_t off;
+		} want[] = {
+			{ "shardmark_requests_total{", offsetof(struct server_counters, requests) },
+			{ "shardmark_hops_total{", offsetof(struct server_counters, hops) },
+			{ "shardmark_tasks_run_total{", offsetof(struct server_counters, tasks) },
+			{ "shardmark_allocs_total{", offsetof(struct server_counters, allocs) },
+			{ "shardmark_perf_instructions_total{",
+			  offsetof(struct server_counters, insns) },
+			{ "shardmark_perf_cycles_total{",
+			  offsetof(struct server_counters, cycles) },
+		};
+		unsigned k, shard;
+		char *sp;
+
+		for (k = 0; k < SM_ARRAY_SIZE(want); k++) {
+			size_t nl = strlen(want[k].name);
+
+			if (strncmp(line, want[k].name, nl) != 0 ||
+			    sscanf(line + nl, "shard=\"%u\"", &shard) != 1 ||
+			    shard >= MAX_SERVER_SHARDS || (sp = strrchr(line, ' ')) == NULL)
+				continue;
+			((double *)((char *)c + want[k].off))[shard] = strtod(sp + 1, NULL);
+			c->nshards = SM_MAX(c->nshards, shard + 1);
+		}
+	}
+	free(buf);
+	return c->nshards > 0 ? 0 : -EIO;
+}
+
+static void
+counters_delta(struct server_counters *d, const struct server_counters *a,
+	       const struct server_counters *b)
+{
+	unsigned i;
+
+	d->nshards = b->nshards;
+	for (i = 0; i < b->nshards; i++) {
+		d->requests[i] = b->requests[i] - a->requests[i];
+		d->hops[i] = b->hops[i] - a->hops[i];
+		d->tasks[i] = b->tasks[i] - a->tasks[i];
+		d->allocs[i] = b->allocs[i] - a->allocs[i];
+		d->insns[i] = a->insns[i] >= 0 && b->insns[i] >= 0 ? b->insns[i] - a->insns[i] : -1;
+		d->cycles[i] =
+			a->cycles[i] >= 0 && b->cycles[i] >= 0 ? b->cycles[i] - a->cycles[i] : -1;
+	}
+}
+
+static int
+read_stress_figures(const char *text, size_t len, struct figures *f)
+{
+	struct sm_json_doc d;
+	int root, st, rt, ret = 0;
+	double cpu;
+
+	sm_json_doc_init(&d);
+	if (sm_json_parse(&d, text, len, 0) < 0) {
+		sm_json_doc_release(&d);
+		return -EINVAL;
+	}
+	root = sm_json_root(&d);
+	f->rate = json_num(&d, root, "ops_per_s", -1);
+	f->ops = json_num(&d, root, "ops", 0);
+	f->errors = json_num(&d, root, "errors", 0);
+	cpu = json_num(&d, root, "client_cpu_s", 0);
+	f->client_us_per_op = f->ops > 0 ? cpu * 1e6 / f->ops : 0;
+	rt = sm_json_get(&d, root, "routing");
+	f->misrouted = json_num(&d, rt, "misrouted", 0);
+	st = sm_json_get(&d, root, "service_time");
+	f->p50_ms = json_num(&d, st, "p50_ms", -1);
+	f->p99_ms = json_num(&d, st, "p99_ms", -1);
+	if (f->rate < 0)
+		ret = -EINVAL;
+	sm_json_doc_release(&d);
+	return ret;
+}
+
+/* Server per-op figures from the counter deltas over the client's ops. */
+static void
+server_per_op(struct figures *f)
+{
+	double req = 0, hops = 0, tasks = 0, allocs = 0, insns = 0, cycles = 0;
+	bool insns_ok = true, cycles_ok = true;
+	unsigned i;
+
+	for (i = 0; i < f->srv.nshards; i++) {
+		req += f->srv.requests[i];
+		hops += f->srv.hops[i];
+		tasks += f->srv.tasks[i];
+		allocs += f->srv.allocs[i];
+		insns_ok &= f->srv.insns[i] >= 0;
+		cycles_ok &= f->srv.cycles[i] >= 0;
+		insns += f->srv.insns[i];
+		cycles += f->srv.cycles[i];
+	}
+	f->mad = -1;
+	f->hops = f->ops > 0 ? hops / f->ops : 0;
+	f->tasks = f->ops > 0 ? tasks / f->ops : 0;
+	f->allocs = f->ops > 0 ? allocs / f->ops : 0;
+	f->insns = insns_ok && f->ops > 0 ? insns / f->ops : -1;
+	f->cycles = cycles_ok && f->ops > 0 ? cycles / f->ops : -1;
+}
+
 /*
  * Run @ld as a child shardmark; fill @f and return its JSON text
  * (malloc'd) or NULL after saying why.
@@ -297,7 +613,9 @@ static char *
 run_load(const struct suite *s, const struct load *ld, int argc, char **argv, struct figures *f)
 {
 	char exe[4096], json_path[] = "/tmp/shardmark-bench-XXXXXX",
-			out_path[] = "/tmp/shardmark-bench-out-XXXXXX", dur[16];
+			out_path[] = "/tmp/shardmark-bench-out-XXXXXX", dur[16], sdur[32],
+			port_native[32], port_alt[32], json_opt[64], pop[64];
+	struct server_counters before;
 	const char *args[MAX_CHILD_ARGS];
 	unsigned n = 0, i;
 	int json_fd, out_fd = -1, status;
@@ -321,7 +639,60 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 	}
 	snprintf(dur, sizeof(dur), "%u", s->duration);
 	args[n++] = exe;
-	if (ld->kind == LOAD_PSQ) {
+	if (ld->kind == LOAD_STRESS) {
+		const char *iso = ld->iso ? ld->iso : "only_rmw_uses_lwt";
+
+		if ((srv.pid <= 0 || strcmp(srv.iso, iso) != 0) &&
+		    server_start(exe, iso, argc, argv) < 0)
+			goto out;
+		snprintf(sdur, sizeof(sdur), "duration=%us", s->duration);
+		snprintf(port_native, sizeof(port_native), "native=%u", srv.cql);
+		snprintf(port_alt, sizeof(port_alt), "alternator=%u", srv.alt);
+		snprintf(json_opt, sizeof(json_opt), "json=%s", json_path);
+		args[n++] = "stress";
+		args[n++] = ld->args[0]; /* the command, then its sub-options */
+		args[n++] = sdur;
+		args[n++] = "warmup=2000";
+		for (i = 1; ld->args[i] != NULL; i++)
+			args[n++] = ld->args[i];
+		args[n++] = "-rate";
+		args[n++] = "threads=64";
+		args[n++] = "-node";
+		args[n++] = "127.0.0.1";
+		args[n++] = "-port";
+		args[n++] = port_native;
+		args[n++] = port_alt;
+		args[n++] = "-shards";
+		args[n++] = "1";
+		if (strcmp(ld->args[0], "read") == 0) {
+			/* Read what the write load wrote; write some first if none did. */
+			if (srv.keys_written == 0) {
+				struct figures pre;
+				static const struct load fill = {
+					"stress-cql-write", LOAD_STRESS, { "write", NULL }, "", NULL
+				};
+				char *t = run_load(s, &fill, argc, argv, &pre);
+
+				free(t);
+				if (srv.keys_written == 0)
+					goto out;
+			}
+			snprintf(pop, sizeof(pop), "dist=UNIFORM(1..%" PRIu64 ")",
+				 srv.keys_written);
+		} else {
+			snprintf(pop, sizeof(pop), "seq=1..%u", STRESS_KEYS);
+		}
+		args[n++] = "-pop";
+		args[n++] = pop;
+		args[n++] = "-log";
+		args[n++] = "no-settings";
+		args[n++] = json_opt;
+		argc = 0; /* the configuration options went to the server */
+		if (server_counters(&before) < 0) {
+			fprintf(stderr, "shardmark bench: cannot read the server's /metrics\n");
+			goto out;
+		}
+	} else if (ld->kind == LOAD_PSQ) {
 		args[n++] = "perf-simple-query";
 		args[n++] = "--duration";
 		args[n++] = dur;
@@ -335,9 +706,11 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		args[n++] = "0.5";
 		args[n++] = "--json";
 	}
-	args[n++] = json_path;
-	for (i = 0; ld->args[i] != NULL; i++)
-		args[n++] = ld->args[i];
+	if (ld->kind != LOAD_STRESS) {
+		args[n++] = json_path;
+		for (i = 0; ld->args[i] != NULL; i++)
+			args[n++] = ld->args[i];
+	}
 	for (i = 0; i < (unsigned)argc && n + 1 < MAX_CHILD_ARGS; i++)
 		args[n++] = argv[i];
 	args[n] = NULL;
@@ -371,7 +744,21 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		goto out;
 	}
 	text = slurp(json_path, &len);
-	if (text == NULL || read_figures(ld, text, len, f) < 0) {
+	if (text != NULL && ld->kind == LOAD_STRESS) {
+		struct server_counters after;
+
+		if (read_stress_figures(text, len, f) < 0 || server_counters(&after) < 0) {
+			fprintf(stderr, "shardmark bench: load %s: no readable result or metrics\n",
+				ld->name);
+			free(text);
+			text = NULL;
+			goto out;
+		}
+		counters_delta(&f->srv, &before, &after);
+		server_per_op(f);
+		if (strcmp(ld->args[0], "write") == 0 && ld->iso == NULL)
+			srv.keys_written = SM_MIN((uint64_t)f->ops, (uint64_t)STRESS_KEYS);
+	} else if (text == NULL || read_figures(ld, text, len, f) < 0) {
 		fprintf(stderr, "shardmark bench: load %s wrote no readable result to %s\n",
 			ld->name, json_path);
 		free(text);
@@ -421,6 +808,59 @@ print_row(const struct load *ld, const struct figures *f)
 }
 
 static void
+print_shard_value(double v, double ops)
+{
+	if (v < 0)
+		printf(" %10s", "n/a");
+	else
+		printf(" %10.3f", ops > 0 ? v / ops : 0);
+}
+
+/* A stress load's client figures, then the server's counters per shard. */
+static void
+print_stress_details(const struct load *ld, const struct figures *f)
+{
+	unsigned i;
+
+	printf("%-30s %12.0f %9.3f %9.3f %12.2f %9.0f %10.0f\n", ld->name, f->rate, f->p50_ms,
+	       f->p99_ms, f->client_us_per_op, f->errors, f->misrouted);
+	for (i = 0; i < f->srv.nshards; i++) {
+		printf("    server shard %-3u %10.0f", i, f->srv.requests[i]);
+		print_shard_value(f->srv.requests[i], f->ops);
+		print_shard_value(f->srv.hops[i], f->ops);
+		print_shard_value(f->srv.tasks[i], f->ops);
+		print_shard_value(f->srv.allocs[i], f->ops);
+		print_shard_value(f->srv.insns[i], f->ops);
+		print_shard_value(f->srv.cycles[i], f->ops);
+		printf("\n");
+	}
+}
+
+static void
+json_server(FILE *jf, const struct figures *f)
+{
+	unsigned i;
+
+	fprintf(jf, ", \"server_per_shard\": [");
+	for (i = 0; i < f->srv.nshards; i++) {
+		fprintf(jf,
+			"%s{\"shard\": %u, \"requests\": %.0f, \"hops\": %.0f, \"tasks\": %.0f, "
+			"\"allocs\": %.0f, \"instructions\": ",
+			i ? ", " : "", i, f->srv.requests[i], f->srv.hops[i], f->srv.tasks[i],
+			f->srv.allocs[i]);
+		if (f->srv.insns[i] < 0)
+			fprintf(jf, "null, \"cycles\": ");
+		else
+			fprintf(jf, "%.0f, \"cycles\": ", f->srv.insns[i]);
+		if (f->srv.cycles[i] < 0)
+			fprintf(jf, "null}");
+		else
+			fprintf(jf, "%.0f}", f->srv.cycles[i]);
+	}
+	fprintf(jf, "]");
+}
+
+static void
 print_machine(FILE *f, bool json)
 {
 	char cpu[128];
@@ -445,7 +885,7 @@ sm_cmd_bench(int argc, char **argv)
 	char err[1024], *fwd[MAX_CHILD_ARGS], *results[MAX_LOADS] = { NULL };
 	struct figures figs[MAX_LOADS];
 	unsigned nfwd = 0, i, failed = 0;
-	bool any_na = false;
+	bool any_na = false, any_stress;
 	FILE *jf = NULL;
 	int ret, a;
 
@@ -464,7 +904,14 @@ sm_cmd_bench(int argc, char **argv)
 		"loads: cql-read, cql-write (perf-simple-query on the CQL executor),\n"
 		"  alternator-forbid_rmw, alternator-unsafe, alternator-always_use_lwt,\n"
 		"  alternator-only_rmw_uses_lwt (perf-simple-query --alternator MODE --write),\n"
-		"  echo (echo round trips over loopback through the network driver).\n\n"
+		"  echo (echo round trips over loopback through the network driver),\n"
+		"  stress-cql-write, stress-cql-read, stress-alternator-forbid_rmw,\n"
+		"  stress-alternator-unsafe, stress-alternator-always_use_lwt,\n"
+		"  stress-alternator-only_rmw_uses_lwt (shardmark stress over loopback against a\n"
+		"  shardmark serve that the suite starts: 1 client shard, 64 threads; the rows "
+		"show\n"
+		"  the server's counters per client op, and a second table the client's latency\n"
+		"  and CPU per op with each server shard's counters).\n\n"
 		"'shardmark bench echo --help' shows the echo load's own options; each load can\n"
 		"also be run alone with its own command (shardmark perf-simple-query ...).",
 		&s.cfg, suite_opts, SM_ARRAY_SIZE(suite_opts), &s, err, sizeof(err));
@@ -518,8 +965,24 @@ sm_cmd_bench(int argc, char **argv)
 		print_row(s.run[i], &figs[i]);
 		any_na |= figs[i].insns < 0 || figs[i].cycles < 0;
 	}
+	server_stop();
 	printf("(ops/s: median tps of the 1-second iterations for perf-simple-query, requests/s "
-	       "for echo; per-op counters sum every shard)\n");
+	       "for echo, the client's ops/s for stress; per-op counters sum every shard; for "
+	       "stress they are the server's counters per client operation)\n");
+	for (i = 0, any_stress = false; i < s.nrun; i++)
+		any_stress |= s.run[i]->kind == LOAD_STRESS && results[i] != NULL;
+	if (any_stress) {
+		printf("\nstress over loopback: the client (1 shard, 64 threads), then the "
+		       "server's "
+		       "counters per shard, per client operation\n");
+		printf("%-30s %12s %9s %9s %12s %9s %10s\n", "load", "client ops/s", "p50 ms",
+		       "p99 ms", "client us/op", "errors", "misrouted");
+		printf("    %-16s %10s %10s %10s %10s %10s %10s %10s\n", "", "requests", "req/op",
+		       "hops/op", "tasks/op", "allocs/op", "insns/op", "cycles/op");
+		for (i = 0; i < s.nrun; i++)
+			if (s.run[i]->kind == LOAD_STRESS && results[i] != NULL)
+				print_stress_details(s.run[i], &figs[i]);
+	}
 	if (any_na) {
 		struct sm_perf probe;
 		char reason[256];
@@ -544,12 +1007,14 @@ sm_cmd_bench(int argc, char **argv)
 				SM_VERSION);
 			print_machine(jf, true);
 			fprintf(jf, "  \"duration\": %u,\n  \"loads\": [\n", s.duration);
-			for (i = 0; i < s.nrun; i++)
-				fprintf(jf,
-					"    {\"name\": \"%s\", \"ok\": %s, \"result\": %s}%s\n",
+			for (i = 0; i < s.nrun; i++) {
+				fprintf(jf, "    {\"name\": \"%s\", \"ok\": %s, \"result\": %s",
 					s.run[i]->name, results[i] ? "true" : "false",
-					results[i] ? results[i] : "null",
-					i + 1 < s.nrun ? "," : "");
+					results[i] ? results[i] : "null");
+				if (s.run[i]->kind == LOAD_STRESS && results[i] != NULL)
+					json_server(jf, &figs[i]);
+				fprintf(jf, "}%s\n", i + 1 < s.nrun ? "," : "");
+			}
 			fprintf(jf, "  ]\n}\n");
 			if (fclose(jf) != 0) {
 				fprintf(stderr, "shardmark bench: writing %s: %s\n", s.json,

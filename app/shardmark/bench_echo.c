@@ -702,26 +702,6 @@ write_json(const char *path)
 	return 0;
 }
 
-static int
-pick_free_port(unsigned *port)
-{
-	struct sockaddr_in in = { .sin_family = AF_INET };
-	socklen_t len = sizeof(in);
-	int fd, ret = 0;
-
-	in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&in, sizeof(in)) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&in, &len) < 0)
-		ret = -errno;
-	else
-		*port = ntohs(in.sin_port);
-	close(fd);
-	return ret;
-}
-
 int
 sm_cmd_bench_echo(int argc, char **argv)
 {
@@ -752,7 +732,7 @@ sm_cmd_bench_echo(int argc, char **argv)
 	ret = sm_app_prepare(&b.cfg);
 	if (ret != 0)
 		goto out;
-	if (b.port == 0 && pick_free_port(&b.port) < 0) {
+	if (b.port == 0 && sm_app_free_port(&b.port) < 0) {
 		fprintf(stderr, "shardmark bench echo: no free loopback port: pass --port\n");
 		ret = SM_EXIT_FAIL;
 		goto out;

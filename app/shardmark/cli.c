@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Command-line parsing and runtime setup shared by the subcommands. */
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -304,4 +307,24 @@ sm_app_cpu_model(char *buf, size_t len)
 		}
 	}
 	fclose(ci);
+}
+
+int
+sm_app_free_port(unsigned *port)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET };
+	socklen_t len = sizeof(in);
+	int fd, ret = 0;
+
+	in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&in, sizeof(in)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&in, &len) < 0)
+		ret = -errno;
+	else
+		*port = ntohs(in.sin_port);
+	close(fd);
+	return ret;
 }

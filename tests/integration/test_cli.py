@@ -164,8 +164,12 @@ def test_bench_echo_json(run_cli, tmp_path):
     assert report["total"]["requests"] == sum(s["requests"] for s in per_shard), report
 
 
-SUITE_LOADS = ["cql-read", "cql-write", "alternator-forbid_rmw", "alternator-unsafe",
-               "alternator-always_use_lwt", "alternator-only_rmw_uses_lwt", "echo"]
+PSQ_LOADS = ["cql-read", "cql-write", "alternator-forbid_rmw", "alternator-unsafe",
+             "alternator-always_use_lwt", "alternator-only_rmw_uses_lwt"]
+STRESS_LOADS = ["stress-cql-write", "stress-cql-read", "stress-alternator-forbid_rmw",
+                "stress-alternator-unsafe", "stress-alternator-always_use_lwt",
+                "stress-alternator-only_rmw_uses_lwt"]
+SUITE_LOADS = PSQ_LOADS + ["echo"] + STRESS_LOADS
 
 
 def test_bench_suite_runs_every_load(run_cli, tmp_path):
@@ -184,7 +188,7 @@ def test_bench_suite_runs_every_load(run_cli, tmp_path):
     assert list(rows) == SUITE_LOADS, r.stdout
     for name, row in rows.items():
         assert int(row[1]) > 0, (name, row)
-        if name != "echo":  # an echo round trip runs no task: 0.000 is right
+        if name in PSQ_LOADS:  # one worker task per op (echo and a CQL server run none)
             assert float(row[4]) > 0, f"{name}: tasks/op not measured: {row}"
     if "n/a" in rows["cql-read"][5]:
         assert re.search(r"^insns/op, cycles/op: n/a: \S", r.stdout, re.M), r.stdout
@@ -203,6 +207,22 @@ def test_bench_suite_runs_every_load(run_cli, tmp_path):
         assert by_name["alternator-" + mode]["stats"]["median tps"] > 0
     assert by_name["echo"]["load"] == "echo"
     assert by_name["echo"]["total"]["requests"] > 0
+    entries = {l["name"]: l for l in report["loads"]}
+    for name in STRESS_LOADS:
+        res = by_name[name]
+        assert res["ops"] > 0 and res["errors"] == 0, (name, res)
+        assert res["api"] == ("cql" if "-cql-" in name else "alternator"), res
+        shards = entries[name]["server_per_shard"]
+        assert [x["shard"] for x in shards] == [0, 1], shards
+        assert sum(x["requests"] for x in shards) >= res["ops"], (name, shards, res["ops"])
+    # token- and shard-aware CQL: no request reaches a shard that does not own its key
+    for name in ("stress-cql-write", "stress-cql-read"):
+        assert by_name[name]["routing"]["shard_aware"] is True, by_name[name]["routing"]
+        assert by_name[name]["routing"]["misrouted"] == 0, by_name[name]["routing"]
+        assert sum(x["hops"] for x in entries[name]["server_per_shard"]) == 0, entries[name]
+    # the reads found what the write load wrote (validated rows, no errors)
+    assert by_name["stress-cql-read"]["read_validation_failures"] == 0
+    assert "stress over loopback" in r.stdout, r.stdout
 
 
 def test_bench_suite_errors(run_cli):

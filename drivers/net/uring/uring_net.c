@@ -102,7 +102,6 @@ struct sm_listener {
 	bool accept_armed;
 	struct sm_listen_opts opts;
 	unsigned rr; /* round-robin cursor for ties */
-	uint64_t assigned[SM_MAX_SHARDS];
 };
 
 struct uring_shard {
@@ -140,6 +139,11 @@ static struct sm_listener *listeners[MAX_LISTENERS];
 /* Accepted connections closed per shard: written by the owner, read by
  * shard 0 for balanced placement. */
 static uint64_t accepted_closed[SM_MAX_SHARDS];
+/* Accepted connections placed per shard, over every listener: shard 0
+ * only. It must count what accepted_closed counts: a per-listener count
+ * minus every listener's closes underflowed once another listener's
+ * connections had closed on a shard, and that shard was never picked. */
+static uint64_t accepted_assigned[SM_MAX_SHARDS];
 
 static const struct sm_net_driver uring_driver;
 
@@ -680,8 +684,8 @@ place(struct sm_listener *l, int fd)
 	/* Fewest active accepted connections; ties go round-robin. */
 	for (i = 0; i < n; i++) {
 		unsigned s = (l->rr + i) % n;
-		uint64_t load =
-			l->assigned[s] - __atomic_load_n(&accepted_closed[s], __ATOMIC_RELAXED);
+		uint64_t load = accepted_assigned[s] -
+				__atomic_load_n(&accepted_closed[s], __ATOMIC_RELAXED);
 
 		if (load < best_load) {
 			best_load = load;
@@ -724,7 +728,7 @@ on_accept(struct sm_listener *l, int res, unsigned flags)
 			close(res);
 		} else {
 			target = place(l, res);
-			l->assigned[target]++;
+			accepted_assigned[target]++;
 			if (target == sm_shard_id())
 				adopt(res, l);
 			else {

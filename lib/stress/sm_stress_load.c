@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Keys, values, populations and pacing of the stress load. Written here
+ * rather than taken from a library: each is a few lines on the request
+ * path, and what matters is that the state is per shard and the output a
+ * pure function of the key index.
+ */
+
+#include "sm_stress_load.h"
+
+#include <errno.h>
+#include <math.h>
+
+static inline uint64_t
+rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+/* splitmix64: a good 64-bit mix, also used to hash a key index. */
+static inline uint64_t
+splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void
+sm_stress_rng_seed(struct sm_stress_rng *r, uint64_t seed)
+{
+	unsigned i;
+
+	for (i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&seed);
+}
+
+uint64_t
+sm_stress_rng_next(struct sm_stress_rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return out;
+}
+
+uint64_t
+sm_stress_rng_below(struct sm_stress_rng *r, uint64_t n)
+{
+	unsigned __int128 m = (unsigned __int128)sm_stress_rng_next(r) * n;
+	uint64_t low = (uint64_t)m, floor;
+
+	if (low < n) {
+		floor = -n % n;
+		while (low < floor) {
+			m = (unsigned __int128)sm_stress_rng_next(r) * n;
+			low = (uint64_t)m;
+		}
+	}
+	return (uint64_t)(m >> 64);
+}
+
+double
+sm_stress_rng_gauss(struct sm_stress_rng *r)
+{
+	/* 53 random bits in (0, 1]: log() never sees 0. */
+	double u1 = ((double)(sm_stress_rng_next(r) >> 11) + 1.0) / 9007199254740992.0;
+	double u2 = (double)(sm_stress_rng_next(r) >> 11) / 9007199254740992.0;
+
+	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+void
+sm_stress_key(uint64_t i, uint8_t out[SM_STRESS_KEY_LEN])
+{
+	static const char alphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	uint64_t x = i, h = splitmix64(&x);
+	unsigned k;
+
+	for (k = 0; k < SM_STRESS_KEY_LEN; k++) {
+		if (k == 6)
+			h = splitmix64(&x); /* 36^6 < 2^32: refill for the last four */
+		out[k] = (uint8_t)alphabet[h % 36];
+		h /= 36;
+	}
+}
+
+void
+sm_stress_value(uint64_t i, unsigned col, uint8_t *out, size_t len)
+{
+	uint64_t x = (i * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)col << 56) ^ 0x5bd1e995u, w = 0;
+	size_t k;
+
+	for (k = 0; k < len; k++) {
+		if ((k & 7) == 0)
+			w = splitmix64(&x);
+		out[k] = (uint8_t)w;
+		w >>= 8;
+	}
+}
+
+int
+sm_stress_cursor_init(struct sm_stress_cursor *c, const struct sm_stress_dist *d, bool wrap,
+		      unsigned shard, unsigned nshards)
+{
+	if (d->max < d->min || nshards == 0 || shard >= nshards)
+		return -EINVAL;
+	c->dist = *d;
+	c->wrap = wrap;
+	c->next = shard;
+	c->stride = nshards;
+	return 0;
+}
+
+bool
+sm_stress_cursor_next(struct sm_stress_cursor *c, struct sm_stress_rng *r, uint64_t *out)
+{
+	const struct sm_stress_dist *d = &c->dist;
+	uint64_t span = d->max - d->min, v;
+	double g;
+
+	switch (d->kind) {
+	case SM_STRESS_DIST_SEQ:
+		/* span + 1 overflows only for the whole u64 range: then no wrap. */
+		v = c->next;
+		if (span != UINT64_MAX && v > span) {
+			if (!c->wrap)
+				return false;
+			v %= span + 1;
+		}
+		c->next = v + c->stride;
+		*out = d->min + v;
+		return true;
+	case SM_STRESS_DIST_UNIFORM:
+		*out = span == UINT64_MAX ? sm_stress_rng_next(r)
+					  : d->min + sm_stress_rng_below(r, span + 1);
+		return true;
+	case SM_STRESS_DIST_GAUSSIAN:
+		g = d->mean + sm_stress_rng_gauss(r) * d->stdev;
+		*out = g <= (double)d->min   ? d->min
+		       : g >= (double)d->max ? d->max
+					     : (uint64_t)llround(g);
+		return true;
+	case SM_STRESS_DIST_FIXED:
+	default:
+		*out = d->min;
+		return true;
+	}
+}
+
+void
+sm_stress_pace_init(struct sm_stress_pace *p, double rate, unsigned nshards, uint64_t start_ns)
+{
+	p->start_ns = start_ns;
+	p->interval_ns = rate > 0 ? 1e9 * (double)nshards / rate : 0;
+	p->issued = 0;
+}
+
+uint64_t
+sm_stress_pace_next(struct sm_stress_pace *p)
+{
+	uint64_t due = p->start_ns + (uint64_t)((double)p->issued * p->interval_ns);
+
+	p->issued++;
+	return due;
+}

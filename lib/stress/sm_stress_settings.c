@@ -1,0 +1,2254 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * `shardmark stress` command line, in cassandra-stress's syntax and with its
+ * defaults (scylladb/cassandra-stress src/java/org/apache/cassandra/stress/
+ * settings/: StressSettings, SettingsCommand*, SettingsPopulation,
+ * SettingsColumn, SettingsRate, SettingsSchema, SettingsNode, SettingsPort,
+ * SettingsMode, SettingsLog, SettingsErrors, OptionDistribution).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sm_common.h"
+#include "sm_mem.h"
+#include "sm_stress.h"
+
+#define NTS_CLASS "org.apache.cassandra.locator.NetworkTopologyStrategy"
+#define LOCATOR_PKG "org.apache.cassandra.locator."
+
+/* Limits that keep a typo from asking for something absurd. */
+#define MAX_THREADS 100000u
+#define MAX_COLUMNS 1000u
+#define MAX_CELL_BYTES (16u << 20)
+#define MAX_SHARDS 4096u
+#define MAX_NODES 1024u
+
+struct ctx {
+	struct sm_stress_settings *s;
+	char *err;
+	size_t errlen;
+	bool warmup_set;
+	uint64_t warmup_n;
+	bool ratio_set;
+	bool factor_set;
+	bool mode_native, mode_cql3, mode_alternator;
+	const char *alt_only_opt; /* an alternator-only sub-option given, for errors */
+	const char *cql_only_opt; /* a CQL-only sub-option given */
+};
+
+static int __attribute__((format(printf, 2, 3))) fail(struct ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(c->err, c->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* The value after @prefix when @tok starts with it (case-insensitive), else NULL. */
+static const char *
+after(const char *tok, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return strncasecmp(tok, prefix, n) == 0 ? tok + n : NULL;
+}
+
+static bool
+is(const char *tok, const char *word)
+{
+	return strcasecmp(tok, word) == 0;
+}
+
+/* A sub-option may appear once per option, as in cassandra-stress. */
+static int
+once(struct ctx *c, const char *where, unsigned *seen, unsigned bit, const char *name)
+{
+	if (*seen & (1u << bit))
+		return fail(c, "%s: %s given more than once: keep one", where, name);
+	*seen |= 1u << bit;
+	return 0;
+}
+
+static int
+dup_str(struct ctx *c, char **dst, const char *v)
+{
+	char *d = sm_strdup(v);
+
+	(void)c;
+	if (d == NULL)
+		return -ENOMEM;
+	sm_free(*dst);
+	*dst = d;
+	return 0;
+}
+
+/* ---- numbers ---- */
+
+/*
+ * Decimal digits with an optional k, m or b suffix (x1000, x1000000,
+ * x1000000000), as cassandra-stress's OptionDistribution.parseLong; the
+ * result must fit a Java long.
+ */
+static int
+parse_count(const char *v, bool suffix, uint64_t *out)
+{
+	uint64_t x = 0, mul = 1;
+	const char *p = v;
+
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (x > (UINT64_MAX - 9) / 10)
+			return -ERANGE;
+		x = x * 10 + (uint64_t)(*p - '0');
+	}
+	if (suffix && *p != '\0') {
+		switch (tolower((unsigned char)*p)) {
+		case 'k':
+			mul = 1000;
+			break;
+		case 'm':
+			mul = 1000000;
+			break;
+		case 'b':
+			mul = 1000000000;
+			break;
+		default:
+			return -EINVAL;
+		}
+		p++;
+	}
+	if (*p != '\0')
+		return -EINVAL;
+	if (x > (uint64_t)INT64_MAX / mul)
+		return -ERANGE;
+	*out = x * mul;
+	return 0;
+}
+
+/* A whole number in [min, max] for sub-option @tok of @where, with a message naming both. */
+static int
+num_arg(struct ctx *c, const char *where, const char *tok, const char *v, bool suffix, uint64_t min,
+	uint64_t max, uint64_t *out)
+{
+	uint64_t x;
+	int rc = parse_count(v, suffix, &x);
+
+	if (rc == -EINVAL)
+		return fail(c, "%s: '%s': '%s' is not a whole number%s", where, tok, v,
+			    suffix ? " (digits with an optional k, m or b suffix, e.g. 10k)" : "");
+	if (rc < 0 || x < min || x > max)
+		return fail(c, "%s: '%s': give a number from %" PRIu64 " to %" PRIu64, where, tok,
+			    min, max);
+	*out = x;
+	return 0;
+}
+
+static int
+uint_arg(struct ctx *c, const char *where, const char *tok, const char *v, uint64_t min,
+	 uint64_t max, unsigned *out)
+{
+	uint64_t x = 0;
+	int rc = num_arg(c, where, tok, v, false, min, max, &x);
+
+	if (rc == 0)
+		*out = (unsigned)x;
+	return rc;
+}
+
+static int
+parse_double(const char *v, double *out)
+{
+	char *end;
+	double d;
+
+	if (*v == '\0' || isspace((unsigned char)*v))
+		return -EINVAL;
+	errno = 0;
+	d = strtod(v, &end);
+	if (*end != '\0' || errno != 0 || !isfinite(d))
+		return -EINVAL;
+	*out = d;
+	return 0;
+}
+
+/* duration=N[s|m|h] (the unit is required, as in cassandra-stress) into nanoseconds. */
+static int
+parse_duration(struct ctx *c, const char *where, const char *tok, const char *v, uint64_t *ns)
+{
+	char num[32];
+	size_t len = strlen(v);
+	uint64_t x, unit;
+
+	if (len < 2 || len >= sizeof(num))
+		goto bad;
+	switch (tolower((unsigned char)v[len - 1])) {
+	case 's':
+		unit = 1000000000ull;
+		break;
+	case 'm':
+		unit = 60ull * 1000000000ull;
+		break;
+	case 'h':
+		unit = 3600ull * 1000000000ull;
+		break;
+	default:
+		goto bad;
+	}
+	memcpy(num, v, len - 1);
+	num[len - 1] = '\0';
+	if (parse_count(num, false, &x) < 0 || x == 0 || x > UINT64_MAX / unit)
+		goto bad;
+	*ns = x * unit;
+	return 0;
+bad:
+	return fail(c,
+		    "%s: '%s': give a positive whole number of seconds, minutes or hours, "
+		    "e.g. duration=30s, duration=10m or duration=2h",
+		    where, tok);
+}
+
+/* "a..b" (two or more dots), each with an optional k/m/b. */
+static int
+parse_range(const char *v, uint64_t *min, uint64_t *max)
+{
+	char lo[32];
+	const char *dots = strstr(v, "..");
+	size_t n;
+
+	if (dots == NULL || (n = (size_t)(dots - v)) == 0 || n >= sizeof(lo))
+		return -EINVAL;
+	memcpy(lo, v, n);
+	lo[n] = '\0';
+	while (*dots == '.')
+		dots++;
+	if (parse_count(lo, true, min) < 0 || parse_count(dots, true, max) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- distributions ---- */
+
+static void
+dist_fixed(struct sm_stress_dist *d, uint64_t v)
+{
+	*d = (struct sm_stress_dist){ .kind = SM_STRESS_DIST_FIXED, .min = v, .max = v };
+}
+
+static void
+dist_gaussian(struct sm_stress_dist *d, uint64_t min, uint64_t max, double stdvrng)
+{
+	*d = (struct sm_stress_dist){
+		.kind = SM_STRESS_DIST_GAUSSIAN,
+		.min = min,
+		.max = max,
+		.mean = ((double)min + (double)max) / 2,
+		.stdev = (((double)max - (double)min) / 2) / stdvrng,
+	};
+}
+
+/*
+ * cassandra-stress's DIST(args): FIXED(v), UNIFORM(a..b), GAUSSIAN(a..b),
+ * GAUSSIAN(a..b,stdvrng), GAUSSIAN(a..b,mean,stdev), SEQ(a..b) (when
+ * @allow_seq), names case-insensitive with the aliases gauss, normal, norm.
+ */
+static int
+parse_dist(struct ctx *c, const char *where, const char *tok, const char *spec, bool allow_seq,
+	   struct sm_stress_dist *d)
+{
+	char name[16], args[128], *argv[4], *p;
+	const char *open = strchr(spec, '(');
+	size_t nlen, alen = strlen(spec);
+	unsigned argc = 0, i;
+	uint64_t min, max;
+
+	if (spec[0] == '~')
+		return fail(c,
+			    "%s: '%s': inverted distributions (~) are not supported by shardmark "
+			    "stress: use FIXED, UNIFORM, GAUSSIAN or SEQ",
+			    where, tok);
+	if (open == NULL || alen < 2 || spec[alen - 1] != ')' ||
+	    (nlen = (size_t)(open - spec)) == 0 || nlen >= sizeof(name) || alen - nlen - 2 == 0 ||
+	    alen - nlen - 2 >= sizeof(args))
+		return fail(c,
+			    "%s: '%s': expected a distribution such as FIXED(34), UNIFORM(1..100) "
+			    "or GAUSSIAN(1..1000000)",
+			    where, tok);
+	memcpy(name, spec, nlen);
+	name[nlen] = '\0';
+	memcpy(args, open + 1, alen - nlen - 2);
+	args[alen - nlen - 2] = '\0';
+	for (p = args; argc < SM_ARRAY_SIZE(argv);) {
+		argv[argc++] = p;
+		p = strchr(p, ',');
+		if (p == NULL)
+			break;
+		*p++ = '\0';
+	}
+	if (p != NULL)
+		goto bad_args;
+	for (i = 0; i < argc; i++)
+		if (argv[i][0] == '\0')
+			goto bad_args;
+
+	memset(d, 0, sizeof(*d));
+	if (is(name, "fixed")) {
+		if (argc != 1 || parse_count(argv[0], true, &min) < 0)
+			goto bad_args;
+		dist_fixed(d, min);
+		return 0;
+	}
+	if (is(name, "exp") || is(name, "extr") || is(name, "extreme") || is(name, "qextr") ||
+	    is(name, "qextreme") || is(name, "weibull"))
+		return fail(c,
+			    "%s: '%s': the %s distribution is not supported by shardmark stress: "
+			    "use FIXED, UNIFORM, GAUSSIAN or SEQ",
+			    where, tok, name);
+	if (!is(name, "uniform") && !is(name, "gaussian") && !is(name, "gauss") &&
+	    !is(name, "normal") && !is(name, "norm") && !is(name, "seq"))
+		return fail(
+			c,
+			"%s: '%s': unknown distribution '%s': use FIXED, UNIFORM, GAUSSIAN or SEQ",
+			where, tok, name);
+	if (parse_range(argv[0], &min, &max) < 0)
+		goto bad_args;
+	if (min > max)
+		return fail(c,
+			    "%s: '%s': the range's minimum is above its maximum: write it as "
+			    "min..max",
+			    where, tok);
+	if (is(name, "seq")) {
+		if (!allow_seq)
+			return fail(c,
+				    "%s: '%s': SEQ is only a key population (-pop): use FIXED, "
+				    "UNIFORM or GAUSSIAN here",
+				    where, tok);
+		if (argc != 1)
+			goto bad_args;
+		if (min == max)
+			return fail(c, "%s: '%s': a sequence needs min < max", where, tok);
+		d->kind = SM_STRESS_DIST_SEQ;
+		d->min = min;
+		d->max = max;
+		return 0;
+	}
+	if (is(name, "uniform")) {
+		if (argc != 1)
+			goto bad_args;
+		d->kind = SM_STRESS_DIST_UNIFORM;
+		d->min = min;
+		d->max = max;
+	} else {
+		double a = 3, b = 0;
+
+		if (argc > 3 || (argc >= 2 && parse_double(argv[1], &a) < 0) ||
+		    (argc == 3 && parse_double(argv[2], &b) < 0))
+			goto bad_args;
+		if (argc == 3) {
+			if (b <= 0)
+				return fail(c, "%s: '%s': the standard deviation must be positive",
+					    where, tok);
+			d->kind = SM_STRESS_DIST_GAUSSIAN;
+			d->min = min;
+			d->max = max;
+			d->mean = a;
+			d->stdev = b;
+		} else {
+			if (a <= 0)
+				return fail(
+					c,
+					"%s: '%s': stdvrng (standard deviations from the mean to "
+					"the edge) must be positive, e.g. GAUSSIAN(1..1000,3)",
+					where, tok);
+			dist_gaussian(d, min, max, a);
+		}
+	}
+	if (min == max)
+		dist_fixed(d, min);
+	return 0;
+bad_args:
+	return fail(c,
+		    "%s: '%s': bad arguments for %s: use FIXED(n), UNIFORM(min..max), "
+		    "GAUSSIAN(min..max[,stdvrng]), GAUSSIAN(min..max,mean,stdev) or SEQ(min..max), "
+		    "numbers with an optional k, m or b",
+		    where, tok, name);
+}
+
+/* ---- consistency levels ---- */
+
+static const struct {
+	const char *name;
+	enum sm_stress_cl cl;
+} cl_names[] = {
+	{ "ANY", SM_STRESS_CL_ANY },
+	{ "ONE", SM_STRESS_CL_ONE },
+	{ "TWO", SM_STRESS_CL_TWO },
+	{ "THREE", SM_STRESS_CL_THREE },
+	{ "QUORUM", SM_STRESS_CL_QUORUM },
+	{ "ALL", SM_STRESS_CL_ALL },
+	{ "LOCAL_QUORUM", SM_STRESS_CL_LOCAL_QUORUM },
+	{ "EACH_QUORUM", SM_STRESS_CL_EACH_QUORUM },
+	{ "SERIAL", SM_STRESS_CL_SERIAL },
+	{ "LOCAL_SERIAL", SM_STRESS_CL_LOCAL_SERIAL },
+	{ "LOCAL_ONE", SM_STRESS_CL_LOCAL_ONE },
+};
+
+const char *
+sm_stress_cl_name(enum sm_stress_cl cl)
+{
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(cl_names); i++)
+		if (cl_names[i].cl == cl)
+			return cl_names[i].name;
+	return "?";
+}
+
+static int
+parse_cl(struct ctx *c, const char *where, const char *tok, const char *v, bool serial_only,
+	 enum sm_stress_cl *out)
+{
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(cl_names); i++) {
+		if (!is(v, cl_names[i].name))
+			continue;
+		if (serial_only && cl_names[i].cl != SM_STRESS_CL_SERIAL &&
+		    cl_names[i].cl != SM_STRESS_CL_LOCAL_SERIAL)
+			break;
+		*out = cl_names[i].cl;
+		return 0;
+	}
+	if (serial_only)
+		return fail(c, "%s: '%s': the serial consistency level is SERIAL or LOCAL_SERIAL",
+			    where, tok);
+	return fail(c,
+		    "%s: '%s': unknown consistency level: use ONE, QUORUM, LOCAL_QUORUM, "
+		    "EACH_QUORUM, ALL, ANY, TWO, THREE, LOCAL_ONE, SERIAL or LOCAL_SERIAL",
+		    where, tok);
+}
+
+/* ---- names ---- */
+
+static const char *const cmd_names[] = {
+	[SM_STRESS_CMD_WRITE] = "write",
+	[SM_STRESS_CMD_READ] = "read",
+	[SM_STRESS_CMD_MIXED] = "mixed",
+	[SM_STRESS_CMD_COUNTER_WRITE] = "counter_write",
+	[SM_STRESS_CMD_COUNTER_READ] = "counter_read",
+	[SM_STRESS_CMD_HELP] = "help",
+};
+
+const char *
+sm_stress_cmd_name(enum sm_stress_cmd cmd)
+{
+	return (unsigned)cmd < SM_ARRAY_SIZE(cmd_names) ? cmd_names[cmd] : "?";
+}
+
+static const char *const op_names[] = {
+	[SM_STRESS_OP_WRITE] = "WRITE",
+	[SM_STRESS_OP_READ] = "READ",
+	[SM_STRESS_OP_COUNTER_WRITE] = "COUNTER_WRITE",
+	[SM_STRESS_OP_COUNTER_READ] = "COUNTER_READ",
+};
+
+const char *
+sm_stress_op_name(enum sm_stress_op op)
+{
+	return (unsigned)op < SM_ARRAY_SIZE(op_names) ? op_names[op] : "?";
+}
+
+/* ---- the command and its sub-options ---- */
+
+/* mixed's ratio(read=N,write=M,...): weights of the op types, decimals allowed. */
+static int
+parse_ratio(struct ctx *c, const char *tok, const char *inner)
+{
+	static const char *const keys[] = {
+		[SM_STRESS_OP_WRITE] = "write=",
+		[SM_STRESS_OP_READ] = "read=",
+		[SM_STRESS_OP_COUNTER_WRITE] = "counter_write=",
+		[SM_STRESS_OP_COUNTER_READ] = "counter_read=",
+	};
+	struct sm_stress_settings *s = c->s;
+	char buf[256], *part, *next;
+	unsigned seen = 0, i;
+	double sum = 0;
+	size_t len = strlen(inner);
+
+	if (len == 0 || inner[len - 1] != ')' || len >= sizeof(buf))
+		return fail(c, "mixed: '%s': write the ratio as ratio(read=3,write=1)", tok);
+	memcpy(buf, inner, len - 1);
+	buf[len - 1] = '\0';
+	memset(s->ratio, 0, sizeof(s->ratio));
+	for (part = buf; part != NULL; part = next) {
+		const char *v = NULL;
+		double w;
+
+		next = strchr(part, ',');
+		if (next != NULL)
+			*next++ = '\0';
+		for (i = 0; i < SM_ARRAY_SIZE(keys); i++)
+			if ((v = after(part, keys[i])) != NULL)
+				break;
+		if (v == NULL) {
+			if (after(part, "user=") != NULL)
+				return fail(c,
+					    "mixed: '%s': user operations are not supported by "
+					    "shardmark stress (no user profiles)",
+					    tok);
+			return fail(c,
+				    "mixed: '%s': unknown operation '%s' in ratio(): use read=, "
+				    "write=, counter_write= or counter_read=",
+				    tok, part);
+		}
+		if (once(c, "mixed ratio()", &seen, i, keys[i]) < 0)
+			return -EINVAL;
+		if (!isdigit((unsigned char)*v) || parse_double(v, &w) < 0 || w < 0)
+			return fail(c, "mixed: '%s': '%s' needs a non-negative number, e.g. read=3",
+				    tok, part);
+		s->ratio[i] = w;
+		sum += w;
+	}
+	if (sum <= 0)
+		return fail(c, "mixed: '%s': give at least one operation a non-zero ratio", tok);
+	c->ratio_set = true;
+	return 0;
+}
+
+static int
+parse_command_opts(struct ctx *c, char **p, int n)
+{
+	struct sm_stress_settings *s = c->s;
+	const char *where = sm_stress_cmd_name(s->cmd);
+	bool mixed = s->cmd == SM_STRESS_CMD_MIXED;
+	unsigned seen = 0;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		const char *t = p[i], *v = NULL;
+		uint64_t x = 0;
+
+		if ((v = after(t, "n=")) != NULL) {
+			if ((rc = once(c, where, &seen, 0, "n=")) < 0 ||
+			    (rc = num_arg(c, where, t, v, true, 1, INT64_MAX, &s->n_ops)) < 0)
+				return rc;
+		} else if ((v = after(t, "duration=")) != NULL) {
+			if ((rc = once(c, where, &seen, 1, "duration=")) < 0 ||
+			    (rc = parse_duration(c, where, t, v, &s->duration_ns)) < 0)
+				return rc;
+		} else if (after(t, "err<") != NULL || after(t, "n>") != NULL ||
+			   after(t, "n<") != NULL) {
+			return fail(c,
+				    "%s: '%s': the run-until-stable mode (err<, n>, n<) is not "
+				    "supported by shardmark stress: give n=<count> or "
+				    "duration=<time>",
+				    where, t);
+		} else if (is(t, "no-warmup")) {
+			if ((rc = once(c, where, &seen, 2, "no-warmup")) < 0)
+				return rc;
+			s->no_warmup = true;
+		} else if ((v = after(t, "warmup=")) != NULL) {
+			if ((rc = once(c, where, &seen, 3, "warmup=")) < 0 ||
+			    (rc = num_arg(c, where, t, v, true, 0, INT64_MAX, &x)) < 0)
+				return rc;
+			c->warmup_set = true;
+			c->warmup_n = x;
+		} else if ((v = after(t, "truncate=")) != NULL) {
+			if ((rc = once(c, where, &seen, 4, "truncate=")) < 0)
+				return rc;
+			if (is(v, "never"))
+				s->truncate = SM_STRESS_TRUNCATE_NEVER;
+			else if (is(v, "once"))
+				s->truncate = SM_STRESS_TRUNCATE_ONCE;
+			else if (is(v, "always"))
+				s->truncate = SM_STRESS_TRUNCATE_ALWAYS;
+			else
+				return fail(c, "%s: '%s': use truncate=never, once or always",
+					    where, t);
+		} else if ((v = after(t, "cl=")) != NULL) {
+			if ((rc = once(c, where, &seen, 5, "cl=")) < 0 ||
+			    (rc = parse_cl(c, where, t, v, false, &s->cl)) < 0)
+				return rc;
+		} else if ((v = after(t, "serial-cl=")) != NULL) {
+			if ((rc = once(c, where, &seen, 6, "serial-cl=")) < 0 ||
+			    (rc = parse_cl(c, where, t, v, true, &s->serial_cl)) < 0)
+				return rc;
+		} else if ((v = after(t, "keysize=")) != NULL) {
+			if ((rc = once(c, where, &seen, 7, "keysize=")) < 0 ||
+			    (rc = uint_arg(c, where, t, v, 1, 65535, &s->key_size)) < 0)
+				return rc;
+		} else if ((v = after(t, "add=")) != NULL) {
+			if ((rc = once(c, where, &seen, 8, "add=")) < 0 ||
+			    (rc = parse_dist(c, where, t, v, false, &s->counter_add)) < 0)
+				return rc;
+		} else if (mixed && (v = after(t, "ratio(")) != NULL) {
+			if ((rc = once(c, where, &seen, 9, "ratio()")) < 0 ||
+			    (rc = parse_ratio(c, t, v)) < 0)
+				return rc;
+		} else if (mixed && (v = after(t, "clustering=")) != NULL) {
+			if ((rc = once(c, where, &seen, 10, "clustering=")) < 0 ||
+			    (rc = parse_dist(c, where, t, v, false, &s->clustering)) < 0)
+				return rc;
+			if (s->clustering.min == 0)
+				return fail(
+					c,
+					"%s: '%s': runs of operations need a length of at least 1",
+					where, t);
+		} else if (after(t, "ratio(") != NULL || after(t, "clustering=") != NULL) {
+			return fail(c, "%s: '%s' applies only to the mixed command", where, t);
+		} else if (after(t, "profile=") != NULL || after(t, "ops(") != NULL) {
+			return fail(c,
+				    "%s: '%s': user profiles are not supported by shardmark stress",
+				    where, t);
+		} else {
+			return fail(c,
+				    "%s: unknown sub-option '%s' (expected n=, duration=, cl=, "
+				    "no-warmup, warmup=, truncate=, serial-cl=, keysize=, add=%s; "
+				    "options start with '-')",
+				    where, t, mixed ? ", ratio(...), clustering=" : "");
+		}
+	}
+	if (s->n_ops != 0 && s->duration_ns != 0)
+		return fail(c, "%s: give either n= or duration=, not both", where);
+	if (s->n_ops == 0 && s->duration_ns == 0)
+		return fail(c,
+			    "%s: give the run length as n=<count> (e.g. n=1000000 or n=1m) or "
+			    "duration=<time> (e.g. duration=10m); cassandra-stress's default "
+			    "run-until-stable mode is not supported by shardmark stress",
+			    where);
+	if (c->warmup_set && s->no_warmup)
+		return fail(c, "%s: no-warmup and warmup= contradict each other: keep one", where);
+	return 0;
+}
+
+/* ---- -pop ---- */
+
+static int
+parse_pop(struct ctx *c, char **p, int n)
+{
+	static const char where[] = "-pop";
+	struct sm_stress_pop *pop = &c->s->pop;
+	unsigned seen = 0;
+	bool seq = false, dist = false, nowrap = false;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		const char *t = p[i], *v = NULL;
+
+		if ((v = after(t, "seq=")) != NULL) {
+			if ((rc = once(c, where, &seen, 0, "seq=")) < 0)
+				return rc;
+			if (parse_range(v, &pop->dist.min, &pop->dist.max) < 0)
+				return fail(
+					c,
+					"-pop: '%s': write the sequence as seq=first..last, e.g. "
+					"seq=1..1000000 or seq=1..1m",
+					t);
+			if (pop->dist.min >= pop->dist.max)
+				return fail(c, "-pop: '%s': a sequence needs first < last", t);
+			pop->dist.kind = SM_STRESS_DIST_SEQ;
+			seq = true;
+		} else if ((v = after(t, "dist=")) != NULL) {
+			if ((rc = once(c, where, &seen, 1, "dist=")) < 0 ||
+			    (rc = parse_dist(c, where, t, v, true, &pop->dist)) < 0)
+				return rc;
+			dist = true;
+		} else if (is(t, "no-wrap")) {
+			if ((rc = once(c, where, &seen, 2, "no-wrap")) < 0)
+				return rc;
+			nowrap = true;
+		} else if ((v = after(t, "contents=")) != NULL) {
+			/* Row order inside a partition; standard1 has one row per partition. */
+			if ((rc = once(c, where, &seen, 3, "contents=")) < 0)
+				return rc;
+			if (!is(v, "sorted") && !is(v, "shuffled"))
+				return fail(c,
+					    "-pop: '%s': use contents=sorted or contents=shuffled",
+					    t);
+		} else if (after(t, "read-lookback=") != NULL) {
+			return fail(
+				c,
+				"-pop: '%s': read-lookback is not supported by shardmark stress: "
+				"read with -pop dist= over the written range instead",
+				t);
+		} else {
+			return fail(c,
+				    "-pop: unknown sub-option '%s' (expected seq=first..last, "
+				    "dist=DIST(min..max) or no-wrap)",
+				    t);
+		}
+	}
+	if (seq && dist)
+		return fail(c, "-pop: give either seq= or dist=, not both");
+	if (nowrap && !seq)
+		return fail(c, "-pop: no-wrap applies only to seq=first..last");
+	if (seq || dist) {
+		pop->set_by_user = true;
+		pop->wrap = !nowrap;
+	}
+	return 0;
+}
+
+/* ---- -col ---- */
+
+static int
+parse_col(struct ctx *c, char **p, int n)
+{
+	static const char where[] = "-col";
+	struct sm_stress_col *col = &c->s->col;
+	unsigned seen = 0;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		const char *t = p[i], *v = NULL;
+
+		if ((v = after(t, "n=")) != NULL) {
+			if ((rc = once(c, where, &seen, 0, "n=")) < 0 ||
+			    (rc = parse_dist(c, where, t, v, false, &col->count)) < 0)
+				return rc;
+			if (col->count.min < 1 || col->count.max > MAX_COLUMNS)
+				return fail(c, "-col: '%s': give 1 to %u columns", t, MAX_COLUMNS);
+		} else if ((v = after(t, "size=")) != NULL) {
+			if ((rc = once(c, where, &seen, 1, "size=")) < 0 ||
+			    (rc = parse_dist(c, where, t, v, false, &col->size)) < 0)
+				return rc;
+			if (col->size.max > MAX_CELL_BYTES)
+				return fail(c, "-col: '%s': cells of at most %u bytes", t,
+					    MAX_CELL_BYTES);
+		} else if (is(t, "slice")) {
+			if ((rc = once(c, where, &seen, 2, "slice")) < 0)
+				return rc;
+			col->slice = true;
+		} else if ((v = after(t, "timestamp=")) != NULL) {
+			if ((rc = once(c, where, &seen, 3, "timestamp=")) < 0 ||
+			    (rc = num_arg(c, where, t, v, false, 1, INT64_MAX, &col->timestamp)) <
+				    0)
+				return rc;
+		} else if (after(t, "names=") != NULL) {
+			return fail(
+				c,
+				"-col: '%s': custom column names are not supported by shardmark "
+				"stress (columns are C0..C<n-1>): use n=FIXED(<count>)",
+				t);
+		} else {
+			return fail(c,
+				    "-col: unknown sub-option '%s' (expected n=DIST, size=DIST, "
+				    "slice or timestamp=)",
+				    t);
+		}
+	}
+	return 0;
+}
+
+/* ---- -rate ---- */
+
+static int
+parse_per_s(struct ctx *c, const char *tok, const char *v, uint64_t *out)
+{
+	char num[32];
+	size_t len = strlen(v);
+
+	if (len < 3 || len >= sizeof(num) || !is(v + len - 2, "/s"))
+		goto bad;
+	memcpy(num, v, len - 2);
+	num[len - 2] = '\0';
+	if (parse_count(num, false, out) < 0 || *out > INT32_MAX)
+		goto bad;
+	return 0;
+bad:
+	return fail(c, "-rate: '%s': give operations per second as <number>/s, e.g. %.*s1000/s",
+		    tok, (int)(v - tok), tok);
+}
+
+static int
+parse_rate(struct ctx *c, char **p, int n)
+{
+	static const char where[] = "-rate";
+	struct sm_stress_rate *r = &c->s->rate;
+	uint64_t throttle = 0, fixed = 0;
+	unsigned seen = 0;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		const char *t = p[i], *v = NULL;
+
+		if (is(t, "auto") || after(t, "threads>=") != NULL ||
+		    after(t, "threads<=") != NULL) {
+			return fail(
+				c,
+				"-rate: '%s': the auto thread ramp is not supported by shardmark "
+				"stress: give an explicit threads=N",
+				t);
+		} else if ((v = after(t, "threads=")) != NULL) {
+			if ((rc = once(c, where, &seen, 0, "threads=")) < 0 ||
+			    (rc = uint_arg(c, where, t, v, 1, MAX_THREADS, &r->threads)) < 0)
+				return rc;
+		} else if ((v = after(t, "throttle=")) != NULL) {
+			if ((rc = once(c, where, &seen, 1, "throttle=")) < 0 ||
+			    (rc = parse_per_s(c, t, v, &throttle)) < 0)
+				return rc;
+		} else if ((v = after(t, "fixed=")) != NULL) {
+			if ((rc = once(c, where, &seen, 2, "fixed=")) < 0 ||
+			    (rc = parse_per_s(c, t, v, &fixed)) < 0)
+				return rc;
+		} else {
+			return fail(c,
+				    "-rate: unknown sub-option '%s' (expected threads=N, "
+				    "throttle=N/s or fixed=N/s)",
+				    t);
+		}
+	}
+	if (!(seen & 1))
+		return fail(
+			c, "-rate: give threads=N (cassandra-stress's auto ramp is not supported)");
+	/* As SettingsRate: a zero rate means "not set", and only one may be set. */
+	if (throttle != 0 && fixed != 0)
+		return fail(c, "-rate: can't have both throttle= and fixed= set, choose one "
+			       "(throttle= caps the rate and reports service time; fixed= also "
+			       "reports the time from each operation's scheduled start)");
+	if (fixed != 0) {
+		r->kind = SM_STRESS_RATE_FIXED;
+		r->ops_per_s = fixed;
+	} else if (throttle != 0) {
+		r->kind = SM_STRESS_RATE_THROTTLE;
+		r->ops_per_s = throttle;
+	}
+	return 0;
+}
+
+/* ---- -schema ---- */
+
+/* The key=value pairs of "name(k=v,k=v)" after "name(" into @kv; "strategy=" into @strategy. */
+static int
+parse_kv_group(struct ctx *c, const char *tok, const char *name, const char *inner,
+	       struct sm_stress_kv *kv, unsigned *nkv, char **strategy, unsigned *factor,
+	       bool *factor_set)
+{
+	char buf[512], *part, *next;
+	size_t len = strlen(inner);
+	unsigned i;
+	int rc;
+
+	if (len == 0 || inner[len - 1] != ')' || len >= sizeof(buf))
+		return fail(c, "-schema: '%s': write it as %s(key=value,...)", tok, name);
+	memcpy(buf, inner, len - 1);
+	buf[len - 1] = '\0';
+	if (buf[0] == '\0')
+		return 0;
+	for (part = buf; part != NULL; part = next) {
+		const char *v;
+		char *eq;
+
+		next = strchr(part, ',');
+		if (next != NULL)
+			*next++ = '\0';
+		eq = strchr(part, '=');
+		if (eq == NULL || eq == part || eq[1] == '\0' || strchr(eq + 1, '=') != NULL)
+			return fail(c, "-schema: '%s': '%s' in %s(...) is not key=value", tok, part,
+				    name);
+		if ((v = after(part, "strategy=")) != NULL) {
+			if (*strategy != NULL)
+				return fail(c, "-schema: '%s': strategy= given twice", tok);
+			if ((rc = dup_str(c, strategy, v)) < 0)
+				return rc;
+			continue;
+		}
+		if (factor != NULL && (v = after(part, "factor=")) != NULL) {
+			if (*factor_set)
+				return fail(c, "-schema: '%s': factor= given twice", tok);
+			if ((rc = uint_arg(c, "-schema", part, v, 1, 100, factor)) < 0)
+				return rc;
+			*factor_set = true;
+			continue;
+		}
+		*eq = '\0';
+		for (i = 0; i < *nkv; i++)
+			if (strcmp(kv[i].key, part) == 0)
+				return fail(c, "-schema: '%s': %s set twice", tok, part);
+		if (*nkv >= SM_STRESS_MAX_KV)
+			return fail(c, "-schema: '%s': more than %u options in %s(...)", tok,
+				    SM_STRESS_MAX_KV, name);
+		kv[*nkv].key = sm_strdup(part);
+		kv[*nkv].value = sm_strdup(eq + 1);
+		(*nkv)++;
+		if (kv[*nkv - 1].key == NULL || kv[*nkv - 1].value == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ReplicationStrategy.validate: the short or the full class name of a known strategy. */
+static int
+check_strategy(struct ctx *c, const char *tok, char **strategy)
+{
+	static const char *const known[] = { "NetworkTopologyStrategy", "SimpleStrategy",
+					     "EverywhereStrategy" };
+	char full[128];
+	const char *shortname = *strategy;
+	unsigned i;
+
+	if (after(shortname, LOCATOR_PKG) != NULL)
+		shortname += strlen(LOCATOR_PKG);
+	for (i = 0; i < SM_ARRAY_SIZE(known); i++) {
+		if (strcmp(shortname, known[i]) != 0)
+			continue;
+		snprintf(full, sizeof(full), LOCATOR_PKG "%s", known[i]);
+		return dup_str(c, strategy, full);
+	}
+	return fail(c,
+		    "-schema: '%s': unknown replication strategy '%s': use "
+		    "NetworkTopologyStrategy, SimpleStrategy or EverywhereStrategy",
+		    tok, *strategy);
+}
+
+static int
+parse_schema(struct ctx *c, char **p, int n)
+{
+	static const char where[] = "-schema";
+	struct sm_stress_schema *sc = &c->s->schema;
+	bool factor_set = false;
+	char *strategy = NULL;
+	unsigned seen = 0, i;
+	int rc = 0;
+
+	for (i = 0; i < (unsigned)n; i++) {
+		const char *t = p[i], *v = NULL;
+
+		if ((v = after(t, "replication(")) != NULL) {
+			if ((rc = once(c, where, &seen, 0, "replication()")) < 0 ||
+			    (rc = parse_kv_group(c, t, "replication", v, sc->repl, &sc->n_repl,
+						 &strategy, &sc->factor, &factor_set)) < 0)
+				goto out;
+			if (strategy != NULL && (rc = check_strategy(c, t, &strategy)) < 0)
+				goto out;
+		} else if ((v = after(t, "compaction(")) != NULL) {
+			if ((rc = once(c, where, &seen, 1, "compaction()")) < 0 ||
+			    (rc = parse_kv_group(c, t, "compaction", v, sc->compaction,
+						 &sc->n_compaction, &sc->compaction_strategy, NULL,
+						 NULL)) < 0)
+				goto out;
+		} else if ((v = after(t, "keyspace=")) != NULL) {
+			if ((rc = once(c, where, &seen, 2, "keyspace=")) < 0)
+				goto out;
+			if (*v == '\0' || strlen(v) > 48) {
+				rc = fail(
+					c,
+					"-schema: '%s': give a keyspace name of 1 to 48 characters",
+					t);
+				goto out;
+			}
+			if ((rc = dup_str(c, &sc->keyspace, v)) < 0)
+				goto out;
+		} else if ((v = after(t, "compression=")) != NULL) {
+			if ((rc = once(c, where, &seen, 3, "compression=")) < 0 ||
+			    (rc = dup_str(c, &sc->compression, v)) < 0)
+				goto out;
+		} else if (after(t, "storage(") != NULL) {
+			rc = fail(c,
+				  "-schema: '%s': keyspace storage options are not supported by "
+				  "shardmark stress",
+				  t);
+			goto out;
+		} else {
+			rc = fail(c,
+				  "-schema: unknown sub-option '%s' (expected "
+				  "replication(strategy=X,factor=N), compaction(strategy=X,...), "
+				  "keyspace=NAME or compression=X)",
+				  t);
+			goto out;
+		}
+	}
+	if (strategy != NULL) {
+		sm_free(sc->strategy);
+		sc->strategy = strategy;
+		strategy = NULL;
+	}
+	c->factor_set = factor_set;
+out:
+	sm_free(strategy);
+	return rc;
+}
+
+/* ---- -node ---- */
+
+static int
+add_host(struct ctx *c, const char *h, size_t len)
+{
+	struct sm_stress_nodes *nd = &c->s->nodes;
+	char **hosts;
+
+	if (len == 0)
+		return fail(
+			c, "-node: empty host name in the list: separate hosts with single commas");
+	if (nd->n >= MAX_NODES)
+		return fail(c, "-node: more than %u nodes", MAX_NODES);
+	hosts = sm_realloc(nd->hosts, (nd->n + 1) * sizeof(*hosts));
+	if (hosts == NULL)
+		return -ENOMEM;
+	nd->hosts = hosts;
+	hosts[nd->n] = sm_malloc(len + 1);
+	if (hosts[nd->n] == NULL)
+		return -ENOMEM;
+	memcpy(hosts[nd->n], h, len);
+	hosts[nd->n][len] = '\0';
+	nd->n++;
+	return 0;
+}
+
+static void
+free_hosts(struct sm_stress_nodes *nd)
+{
+	unsigned i;
+
+	for (i = 0; i < nd->n; i++)
+		sm_free(nd->hosts[i]);
+	sm_free(nd->hosts);
+	nd->hosts = NULL;
+	nd->n = 0;
+}
+
+/* SettingsNode file=: one node per line, empty lines skipped. */
+static int
+read_node_file(struct ctx *c, const char *tok, const char *path)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	int rc = 0;
+
+	if (f == NULL) {
+		rc = -errno;
+		fail(c,
+		     "-node: '%s': cannot open '%s' (%s): give a readable file with one node per "
+		     "line",
+		     tok, path, strerror(errno));
+		return rc;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		size_t len = strcspn(line, "\r\n");
+
+		if (len == 0)
+			continue;
+		if ((rc = add_host(c, line, len)) < 0)
+			goto close_file;
+	}
+	if (c->s->nodes.n == 0)
+		rc = fail(c, "-node: '%s': '%s' lists no nodes", tok, path);
+close_file:
+	fclose(f);
+	return rc;
+}
+
+static int
+parse_node(struct ctx *c, char **p, int n)
+{
+	static const char where[] = "-node";
+	struct sm_stress_nodes *nd = &c->s->nodes;
+	const char *list = NULL, *file = NULL, *file_tok = NULL;
+	unsigned seen = 0;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		const char *t = p[i], *v = NULL;
+
+		if ((v = after(t, "datacenter=")) != NULL) {
+			if ((rc = once(c, where, &seen, 0, "datacenter=")) < 0 ||
+			    (rc = dup_str(c, &nd->datacenter, v)) < 0)
+				return rc;
+		} else if ((v = after(t, "rack=")) != NULL) {
+			if ((rc = once(c, where, &seen, 1, "rack=")) < 0 ||
+			    (rc = dup_str(c, &nd->rack, v)) < 0)
+				return rc;
+		} else if (is(t, "whitelist")) {
+			if ((rc = once(c, where, &seen, 2, "whitelist")) < 0)
+				return rc;
+			nd->whitelist = true;
+		} else if ((v = after(t, "file=")) != NULL) {
+			if ((rc = once(c, where, &seen, 3, "file=")) < 0)
+				return rc;
+			file = v;
+			file_tok = t;
+		} else if ((v = after(t, "loadbalance=")) != NULL) {
+			if ((rc = once(c, where, &seen, 4, "loadbalance=")) < 0)
+				return rc;
+			if (!is(v, "round-robin") && !is(v, "dc-aware") && !is(v, "rack-aware"))
+				return fail(c,
+					    "-node: '%s': use loadbalance=round-robin, dc-aware or "
+					    "rack-aware",
+					    t);
+			if ((rc = dup_str(c, &nd->loadbalance, v)) < 0)
+				return rc;
+		} else if ((v = after(t, "remote-dc=")) != NULL) {
+			if ((rc = once(c, where, &seen, 5, "remote-dc=")) < 0 ||
+			    (rc = uint_arg(c, where, t, v, 1, MAX_NODES, &nd->remote_dc_hosts)) < 0)
+				return rc;
+		} else if (strchr(t, '=') == NULL) {
+			if (list != NULL)
+				return fail(c,
+					    "-node: '%s' after '%s': give the nodes as one "
+					    "comma-separated list, e.g. -node 10.0.0.1,10.0.0.2",
+					    t, list);
+			list = t;
+		} else {
+			return fail(c,
+				    "-node: unknown sub-option '%s' (expected host[,host...], "
+				    "file=, datacenter=, rack=, whitelist, loadbalance= or "
+				    "remote-dc=)",
+				    t);
+		}
+	}
+	if (list == NULL && file == NULL)
+		return 0;
+	if (list != NULL && file != NULL)
+		return fail(c, "-node: give either a node list or file=, not both");
+	free_hosts(nd);
+	if (file != NULL)
+		return read_node_file(c, file_tok, file);
+	for (;;) {
+		const char *comma = strchr(list, ',');
+		size_t len = comma != NULL ? (size_t)(comma - list) : strlen(list);
+
+		if ((rc = add_host(c, list, len)) < 0)
+			return rc;
+		if (comma == NULL)
+			return 0;
+		list = comma + 1;
+	}
+}
+
+/* ---- -port ---- */
+
+static int
+parse_port(struct ctx *c, char **p, int n)
+{
+	static const char where[] = "-port";
+	unsigned seen = 0, v16 = 0;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		const char *t = p[i], *v = NULL;
+
+		if ((v = after(t, "native=")) != NULL) {
+			if ((rc = once(c, where, &seen, 0, "native=")) < 0 ||
+			    (rc = uint_arg(c, where, t, v, 1, 65535, &v16)) < 0)
+				return rc;
+			c->s->native_port = (uint16_t)v16;
+		} else if ((v = after(t, "alternator=")) != NULL) {
+			if ((rc = once(c, where, &seen, 1, "alternator=")) < 0 ||
+			    (rc = uint_arg(c, where, t, v, 1, 65535, &v16)) < 0)
+				return rc;
+			c->s->alternator_port = (uint16_t)v16;
+		} else if ((v = after(t, "jmx=")) != NULL || (v = after(t, "thrift=")) != NULL) {
+			/* Older scripts pass these; nothing here speaks JMX or Thrift. */
+			if ((rc = uint_arg(c, where, t, v, 1, 65535, &v16)) < 0)
+				return rc;
+		} else {
+			return fail(c,
+				    "-port: unknown sub-option '%s' (expected native=N or "
+				    "alternator=N)",
+				    t);
+		}
+	}
+	return 0;
+}
+
+/* ---- -mode ---- */
+
+static int
+parse_mode(struct ctx *c, char **p, int n)
+{
+	static const char where[] = "-mode";
+	struct sm_stress_mode *m = &c->s->mode;
+	unsigned seen = 0, x;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		const char *t = p[i], *v = NULL;
+
+		if (is(t, "thrift") || is(t, "simplenative"))
+			return fail(
+				c,
+				"-mode: mode %s was removed (as in cassandra-stress): use -mode "
+				"native cql3",
+				t);
+		if (is(t, "native") || is(t, "4x")) {
+			if ((rc = once(c, where, &seen, 0, "native/4x")) < 0)
+				return rc;
+			c->mode_native = true;
+		} else if (is(t, "cql3")) {
+			if ((rc = once(c, where, &seen, 1, "cql3")) < 0)
+				return rc;
+			c->mode_cql3 = true;
+		} else if (is(t, "alternator")) {
+			if ((rc = once(c, where, &seen, 2, "alternator")) < 0)
+				return rc;
+			c->mode_alternator = true;
+		} else if (is(t, "prepared") || is(t, "unprepared")) {
+			if ((rc = once(c, where, &seen, 3, "prepared/unprepared")) < 0)
+				return rc;
+			m->prepared = is(t, "prepared");
+			c->cql_only_opt = t;
+		} else if ((v = after(t, "compression=")) != NULL) {
+			if ((rc = once(c, where, &seen, 4, "compression=")) < 0)
+				return rc;
+			if (is(v, "none"))
+				m->compression = SM_STRESS_COMPRESSION_NONE;
+			else if (is(v, "lz4"))
+				m->compression = SM_STRESS_COMPRESSION_LZ4;
+			else if (is(v, "snappy"))
+				return fail(c,
+					    "-mode: '%s': snappy is not supported by shardmark "
+					    "stress: use compression=lz4 or none",
+					    t);
+			else
+				return fail(c, "-mode: '%s': use compression=none or lz4", t);
+			c->cql_only_opt = t;
+		} else if ((v = after(t, "protocolVersion=")) != NULL) {
+			if ((rc = once(c, where, &seen, 5, "protocolVersion=")) < 0)
+				return rc;
+			if (!is(v, "3") && !is(v, "4"))
+				return fail(c,
+					    "-mode: '%s': shardmark stress speaks CQL native "
+					    "protocol 3 or 4: use protocolVersion=4",
+					    t);
+			m->protocol_version = (unsigned)(v[0] - '0');
+			c->cql_only_opt = t;
+		} else if ((v = after(t, "user=")) != NULL) {
+			if ((rc = once(c, where, &seen, 6, "user=")) < 0 ||
+			    (rc = dup_str(c, &m->user, v)) < 0)
+				return rc;
+		} else if ((v = after(t, "password=")) != NULL) {
+			if ((rc = once(c, where, &seen, 7, "password=")) < 0 ||
+			    (rc = dup_str(c, &m->password, v)) < 0)
+				return rc;
+		} else if ((v = after(t, "maxPending=")) != NULL) {
+			if ((rc = once(c, where, &seen, 8, "maxPending=")) < 0 ||
+			    (rc = uint_arg(c, where, t, v, 1, 32768, &m->max_pending)) < 0)
+				return rc;
+		} else if ((v = after(t, "connectionsPerHost=")) != NULL) {
+			if ((rc = once(c, where, &seen, 9, "connectionsPerHost=")) < 0 ||
+			    (rc = uint_arg(c, where, t, v, 1, 1024, &m->connections_per_host)) < 0)
+				return rc;
+		} else if ((v = after(t, "requestTimeout=")) != NULL) {
+			if ((rc = once(c, where, &seen, 10, "requestTimeout=")) < 0 ||
+			    (rc = uint_arg(c, where, t, v, 1, 3600000, &m->request_timeout_ms)) < 0)
+				return rc;
+		} else if ((v = after(t, "port=")) != NULL) {
+			/* A leftover of cassandra-stress's -mode; the port is -port native=. */
+			if ((rc = once(c, where, &seen, 11, "port=")) < 0 ||
+			    (rc = uint_arg(c, where, t, v, 1, 65535, &x)) < 0)
+				return rc;
+		} else if ((v = after(t, "op=")) != NULL) {
+			if ((rc = once(c, where, &seen, 12, "op=")) < 0)
+				return rc;
+			if (is(v, "put"))
+				m->alt_op = SM_STRESS_ALT_PUT;
+			else if (is(v, "update"))
+				m->alt_op = SM_STRESS_ALT_UPDATE;
+			else if (is(v, "update-conditional"))
+				m->alt_op = SM_STRESS_ALT_UPDATE_CONDITIONAL;
+			else
+				return fail(c,
+					    "-mode: '%s': use op=put, update or update-conditional",
+					    t);
+			c->alt_only_opt = t;
+		} else if ((v = after(t, "isolation=")) != NULL) {
+			if ((rc = once(c, where, &seen, 13, "isolation=")) < 0 ||
+			    (rc = dup_str(c, &m->alt_isolation, v)) < 0)
+				return rc;
+			c->alt_only_opt = t;
+		} else if (after(t, "auth-provider=") != NULL) {
+			return fail(c,
+				    "-mode: '%s': custom Java auth providers are not supported by "
+				    "shardmark stress: use user= and password=",
+				    t);
+		} else {
+			return fail(
+				c,
+				"-mode: unknown sub-option '%s' (expected native cql3 "
+				"[user= password= protocolVersion= compression= "
+				"connectionsPerHost= maxPending= requestTimeout= unprepared], or "
+				"alternator [op= isolation=])",
+				t);
+		}
+	}
+	if (c->mode_alternator) {
+		if (c->mode_native || c->mode_cql3)
+			return fail(c,
+				    "-mode: alternator and native/cql3 are different modes: choose "
+				    "one");
+		if (c->cql_only_opt != NULL)
+			return fail(c,
+				    "-mode: '%s' is a CQL setting and does not apply to -mode "
+				    "alternator",
+				    c->cql_only_opt);
+		m->api = SM_STRESS_API_ALTERNATOR;
+	} else if (c->alt_only_opt != NULL) {
+		return fail(c, "-mode: '%s' applies only to -mode alternator", c->alt_only_opt);
+	}
+	return 0;
+}
+
+/* ---- -log ---- */
+
+static int
+parse_log(struct ctx *c, char **p, int n)
+{
+	static const char where[] = "-log";
+	struct sm_stress_log *l = &c->s->log;
+	unsigned seen = 0;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		const char *t = p[i], *v = NULL;
+
+		if ((v = after(t, "interval=")) != NULL) {
+			char num[24];
+			size_t len = strlen(v), ulen = 0;
+			uint64_t x, mul = 1000;
+
+			if ((rc = once(c, where, &seen, 0, "interval=")) < 0)
+				return rc;
+			/* SettingsLog: "<n>ms", "<n>s" or plain seconds. */
+			if (len > 2 && is(v + len - 2, "ms")) {
+				ulen = 2;
+				mul = 1;
+			} else if (len > 1 && (v[len - 1] == 's' || v[len - 1] == 'S')) {
+				ulen = 1;
+			}
+			if (len - ulen == 0 || len - ulen >= sizeof(num))
+				goto bad_interval;
+			memcpy(num, v, len - ulen);
+			num[len - ulen] = '\0';
+			if (parse_count(num, false, &x) < 0 || x == 0 || x > 86400000 / mul)
+				goto bad_interval;
+			l->interval_ms = (unsigned)(x * mul);
+			continue;
+bad_interval:
+			return fail(
+				c,
+				"-log: '%s': give a positive interval in seconds or "
+				"milliseconds, e.g. interval=5s or interval=500ms (at most a day)",
+				t);
+		} else if ((v = after(t, "hdrfile=")) != NULL) {
+			if ((rc = once(c, where, &seen, 1, "hdrfile=")) < 0 ||
+			    (rc = dup_str(c, &l->hdrfile, v)) < 0)
+				return rc;
+		} else if ((v = after(t, "file=")) != NULL) {
+			if ((rc = once(c, where, &seen, 2, "file=")) < 0 ||
+			    (rc = dup_str(c, &l->file, v)) < 0)
+				return rc;
+		} else if ((v = after(t, "json=")) != NULL) {
+			if ((rc = once(c, where, &seen, 3, "json=")) < 0 ||
+			    (rc = dup_str(c, &l->json, v)) < 0)
+				return rc;
+		} else if ((v = after(t, "level=")) != NULL) {
+			if ((rc = once(c, where, &seen, 4, "level=")) < 0)
+				return rc;
+			if (is(v, "minimal"))
+				l->level = SM_STRESS_LOG_MINIMAL;
+			else if (is(v, "normal"))
+				l->level = SM_STRESS_LOG_NORMAL;
+			else if (is(v, "verbose"))
+				l->level = SM_STRESS_LOG_VERBOSE;
+			else
+				return fail(c, "-log: '%s': use level=minimal, normal or verbose",
+					    t);
+		} else if (is(t, "no-summary")) {
+			if ((rc = once(c, where, &seen, 5, "no-summary")) < 0)
+				return rc;
+			l->no_summary = true;
+		} else if (is(t, "no-settings")) {
+			if ((rc = once(c, where, &seen, 6, "no-settings")) < 0)
+				return rc;
+			l->no_settings = true;
+		} else if (is(t, "print-statements-on-error")) {
+			if ((rc = once(c, where, &seen, 7, "print-statements-on-error")) < 0)
+				return rc;
+			l->print_statements_on_error = true;
+		} else {
+			return fail(c,
+				    "-log: unknown sub-option '%s' (expected interval=, file=, "
+				    "hdrfile=, json=, level=, no-summary, no-settings or "
+				    "print-statements-on-error)",
+				    t);
+		}
+		if (v != NULL && *v == '\0')
+			return fail(c, "-log: '%s': give a file name", t);
+	}
+	return 0;
+}
+
+/* ---- -errors ---- */
+
+static int
+parse_errors(struct ctx *c, char **p, int n)
+{
+	static const char where[] = "-errors";
+	struct sm_stress_errors *e = &c->s->errors;
+	unsigned seen = 0;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		const char *t = p[i], *v = NULL;
+
+		if ((v = after(t, "retries=")) != NULL) {
+			if ((rc = once(c, where, &seen, 0, "retries=")) < 0 ||
+			    (rc = uint_arg(c, where, t, v, 0, 1000000, &e->retries)) < 0)
+				return rc;
+		} else if (is(t, "ignore")) {
+			if ((rc = once(c, where, &seen, 1, "ignore")) < 0)
+				return rc;
+			e->ignore = true;
+		} else if (is(t, "fail-fast")) {
+			if ((rc = once(c, where, &seen, 2, "fail-fast")) < 0)
+				return rc;
+			e->fail_fast = true;
+		} else if (is(t, "skip-read-validation")) {
+			if ((rc = once(c, where, &seen, 3, "skip-read-validation")) < 0)
+				return rc;
+			e->skip_read_validation = true;
+		} else if (is(t, "skip-unsupported-columns")) {
+			/* Only meaningful for user profiles; accepted so scripts run. */
+			if ((rc = once(c, where, &seen, 4, "skip-unsupported-columns")) < 0)
+				return rc;
+		} else if ((v = after(t, "delay-policy=")) != NULL) {
+			if ((rc = once(c, where, &seen, 5, "delay-policy=")) < 0)
+				return rc;
+			if (is(v, "constant"))
+				e->delay_policy = SM_STRESS_DELAY_CONSTANT;
+			else if (is(v, "linear"))
+				e->delay_policy = SM_STRESS_DELAY_LINEAR;
+			else if (is(v, "exponential"))
+				e->delay_policy = SM_STRESS_DELAY_EXPONENTIAL;
+			else
+				return fail(c,
+					    "-errors: '%s': use delay-policy=constant, linear or "
+					    "exponential",
+					    t);
+		} else if ((v = after(t, "min-delay-ms=")) != NULL) {
+			if ((rc = once(c, where, &seen, 6, "min-delay-ms=")) < 0 ||
+			    (rc = num_arg(c, where, t, v, false, 0, 86400000, &e->min_delay_ms)) <
+				    0)
+				return rc;
+		} else if ((v = after(t, "max-delay-ms=")) != NULL) {
+			if ((rc = once(c, where, &seen, 7, "max-delay-ms=")) < 0 ||
+			    (rc = num_arg(c, where, t, v, false, 0, 86400000, &e->max_delay_ms)) <
+				    0)
+				return rc;
+		} else {
+			return fail(
+				c,
+				"-errors: unknown sub-option '%s' (expected ignore, retries=N, "
+				"fail-fast, skip-read-validation, delay-policy=, min-delay-ms= or "
+				"max-delay-ms=)",
+				t);
+		}
+	}
+	if (e->min_delay_ms > e->max_delay_ms)
+		return fail(c,
+			    "-errors: min-delay-ms=%" PRIu64 " is above max-delay-ms=%" PRIu64
+			    ": lower the minimum or raise the maximum",
+			    e->min_delay_ms, e->max_delay_ms);
+	if (e->delay_policy == SM_STRESS_DELAY_EXPONENTIAL && e->min_delay_ms == 0)
+		return fail(c, "-errors: delay-policy=exponential doubles min-delay-ms, so give a "
+			       "non-zero min-delay-ms=");
+	return 0;
+}
+
+/* ---- -route, -shards (extensions) ---- */
+
+static int
+parse_route(struct ctx *c, char **p, int n)
+{
+	static const char where[] = "-route";
+	struct sm_stress_route *r = &c->s->route;
+	unsigned seen = 0;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		const char *t = p[i], *v = NULL;
+
+		if (is(t, "token-aware") || is(t, "none")) {
+			if ((rc = once(c, where, &seen, 0, "token-aware/none")) < 0)
+				return rc;
+			r->token_aware = is(t, "token-aware");
+		} else if (is(t, "shard-aware") || is(t, "no-shard-aware")) {
+			if ((rc = once(c, where, &seen, 1, "shard-aware/no-shard-aware")) < 0)
+				return rc;
+			r->shard_aware = is(t, "shard-aware");
+		} else if ((v = after(t, "ordering=")) != NULL) {
+			if ((rc = once(c, where, &seen, 2, "ordering=")) < 0)
+				return rc;
+			if (is(v, "random"))
+				r->ordering = SM_STRESS_ORDER_RANDOM;
+			else if (is(v, "topological"))
+				r->ordering = SM_STRESS_ORDER_TOPOLOGICAL;
+			else if (is(v, "neutral"))
+				r->ordering = SM_STRESS_ORDER_NEUTRAL;
+			else
+				return fail(c,
+					    "-route: '%s': use ordering=random, topological or "
+					    "neutral",
+					    t);
+		} else {
+			return fail(
+				c,
+				"-route: unknown sub-option '%s' (expected token-aware or none, "
+				"ordering=random|topological|neutral, shard-aware or "
+				"no-shard-aware)",
+				t);
+		}
+	}
+	if (!r->token_aware && (seen & 4))
+		return fail(c, "-route: ordering= orders the replicas of token-aware routing: drop "
+			       "it or use token-aware");
+	return 0;
+}
+
+static int
+parse_shards(struct ctx *c, char **p, int n)
+{
+	if (n != 1)
+		return fail(c, "-shards: give one number, e.g. -shards 8 (0: one per CPU)");
+	return uint_arg(c, "-shards", p[0], p[0], 0, MAX_SHARDS, &c->s->shards);
+}
+
+/* ---- options ---- */
+
+typedef int (*opt_fn)(struct ctx *c, char **p, int n);
+
+static const struct {
+	const char *name;
+	opt_fn fn;
+	const char *why; /* refused: why and what to do instead */
+} options[] = {
+	{ "-pop", parse_pop, NULL },
+	{ "-col", parse_col, NULL },
+	{ "-rate", parse_rate, NULL },
+	{ "-schema", parse_schema, NULL },
+	{ "-node", parse_node, NULL },
+	{ "-port", parse_port, NULL },
+	{ "-mode", parse_mode, NULL },
+	{ "-log", parse_log, NULL },
+	{ "-errors", parse_errors, NULL },
+	{ "-route", parse_route, NULL },
+	{ "-shards", parse_shards, NULL },
+	{ "-graph", NULL, "it prints the report and writes -log hdrfile= / json= instead" },
+	{ "-insert", NULL,
+	  "it applies to user profiles; the predefined commands write one partition per "
+	  "operation" },
+	{ "-transport", NULL, "TLS is not implemented yet: connect over plain TCP" },
+	{ "-sendto", NULL, "there is no stress daemon: run shardmark stress on each loader" },
+	{ "-tokenrange", NULL, "token-range scans belong to user profiles" },
+	{ "-sample", NULL, "cassandra-stress dropped it too; latencies are HDR histograms" },
+	{ "-reporting", NULL, "it is not a cassandra-stress 3.x option: use -log interval=" },
+};
+
+static int
+parse_option(struct ctx *c, const char *name, char **p, int n, unsigned *seen)
+{
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(options); i++) {
+		if (!is(name, options[i].name))
+			continue;
+		if (options[i].fn == NULL)
+			return fail(c, "%s: not supported by shardmark stress (%s)",
+				    options[i].name, options[i].why);
+		if (*seen & (1u << i))
+			return fail(c,
+				    "%s is given more than once: each option can be given once, "
+				    "with all its sub-options",
+				    options[i].name);
+		*seen |= 1u << i;
+		return options[i].fn(c, p, n);
+	}
+	return fail(c,
+		    "unknown option '%s' (options: -pop -col -rate -schema -node -port -mode "
+		    "-log -errors -route -shards; see `shardmark stress help`)",
+		    name);
+}
+
+/* ---- tokens ---- */
+
+/*
+ * StressSettings.repairParams(): join the words with spaces, drop spaces
+ * before , = ( ) and after , = (, and split on spaces, so that
+ * "replication(strategy=X, factor=3)" is one word however it was quoted.
+ * The words point into one buffer (*@bufp) that the caller frees.
+ */
+static int
+tokenize(int argc, char **argv, char **bufp, char ***tokp, int *ntokp)
+{
+	size_t len = 1, r, w = 0;
+	char *buf, **tok;
+	int i, n = 0;
+
+	for (i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	buf = sm_malloc(len);
+	if (buf == NULL)
+		return -ENOMEM;
+	for (i = 0; i < argc; i++) {
+		size_t l = strlen(argv[i]);
+
+		memcpy(buf + w, argv[i], l);
+		w += l;
+		buf[w++] = ' ';
+	}
+	buf[w] = '\0';
+	len = w;
+	for (r = 0, w = 0; r < len;) {
+		if (isspace((unsigned char)buf[r])) {
+			size_t e = r;
+			char prev = w > 0 ? buf[w - 1] : '\0';
+			char next;
+
+			while (e < len && isspace((unsigned char)buf[e]))
+				e++;
+			next = e < len ? buf[e] : '\0';
+			if (prev != '\0' && next != '\0' && strchr(",=()", next) == NULL &&
+			    strchr(",=(", prev) == NULL)
+				buf[w++] = ' ';
+			r = e;
+		} else {
+			buf[w++] = buf[r++];
+		}
+	}
+	buf[w] = '\0';
+	for (r = 0; r < w; r++)
+		if (buf[r] == ' ')
+			n++;
+	n = w > 0 ? n + 1 : 0;
+	tok = sm_calloc((size_t)n + 1, sizeof(*tok));
+	if (tok == NULL) {
+		sm_free(buf);
+		return -ENOMEM;
+	}
+	for (i = 0, r = 0; i < n; i++) {
+		tok[i] = buf + r;
+		while (buf[r] != ' ' && buf[r] != '\0')
+			r++;
+		buf[r++] = '\0';
+	}
+	*bufp = buf;
+	*tokp = tok;
+	*ntokp = n;
+	return 0;
+}
+
+/* ---- defaults ---- */
+
+static int
+set_defaults(struct sm_stress_settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->truncate = SM_STRESS_TRUNCATE_NEVER;
+	s->cl = SM_STRESS_CL_LOCAL_ONE;
+	s->serial_cl = SM_STRESS_CL_SERIAL;
+	s->key_size = 10;
+	dist_fixed(&s->counter_add, 1);
+	dist_gaussian(&s->clustering, 1, 10, 3);
+	s->pop.wrap = true;
+	dist_fixed(&s->col.count, 5);
+	dist_fixed(&s->col.size, 34);
+	s->rate.threads = 200;
+	s->rate.kind = SM_STRESS_RATE_NONE;
+	s->schema.factor = 1;
+	s->schema.table = "standard1";
+	s->schema.counter_table = "counter1";
+	s->native_port = 9042;
+	s->alternator_port = 8000;
+	s->mode.api = SM_STRESS_API_CQL;
+	s->mode.protocol_version = 4;
+	s->mode.compression = SM_STRESS_COMPRESSION_NONE;
+	s->mode.connections_per_host = 8;
+	s->mode.request_timeout_ms = 12000;
+	s->mode.prepared = true;
+	s->mode.alt_op = SM_STRESS_ALT_PUT;
+	s->log.interval_ms = 1000;
+	s->log.level = SM_STRESS_LOG_NORMAL;
+	s->errors.retries = 9;
+	s->errors.delay_policy = SM_STRESS_DELAY_CONSTANT;
+	s->errors.max_delay_ms = 20000;
+	s->route.token_aware = true;
+	s->route.ordering = SM_STRESS_ORDER_RANDOM;
+	s->route.shard_aware = true;
+	s->schema.keyspace = sm_strdup("keyspace1");
+	s->schema.strategy = sm_strdup(NTS_CLASS);
+	s->nodes.hosts = sm_calloc(1, sizeof(char *));
+	if (s->schema.keyspace == NULL || s->schema.strategy == NULL || s->nodes.hosts == NULL)
+		return -ENOMEM;
+	s->nodes.hosts[0] = sm_strdup("localhost");
+	if (s->nodes.hosts[0] == NULL)
+		return -ENOMEM;
+	s->nodes.n = 1;
+	return 0;
+}
+
+/*
+ * OptionReplication.getOptions(): replication_factor for the default
+ * strategy or an explicit factor=, unless given as an extra option; and
+ * createKeyspaceStatementCQL3() adds it to an otherwise empty map.
+ */
+static int
+add_replication_factor(struct ctx *c)
+{
+	struct sm_stress_schema *sc = &c->s->schema;
+	char f[16];
+	unsigned i;
+
+	for (i = 0; i < sc->n_repl; i++)
+		if (strcmp(sc->repl[i].key, "replication_factor") == 0)
+			return 0;
+	if (strcmp(sc->strategy, NTS_CLASS) != 0 && !c->factor_set && sc->n_repl > 0)
+		return 0;
+	if (sc->n_repl >= SM_STRESS_MAX_KV)
+		return fail(c, "-schema: more than %u replication options", SM_STRESS_MAX_KV);
+	snprintf(f, sizeof(f), "%u", sc->factor);
+	sc->repl[sc->n_repl].key = sm_strdup("replication_factor");
+	sc->repl[sc->n_repl].value = sm_strdup(f);
+	sc->n_repl++;
+	if (sc->repl[sc->n_repl - 1].key == NULL || sc->repl[sc->n_repl - 1].value == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+/* What depends on the command, n= and the node count, applied after every option is read. */
+static int
+finish(struct ctx *c)
+{
+	struct sm_stress_settings *s = c->s;
+	uint64_t limit = s->n_ops > 0 ? s->n_ops : 1000000;
+
+	if (s->cmd != SM_STRESS_CMD_MIXED) {
+		static const enum sm_stress_op op_of[] = {
+			[SM_STRESS_CMD_WRITE] = SM_STRESS_OP_WRITE,
+			[SM_STRESS_CMD_READ] = SM_STRESS_OP_READ,
+			[SM_STRESS_CMD_COUNTER_WRITE] = SM_STRESS_OP_COUNTER_WRITE,
+			[SM_STRESS_CMD_COUNTER_READ] = SM_STRESS_OP_COUNTER_READ,
+		};
+
+		s->ratio[op_of[s->cmd]] = 1;
+	} else if (!c->ratio_set) {
+		/* SettingsCommandPreDefinedMixed: read=1, write=1 unless ratio() is given. */
+		s->ratio[SM_STRESS_OP_READ] = 1;
+		s->ratio[SM_STRESS_OP_WRITE] = 1;
+	}
+	/* SettingsPopulation: seq=1..N for writes, gaussian(1..N) otherwise; N = n or 1000000. */
+	if (!s->pop.set_by_user) {
+		if (s->cmd == SM_STRESS_CMD_WRITE || s->cmd == SM_STRESS_CMD_COUNTER_WRITE) {
+			s->pop.dist.kind = SM_STRESS_DIST_SEQ;
+			s->pop.dist.min = 1;
+			s->pop.dist.max = limit;
+			if (limit == 1)
+				dist_fixed(&s->pop.dist, 1);
+		} else {
+			dist_gaussian(&s->pop.dist, 1, limit, 3);
+			if (limit == 1)
+				dist_fixed(&s->pop.dist, 1);
+		}
+		s->pop.wrap = true;
+	}
+	if (s->mode.api == SM_STRESS_API_ALTERNATOR &&
+	    (s->ratio[SM_STRESS_OP_COUNTER_WRITE] > 0 || s->ratio[SM_STRESS_OP_COUNTER_READ] > 0))
+		return fail(c,
+			    "%s: counters are not supported with -mode alternator (DynamoDB has "
+			    "no counter type): use -mode native cql3",
+			    sm_stress_cmd_name(s->cmd));
+	/* StressAction.warmup(): min(50000, 25 % of n), or 50000 for duration=, per node. */
+	if (s->no_warmup) {
+		s->warmup_ops = 0;
+	} else if (c->warmup_set) {
+		s->warmup_ops = c->warmup_n;
+	} else {
+		uint64_t per_node = s->n_ops > 0 ? SM_MIN((uint64_t)50000, s->n_ops / 4) : 50000;
+
+		s->warmup_ops = per_node * s->nodes.n;
+	}
+	s->warmup_threads = SM_MIN(100u, s->rate.threads);
+	return add_replication_factor(c);
+}
+
+static int
+parse_command_word(struct ctx *c, const char *w)
+{
+	static const struct {
+		const char *name;
+		enum sm_stress_cmd cmd;
+	} words[] = {
+		/* Command.java: the name, the name without '_', and an alias of each. */
+		{ "write", SM_STRESS_CMD_WRITE },
+		{ "insert", SM_STRESS_CMD_WRITE },
+		{ "read", SM_STRESS_CMD_READ },
+		{ "mixed", SM_STRESS_CMD_MIXED },
+		{ "counter_write", SM_STRESS_CMD_COUNTER_WRITE },
+		{ "counterwrite", SM_STRESS_CMD_COUNTER_WRITE },
+		{ "counter_add", SM_STRESS_CMD_COUNTER_WRITE },
+		{ "counteradd", SM_STRESS_CMD_COUNTER_WRITE },
+		{ "counter_read", SM_STRESS_CMD_COUNTER_READ },
+		{ "counterread", SM_STRESS_CMD_COUNTER_READ },
+		{ "counter_get", SM_STRESS_CMD_COUNTER_READ },
+		{ "counterget", SM_STRESS_CMD_COUNTER_READ },
+		{ "help", SM_STRESS_CMD_HELP },
+		{ "-?", SM_STRESS_CMD_HELP },
+	};
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(words); i++) {
+		if (is(w, words[i].name)) {
+			c->s->cmd = words[i].cmd;
+			return 0;
+		}
+	}
+	if (is(w, "user"))
+		return fail(c, "user: not supported by shardmark stress (user profiles need a YAML "
+			       "schema): use write, read, mixed, counter_write or counter_read");
+	if (is(w, "print") || is(w, "legacy"))
+		return fail(c,
+			    "%s: not supported by shardmark stress: use write, read, mixed, "
+			    "counter_write, counter_read or help",
+			    w);
+	if (is(w, "version"))
+		return fail(c, "version: use `shardmark version`");
+	if (w[0] == '-')
+		return fail(c,
+			    "'%s': the command comes first: shardmark stress "
+			    "write|read|mixed|counter_write|counter_read [sub-options] [options]",
+			    w);
+	return fail(c,
+		    "unknown command '%s': use write, read, mixed, counter_write, counter_read "
+		    "or help",
+		    w);
+}
+
+int
+sm_stress_settings_parse(int argc, char **argv, struct sm_stress_settings *s, char *err,
+			 size_t errlen)
+{
+	struct ctx c = { .s = s, .err = err, .errlen = errlen };
+	char *buf = NULL, **tok = NULL;
+	unsigned seen = 0;
+	int ntok = 0, i, j, rc;
+
+	if (errlen > 0)
+		err[0] = '\0';
+	rc = set_defaults(s);
+	if (rc < 0)
+		goto free_settings;
+	rc = tokenize(argc, argv, &buf, &tok, &ntok);
+	if (rc < 0)
+		goto free_settings;
+	if (ntok == 0) {
+		rc = fail(&c, "no command: shardmark stress write|read|mixed|counter_write|"
+			      "counter_read [sub-options] [options] (see shardmark stress help)");
+		goto free_tokens;
+	}
+	rc = parse_command_word(&c, tok[0]);
+	if (rc < 0)
+		goto free_tokens;
+	if (s->cmd == SM_STRESS_CMD_HELP) {
+		if (ntok > 1 && (s->help_topic = sm_strdup(tok[1])) == NULL)
+			rc = -ENOMEM;
+		goto free_tokens;
+	}
+	for (j = 1; j < ntok && tok[j][0] != '-'; j++)
+		;
+	rc = parse_command_opts(&c, tok + 1, j - 1);
+	while (rc == 0 && j < ntok) {
+		i = j;
+		for (j = i + 1; j < ntok && tok[j][0] != '-'; j++)
+			;
+		rc = parse_option(&c, tok[i], tok + i + 1, j - i - 1, &seen);
+	}
+	if (rc == 0)
+		rc = finish(&c);
+free_tokens:
+	sm_free(tok);
+	sm_free(buf);
+	if (rc == 0)
+		return 0;
+free_settings:
+	if (rc == -ENOMEM && errlen > 0)
+		snprintf(err, errlen, "out of memory while parsing the command line");
+	sm_stress_settings_free(s);
+	return rc;
+}
+
+static void
+free_kv(struct sm_stress_kv *kv, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		sm_free(kv[i].key);
+		sm_free(kv[i].value);
+	}
+}
+
+void
+sm_stress_settings_free(struct sm_stress_settings *s)
+{
+	sm_free(s->help_topic);
+	sm_free(s->schema.keyspace);
+	sm_free(s->schema.strategy);
+	free_kv(s->schema.repl, s->schema.n_repl);
+	sm_free(s->schema.compaction_strategy);
+	free_kv(s->schema.compaction, s->schema.n_compaction);
+	sm_free(s->schema.compression);
+	free_hosts(&s->nodes);
+	sm_free(s->nodes.datacenter);
+	sm_free(s->nodes.rack);
+	sm_free(s->nodes.loadbalance);
+	sm_free(s->mode.user);
+	sm_free(s->mode.password);
+	sm_free(s->mode.alt_isolation);
+	sm_free(s->log.hdrfile);
+	sm_free(s->log.file);
+	sm_free(s->log.json);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- printing ---- */
+
+/* Java's %,d. */
+static const char *
+grouped(char *buf, size_t n, uint64_t v)
+{
+	char tmp[32];
+	size_t len, i, w = 0;
+
+	snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
+	len = strlen(tmp);
+	for (i = 0; i < len && w + 2 < n; i++) {
+		if (i > 0 && (len - i) % 3 == 0)
+			buf[w++] = ',';
+		buf[w++] = tmp[i];
+	}
+	buf[w] = '\0';
+	return buf;
+}
+
+static const char *
+str_or_null(const char *s)
+{
+	return s != NULL ? s : "null";
+}
+
+static const char *
+yes_no(bool b)
+{
+	return b ? "true" : "false";
+}
+
+/* DistributionFactory.getConfigAsString(), roughly. */
+static void
+print_dist(FILE *f, const char *label, const struct sm_stress_dist *d)
+{
+	switch (d->kind) {
+	case SM_STRESS_DIST_FIXED:
+		fprintf(f, "  %s: Fixed:  key=%" PRIu64 "\n", label, d->min);
+		break;
+	case SM_STRESS_DIST_UNIFORM:
+		fprintf(f, "  %s: Uniform:  min=%" PRIu64 ",max=%" PRIu64 "\n", label, d->min,
+			d->max);
+		break;
+	case SM_STRESS_DIST_GAUSSIAN:
+		fprintf(f, "  %s: Gaussian:  min=%" PRIu64 ",max=%" PRIu64 ",mean=%f,stdev=%f\n",
+			label, d->min, d->max, d->mean, d->stdev);
+		break;
+	case SM_STRESS_DIST_SEQ:
+		fprintf(f, "  %s: Seq:  min=%" PRIu64 ",max=%" PRIu64 "\n", label, d->min, d->max);
+		break;
+	}
+}
+
+static void
+print_kv(FILE *f, const char *label, const struct sm_stress_kv *kv, unsigned n)
+{
+	unsigned i;
+
+	fprintf(f, "  %s: {", label);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s%s=%s", i > 0 ? ", " : "", kv[i].key, kv[i].value);
+	fputs("}\n", f);
+}
+
+static void
+print_command(FILE *f, const struct sm_stress_settings *s)
+{
+	static const char *const truncate[] = { "NEVER", "ONCE", "ALWAYS" };
+	char b[32];
+	unsigned i;
+
+	fputs("Command:\n", f);
+	fprintf(f, "  Type: %s\n", sm_stress_cmd_name(s->cmd));
+	if (s->n_ops > 0)
+		fprintf(f, "  Count: %s\n", grouped(b, sizeof(b), s->n_ops));
+	else
+		fputs("  Count: -1\n", f);
+	if (s->duration_ns > 0) {
+		uint64_t sec = s->duration_ns / 1000000000ull;
+
+		if (sec % 3600 == 0)
+			fprintf(f, "  Duration: %s HOURS\n", grouped(b, sizeof(b), sec / 3600));
+		else if (sec % 60 == 0)
+			fprintf(f, "  Duration: %s MINUTES\n", grouped(b, sizeof(b), sec / 60));
+		else
+			fprintf(f, "  Duration: %s SECONDS\n", grouped(b, sizeof(b), sec));
+	}
+	fprintf(f, "  No Warmup: %s\n", yes_no(s->no_warmup));
+	fprintf(f, "  Warmup: %s operations per op type at %u threads\n",
+		grouped(b, sizeof(b), s->warmup_ops), s->warmup_threads);
+	fprintf(f, "  Truncate: %s\n", truncate[s->truncate]);
+	fprintf(f, "  Consistency Level: %s\n", sm_stress_cl_name(s->cl));
+	fprintf(f, "  Serial Consistency Level: %s\n", sm_stress_cl_name(s->serial_cl));
+	fputs("  Target Uncertainty: not applicable\n", f);
+	fprintf(f, "  Key Size (bytes): %u\n", s->key_size);
+	print_dist(f, "Counter Increment Distribution", &s->counter_add);
+	if (s->cmd == SM_STRESS_CMD_MIXED) {
+		bool first = true;
+
+		fputs("  Command Ratios: {", f);
+		for (i = 0; i < SM_STRESS_NR_OPS; i++) {
+			if (s->ratio[i] <= 0)
+				continue;
+			fprintf(f, "%s%s=%g", first ? "" : ", ", sm_stress_op_name(i), s->ratio[i]);
+			first = false;
+		}
+		fputs("}\n", f);
+		print_dist(f, "Command Clustering Distribution", &s->clustering);
+	}
+}
+
+void
+sm_stress_settings_print(FILE *f, const struct sm_stress_settings *s)
+{
+	static const char *const rate_kind[] = { "none", "throttle", "fixed" };
+	static const char *const level[] = { "MINIMAL", "NORMAL", "VERBOSE" };
+	static const char *const delay[] = { "constant", "linear", "exponential" };
+	static const char *const ordering[] = { "RANDOM", "TOPOLOGICAL", "NEUTRAL" };
+	static const char *const alt_op[] = { "PutItem", "UpdateItem",
+					      "UpdateItem with a condition" };
+	char b[32];
+	unsigned i;
+
+	fputs("******************** Stress Settings ********************\n", f);
+	print_command(f, s);
+
+	fputs("Rate:\n", f);
+	fputs("  Auto: false\n", f);
+	fprintf(f, "  Thread Count: %u\n", s->rate.threads);
+	fprintf(f, "  OpsPer Sec: %" PRIu64 "\n", s->rate.ops_per_s);
+	fprintf(f, "  Rate Limit: %s\n", rate_kind[s->rate.kind]);
+
+	fputs("Population:\n", f);
+	if (s->pop.dist.kind == SM_STRESS_DIST_SEQ)
+		fprintf(f, "  Sequence: %" PRIu64 "..%" PRIu64 "\n", s->pop.dist.min,
+			s->pop.dist.max);
+	else
+		print_dist(f, "Distribution", &s->pop.dist);
+	fputs("  Order: ARBITRARY\n", f);
+	fprintf(f, "  Wrap: %s\n", yes_no(s->pop.wrap));
+
+	fputs("Columns:\n", f);
+	fprintf(f, "  Max Columns Per Key: %" PRIu64 "\n", s->col.count.max);
+	fputs("  Column Names: [", f);
+	for (i = 0; i < s->col.count.max && i < 8; i++)
+		fprintf(f, "%sC%u", i > 0 ? ", " : "", i);
+	fputs(s->col.count.max > 8 ? ", ...]\n" : "]\n", f);
+	if (s->col.timestamp != 0)
+		fprintf(f, "  Timestamp: %" PRIu64 "\n", s->col.timestamp);
+	else
+		fputs("  Timestamp: null\n", f);
+	fprintf(f, "  Variable Column Count: %s\n", yes_no(s->col.count.min < s->col.count.max));
+	fprintf(f, "  Slice: %s\n", yes_no(s->col.slice));
+	print_dist(f, "Size Distribution", &s->col.size);
+	print_dist(f, "Count Distribution", &s->col.count);
+
+	fputs("Errors:\n", f);
+	fprintf(f, "  Ignore: %s\n", yes_no(s->errors.ignore));
+	fprintf(f, "  Fail fast setting: %s\n", yes_no(s->errors.fail_fast));
+	fprintf(f, "  Tries: %u\n", s->errors.retries + 1);
+	fprintf(f, "  Skip Read Validation: %s\n", yes_no(s->errors.skip_read_validation));
+	fprintf(f, "  RetryPolicy: %s\n", delay[s->errors.delay_policy]);
+	fprintf(f, "  Minimum Delay: %s MILLISECONDS\n",
+		grouped(b, sizeof(b), s->errors.min_delay_ms));
+	fprintf(f, "  Maximum Delay: %s MILLISECONDS\n",
+		grouped(b, sizeof(b), s->errors.max_delay_ms));
+
+	fputs("Log:\n", f);
+	fprintf(f, "  No Summary: %s\n", yes_no(s->log.no_summary));
+	fprintf(f, "  No Settings: %s\n", yes_no(s->log.no_settings));
+	fprintf(f, "  File: %s\n", str_or_null(s->log.file));
+	fprintf(f, "  HDR File: %s\n", str_or_null(s->log.hdrfile));
+	fprintf(f, "  JSON File: %s\n", str_or_null(s->log.json));
+	fprintf(f, "  Interval Millis: %u\n", s->log.interval_ms);
+	fprintf(f, "  Level: %s\n", level[s->log.level]);
+	fprintf(f, "  Print Statements On Error: %s\n", yes_no(s->log.print_statements_on_error));
+
+	fputs("Mode:\n", f);
+	if (s->mode.api == SM_STRESS_API_ALTERNATOR) {
+		fputs("  API: ALTERNATOR (DynamoDB API over HTTP)\n", f);
+		fprintf(f, "  Write Operation: %s\n", alt_op[s->mode.alt_op]);
+		fprintf(f, "  Write Isolation Hint: %s\n", str_or_null(s->mode.alt_isolation));
+	} else {
+		fputs("  API: CQL native protocol\n", f);
+		fprintf(f, "  Connection Style: %s\n", s->mode.prepared ? "CQL_PREPARED" : "CQL");
+		fputs("  CQL Version: CQL3\n", f);
+		fprintf(f, "  Protocol Version: V%u\n", s->mode.protocol_version);
+		fprintf(f, "  Compression: %s\n",
+			s->mode.compression == SM_STRESS_COMPRESSION_LZ4 ? "LZ4" : "NONE");
+	}
+	fprintf(f, "  Username: %s\n", str_or_null(s->mode.user));
+	fprintf(f, "  Password: %s\n", s->mode.password != NULL ? "*suppressed*" : "null");
+	if (s->mode.max_pending != 0)
+		fprintf(f, "  Max Pending Per Connection: %u\n", s->mode.max_pending);
+	else
+		fputs("  Max Pending Per Connection: null\n", f);
+	fprintf(f, "  Connections Per Host: %u\n", s->mode.connections_per_host);
+	fprintf(f, "  Request Timeout: %u ms\n", s->mode.request_timeout_ms);
+
+	fputs("Node:\n", f);
+	fputs("  Nodes: [", f);
+	for (i = 0; i < s->nodes.n; i++)
+		fprintf(f, "%s%s", i > 0 ? ", " : "", s->nodes.hosts[i]);
+	fputs("]\n", f);
+	fprintf(f, "  Is White List: %s\n", yes_no(s->nodes.whitelist));
+	fprintf(f, "  Datacenter: %s\n", str_or_null(s->nodes.datacenter));
+	fprintf(f, "  Rack: %s\n", str_or_null(s->nodes.rack));
+	fprintf(f, "  Load Balance: %s\n",
+		s->nodes.loadbalance != NULL ? s->nodes.loadbalance : "auto");
+	if (s->nodes.remote_dc_hosts != 0)
+		fprintf(f, "  Remote DC Hosts: %u\n", s->nodes.remote_dc_hosts);
+	else
+		fputs("  Remote DC Hosts: disabled\n", f);
+
+	fputs("Schema:\n", f);
+	fprintf(f, "  Keyspace: %s\n", s->schema.keyspace);
+	fprintf(f, "  Replication Strategy: %s\n", s->schema.strategy);
+	print_kv(f, "Replication Strategy Options", s->schema.repl, s->schema.n_repl);
+	fprintf(f, "  Table Compression: %s\n", str_or_null(s->schema.compression));
+	fprintf(f, "  Table Compaction Strategy: %s\n", str_or_null(s->schema.compaction_strategy));
+	print_kv(f, "Table Compaction Strategy Options", s->schema.compaction,
+		 s->schema.n_compaction);
+
+	fputs("Port:\n", f);
+	fprintf(f, "  Native Port: %u\n", s->native_port);
+	fprintf(f, "  Alternator Port: %u\n", s->alternator_port);
+
+	fputs("Route:\n", f);
+	fprintf(f, "  Token Aware: %s\n", yes_no(s->route.token_aware));
+	fprintf(f, "  Replica Ordering: %s\n", ordering[s->route.ordering]);
+	fprintf(f, "  Shard Aware: %s\n", yes_no(s->route.shard_aware));
+
+	fputs("Shards:\n", f);
+	if (s->shards != 0)
+		fprintf(f, "  Client Shards: %u\n", s->shards);
+	else
+		fputs("  Client Shards: one per CPU\n", f);
+	fputc('\n', f);
+}
+
+void
+sm_stress_usage(FILE *f)
+{
+	fputs("Usage: shardmark stress <command> [sub-options] [-option sub-options ...]\n"
+	      "\n"
+	      "A cassandra-stress compatible load generator: cassandra-stress command lines\n"
+	      "work unchanged, with cassandra-stress's defaults and report layout.\n"
+	      "\n"
+	      "Commands:\n"
+	      "  write (insert)                   write partitions of keyspace1.standard1\n"
+	      "  read                             read them (write them first)\n"
+	      "  mixed ratio(read=N,write=M)      interleave reads and writes (default 1:1)\n"
+	      "  counter_write (counter_add)      increment counters of keyspace1.counter1\n"
+	      "  counter_read (counter_get)       read counters\n"
+	      "  help [command|-option]           this text\n"
+	      "\n"
+	      "Command sub-options:\n"
+	      "  n=N[k|m|b]                       number of operations (k=1000, m=10^6, b=10^9)\n"
+	      "  duration=N[s|m|h]                or run for this long (one of the two is "
+	      "required)\n"
+	      "  cl=CL                            consistency level (default LOCAL_ONE): ONE, "
+	      "TWO,\n"
+	      "                                   THREE, QUORUM, ALL, ANY, LOCAL_QUORUM, "
+	      "EACH_QUORUM,\n"
+	      "                                   LOCAL_ONE, SERIAL, LOCAL_SERIAL\n"
+	      "  serial-cl=SERIAL|LOCAL_SERIAL    (default SERIAL)\n"
+	      "  no-warmup                        skip the warm-up\n"
+	      "  warmup=N                         [extension] warm-up operations per op type\n"
+	      "                                   (default: min(50000, n/4) x nodes, 50000 x "
+	      "nodes\n"
+	      "                                   with duration=; run at up to 100 threads)\n"
+	      "  truncate=never|once|always       truncate the table first (default never)\n"
+	      "  keysize=N                        partition key bytes (default 10)\n"
+	      "  add=DIST                         counter increment (default FIXED(1))\n"
+	      "  clustering=DIST                  mixed: run lengths of one op type\n"
+	      "                                   (default GAUSSIAN(1..10))\n"
+	      "\n"
+	      "Options:\n"
+	      "  -pop seq=A..B [no-wrap] | dist=DIST\n"
+	      "        partition keys; default seq=1..N for write/counter_write and\n"
+	      "        dist=GAUSSIAN(1..N) otherwise, N = n or 1000000\n"
+	      "  -col n=DIST size=DIST [slice] [timestamp=N]\n"
+	      "        columns per row (default n=FIXED(5)) and bytes per cell\n"
+	      "        (default size=FIXED(34))\n"
+	      "  -rate threads=N [throttle=R/s | fixed=R/s]\n"
+	      "        concurrent operations (default threads=200, where cassandra-stress\n"
+	      "        would ramp with auto; give threads= explicitly, auto is not supported);\n"
+	      "        throttle= caps the rate, fixed= also measures latency from each\n"
+	      "        operation's scheduled start (coordinated-omission corrected)\n"
+	      "  -schema [replication(strategy=S,factor=N,<dc>=<rf>)] [keyspace=NAME]\n"
+	      "          [compaction(strategy=S,...)] [compression=C]\n"
+	      "        default NetworkTopologyStrategy, factor 1, keyspace1\n"
+	      "  -node HOST[,HOST...] | file=F [datacenter=DC] [rack=R] [whitelist]\n"
+	      "        [loadbalance=round-robin|dc-aware|rack-aware] [remote-dc=N]\n"
+	      "        default localhost\n"
+	      "  -port native=N [alternator=N]\n"
+	      "        default native=9042, alternator=8000 (alternator= is an extension)\n"
+	      "  -mode native cql3 [user=U password=P] [protocolVersion=3|4]\n"
+	      "        [compression=none|lz4] [connectionsPerHost=N] (default 8)\n"
+	      "        [maxPending=N] [requestTimeout=MS] (default 12000) [unprepared]\n"
+	      "  -mode alternator [op=put|update|update-conditional] [isolation=MODE]\n"
+	      "        [extension] DynamoDB API over HTTP: write -> PutItem (or UpdateItem),\n"
+	      "        read -> GetItem; isolation= is only a hint, the server's\n"
+	      "        alternator_write_isolation decides\n"
+	      "  -log [interval=Ns|Nms] (default 1s) [file=F] [hdrfile=F] [json=F]\n"
+	      "       [level=minimal|normal|verbose] [no-summary] [no-settings]\n"
+	      "       [print-statements-on-error]\n"
+	      "        json= is an extension: a machine-readable report\n"
+	      "  -errors [ignore] [retries=N] (default 9) [fail-fast] [skip-read-validation]\n"
+	      "          [delay-policy=constant|linear|exponential] [min-delay-ms=N]\n"
+	      "          [max-delay-ms=N]\n"
+	      "  -route token-aware|none [ordering=random|topological|neutral]\n"
+	      "         [shard-aware|no-shard-aware]\n"
+	      "        [extension] replica and shard choice; default token-aware,\n"
+	      "        ordering=random (as cassandra-stress's driver policy), shard-aware\n"
+	      "  -shards N\n"
+	      "        [extension] client shards, one thread pinned per CPU; 0 (default):\n"
+	      "        one per CPU\n"
+	      "\n"
+	      "DIST: FIXED(n), UNIFORM(min..max), GAUSSIAN(min..max[,stdvrng]) (stdvrng 3 by\n"
+	      "default), GAUSSIAN(min..max,mean,stdev), SEQ(min..max) (-pop only); names are\n"
+	      "case-insensitive.\n"
+	      "\n"
+	      "Not supported (refused with an error): the user command and profiles, print,\n"
+	      "legacy, the err< run-until-stable mode, -rate auto, -insert, -transport (TLS),\n"
+	      "-sendto, -graph, -tokenrange, -mode thrift/simplenative/auth-provider=,\n"
+	      "compression=snappy, -col names=, -pop read-lookback=, EXP/EXTREME/QEXTREME and\n"
+	      "inverted (~) distributions. Accepted and ignored: -port jmx=/thrift=, -mode port=,\n"
+	      "-pop contents=, -errors skip-unsupported-columns.\n",
+	      f);
+}
