@@ -114,7 +114,8 @@ struct sshard {
 	unsigned conns_per_host;
 	unsigned nready, nfailed;
 	int first_err;
-	char first_err_text[600];
+	char first_err_text[600]; /* the first connection error */
+	char fail_text[400];	  /* why the run failed (an op failed every try) */
 	/* the phase's quota: operations to start, 0 = until told to stop */
 	uint64_t quota, started, completed;
 	bool stopping;
@@ -450,7 +451,6 @@ cql_done(void *arg, const struct sm_cqlc_result *r)
 		return;
 	}
 	if (!sx->s.errors.skip_read_validation && !valid_row(w, r)) {
-		w->sh->validation_failures++;
 		worker_finish(w, VALIDATION_ERROR, 0);
 		return;
 	}
@@ -559,7 +559,6 @@ alt_done(void *arg, int err, int status, const char *body, size_t len)
 	}
 	if (w->op == SM_STRESS_OP_READ && !sx->s.errors.skip_read_validation &&
 	    !alt_valid_item(w, body, len)) {
-		w->sh->validation_failures++;
 		worker_finish(w, VALIDATION_ERROR, 0);
 		return;
 	}
@@ -695,6 +694,8 @@ worker_finish(struct worker *w, int32_t err_code, uint64_t rows)
 		if (err_code != 0) {
 			o->errors++;
 			count_error(sh, err_code);
+			if (err_code == VALIDATION_ERROR)
+				sh->validation_failures++;
 		} else {
 			o->ops++;
 			o->partitions++;
@@ -709,7 +710,7 @@ worker_finish(struct worker *w, int32_t err_code, uint64_t rows)
 		char name[96];
 
 		sh->failed_run = true;
-		snprintf(sh->first_err_text, sizeof(sh->first_err_text),
+		snprintf(sh->fail_text, sizeof(sh->fail_text),
 			 "%s on %s after %u tries (add -errors ignore to go on)",
 			 error_name(err_code, name, sizeof(name)), sm_stress_op_name(w->op),
 			 w->tries + 1);
@@ -867,6 +868,11 @@ conn_failed(struct sconn *c, int err, const char *why)
 	if (c->failed)
 		return;
 	c->failed = true;
+	if (err == -ESHUTDOWN) {
+		/* The runtime is stopping: not a connection failure. */
+		c->ready = false;
+		return;
+	}
 	c->ready = false;
 	if (sh->first_err == 0) {
 		sh->first_err = err;
@@ -2135,8 +2141,8 @@ sm_cmd_stress(int argc, char **argv)
 		ret = ctx.result == SM_EXIT_OK ? SM_EXIT_FAIL : ctx.result;
 	}
 	for (i = 0; i < ctx.nshards; i++)
-		if (ctx.sh[i].failed_run && ctx.sh[i].first_err_text[0]) {
-			fprintf(stderr, "shardmark stress: %s\n", ctx.sh[i].first_err_text);
+		if (ctx.sh[i].failed_run && ctx.sh[i].fail_text[0]) {
+			fprintf(stderr, "shardmark stress: %s\n", ctx.sh[i].fail_text);
 			ret = SM_EXIT_FAIL;
 			break;
 		}
