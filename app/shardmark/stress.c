@@ -164,6 +164,7 @@ struct stress_ctx {
 	double measure_start_epoch;
 	unsigned acks;
 	uint64_t interval_no;
+	uint64_t progress_ops, progress_ns; /* watchdog: completions seen, and when */
 	uint64_t last_ops[SM_STRESS_NR_OPS + 1];
 	uint64_t last_errors;
 	struct op_stats merged[SM_STRESS_NR_OPS];
@@ -1573,11 +1574,42 @@ any_failed_run(void)
 	return false;
 }
 
+/*
+ * True when no operation has completed for requestTimeout while some are in
+ * flight: a server that stopped answering must not hang the run.
+ */
+static bool
+stalled(uint64_t now)
+{
+	uint64_t done = 0, busy = 0;
+	unsigned i;
+
+	for (i = 0; i < sx->nshards; i++) {
+		done += SM_READ_ONCE(sx->sh[i].completed);
+		busy += SM_READ_ONCE(sx->sh[i].busy);
+	}
+	if (done != sx->progress_ops || busy == 0) {
+		sx->progress_ops = done;
+		sx->progress_ns = now;
+		return false;
+	}
+	if (now - sx->progress_ns < (uint64_t)sx->s.mode.request_timeout_ms * 1000000ull)
+		return false;
+	fprintf(stderr,
+		"shardmark stress: no operation completed for %u ms with %" PRIu64
+		" in flight (-mode requestTimeout=%u): the server stopped answering; ending the "
+		"run\n",
+		sx->s.mode.request_timeout_ms, busy, sx->s.mode.request_timeout_ms);
+	sx->failure = true;
+	return true;
+}
+
 static void
 begin_phase(enum phase ph)
 {
 	sx->phase = ph;
 	sx->phase_start_ns = sm_now_ns();
+	sx->progress_ops = UINT64_MAX; /* the shards reset their counts */
 	if (ph == PH_MEASURE) {
 		unsigned k;
 
@@ -1615,6 +1647,18 @@ control_tick(void *arg)
 
 	(void)arg;
 	switch (sx->phase) {
+	case PH_CONTROL:
+		if (now - sx->phase_start_ns > 30ull * 1000000000ull) {
+			control_fail("%s:%u did not complete the setup (handshake, ring, schema) "
+				     "within 30 s",
+				     sx->s.nodes.hosts[0],
+				     sx->s.mode.api == SM_STRESS_API_ALTERNATOR
+					     ? sx->s.alternator_port
+					     : sx->s.native_port);
+			return;
+		}
+		sm_timer_arm(&sx->timer, 200);
+		return;
 	case PH_CONNECT:
 		for (i = 0; i < sx->nshards; i++) {
 			ready += SM_READ_ONCE(sx->sh[i].nready);
@@ -1649,6 +1693,11 @@ control_tick(void *arg)
 		}
 		return;
 	case PH_WARMUP:
+		if (stalled(now)) {
+			sx->phase = PH_DONE;
+			sm_runtime_stop();
+			return;
+		}
 		if (any_failed_run()) {
 			sx->failure = true;
 			begin_phase(PH_DRAIN);
@@ -1669,7 +1718,7 @@ control_tick(void *arg)
 		    !sx->sh[0].stopping) {
 			broadcast(shard_stop, NULL, NULL);
 		}
-		if (all_done()) {
+		if (sx->acks >= sx->nshards && (all_done() || stalled(now))) {
 			sx->phase = PH_DONE;
 			sm_timer_cancel(&sx->timer);
 			sx->acks = 0;
@@ -1684,7 +1733,7 @@ control_tick(void *arg)
 		sm_timer_arm(&sx->timer, POLL_MS);
 		return;
 	case PH_DRAIN:
-		if (!all_done()) {
+		if (!all_done() && !stalled(now)) {
 			sm_timer_arm(&sx->timer, POLL_MS);
 			return;
 		}
@@ -1742,6 +1791,8 @@ stress_shard_init(unsigned shard, void *arg)
 		return 0;
 	sm_timer_init(&c->timer, control_tick, NULL);
 	c->phase = PH_CONTROL;
+	c->phase_start_ns = sm_now_ns();
+	sm_timer_arm(&c->timer, 200);
 	c->acks = c->nshards;
 	if (c->s.mode.api == SM_STRESS_API_ALTERNATOR) {
 		struct sm_httpc_opts o = {
