@@ -139,6 +139,8 @@ struct stress_ctx {
 	unsigned nshards;
 	struct sshard *sh;
 	enum sm_stress_op ops[SM_STRESS_NR_OPS];
+	/* the same, in name order: cassandra-stress prints op types from a TreeMap */
+	enum sm_stress_op ops_by_name[SM_STRESS_NR_OPS];
 	double cum[SM_STRESS_NR_OPS]; /* cumulative ratio weights */
 	unsigned nops;
 	unsigned ncols;
@@ -1172,8 +1174,10 @@ ctl_ready(struct sm_cqlc *c, int err, void *ctx)
 
 	(void)ctx;
 	if (err < 0) {
-		control_fail("cannot connect to %s:%u: %s (check -node and -port native=)",
-			     sx->s.nodes.hosts[0], sx->s.native_port, sm_cqlc_error_text(c));
+		control_fail("cannot connect to %s:%u: %s (%s)", sx->s.nodes.hosts[0],
+			     sx->s.native_port, sm_cqlc_error_text(c),
+			     err == -EACCES ? "check -mode user= password="
+					    : "check -node and -port native=");
 		return;
 	}
 	sx->scylla = in->scylla;
@@ -1507,14 +1511,15 @@ report_interval(bool last)
 	}
 	if (sx->nops > 1) {
 		for (k = 0; k < sx->nops; k++) {
-			struct op_stats *m = &sx->merged[sx->ops[k]];
+			enum sm_stress_op op = sx->ops_by_name[k];
+			struct op_stats *m = &sx->merged[op];
 
-			interval_row(
-				sm_stress_op_name(sx->ops[k]),
-				sx->s.rate.kind == SM_STRESS_RATE_FIXED ? &m->rt[0] : &m->st[0],
-				m->ops, m->ops - sx->last_ops[sx->ops[k]],
-				m->ops - sx->last_ops[sx->ops[k]], m->errors, dt, elapsed, stderr_);
-			sx->last_ops[sx->ops[k]] = m->ops;
+			interval_row(sm_stress_op_name(op),
+				     sx->s.rate.kind == SM_STRESS_RATE_FIXED ? &m->rt[0]
+									     : &m->st[0],
+				     m->ops, m->ops - sx->last_ops[op], m->ops - sx->last_ops[op],
+				     m->errors, dt, elapsed, stderr_);
+			sx->last_ops[op] = m->ops;
 		}
 	}
 	interval_row("total", sx->s.rate.kind == SM_STRESS_RATE_FIXED ? &sx->tmp_rt : &sx->tmp_st,
@@ -2111,6 +2116,16 @@ sm_cmd_stress(int argc, char **argv)
 			ctx.ops[ctx.nops++] = (enum sm_stress_op)k;
 		}
 	}
+	memcpy(ctx.ops_by_name, ctx.ops, sizeof(ctx.ops));
+	for (k = 1; k < ctx.nops; k++)
+		for (i = k; i > 0 && strcmp(sm_stress_op_name(ctx.ops_by_name[i - 1]),
+					    sm_stress_op_name(ctx.ops_by_name[i])) > 0;
+		     i--) {
+			enum sm_stress_op t = ctx.ops_by_name[i];
+
+			ctx.ops_by_name[i] = ctx.ops_by_name[i - 1];
+			ctx.ops_by_name[i - 1] = t;
+		}
 	if (ctx.nops == 0) {
 		fprintf(stderr,
 			"shardmark stress: the op mix is empty: give a ratio(...) weight\n");

@@ -828,9 +828,16 @@ bind_source_port(int fd, int family, uint16_t mod, uint16_t rem)
 	unsigned tries;
 	uint16_t p;
 
-	/* Walk the ephemeral range in steps of @mod from a per-shard cursor. */
+	/*
+	 * Walk the ephemeral range in steps of @mod from a per-shard cursor
+	 * that starts somewhere different in every process: a fixed start made
+	 * back-to-back runs reuse the previous run's 4-tuples, still in
+	 * TIME_WAIT on the server.
+	 */
 	if (us->port_cursor == 0)
-		us->port_cursor = (uint16_t)(32768 + (sm_shard_id() * 7919u) % 20000);
+		us->port_cursor = (uint16_t)(32768 + ((uint64_t)getpid() * 2654435761u +
+						      sm_now_ns() / 1000 + sm_shard_id() * 7919u) %
+							     28000u);
 	for (tries = 0; tries < 28000u / mod + 1; tries++) {
 		p = us->port_cursor;
 		p = (uint16_t)(p - p % mod + rem);
