@@ -31,7 +31,8 @@ esac
 
 build_pkgs=(gcc libc6-dev meson ninja-build pkg-config liburing-dev libnuma-dev
 	libyaml-dev libmimalloc-dev liblz4-dev nettle-dev libjsmn-dev zlib1g-dev)
-test_pkgs=(libcmocka-dev python3 python3-pytest python3-cassandra python3-boto3 awscli valgrind)
+test_pkgs=(libcmocka-dev python3 python3-pytest python3-cassandra python3-boto3 awscli valgrind
+	shellcheck)
 
 pkgs=("${build_pkgs[@]}")
 if [ "$mode" = test ]; then
