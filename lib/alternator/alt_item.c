@@ -44,6 +44,25 @@ kv_cmp(const void *a, const void *b)
 	return c ? c : (int)x->k.len - (int)y->k.len;
 }
 
+/* Per-shard scratch of build_map() and item_pairs(); freed by alt_item_shard_fini(). */
+static __thread struct sm_bytes *flat;
+static __thread unsigned flat_cap;
+static __thread struct kv *pairs_buf;
+static __thread unsigned pairs_cap;
+static __thread size_t *pairs_offs;
+
+void
+alt_item_shard_fini(void)
+{
+	sm_free(flat);
+	sm_free(pairs_buf);
+	sm_free(pairs_offs);
+	flat = NULL;
+	pairs_buf = NULL;
+	pairs_offs = NULL;
+	flat_cap = pairs_cap = 0;
+}
+
 /*
  * Serialize a map<text, blob> of @n pairs (sorted here, the last of a
  * repeated key kept) into op->vals; the value in *out.
@@ -51,8 +70,6 @@ kv_cmp(const void *a, const void *b)
 static int
 build_map(struct alt_op *op, struct kv *kvs, unsigned n, struct sm_bytes *out)
 {
-	static __thread struct sm_bytes *flat;
-	static __thread unsigned flat_cap;
 	unsigned i, m = 0;
 	size_t size;
 	uint8_t *dst;
@@ -141,9 +158,6 @@ static int
 item_pairs(struct alt_op *op, const struct alt_table *t, int item, struct sm_json_out *o,
 	   struct kv **pairs, unsigned *npairs)
 {
-	static __thread struct kv *buf;
-	static __thread unsigned cap;
-	static __thread size_t *offs;
 	unsigned n = 0, i;
 	struct sm_bytes k;
 	size_t total = 0;
@@ -153,19 +167,19 @@ item_pairs(struct alt_op *op, const struct alt_table *t, int item, struct sm_jso
 		snprintf(op->errmsg, sizeof(op->errmsg), "Item must be a map of attribute values");
 		return -EINVAL;
 	}
-	if (cap < sm_json_count(&op->doc, item) + 1) {
+	if (pairs_cap < sm_json_count(&op->doc, item) + 1) {
 		unsigned c = sm_json_count(&op->doc, item) + 16;
-		struct kv *p = sm_realloc(buf, c * sizeof(*p));
+		struct kv *p = sm_realloc(pairs_buf, c * sizeof(*p));
 		size_t *q;
 
 		if (p == NULL)
 			return -ENOMEM;
-		buf = p;
-		q = sm_realloc(offs, c * sizeof(*q));
+		pairs_buf = p;
+		q = sm_realloc(pairs_offs, c * sizeof(*q));
 		if (q == NULL)
 			return -ENOMEM;
-		offs = q;
-		cap = c;
+		pairs_offs = q;
+		pairs_cap = c;
 	}
 	for (e = sm_json_first(&op->doc, item); e >= 0; e = sm_json_next(&op->doc, e)) {
 		const char *name;
@@ -191,11 +205,11 @@ item_pairs(struct alt_op *op, const struct alt_table *t, int item, struct sm_jso
 		if (alt_value_write(op, &op->doc, sm_json_member_value(&op->doc, e), o, false,
 				    "Item") < 0)
 			return -EINVAL;
-		buf[n].k.p = (const uint8_t *)name;
-		buf[n].k.len = (uint32_t)k.len;
-		offs[n] = start;
-		buf[n].v.len = (uint32_t)(o->len - start);
-		total += k.len + buf[n].v.len;
+		pairs_buf[n].k.p = (const uint8_t *)name;
+		pairs_buf[n].k.len = (uint32_t)k.len;
+		pairs_offs[n] = start;
+		pairs_buf[n].v.len = (uint32_t)(o->len - start);
+		total += k.len + pairs_buf[n].v.len;
 		n++;
 	}
 	if (o->err)
@@ -207,8 +221,8 @@ item_pairs(struct alt_op *op, const struct alt_table *t, int item, struct sm_jso
 	}
 	/* o is done growing: the offsets become pointers */
 	for (i = 0; i < n; i++)
-		buf[i].v.p = (const uint8_t *)o->p + offs[i];
-	*pairs = buf;
+		pairs_buf[i].v.p = (const uint8_t *)o->p + pairs_offs[i];
+	*pairs = pairs_buf;
 	*npairs = n;
 	return 0;
 }

@@ -154,6 +154,9 @@ int
 alt_value_type(const struct sm_json_doc *d, int tok, char type[5], int *payload);
 void
 alt_value_shard_fini(void);
+/* Free the item code's per-shard scratch (at shard teardown). */
+void
+alt_item_shard_fini(void);
 /* begins_with(): a string or binary prefix of the same type. */
 bool
 alt_value_begins_with(struct alt_op *op, struct alt_val a, struct alt_val b);

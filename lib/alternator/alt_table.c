@@ -102,6 +102,7 @@ alt_meta_shard_fini(void)
 		meta_free(m);
 	}
 	alt_value_shard_fini();
+	alt_item_shard_fini();
 }
 
 static const char *
