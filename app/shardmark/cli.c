@@ -13,6 +13,9 @@
 
 #include "app.h"
 #include "sm_net_uring.h"
+#if SM_HAVE_DPDK
+#include "sm_net_dpdk.h"
+#endif
 
 static void
 print_help(const char *cmd, const char *summary, const struct sm_cli_opt *opts, size_t nopts)
@@ -249,16 +252,30 @@ sm_app_prepare(const struct sm_config *cfg)
 		sm_log_set_level(level);
 	if (sm_net_find("uring") == NULL)
 		sm_net_uring_register();
+#if SM_HAVE_DPDK
+	if (sm_net_find("dpdk") == NULL)
+		sm_net_dpdk_register();
+	if (strcmp(cfg->network_stack, "dpdk") == 0) {
+		struct sm_net_dpdk_opts dopts = {
+			.args = cfg->dpdk_args,
+			.default_ipv4 = cfg->listen_address,
+			.shards = sm_app_shard_count(cfg),
+		};
+
+		if (sm_net_dpdk_configure(&dopts) < 0) {
+			fprintf(stderr, "shardmark: out of memory\n");
+			return SM_EXIT_FAIL;
+		}
+	}
+#endif
 	if (strcmp(cfg->network_stack, "dpdk") == 0 && sm_net_find("dpdk") == NULL) {
-		fprintf(stderr,
-			"shardmark: network_stack dpdk: this build has no DPDK driver (it is not "
-			"written yet, and needs libdpdk-dev at build time): use network_stack "
-			"uring\n");
+		fprintf(stderr, "shardmark: network_stack dpdk: this build has no DPDK driver: "
+				"install libdpdk-dev and rebuild (or use network_stack uring)\n");
 		return SM_EXIT_USAGE;
 	}
 	ret = sm_net_use(cfg->network_stack);
 	if (ret < 0) {
-		fprintf(stderr, "shardmark: unknown network_stack '%s': use uring\n",
+		fprintf(stderr, "shardmark: unknown network_stack '%s': use uring or dpdk\n",
 			cfg->network_stack);
 		return SM_EXIT_USAGE;
 	}

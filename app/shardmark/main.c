@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "app.h"
+#if SM_HAVE_DPDK
+#include "sm_net_dpdk.h"
+#endif
 
 static void
 usage(FILE *f)
@@ -30,7 +33,11 @@ cmd_version(void)
 {
 	printf("shardmark %s (io_uring driver with liburing %s; DPDK driver: %s; heap: %s)\n",
 	       SM_VERSION, SM_LIBURING_VERSION,
-	       SM_HAVE_DPDK ? "libdpdk found, driver not written yet" : "not built",
+#if SM_HAVE_DPDK
+	       sm_net_dpdk_version(),
+#else
+	       "not built",
+#endif
 #ifdef SM_USE_MIMALLOC
 	       "mimalloc per shard"
 #else

@@ -1,0 +1,304 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""network_stack dpdk: shardmark on DPDK's net_tap with --no-huge, talking to
+kernel clients (ICMP, the CQL python driver, boto3) through the tap.
+
+The test creates a network namespace and runs shardmark inside it, so the
+tap interface DPDK creates is born in the namespace (moving a live tap
+between namespaces stops the kernel side from passing frames). The kernel
+side of the tap gets 10.231.0.1/24 and shardmark's own stack 10.231.0.2.
+Every client runs in the namespace too; nothing touches the host's network.
+
+Skips with the reason when the binary has no DPDK driver, when not root, or
+when the namespace or the tap cannot be created. (EAL with --no-huge runs
+under AddressSanitizer too, so the ASan build runs these tests.)
+"""
+
+import contextlib
+import os
+import subprocess
+import time
+
+import pytest
+
+KERNEL_IP = "10.231.0.1"
+STACK_IP = "10.231.0.2"
+READY_TIMEOUT = 30.0
+PY = "/usr/bin/python3"
+
+
+def _version(binary):
+    return subprocess.run([str(binary), "version"], capture_output=True, text=True,
+                          timeout=30).stdout
+
+
+def _ip(*args, check=True):
+    return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=30,
+                          check=check)
+
+
+def _nsexec(ns, argv, timeout=60, **kw):
+    return subprocess.run(["ip", "netns", "exec", ns, *argv], capture_output=True,
+                          text=True, timeout=timeout, **kw)
+
+
+@pytest.fixture(scope="module")
+def dpdk_bin(shardmark_bin):
+    if "DPDK driver: built" not in _version(shardmark_bin):
+        pytest.skip("this shardmark has no DPDK driver (install libdpdk-dev and rebuild)")
+    if os.geteuid() != 0:
+        pytest.skip("needs root: creates a network namespace and a tap device")
+    if not os.path.exists("/dev/net/tun"):
+        pytest.skip("no /dev/net/tun: net_tap cannot create its interface")
+    return shardmark_bin
+
+
+@contextlib.contextmanager
+def _namespace(tag):
+    name = f"smdpdk-{os.getpid()}-{tag}"
+    r = _ip("netns", "add", name, check=False)
+    if r.returncode != 0:
+        pytest.skip(f"cannot create a network namespace: {r.stderr.strip()}")
+    try:
+        _ip("-n", name, "link", "set", "lo", "up")
+        yield name
+    finally:
+        _ip("netns", "del", name, check=False)
+
+
+@pytest.fixture(scope="module")
+def netns(dpdk_bin):
+    with _namespace("m") as name:
+        yield name
+
+
+class DpdkServer:
+    _count = 0
+
+    def __init__(self, binary, ns, workdir, smp=1, extra=(), dpdk_extra=None):
+        DpdkServer._count += 1
+        self.ns = ns
+        self.tap = f"smtap{os.getpid() % 100000}{DpdkServer._count % 10}"
+        self.dpdk_args = (f"--no-huge -m 512 --no-pci --vdev net_tap0,iface={self.tap} "
+                          f"--log-level=lib.eal:warning")
+        if dpdk_extra:
+            # the driver's own options follow a lone "--"
+            self.dpdk_args += " -- " + dpdk_extra
+        self.argv = [str(binary), "serve", "--network-stack", "dpdk", "--smp", str(smp),
+                     "--overprovisioned", "--listen-address", STACK_IP,
+                     "--dpdk-args", self.dpdk_args, *extra]
+        self.stderr_path = workdir / "serve-dpdk.stderr"
+        env = dict(os.environ)
+        env.pop("SHARDMARK_CONFIG", None)
+        with open(self.stderr_path, "wb") as err:
+            self.proc = subprocess.Popen(["ip", "netns", "exec", ns, *self.argv],
+                                         stdin=subprocess.DEVNULL, stdout=err, stderr=err,
+                                         env=env)
+
+    def stderr(self):
+        return self.stderr_path.read_text(errors="replace")
+
+    def describe(self):
+        return (f"command: {' '.join(self.argv)}\nexit: {self.proc.poll()}\n"
+                f"--- output ---\n{self.stderr()}")
+
+    def wait_ready(self):
+        """Wait for the tap, address it, then for the serving line."""
+        deadline = time.monotonic() + READY_TIMEOUT
+        while _ip("-n", self.ns, "link", "show", self.tap, check=False).returncode != 0:
+            if self.proc.poll() is not None:
+                pytest.fail(f"shardmark exited before creating the tap\n{self.describe()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"no tap {self.tap} after {READY_TIMEOUT}s\n{self.describe()}")
+            time.sleep(0.05)
+        _ip("-n", self.ns, "addr", "add", f"{KERNEL_IP}/24", "dev", self.tap)
+        _ip("-n", self.ns, "link", "set", self.tap, "up")
+        while "serving cql" not in self.stderr():
+            if self.proc.poll() is not None:
+                pytest.fail(f"shardmark exited before serving\n{self.describe()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"not serving after {READY_TIMEOUT}s\n{self.describe()}")
+            time.sleep(0.05)
+        return self
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                return self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                pytest.fail(f"shardmark did not exit on SIGTERM\n{self.describe()}")
+        return self.proc.returncode
+
+
+@pytest.fixture(scope="module", params=[1, 2], ids=["smp1", "smp2"])
+def server(request, dpdk_bin, netns, tmp_path_factory):
+    srv = DpdkServer(dpdk_bin, netns, tmp_path_factory.mktemp("dpdk"), smp=request.param)
+    try:
+        srv.wait_ready()
+        yield srv
+    finally:
+        rc = srv.stop()
+    assert rc == 0, f"shardmark exited with {rc}\n{srv.describe()}"
+
+
+def client(ns, code, timeout=90):
+    """Run python code in the namespace; fail with its output on error."""
+    r = _nsexec(ns, [PY, "-c", code], timeout=timeout)
+    assert r.returncode == 0, f"client failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    return r.stdout
+
+
+PING = f"""
+import socket, struct
+def csum(b):
+    if len(b) % 2: b += b'\\0'
+    s = sum(struct.unpack('!%dH' % (len(b) // 2), b))
+    s = (s >> 16) + (s & 0xffff); s += s >> 16
+    return ~s & 0xffff
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+s.settimeout(5)
+payload = b'shardmark-ping' * 8
+for seq in range(1, 4):
+    body = struct.pack('!BBHHH', 8, 0, 0, 0x5d5d, seq) + payload
+    body = struct.pack('!BBHHH', 8, 0, csum(body), 0x5d5d, seq) + payload
+    s.sendto(body, ('{STACK_IP}', 0))
+    while True:
+        d, a = s.recvfrom(4096)
+        ihl = (d[0] & 0xf) * 4
+        t, code, _, ident, rseq = struct.unpack('!BBHHH', d[ihl:ihl + 8])
+        if t == 0 and ident == 0x5d5d and rseq == seq:
+            assert a[0] == '{STACK_IP}' and d[ihl + 8:] == payload
+            break
+print('pong')
+"""
+
+
+def test_ping(server):
+    assert client(server.ns, PING).strip() == "pong"
+
+
+CQL = f"""
+from cassandra.cluster import Cluster
+from cassandra.policies import WhiteListRoundRobinPolicy
+c = Cluster(['{STACK_IP}'], protocol_version=4, connect_timeout=20,
+            load_balancing_policy=WhiteListRoundRobinPolicy(['{STACK_IP}']))
+s = c.connect()
+s.execute("CREATE KEYSPACE IF NOT EXISTS ks WITH replication = "
+          "{{'class': 'SimpleStrategy', 'replication_factor': 1}}")
+s.execute("CREATE TABLE IF NOT EXISTS ks.t (k int PRIMARY KEY, v text)")
+big = 'x' * 100000
+for k in range(200):
+    s.execute("INSERT INTO ks.t (k, v) VALUES (%s, %s)", (k, big if k == 7 else 'v%d' % k))
+for k in range(200):
+    rows = list(s.execute("SELECT v FROM ks.t WHERE k = %s", (k,)))
+    assert len(rows) == 1 and rows[0].v == (big if k == 7 else 'v%d' % k), (k, rows)
+local = s.execute("SELECT listen_address FROM system.local").one()
+print('rows ok', local[0])
+c.shutdown()
+"""
+
+
+def test_cql_python_driver(server):
+    out = client(server.ns, CQL)
+    assert "rows ok" in out and STACK_IP in out, out
+
+
+BOTO = f"""
+import boto3
+from botocore.config import Config
+d = boto3.client('dynamodb', endpoint_url='http://{STACK_IP}:8000', region_name='us-east-1',
+                 aws_access_key_id='alternator', aws_secret_access_key='secret_pass',
+                 config=Config(retries={{'max_attempts': 1}}, connect_timeout=20,
+                               read_timeout=30))
+d.create_table(TableName='dpdk_items',
+               KeySchema=[{{'AttributeName': 'p', 'KeyType': 'HASH'}}],
+               AttributeDefinitions=[{{'AttributeName': 'p', 'AttributeType': 'S'}}],
+               BillingMode='PAY_PER_REQUEST')
+big = 'y' * 200000
+for i in range(50):
+    d.put_item(TableName='dpdk_items', Item={{'p': {{'S': 'k%d' % i}},
+                                             'v': {{'S': big if i == 3 else str(i)}}}})
+for i in range(50):
+    it = d.get_item(TableName='dpdk_items', Key={{'p': {{'S': 'k%d' % i}}}})['Item']
+    assert it['v']['S'] == (big if i == 3 else str(i)), i
+n = d.scan(TableName='dpdk_items', Select='COUNT')['Count']
+assert n == 50, n
+d.delete_table(TableName='dpdk_items')
+print('items ok')
+"""
+
+
+def test_boto3_alternator(server):
+    assert "items ok" in client(server.ns, BOTO)
+
+
+def test_many_connections(server):
+    """Enough connections that, with two shards, both own some (the steering
+    path when the kernel picks the other tap queue)."""
+    code = f"""
+import socket, struct
+socks = []
+for i in range(40):
+    s = socket.create_connection(('{STACK_IP}', 9042), timeout=20)
+    socks.append(s)
+# CQL OPTIONS on each: a SUPPORTED reply proves each connection works.
+for i, s in enumerate(socks):
+    s.sendall(struct.pack('>BBhBi', 4, 0, i, 5, 0))
+for s in socks:
+    hdr = b''
+    while len(hdr) < 9:
+        chunk = s.recv(9 - len(hdr))
+        assert chunk, 'EOF'
+        hdr += chunk
+    ver, flags, stream, op, n = struct.unpack('>BBhBi', hdr)
+    assert op == 6, op
+    body = b''
+    while len(body) < n:
+        chunk = s.recv(n - len(body))
+        assert chunk, 'EOF'
+        body += chunk
+    s.close()
+print('conns ok')
+"""
+    assert "conns ok" in client(server.ns, code)
+
+
+FAULTS = ("--rx-drop 2 --tx-drop 2 --rx-dup 10 --tx-dup 10 --rx-reorder 10 "
+          "--tx-reorder 10 --rx-delay 5 --tx-delay 5 --delay-us 2000")
+
+
+def test_fault_injection(dpdk_bin, tmp_path):
+    """Drops, duplicates, reordering and delays on both DPDK paths: TCP
+    recovers and every value reads back intact."""
+    with _namespace("f") as ns:
+        srv = DpdkServer(dpdk_bin, ns, tmp_path, smp=2, dpdk_extra=FAULTS)
+        try:
+            srv.wait_ready()
+            assert "fault injection on" in srv.stderr()
+            code = CQL.replace("range(200)", "range(30)").replace("* 100000", "* 300000")
+            out = client(ns, code, timeout=240)
+            assert "rows ok" in out, out
+        finally:
+            rc = srv.stop()
+    assert rc == 0, f"shardmark exited with {rc}\n{srv.describe()}"
+
+
+def test_missing_address_is_explained(dpdk_bin):
+    """Without an address for the stack, shardmark says what to set."""
+    r = subprocess.run([str(dpdk_bin), "serve", "--network-stack", "dpdk",
+                        "--dpdk-args", "--no-huge -m 128 --no-pci"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "listen_address" in r.stderr and "--ipv4" in r.stderr, r.stderr
+
+
+def test_no_port_is_explained(dpdk_bin, tmp_path):
+    """EAL starts but finds no port: the message names the fixes."""
+    r = subprocess.run([str(dpdk_bin), "serve", "--network-stack", "dpdk", "--smp", "1",
+                        "--overprovisioned", "--listen-address", STACK_IP,
+                        "--dpdk-args", "--no-huge -m 128 --no-pci"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "no network port" in r.stderr and "--vdev" in r.stderr, r.stderr
