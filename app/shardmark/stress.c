@@ -2069,6 +2069,79 @@ final_report(void)
 static int
 stress_merge(int argc, char **argv);
 
+/*
+ * How many of @argv are shardmark configuration options in front of the
+ * cassandra-stress command ("--network-stack dpdk --dpdk-args '...' write
+ * n=..."): every word that starts with "--", with the value that follows a
+ * key that takes one (--config, and every non-bool config key given without
+ * "="), so a value may itself start with "--" (--dpdk-args "--no-huge ...").
+ * A lone "--" ends them and is counted. Unknown names are counted as bare
+ * flags: sm_cli_parse() then refuses them with the nearest key's name.
+ * Sets *@help when --help or -h is among them.
+ */
+static int
+leading_options(int argc, char **argv, bool *help)
+{
+	int i = 0;
+
+	*help = false;
+	while (i < argc) {
+		const char *a = argv[i];
+		bool is_bool = true;
+
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			*help = true;
+			i++;
+			continue;
+		}
+		if (strncmp(a, "--", 2) != 0)
+			break;
+		if (a[2] == '\0')
+			return i + 1;
+		i++;
+		if (strchr(a, '=') != NULL)
+			continue;
+		if (strcmp(a, "--config") == 0 || (sm_config_is_key(a, &is_bool) && !is_bool))
+			i++; /* its value, whatever it looks like */
+	}
+	return i < argc ? i : argc;
+}
+
+/*
+ * Apply the leading configuration options @argv[0..@n) to @cfg (already
+ * holding the defaults) with the parser every subcommand uses. The loader
+ * reads no configuration file unless --config names one: the installed file
+ * and $SHARDMARK_CONFIG describe the server of this machine, whose
+ * network_stack, dpdk_args and addresses must not leak into a load
+ * generator, and `shardmark stress` never read them. So when --config is
+ * not given, an empty one (/dev/null) stands in for them.
+ */
+static int
+apply_leading_options(struct sm_config *cfg, int n, char **argv, char *err, size_t errlen)
+{
+	char **args = calloc((size_t)n + 2, sizeof(*args));
+	bool config = false;
+	int i, k = 0, ret;
+
+	if (args == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		if (strcmp(argv[i], "--config") == 0 || strncmp(argv[i], "--config=", 9) == 0)
+			config = true;
+	if (!config) {
+		args[k++] = (char *)(uintptr_t) "--config";
+		args[k++] = (char *)(uintptr_t) "/dev/null";
+	}
+	for (i = 0; i < n; i++)
+		if (strcmp(argv[i], "--") != 0 || i != n - 1)
+			args[k++] = argv[i];
+	ret = sm_cli_parse(k, args, "stress", "", cfg, NULL, 0, NULL, err, errlen);
+	free(args);
+	return ret;
+}
+
 int
 sm_cmd_stress(int argc, char **argv)
 {
@@ -2076,19 +2149,43 @@ sm_cmd_stress(int argc, char **argv)
 	struct sm_runtime_opts ro;
 	char err[1024];
 	unsigned k, i;
-	int ret;
+	int ret, lead;
+	bool help, shards_given = false;
 
 	if (argc >= 1 && strcmp(argv[0], "merge") == 0)
 		return stress_merge(argc - 1, argv + 1);
-	if (argc == 0 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
-		sm_stress_usage(argc == 0 ? stderr : stdout);
-		return argc == 0 ? SM_EXIT_USAGE : SM_EXIT_OK;
+	lead = leading_options(argc, argv, &help);
+	if (argc == 0 || help) {
+		sm_stress_usage(help ? stdout : stderr);
+		return help ? SM_EXIT_OK : SM_EXIT_USAGE;
+	}
+	if (lead == argc) {
+		fprintf(stderr, "shardmark stress: give a command (write, read, mixed, "
+				"counter_write, counter_read) after the shardmark options, e.g. "
+				"shardmark stress --smp 2 write n=100000\n");
+		return SM_EXIT_USAGE;
 	}
 	memset(&ctx, 0, sizeof(ctx));
 	sx = &ctx;
+	sm_config_defaults(&ctx.cfg);
+	if (lead > 0) {
+		ret = apply_leading_options(&ctx.cfg, lead, argv, err, sizeof(err));
+		if (ret != 0) {
+			fprintf(stderr, "shardmark stress: %s\n", err);
+			sm_config_free(&ctx.cfg);
+			sx = NULL;
+			return SM_EXIT_USAGE;
+		}
+		argc -= lead;
+		argv += lead;
+	}
+	for (i = 0; i < (unsigned)argc; i++)
+		if (strcmp(argv[i], "-shards") == 0)
+			shards_given = true;
 	ret = sm_stress_settings_parse(argc, argv, &ctx.s, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "shardmark stress: %s\n", err);
+		sm_config_free(&ctx.cfg);
 		sx = NULL;
 		return SM_EXIT_USAGE;
 	}
@@ -2150,8 +2247,14 @@ sm_cmd_stress(int argc, char **argv)
 		}
 	}
 	build_statements();
-	sm_config_defaults(&ctx.cfg);
-	ctx.cfg.smp = ctx.s.shards;
+	/*
+	 * -shards N is the cassandra-stress-style spelling of --smp N: when
+	 * both are given, -shards wins (it is the later, more specific one);
+	 * without -shards, --smp and --cpuset decide, and with neither the
+	 * loader runs one shard per allowed CPU as before.
+	 */
+	if (shards_given)
+		ctx.cfg.smp = ctx.s.shards;
 	ret = sm_app_prepare(&ctx.cfg);
 	if (ret != 0)
 		goto out_settings;
@@ -2228,8 +2331,8 @@ out_shards:
 	}
 	free(ctx.sh);
 	sm_ring_free(&ctx.ring);
-	sm_config_free(&ctx.cfg);
 out_settings:
+	sm_config_free(&ctx.cfg);
 	sm_stress_settings_free(&ctx.s);
 	sx = NULL;
 	return ret;

@@ -28,6 +28,10 @@
  *   warmup=N (command sub-option)
  *       warm-up operations per op type, instead of cassandra-stress's rule.
  *
+ * `shardmark stress` itself also takes shardmark's own options (--smp,
+ * --cpuset, --network-stack, --dpdk-args, --config, ...) before the command;
+ * app/shardmark/stress.c applies them, and this parser sees what follows.
+ *
  * Differences from cassandra-stress: -rate without threads= uses
  * threads=200 (cassandra-stress would ramp with `auto`); a run needs n= or
  * duration= (the err< run-until-stable mode is not implemented). Options

@@ -2164,10 +2164,20 @@ sm_stress_settings_print(FILE *f, const struct sm_stress_settings *s)
 void
 sm_stress_usage(FILE *f)
 {
-	fputs("Usage: shardmark stress <command> [sub-options] [-option sub-options ...]\n"
+	fputs("Usage: shardmark stress [--key VALUE ...] <command> [sub-options] [-option "
+	      "sub-options ...]\n"
 	      "\n"
 	      "A cassandra-stress compatible load generator: cassandra-stress command lines\n"
 	      "work unchanged, with cassandra-stress's defaults and report layout.\n"
+	      "\n"
+	      "Options of shardmark itself (those of `shardmark serve --help`: --config FILE,\n"
+	      "--smp N, --cpuset LIST, --overprovisioned, --log-level L, --network-stack\n"
+	      "uring|dpdk, --dpdk-args ARGS, ...) may come before the command: they set up\n"
+	      "the loader's own runtime and network stack. Only --config reads a file;\n"
+	      "-shards N wins over --smp. Over DPDK's memif to a server at 10.0.0.1:\n"
+	      "  shardmark stress --network-stack dpdk --dpdk-args \"--no-huge -m 512 \\\n"
+	      "    --vdev net_memif0,role=client,socket=/tmp/sm.sock -- --ipv4 10.0.0.2/24\" \\\n"
+	      "    write n=100000 -node 10.0.0.1 -shards 1\n"
 	      "\n"
 	      "Commands:\n"
 	      "  write (insert)                   write partitions of keyspace1.standard1\n"

@@ -11,10 +11,18 @@ Every client runs in the namespace too; nothing touches the host's network.
 Skips with the reason when the binary has no DPDK driver, when not root, or
 when the namespace or the tap cannot be created. (EAL with --no-huge runs
 under AddressSanitizer too, so the ASan build runs these tests.)
+
+The memif tests run two shardmark processes, each on DPDK with its own
+stack and no kernel on the data path: `serve` owns net_memif's server side
+of a unix socket and `stress` connects as its client; the two stacks find
+each other with ARP over the memif link. They need no namespace or tap, and
+skip when the binary has no DPDK driver, when not root, or when this DPDK
+has no memif PMD.
 """
 
 import contextlib
 import os
+import re
 import subprocess
 import time
 
@@ -302,3 +310,185 @@ def test_no_port_is_explained(dpdk_bin, tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0
     assert "no network port" in r.stderr and "--vdev" in r.stderr, r.stderr
+
+
+# ---- two processes over net_memif: shardmark stress against shardmark serve ----
+
+MEMIF_SERVER_IP = "10.77.0.1"
+MEMIF_CLIENT_IP = "10.77.0.2"
+STRESS_TIMEOUT = 300  # per run; a clean run takes seconds, this only catches a hang
+VALIDATION = re.compile(r"^Read validation: ", re.M)
+PER_CODE_ERRORS = re.compile(r"^Errors: \d+ x .+$", re.M)
+TOTAL_ERRORS = re.compile(r"^Total errors +: +([\d,]+) ", re.M)
+PARTITIONS = re.compile(r"^Total partitions +: +([\d,]+) ", re.M)
+
+
+def _memif_args(role, sock, ip, driver_extra=""):
+    args = (f"--no-huge -m 512 --no-pci "
+            f"--vdev net_memif0,role={role},socket={sock},socket-abstract=no "
+            f"--log-level=lib.eal:warning -- --ipv4 {ip}/24")
+    return args + (" " + driver_extra if driver_extra else "")
+
+
+def _runtime_dir(pid):
+    """The per-process EAL runtime directory the driver picks with --no-huge."""
+    return f"/var/run/dpdk/shardmark-{pid}"
+
+
+class MemifServer(DpdkServer):
+    """`shardmark serve --smp N` on DPDK, net_memif server side of @sock."""
+
+    def __init__(self, binary, workdir, sock, driver_extra="", smp=1):
+        self.sock = sock
+        self.dpdk_args = _memif_args("server", sock, MEMIF_SERVER_IP, driver_extra)
+        self.argv = [str(binary), "serve", "--network-stack", "dpdk", "--smp", str(smp),
+                     "--overprovisioned", "--listen-address", MEMIF_SERVER_IP,
+                     "--dpdk-args", self.dpdk_args]
+        self.stderr_path = workdir / "serve-memif.stderr"
+        env = dict(os.environ)
+        env.pop("SHARDMARK_CONFIG", None)
+        with open(self.stderr_path, "wb") as err:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=err,
+                                         stderr=err, env=env)
+
+    def wait_ready(self):
+        deadline = time.monotonic() + READY_TIMEOUT
+        while "serving cql" not in self.stderr():
+            if self.proc.poll() is not None:
+                out = self.stderr()
+                if "could not create a device" in out or "no network port" in out:
+                    line = next((ln for ln in out.splitlines() if "memif" in ln.lower()
+                                 or "shardmark:" in ln), out.strip())
+                    pytest.skip(f"this DPDK cannot create net_memif0: {line.strip()}")
+                pytest.fail(f"shardmark exited before serving\n{self.describe()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"not serving after {READY_TIMEOUT}s\n{self.describe()}")
+            time.sleep(0.05)
+        return self
+
+
+@pytest.fixture(scope="module")
+def memif_bin(shardmark_bin):
+    if "DPDK driver: built" not in _version(shardmark_bin):
+        pytest.skip("this shardmark has no DPDK driver (install libdpdk-dev and rebuild)")
+    if os.geteuid() != 0:
+        pytest.skip("needs root: DPDK EAL (memif's shared memory and its unix socket)")
+    return shardmark_bin
+
+
+@contextlib.contextmanager
+def _memif_server(binary, workdir, tag, driver_extra="", smp=1):
+    # a short path: unix socket names are limited to 107 bytes
+    sock = f"/tmp/smmemif-{os.getpid()}-{tag}.sock"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(sock)
+    srv = MemifServer(binary, workdir, sock, driver_extra, smp)
+    try:
+        srv.wait_ready()
+        yield srv
+    finally:
+        rc = srv.stop()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(sock)
+    assert rc == 0, f"shardmark serve exited with {rc}\n{srv.describe()}"
+    assert not os.path.exists(_runtime_dir(srv.proc.pid)), \
+        "the server left its EAL runtime directory behind"
+
+
+def _memif_stress(binary, srv, leading, command, driver_extra=""):
+    """Run `shardmark stress LEADING... --network-stack dpdk --dpdk-args (memif
+    client) COMMAND -node server`; return the CompletedProcess and pid."""
+    argv = [str(binary), "stress", *leading, "--network-stack", "dpdk", "--overprovisioned",
+            "--dpdk-args", _memif_args("client", srv.sock, MEMIF_CLIENT_IP, driver_extra),
+            *command, "-node", MEMIF_SERVER_IP, "-rate", "threads=32"]
+    env = dict(os.environ)
+    env.pop("SHARDMARK_CONFIG", None)
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, errors="replace", env=env)
+    try:
+        out, err = proc.communicate(timeout=STRESS_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"stress did not finish in {STRESS_TIMEOUT}s\n{' '.join(argv)}\n"
+                    f"{out}\n{err}\n--- server ---\n{srv.stderr()}")
+    r = subprocess.CompletedProcess(argv, proc.returncode, out, err)
+    return r, proc.pid
+
+
+def _assert_clean_run(r, srv, n):
+    what = (f"command: {' '.join(r.args)}\nexit: {r.returncode}\n--- stdout ---\n{r.stdout}"
+            f"\n--- stderr ---\n{r.stderr}\n--- server ---\n{srv.stderr()}")
+    assert r.returncode == 0, what
+    assert r.stdout.rstrip().endswith("END"), what
+    m = TOTAL_ERRORS.search(r.stdout)
+    assert m and m.group(1) == "0", what
+    m = PARTITIONS.search(r.stdout)
+    assert m and int(m.group(1).replace(",", "")) == n, what
+    assert not VALIDATION.search(r.stdout), what
+    assert not PER_CODE_ERRORS.search(r.stdout), what
+    assert "Client: 1 shards" in r.stdout, what
+
+
+@pytest.mark.parametrize("server_smp", [1, 2], ids=["server-smp1", "server-smp2"])
+def test_stress_over_memif(memif_bin, tmp_path, server_smp):
+    """write n=20000 then read every key back, validated, between two DPDK
+    processes; both EAL instances run at once in their own runtime dirs.
+    With a 2-shard server against the 1-shard client, the sides' queue
+    counts differ (the driver uses one memif queue pair) and the server's
+    second shard learns the client's MAC from ARP copied to it by shard 0."""
+    n = 20000
+    with _memif_server(memif_bin, tmp_path, f"s{server_smp}", smp=server_smp) as srv:
+        assert os.path.isdir(_runtime_dir(srv.proc.pid)), srv.describe()
+        r, pid = _memif_stress(memif_bin, srv, [], ["write", f"n={n}", "-shards", "1"])
+        _assert_clean_run(r, srv, n)
+        assert "net_memif" in r.stderr, r.stderr
+        assert not os.path.exists(_runtime_dir(pid)), "stress left its runtime dir"
+        # --smp before the command instead of -shards: the same single shard
+        r, pid = _memif_stress(memif_bin, srv, ["--smp", "1"],
+                               ["read", f"n={n}", "-pop", f"seq=1..{n}"])
+        _assert_clean_run(r, srv, n)
+        assert not os.path.exists(_runtime_dir(pid)), "stress left its runtime dir"
+        # the server is still up and still owns its own runtime directory
+        assert srv.proc.poll() is None and os.path.isdir(_runtime_dir(srv.proc.pid))
+
+
+MEMIF_FAULTS = ("--rx-drop 0.5 --tx-drop 0.5 --rx-dup 1 --tx-dup 1 --rx-reorder 1 "
+                "--tx-reorder 1 --rx-delay 1 --tx-delay 1 --delay-us 500")
+
+
+def test_stress_over_memif_with_faults(memif_bin, tmp_path):
+    """Drops, duplicates, reordering and delays on both sides' DPDK paths:
+    TCP recovers, 0 errors, every read validated. (Each lost segment that
+    fast retransmit cannot repair costs lib/tcpip's 1 s minimum RTO, so the
+    run is kept short.)"""
+    n = 3000
+    with _memif_server(memif_bin, tmp_path, "f", MEMIF_FAULTS) as srv:
+        assert "fault injection on" in srv.stderr()
+        r, _ = _memif_stress(memif_bin, srv, [], ["write", f"n={n}", "-shards", "1"],
+                             MEMIF_FAULTS)
+        _assert_clean_run(r, srv, n)
+        assert "fault injection on" in r.stderr, r.stderr
+        r, _ = _memif_stress(memif_bin, srv, [],
+                             ["read", f"n={n}", "-pop", f"seq=1..{n}", "-shards", "1"],
+                             MEMIF_FAULTS)
+        _assert_clean_run(r, srv, n)
+
+
+def test_stress_leading_options_are_checked(shardmark_bin):
+    """Configuration options before the stress command go through the same
+    checks as serve's (no DPDK needed: they fail before any driver starts)."""
+    def stress(*args):
+        env = dict(os.environ)
+        env.pop("SHARDMARK_CONFIG", None)
+        return subprocess.run([str(shardmark_bin), "stress", *args], capture_output=True,
+                              text=True, timeout=60, env=env)
+
+    r = stress("--netwrk-stack", "dpdk", "write", "n=10")
+    assert r.returncode == 2 and "did you mean '--network-stack'" in r.stderr, r.stderr
+    r = stress("--dpdk-args", "--no-huge", "write", "n=10")
+    assert r.returncode == 2 and "network_stack" in r.stderr, r.stderr
+    r = stress("--smp", "1", "--network-stack", "uring")
+    assert r.returncode == 2 and "give a command" in r.stderr, r.stderr
+    r = stress("--network-stack", "dpdk", "--help")
+    assert r.returncode == 0 and "shardmark stress" in r.stdout, r.stderr

@@ -304,14 +304,22 @@ static struct rte_mbuf *
 mbuf_copy(struct rte_mbuf *m)
 {
 	struct rte_mbuf *c = rte_pktmbuf_alloc(ds->pool);
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	const void *src;
+	void *dst;
 
 	if (c == NULL)
 		return NULL;
-	if (rte_pktmbuf_append(c, rte_pktmbuf_pkt_len(m)) == NULL) {
+	dst = rte_pktmbuf_append(c, (uint16_t)len);
+	if (dst == NULL) {
 		rte_pktmbuf_free(c);
 		return NULL;
 	}
-	rte_pktmbuf_read(m, 0, rte_pktmbuf_pkt_len(m), rte_pktmbuf_mtod(c, void *));
+	/* rte_pktmbuf_read() copies only a segmented frame; for a contiguous
+	 * one it returns a pointer into @m and leaves @dst untouched. */
+	src = rte_pktmbuf_read(m, 0, len, dst);
+	if (src != NULL && src != dst)
+		memcpy(dst, src, len);
 	c->ol_flags = m->ol_flags & RTE_MBUF_F_RX_RSS_HASH;
 	c->hash.rss = m->hash.rss;
 	return c;
@@ -1414,6 +1422,16 @@ port_start(char *err, size_t errlen)
 		return ret;
 	}
 	g.nq = SM_MIN(g.shards, SM_MIN((unsigned)info.max_rx_queues, (unsigned)info.max_tx_queues));
+	/*
+	 * net_memif: the ring count is agreed with the peer at each connect
+	 * (the lower of the two sides' queue counts), and a queue past it has
+	 * no ring: what is sent there is lost and nothing arrives. The peer
+	 * (another shardmark with another smp, a stress client) is unknown
+	 * here, so use one queue pair, which every peer has; the other shards
+	 * go through shard 0 as on a one-queue NIC.
+	 */
+	if (strcmp(info.driver_name, "net_memif") == 0)
+		g.nq = 1;
 	if (g.nq == 0)
 		g.nq = 1;
 	socket = rte_eth_dev_socket_id(g.port);
