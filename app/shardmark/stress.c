@@ -165,7 +165,6 @@ struct stress_ctx {
 	uint64_t phase_start_ns, measure_start_ns, last_tick_ns;
 	double measure_start_epoch;
 	unsigned acks;
-	uint64_t interval_no;
 	uint64_t progress_ops, progress_ns; /* watchdog: completions seen, and when */
 	uint64_t last_ops[SM_STRESS_NR_OPS + 1];
 	uint64_t last_errors;
@@ -781,10 +780,6 @@ pump_timer_fired(void *arg)
 
 /* ---- phases on each shard (run by messages from shard 0) ---- */
 
-struct phase_msg {
-	enum phase phase;
-};
-
 static void
 shard_start_phase(void *arg)
 {
@@ -1323,9 +1318,7 @@ control_step(void)
 	if (sx->s.mode.api == SM_STRESS_API_ALTERNATOR) {
 		if (sx->ctl_step == 1) {
 			char *p = q;
-			unsigned c;
 
-			(void)c;
 			p += snprintf(q, sizeof(q),
 				      "{\"TableName\":\"%s\",\"BillingMode\":\"PAY_PER_REQUEST\","
 				      "\"AttributeDefinitions\":[{\"AttributeName\":\"key\","
@@ -1479,7 +1472,7 @@ interval_row(const char *type, const struct sm_hdr *h, uint64_t total_ops, uint6
 }
 
 static void
-report_interval(bool last)
+report_interval(void)
 {
 	uint64_t now = sm_now_ns(), ops = 0, errs = 0, d_ops;
 	double dt = (double)(now - sx->last_tick_ns) / 1e9;
@@ -1541,7 +1534,6 @@ report_interval(bool last)
 	sx->last_ops[SM_STRESS_NR_OPS] = ops;
 	sx->last_errors = errs;
 	sx->last_tick_ns = now;
-	(void)last;
 }
 
 static void
@@ -1550,7 +1542,7 @@ flip_done(void *arg)
 	(void)arg;
 	if (++sx->acks < sx->nshards)
 		return;
-	report_interval(sx->phase != PH_MEASURE);
+	report_interval();
 	if (sx->phase == PH_DONE) /* the last interval: print the results */
 		sm_runtime_stop();
 }
@@ -1837,7 +1829,7 @@ stress_shard_fini(unsigned shard, void *arg)
 {
 	struct stress_ctx *c = arg;
 	struct sshard *sh = &c->sh[shard];
-	unsigned i, k;
+	unsigned i;
 
 	shard_close(NULL);
 	if (shard == 0 && c->ctl != NULL) {
@@ -1852,7 +1844,6 @@ stress_shard_fini(unsigned shard, void *arg)
 	free(sh->workers);
 	sh->workers = NULL;
 	sm_json_doc_release(&sh->json_doc);
-	(void)k;
 }
 
 /* ---- final report ---- */
