@@ -1025,8 +1025,13 @@ sm_ddb_expr_parse(enum sm_ddb_expr_kind kind, const char *text, size_t len,
 		if (p.toks == NULL)
 			return -ENOMEM;
 	}
-	/* nodes take about a dozen bytes per byte of text */
-	p.arena = sm_arena_new(768 + len * 12);
+	/*
+	 * Nodes take about a dozen bytes per byte of text, and the reference
+	 * lists collected after the parse as much again, growing by doubling:
+	 * with room for both, one chunk serves a whole parse (a 52-byte SET of
+	 * five attributes took a second chunk, a second allocation, with 12).
+	 */
+	p.arena = sm_arena_new(1024 + len * 48);
 	if (p.arena == NULL) {
 		rc = -ENOMEM;
 		goto free_toks;
