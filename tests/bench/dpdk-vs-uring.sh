@@ -57,16 +57,9 @@ die() {
 	exit 2
 }
 
-bin=${1:-}
-if [ -n "$bin" ]; then
-	[ -x "$bin" ] || die "$bin is not an executable"
-	bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-else
-	for b in "$root/build-release/app/shardmark/shardmark" "$root/build/app/shardmark/shardmark"; do
-		[ -x "$b" ] && bin=$b && break
-	done
-	[ -n "$bin" ] || die "no shardmark binary: build first or give its path"
-fi
+# shellcheck source=tests/bench/bench-common.sh
+. "$here/bench-common.sh"
+find_shardmark "${1:-}"
 "$bin" version 2>/dev/null | grep -q "DPDK driver: built" ||
 	die "$bin has no DPDK driver (install libdpdk-dev and rebuild)"
 [ "$(id -u)" = 0 ] || die "needs root: DPDK EAL"
@@ -81,23 +74,7 @@ for v in THREADS N DPDK_MEM CALLGRIND_N; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v=${!v} is not a positive integer"
 done
 
-cpus=()
-IFS=, read -r -a parts <<<"$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)"
-for p in "${parts[@]}"; do
-	if [[ $p == *-* ]]; then
-		for ((c = ${p%-*}; c <= ${p#*-}; c++)); do cpus+=("$c"); done
-	else
-		cpus+=("$p")
-	fi
-done
-[ "${#cpus[@]}" -ge 1 ] || die "cannot read the allowed CPUs"
-SERVER_CPUS=${SERVER_CPUS:-${cpus[0]}}
-if [ "${#cpus[@]}" -ge 2 ]; then
-	CLIENT_CPUS=${CLIENT_CPUS:-${cpus[1]}}
-else
-	CLIENT_CPUS=${CLIENT_CPUS:-${cpus[0]}}
-	echo "WARNING: one CPU only: the server and the client share CPU ${cpus[0]}" >&2
-fi
+split_cpus
 
 SERVER_IP=10.77.0.1
 CLIENT_IP=10.77.0.2

@@ -70,16 +70,9 @@ die() {
 	exit 2
 }
 
-bin=${1:-}
-if [ -n "$bin" ]; then
-	[ -x "$bin" ] || die "$bin is not an executable"
-	bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-else
-	for b in "$root/build-release/app/shardmark/shardmark" "$root/build/app/shardmark/shardmark"; do
-		[ -x "$b" ] && bin=$b && break
-	done
-	[ -n "$bin" ] || die "no shardmark binary: build first (deploy/bench.sh) or give its path"
-fi
+# shellcheck source=tests/bench/bench-common.sh
+. "$here/bench-common.sh"
+find_shardmark "${1:-}"
 "$bin" stress help >/dev/null 2>&1 || die "$bin has no working 'stress' command (an old build?)"
 
 CONCURRENCY=${CONCURRENCY:-64}
@@ -98,24 +91,7 @@ command -v taskset >/dev/null || die "taskset is missing (util-linux)"
 [ -x /usr/bin/time ] || die "/usr/bin/time is missing (apt-get install time)"
 [ -x "$PYTHON" ] || die "$PYTHON is missing"
 
-# CPUs: the ones this process may use, expanded from Cpus_allowed_list.
-cpus=()
-IFS=, read -r -a parts <<<"$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)"
-for p in "${parts[@]}"; do
-	if [[ $p == *-* ]]; then
-		for ((c = ${p%-*}; c <= ${p#*-}; c++)); do cpus+=("$c"); done
-	else
-		cpus+=("$p")
-	fi
-done
-[ "${#cpus[@]}" -ge 1 ] || die "cannot read the allowed CPUs"
-SERVER_CPUS=${SERVER_CPUS:-${cpus[0]}}
-if [ "${#cpus[@]}" -ge 2 ]; then
-	CLIENT_CPUS=${CLIENT_CPUS:-${cpus[1]}}
-else
-	CLIENT_CPUS=${CLIENT_CPUS:-${cpus[0]}}
-	echo "WARNING: one CPU only: the server and the clients share CPU ${cpus[0]}" >&2
-fi
+split_cpus
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/stress-vs-drivers.XXXXXX")
 server_pid=
