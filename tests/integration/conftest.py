@@ -7,6 +7,7 @@ Every server is started on free loopback ports and killed at teardown if a
 test left it running.
 """
 
+import collections
 import http.client
 import json
 import os
@@ -48,11 +49,22 @@ def allowed_cpus():
     return len(os.sched_getaffinity(0))
 
 
+_recent_ports = collections.deque(maxlen=64)
+
+
 def free_port():
-    """A TCP port nothing listens on right now (bind to 0, read it, close)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port nothing listens on right now (bind to 0, read it, close).
+
+    The kernel may hand the same port out again once it is released, so a
+    server given several free_port() calls could get one port twice; ports
+    handed out recently in this process are skipped."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _recent_ports:
+            _recent_ports.append(port)
+            return port
 
 
 def recv_exact(sock, n):
