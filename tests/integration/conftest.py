@@ -5,10 +5,23 @@ The binary under test comes from $SHARDMARK_BIN (meson sets it); without it the
 tests fall back to build/app/shardmark/shardmark and skip when that is missing.
 Every server is started on free loopback ports and killed at teardown if a
 test left it running.
+
+SHARDMARK_TEST_NET=dpdk-tap (set by run_pytest_dpdk.sh, which runs pytest in
+a network namespace of its own) runs every server started through Server on
+the DPDK driver instead: `--network-stack dpdk` on net_tap with --no-huge,
+shardmark's own TCP/IP stack, and the clients (the CQL driver, boto3, the AWS
+CLI, raw sockets) talking to it through the tap. Each server gets its own tap
+and /24 (10.(100 + k // 256).(k % 256).0/24: the kernel side .1, the stack .2,
+the listen address), so several servers can run at once; a server started
+again on the ports of one that exited (a restart) gets that one's address.
+Helpers that take a port reach the server that owns it (host_of(port));
+srv.host is the address to use. Unset (or "loopback"), everything runs on
+kernel loopback (127.0.0.1) through io_uring.
 """
 
 import collections
 import http.client
+import ipaddress
 import json
 import os
 import re
@@ -25,6 +38,20 @@ REPO = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 20.0
 EXIT_TIMEOUT = 20.0
 IO_TIMEOUT = 30.0
+
+# Where the clients find the servers: "loopback" or "dpdk-tap" (see above).
+TEST_NET = os.environ.get("SHARDMARK_TEST_NET") or "loopback"
+if TEST_NET not in ("loopback", "dpdk-tap"):
+    raise pytest.UsageError(f"SHARDMARK_TEST_NET={TEST_NET!r}: expected loopback or dpdk-tap")
+DPDK_TAP = TEST_NET == "dpdk-tap"
+if DPDK_TAP and not subprocess.run(["ip", "netns", "identify"], capture_output=True,
+                                   text=True).stdout.strip():
+    # The taps and their 10.x addresses belong in a namespace, not on the host.
+    raise pytest.UsageError("SHARDMARK_TEST_NET=dpdk-tap outside a network namespace: "
+                            "run tests/integration/run_pytest_dpdk.sh")
+LOOPBACK_HOST = "127.0.0.1"
+# EAL memory per DPDK server (--no-huge: plain anonymous memory).
+DPDK_MEM_MB = 512
 
 # When every test skipped (no binary, too few CPUs) report "skipped" to meson
 # (exit 77) rather than "passed".
@@ -50,6 +77,7 @@ def allowed_cpus():
 
 
 _recent_ports = collections.deque(maxlen=64)
+_dpdk_ports = set()
 
 
 def free_port():
@@ -57,14 +85,36 @@ def free_port():
 
     The kernel may hand the same port out again once it is released, so a
     server given several free_port() calls could get one port twice; ports
-    handed out recently in this process are skipped."""
+    handed out recently in this process are skipped. In dpdk-tap mode no
+    kernel socket holds a server's ports, so no port is handed out twice in
+    a process at all: host_of(port) then names one server."""
     while True:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        if port not in _recent_ports:
+        if DPDK_TAP:
+            if port not in _dpdk_ports:
+                _dpdk_ports.add(port)
+                return port
+        elif port not in _recent_ports:
             _recent_ports.append(port)
             return port
+
+
+# port -> the Server last started with it (for helpers given a bare port).
+_port_owner = {}
+
+
+def host_of(port):
+    """The address of the server listening on `port` (127.0.0.1 on loopback)."""
+    srv = _port_owner.get(port)
+    return srv.host if srv is not None else LOOPBACK_HOST
+
+
+def local_host_of(port):
+    """The client side's own address towards the server on `port`."""
+    srv = _port_owner.get(port)
+    return srv.local_host if srv is not None else LOOPBACK_HOST
 
 
 def recv_exact(sock, n):
@@ -98,13 +148,13 @@ def echo(sock, payload):
 
 
 def connect(port, timeout=IO_TIMEOUT):
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s = socket.create_connection((host_of(port), port), timeout=timeout)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
 
 
 def http_get(port, path, timeout=IO_TIMEOUT):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    conn = http.client.HTTPConnection(host_of(port), port, timeout=timeout)
     try:
         conn.request("GET", path)
         resp = conn.getresponse()
@@ -139,7 +189,8 @@ def metric_by_shard(samples, name):
 
 
 class Server:
-    """One `shardmark serve` process on loopback with free ports."""
+    """One `shardmark serve` process on loopback with free ports (in dpdk-tap
+    mode: on DPDK behind a tap of its own, at .host)."""
 
     _count = 0
 
@@ -147,6 +198,8 @@ class Server:
         Server._count += 1
         self.echo_port = echo_port
         self.prom_port = prom_port
+        self.host = self.local_host = LOOPBACK_HOST
+        self.net = self.tap = None
         self.argv = [str(binary), "serve"]
         if echo_port is not None:
             self.argv += ["--echo-port", str(echo_port)]
@@ -162,11 +215,88 @@ class Server:
                 if opt not in given:
                     self.argv += [opt, str(free_port())]
         self.argv += list(args)
+        if DPDK_TAP:
+            self._dpdk_argv()
+        for port in self._ports():
+            _port_owner[port] = self
         self.stdout_path = workdir / f"serve-{Server._count}.stdout"
         self.stderr_path = workdir / f"serve-{Server._count}.stderr"
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
                                          stdout=out, stderr=err)
+        if DPDK_TAP:
+            self._dpdk_wire()
+
+    _PORT_OPTS = ("--echo-port", "--prometheus-port", "--native-transport-port",
+                  "--native-shard-aware-transport-port", "--alternator-port")
+
+    def _ports(self):
+        """The non-zero ports on the command line."""
+        ports = []
+        for i, a in enumerate(self.argv):
+            name, eq, value = a.partition("=")
+            if name in self._PORT_OPTS:
+                value = value if eq else (self.argv[i + 1] if i + 1 < len(self.argv) else "")
+                if value.isdigit() and int(value):
+                    ports.append(int(value))
+        return ports
+
+    # dpdk-tap: net k -> the Server that has it (a net is reused by a restart).
+    _nets = {}
+
+    def _dpdk_argv(self):
+        """Pick this server's /24 and tap; put the DPDK options on argv."""
+        for port in self._ports():
+            prev = _port_owner.get(port)
+            if (prev is not None and prev.net is not None and prev.proc.poll() is not None
+                    and Server._nets.get(prev.net) is prev):
+                self.net = prev.net  # started again where it was
+                break
+        else:
+            self.net = len(Server._nets)
+        Server._nets[self.net] = self
+        base = f"10.{100 + self.net // 256}.{self.net % 256}"
+        self.local_host, self.host = f"{base}.1", f"{base}.2"
+        self.tap = f"smtap{Server._count}"  # at most 15 characters
+        assert len(self.tap) <= 15, self.tap
+        argv, i = [], 0
+        while i < len(self.argv):
+            a = self.argv[i]
+            if a == "--listen-address":
+                i += 2
+                continue
+            if not a.startswith("--listen-address="):
+                argv.append(a)
+            i += 1
+        dpdk_args = (f"--no-huge -m {DPDK_MEM_MB} --no-pci --vdev net_tap0,iface={self.tap} "
+                     "--log-level=lib.eal:warning")
+        # Without RX interrupts an idle DPDK shard wakes every 200 us, and
+        # pinned (idle_poll_us 200) it spins between wakes: two idle shards
+        # took 85% of a CPU, 13% with --overprovisioned, which the clients on
+        # the same CPUs need.
+        if "--overprovisioned" not in argv:
+            argv.append("--overprovisioned")
+        self.argv = argv + ["--listen-address", self.host, "--network-stack", "dpdk",
+                            "--dpdk-args", dpdk_args]
+
+    def _dpdk_wire(self):
+        """Wait for DPDK to create the tap (or for the process to exit: some
+        tests start servers meant to fail), then give the kernel side its
+        address and bring it up."""
+        deadline = time.monotonic() + READY_TIMEOUT
+        while not os.path.exists(f"/sys/class/net/{self.tap}"):
+            if self.proc.poll() is not None:
+                return
+            if time.monotonic() > deadline:
+                self.kill()
+                pytest.fail(f"no tap {self.tap} after {READY_TIMEOUT}s\n{self.describe()}")
+            time.sleep(0.02)
+        for cmd in (["addr", "add", f"{self.local_host}/24", "dev", self.tap],
+                    ["link", "set", self.tap, "up"]):
+            r = subprocess.run(["ip", *cmd], capture_output=True, text=True, timeout=30)
+            if r.returncode != 0 and self.proc.poll() is None:
+                self.kill()
+                pytest.fail(f"ip {' '.join(cmd)}: {r.stderr.strip()}\n{self.describe()}")
 
     @property
     def pid(self):
@@ -190,7 +320,7 @@ class Server:
             if self.proc.poll() is not None:
                 pytest.fail(f"shardmark exited before it was ready\n{self.describe()}")
             try:
-                with socket.create_connection(("127.0.0.1", pending[0]), timeout=1):
+                with socket.create_connection((self.host, pending[0]), timeout=1):
                     pass
                 pending.pop(0)
                 continue
@@ -252,9 +382,10 @@ def serve(shardmark_bin, tmp_path):
     """serve(*args, echo=True, prometheus=True, ready=True) -> running Server.
 
     Ports are free loopback ports passed explicitly; --drain-timeout-ms 5000 and
-    --listen-address 127.0.0.1 are added. Pass an int to use that port (0 turns
-    the service off), or False to leave the option out so the config file or the
-    default decides. wait_ready() polls the ports that were given and non-zero.
+    --listen-address 127.0.0.1 (dpdk-tap: the server's own address) are
+    added. Pass an int to use that port (0 turns the service off), or False to
+    leave the option out so the config file or the default decides.
+    wait_ready() polls the ports that were given and non-zero.
     """
     servers = []
 
@@ -338,7 +469,7 @@ def _cql_ready(srv, native, shard_aware, prom, args):
         # One node per shard: no shard-aware port (the driver is not shard
         # aware; each node is one shard already).
         srv.wait_ready(ports=[native, prom])
-        cql_wait_host(srv, "127.0.0.2", native)
+        cql_wait_host(srv, str(ipaddress.IPv4Address(srv.host) + 1), native)
     else:
         srv.wait_ready(ports=[native, shard_aware, prom])
 
@@ -352,7 +483,8 @@ def cql_server(serve):
     same ports), no echo port; waits for all three (not the shard-aware port
     with --shard-nodes=true). The Server gets .cql_port, .shard_port and
     .ports attributes. With "--shard-nodes=true" it also waits for
-    127.0.0.2:native.
+    127.0.0.2:native (the address after srv.host). Restarted on the ports
+    of a server that exited, it is at that server's address (dpdk-tap).
     """
     def start(*args, smp=2, ports=None, ready=True):
         native, shard_aware, prom = ports if ports is not None else cql_free_ports()
@@ -382,12 +514,13 @@ def start_cql_server(binary, workdir, *args, smp=2, ports=None):
 
 
 def cql_cluster(port, **kwargs):
-    """A driver Cluster for 127.0.0.1:port with driver defaults (no protocol
-    version pinned; schema and token metadata on) and modest timeouts."""
+    """A driver Cluster for the server on `port` (127.0.0.1:port on loopback)
+    with driver defaults (no protocol version pinned; schema and token
+    metadata on) and modest timeouts."""
     from cassandra.cluster import Cluster
     kwargs.setdefault("connect_timeout", CQL_DRIVER_TIMEOUT)
     kwargs.setdefault("control_connection_timeout", CQL_DRIVER_TIMEOUT)
-    return Cluster(contact_points=["127.0.0.1"], port=port, **kwargs)
+    return Cluster(contact_points=[host_of(port)], port=port, **kwargs)
 
 
 def _port_of(target):
@@ -545,9 +678,9 @@ def cql_query_body(query, consistency=0x0001, flags=0):
     return cql_long_string(query) + struct.pack(">HB", consistency, flags)
 
 
-def cql_supported(port, host="127.0.0.1"):
+def cql_supported(port, host=None):
     """OPTIONS on a raw connection -> the SUPPORTED multimap as a dict."""
-    with socket.create_connection((host, port), timeout=IO_TIMEOUT) as s:
+    with socket.create_connection((host or host_of(port), port), timeout=IO_TIMEOUT) as s:
         s.sendall(cql_frame(CQL_OP_OPTIONS, stream=1))
         _, _, stream, opcode, body = cql_read_frame(s)
     assert (stream, opcode) == (1, CQL_OP_SUPPORTED), f"OPTIONS answered with {opcode:#04x}"
@@ -573,8 +706,8 @@ def cql_raw_on_shard(port, shard, nr_shards=2):
     for p in range(49152 + shard, 65536, nr_shards):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
-            s.bind(("127.0.0.1", p))
-            s.connect(("127.0.0.1", port))
+            s.bind((local_host_of(port), p))
+            s.connect((host_of(port), port))
         except OSError:
             s.close()
             continue
@@ -663,7 +796,7 @@ def _alt_argv(smp, ports, isolation, args):
 
 def _alt_attach(srv, alt, native, shard_aware, prom):
     srv.alt_port = alt
-    srv.alt_url = f"http://127.0.0.1:{alt}"
+    srv.alt_url = f"http://{srv.host}:{alt}"
     srv.cql_port, srv.shard_port = native, shard_aware
     srv.ports = (alt, native, shard_aware, prom)
     return srv
@@ -731,7 +864,8 @@ def _alt_port_of(target):
 
 
 def alt_boto_kwargs(target, **config):
-    return dict(endpoint_url=f"http://127.0.0.1:{_alt_port_of(target)}",
+    port = _alt_port_of(target)
+    return dict(endpoint_url=f"http://{host_of(port)}:{port}",
                 region_name=ALT_REGION, aws_access_key_id=ALT_ACCESS_KEY,
                 aws_secret_access_key=ALT_SECRET_KEY, config=alt_boto_config(**config))
 
@@ -835,7 +969,8 @@ def alt_raw(target, op, body, headers=None, method="POST", path="/", timeout=ALT
     """One raw HTTP request on a fresh connection. `op` is the operation (the
     X-Amz-Target is 'DynamoDB_20120810.<op>'; None sends no X-Amz-Target);
     `body` a dict/list (sent as JSON), str or bytes. -> AltReply."""
-    conn = http.client.HTTPConnection("127.0.0.1", _alt_port_of(target), timeout=timeout)
+    port = _alt_port_of(target)
+    conn = http.client.HTTPConnection(host_of(port), port, timeout=timeout)
     try:
         if isinstance(body, (dict, list)):
             payload = json.dumps(body).encode()

@@ -14,8 +14,8 @@ botocore = pytest.importorskip("botocore")
 from conftest import free_port  # noqa: E402
 
 
-def client(port, key, secret):
-    return boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{port}",
+def client(srv, key, secret):
+    return boto3.client("dynamodb", endpoint_url=f"http://{srv.host}:{srv.alt_port}",
                         region_name="us-east-1", aws_access_key_id=key,
                         aws_secret_access_key=secret,
                         config=botocore.config.Config(retries={"max_attempts": 0}))
@@ -30,26 +30,27 @@ def error_code(fn):
 def start(serve, *extra):
     port = free_port()
     srv = serve("--smp", "1", "--alternator-port", str(port), *extra, echo=False)
+    srv.alt_port = port
     srv.wait_ready(ports=[port])
-    return port
+    return srv
 
 
 def test_enforced_signatures(serve):
-    port = start(serve, "--alternator-enforce-authorization",
-                 "--alternator-access-key-id", "k1", "--alternator-secret-access-key", "s3cr3t")
-    good = client(port, "k1", "s3cr3t")
+    srv = start(serve, "--alternator-enforce-authorization",
+                "--alternator-access-key-id", "k1", "--alternator-secret-access-key", "s3cr3t")
+    good = client(srv, "k1", "s3cr3t")
     good.create_table(TableName="auth_t", BillingMode="PAY_PER_REQUEST",
                       KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
                       AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}])
     good.put_item(TableName="auth_t", Item={"p": {"S": "x"}, "v": {"N": "1"}})
     assert good.get_item(TableName="auth_t", Key={"p": {"S": "x"}})["Item"]["v"] == {"N": "1"}
 
-    assert error_code(lambda: client(port, "k1", "wrong").list_tables()) == \
+    assert error_code(lambda: client(srv, "k1", "wrong").list_tables()) == \
         "InvalidSignatureException"
-    assert error_code(lambda: client(port, "other", "s3cr3t").list_tables()) == \
+    assert error_code(lambda: client(srv, "other", "s3cr3t").list_tables()) == \
         "UnrecognizedClientException"
 
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn = http.client.HTTPConnection(srv.host, srv.alt_port, timeout=10)
     conn.request("POST", "/", body="{}",
                  headers={"X-Amz-Target": "DynamoDB_20120810.ListTables",
                           "Content-Type": "application/x-amz-json-1.0"})
@@ -59,15 +60,15 @@ def test_enforced_signatures(serve):
     assert "MissingAuthenticationTokenException" in body
     conn.close()
     # The health check needs no signature.
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn = http.client.HTTPConnection(srv.host, srv.alt_port, timeout=10)
     conn.request("GET", "/")
     resp = conn.getresponse()
-    assert resp.status == 200 and resp.read().decode() == f"healthy: 127.0.0.1:{port}"
+    assert resp.status == 200 and resp.read().decode() == f"healthy: {srv.host}:{srv.alt_port}"
     conn.close()
     # The server kept serving the signed client throughout.
     assert "auth_t" in good.list_tables()["TableNames"]
 
 
 def test_not_enforced_by_default(serve):
-    port = start(serve)
-    assert isinstance(client(port, "anyone", "anything").list_tables()["TableNames"], list)
+    srv = start(serve)
+    assert isinstance(client(srv, "anyone", "anything").list_tables()["TableNames"], list)

@@ -22,7 +22,7 @@ import pytest
 pytest.importorskip("boto3")
 
 from conftest import (ALT_CONTENT_TYPE, ALT_TARGET_PREFIX, alt_assert_serving,  # noqa: E402
-                      alt_create_table, alt_raw, alt_resource, connect, http_get)
+                      alt_create_table, alt_raw, alt_resource, connect, host_of, http_get)
 
 RAW_TIMEOUT = 10.0
 DEEP_TIMEOUT = 20.0
@@ -46,7 +46,7 @@ def request_bytes(port, op, body, extra_headers=(), content_length=None):
     if isinstance(body, str):
         body = body.encode()
     n = len(body) if content_length is None else content_length
-    lines = [b"POST / HTTP/1.1", f"Host: 127.0.0.1:{port}".encode(),
+    lines = [b"POST / HTTP/1.1", f"Host: {host_of(port)}:{port}".encode(),
              f"Content-Type: {ALT_CONTENT_TYPE}".encode(),
              f"Content-Length: {n}".encode()]
     if op is not None:
@@ -265,7 +265,7 @@ def test_reply_shape(env):
 def test_health_check(env):
     status, ctype, body = http_get(env.alt_port, "/")
     assert status == 200
-    assert body.strip() == f"healthy: 127.0.0.1:{env.alt_port}"
+    assert body.strip() == f"healthy: {env.host}:{env.alt_port}"
     for path in ("/abc", "/-", "/index.htm", "/health"):
         status, _, _ = http_get(env.alt_port, path)
         assert 400 <= status <= 404, (path, status)
@@ -325,7 +325,7 @@ def test_chunked_and_lengthless_requests(env):
     without Content-Length is answered too."""
     body = json.dumps({"TableName": env.table.name,
                        "Item": {"p": {"S": "chunked"}, "a": {"S": "c"}}}).encode()
-    head = (f"POST / HTTP/1.1\r\nHost: 127.0.0.1:{env.alt_port}\r\n"
+    head = (f"POST / HTTP/1.1\r\nHost: {env.host}:{env.alt_port}\r\n"
             f"Content-Type: {ALT_CONTENT_TYPE}\r\nX-Amz-Target: {ALT_TARGET_PREFIX}PutItem\r\n"
             "Transfer-Encoding: chunked\r\n\r\n").encode()
     chunks = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 20]), body[i:i + 20])
@@ -345,7 +345,7 @@ def test_chunked_and_lengthless_requests(env):
         assert "Item" not in r.json
     s = connect(env.alt_port, timeout=RAW_TIMEOUT)
     try:
-        s.sendall((f"POST / HTTP/1.1\r\nHost: 127.0.0.1:{env.alt_port}\r\n"
+        s.sendall((f"POST / HTTP/1.1\r\nHost: {env.host}:{env.alt_port}\r\n"
                    f"X-Amz-Target: {ALT_TARGET_PREFIX}ListTables\r\n\r\n").encode())
         status, _, reply, _ = read_response(s)
         assert status in (200, 400, 411), (status, reply)

@@ -281,7 +281,8 @@ def test_describe_endpoints(dynamodb, alternator_server):
         assert isinstance(ep["Address"], str) and ep["Address"], ep
         assert ep["CachePeriodInMinutes"] > 0, ep
     # Alternator answers with the Host header the request came with.
-    assert any(ep["Address"] == f"127.0.0.1:{alternator_server.alt_port}" for ep in eps), eps
+    assert any(ep["Address"] == f"{alternator_server.host}:{alternator_server.alt_port}"
+               for ep in eps), eps
 
 
 def test_create_existing_table(dynamodb):

@@ -9,7 +9,12 @@ side of the tap gets 10.231.0.1/24 and shardmark's own stack 10.231.0.2.
 Every client runs in the namespace too; nothing touches the host's network.
 
 Skips with the reason when the binary has no DPDK driver, when not root, or
-when the namespace or the tap cannot be created. (EAL with --no-huge runs
+when the namespace or the tap cannot be created. The CQL and Alternator
+suites (test_cql_*.py, test_alternator_*.py) also run whole on this path:
+run_pytest_dpdk.sh runs them in a namespace of its own with
+SHARDMARK_TEST_NET=dpdk-tap, and conftest.py then starts every server on
+DPDK behind a tap and /24 of its own (meson: integration-dpdk-cql and
+integration-dpdk-alternator). (EAL with --no-huge runs
 under AddressSanitizer too, so the ASan build runs these tests.)
 
 The memif tests run two shardmark processes, each on DPDK with its own
