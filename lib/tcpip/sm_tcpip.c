@@ -358,9 +358,17 @@ drop:
 void
 sm_tcpip_input(struct sm_tcpip *s, const void *frame, size_t len, uint64_t now_ns)
 {
+	sm_tcpip_input_ref(s, frame, len, now_ns, NULL);
+}
+
+void
+sm_tcpip_input_ref(struct sm_tcpip *s, const void *frame, size_t len, uint64_t now_ns, void *ref)
+{
 	const uint8_t *f = frame;
+	void *outer_ref = s->rx_ref; /* a callback may feed this stack a frame */
 
 	sm_tcpip_enter(s, now_ns);
+	s->rx_ref = ref;
 	s->st.rx_frames++;
 	if (len < ETH_HDR_LEN || (memcmp(f, s->cfg.mac, 6) != 0 && memcmp(f, bcast_mac, 6) != 0)) {
 		s->st.rx_drop_eth++;
@@ -377,6 +385,7 @@ sm_tcpip_input(struct sm_tcpip *s, const void *frame, size_t len, uint64_t now_n
 		s->st.rx_drop_eth++;
 	}
 out:
+	s->rx_ref = outer_ref;
 	sm_tcpip_leave(s);
 }
 
