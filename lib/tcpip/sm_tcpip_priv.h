@@ -100,6 +100,7 @@ struct sm_tcpip {
 	void *rx_ref;	/* the frame being input is the caller's to keep (zero-copy) */
 
 	struct arp_entry arp[ARP_CACHE_SIZE];
+	uint64_t arp_next; /* no ARP deadline before this (UINT64_MAX: none) */
 
 	/* TCP */
 	struct tcp_listener listeners[MAX_LISTENERS];

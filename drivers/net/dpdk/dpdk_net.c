@@ -1273,11 +1273,16 @@ dpdk_shard_fini(void)
 	if (ds == NULL)
 		return;
 	sm_tcpip_stats(ds->stack, &st);
-	SM_DEBUG("dpdk: rx %lu tx %lu frames, %lu tcp retransmits, %lu tx drops, %lu forward "
-		 "drops, %lu bytes received zero-copy",
+	SM_DEBUG("dpdk: rx %lu tx %lu frames, %lu tx drops, %lu forward drops; tcp: %lu segs in, "
+		 "%lu out, %lu retransmits (%lu fast, %lu timeouts), %lu out of order, %lu "
+		 "duplicate, %lu delayed ACKs, %lu window probes, %lu bytes received zero-copy",
 		 (unsigned long)st.rx_frames, (unsigned long)st.tx_frames,
-		 (unsigned long)st.tcp_retransmits, (unsigned long)ds->tx_dropped,
-		 (unsigned long)ds->fwd_dropped, (unsigned long)st.tcp_rx_zerocopy_bytes);
+		 (unsigned long)ds->tx_dropped, (unsigned long)ds->fwd_dropped,
+		 (unsigned long)st.tcp_segs_in, (unsigned long)st.tcp_segs_out,
+		 (unsigned long)st.tcp_retransmits, (unsigned long)st.tcp_fast_retransmits,
+		 (unsigned long)st.tcp_timeouts, (unsigned long)st.tcp_ooo_segs,
+		 (unsigned long)st.tcp_dup_segs, (unsigned long)st.tcp_delayed_acks,
+		 (unsigned long)st.tcp_window_probes, (unsigned long)st.tcp_rx_zerocopy_bytes);
 	/* Leftovers after a drain timeout. */
 	while ((d = ds->conns) != NULL) {
 		d->busy = 0;
