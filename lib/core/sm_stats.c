@@ -36,6 +36,7 @@ sm_sw_stats_read(const struct sm_sw_stats *src, struct sm_sw_stats *dst)
 	dst->xmsg_sent = SM_READ_ONCE(src->xmsg_sent);
 	dst->xmsg_recv = SM_READ_ONCE(src->xmsg_recv);
 	dst->bytes_in = SM_READ_ONCE(src->bytes_in);
+	dst->bytes_in_copied = SM_READ_ONCE(src->bytes_in_copied);
 	dst->bytes_out = SM_READ_ONCE(src->bytes_out);
 	dst->conns_opened = SM_READ_ONCE(src->conns_opened);
 	dst->conns_closed = SM_READ_ONCE(src->conns_closed);
@@ -288,6 +289,9 @@ static const struct sm_prom_metric sm_prom_metrics[] = {
 	SM_PROM_C("xmsg_sent_total", xmsg_sent, "Cross-shard messages sent."),
 	SM_PROM_C("xmsg_recv_total", xmsg_recv, "Cross-shard messages received."),
 	SM_PROM_C("bytes_in_total", bytes_in, "Network payload bytes received."),
+	SM_PROM_C("bytes_in_copied_total", bytes_in_copied,
+		  "Received bytes the network driver copied before protocols saw them (DPDK: data "
+		  "the TCP stack reordered; io_uring: 0)."),
 	SM_PROM_C("bytes_out_total", bytes_out, "Network payload bytes sent."),
 	SM_PROM_C("connections_opened_total", conns_opened, "Connections opened."),
 	SM_PROM_C("connections_closed_total", conns_closed, "Connections closed."),

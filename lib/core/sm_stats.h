@@ -32,7 +32,11 @@ struct sm_sw_stats {
 	int64_t mem_in_use;	  /* bytes allocated minus freed on this shard */
 	uint64_t xmsg_sent;	  /* cross-shard messages sent (requests and replies) */
 	uint64_t xmsg_recv;
-	uint64_t bytes_in;     /* network payload received */
+	uint64_t bytes_in; /* network payload received */
+	/* of which the driver copied in user space before protocols saw them
+	 * (DPDK: what the TCP stack had to reorder; io_uring: 0, the
+	 * kernel's copy into the provided buffers is not ours to count) */
+	uint64_t bytes_in_copied;
 	uint64_t bytes_out;    /* network payload sent */
 	uint64_t conns_opened; /* connections that became active on this shard */
 	uint64_t conns_closed;

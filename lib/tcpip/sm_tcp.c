@@ -111,6 +111,7 @@ struct seg {
 	bool has_mss, has_ws;
 	const uint8_t *data;
 	uint32_t dlen;
+	bool zc; /* the in-order payload goes to recv_ref() as a view of the frame */
 };
 
 static void
@@ -942,13 +943,24 @@ ooo_add(struct sm_tcp_conn *c, uint32_t start, uint32_t end)
 	return true;
 }
 
-/* Deliver [rcv_dlv, rcv_nxt) as views; false when a callback destroyed @c. */
+/*
+ * Deliver [rcv_dlv, rcv_nxt) as views; false when a callback destroyed @c.
+ * A zero-copy segment (@g->zc) is the first part of that range: it goes out
+ * as a view of the frame, the rest from the ring.
+ */
 static bool
-deliver(struct sm_tcp_conn *c)
+deliver(struct sm_tcp_conn *c, const struct seg *g)
 {
 	struct sm_tcpip *s = c->s;
 	uint32_t end = c->rcv_nxt - (c->fin_rcvd ? 1 : 0); /* the FIN is no byte */
 
+	if (g->zc) {
+		c->rcv_dlv += g->dlen;
+		s->st.tcp_rx_zerocopy_bytes += g->dlen;
+		s->ops.recv_ref(s->cfg.ctx, c, g->data, g->dlen, s->rx_ref);
+		if (c->dead)
+			return false;
+	}
 	while (c->rcv_dlv != end) {
 		uint32_t idx = (c->rcv_dlv - c->irs - 1) & (c->rbuf_size - 1);
 		uint32_t n = SM_TCPIP_MIN(end - c->rcv_dlv, c->rbuf_size - idx);
@@ -1154,7 +1166,16 @@ conn_input(struct sm_tcp_conn *c, struct seg *g)
 			set_timer(c, &c->t_tw, now_of(c) + s->cfg.time_wait_ns);
 		if (g->dlen > 0) {
 			if (g->seq == c->rcv_nxt) {
-				rcv_store(c, g->seq, g->data, g->dlen);
+				/*
+				 * With everything before it delivered, the
+				 * segment need not pass through the ring: the
+				 * driver keeps the frame and the bytes still
+				 * count against the window until consumed.
+				 */
+				g->zc = s->rx_ref != NULL && s->ops.recv_ref != NULL &&
+					c->rcv_dlv == c->rcv_nxt && !c->app_gone && !c->app_closed;
+				if (!g->zc)
+					rcv_store(c, g->seq, g->data, g->dlen);
 				c->rcv_nxt += g->dlen;
 				in_order_data = true;
 				while (c->nooo > 0 && SEQ_LEQ(c->ooo[0].start, c->rcv_nxt)) {
@@ -1197,7 +1218,7 @@ conn_input(struct sm_tcp_conn *c, struct seg *g)
 	}
 
 	/* Deliver, then the FIN as a zero-length read. */
-	if (!deliver(c))
+	if (!deliver(c, g))
 		return;
 	if (fin) {
 		if (!c->app_gone && s->ops.recv)

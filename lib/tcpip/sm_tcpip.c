@@ -118,13 +118,22 @@ arp_send(struct sm_tcpip *s, uint16_t op, const uint8_t *tha, uint32_t tip)
 	tx_frame(s, f, ETH_HDR_LEN + 28);
 }
 
+/* Set @e's deadline; arp_next stays a lower bound of every entry's (exact after arp_timers). */
+static void
+arp_arm(struct sm_tcpip *s, struct arp_entry *e, uint64_t when)
+{
+	e->expires = when;
+	if (!e->permanent && when < s->arp_next)
+		s->arp_next = when;
+}
+
 static void
 arp_resolved(struct sm_tcpip *s, struct arp_entry *e, const uint8_t *mac)
 {
 	memcpy(e->mac, mac, 6);
 	e->resolved = true;
 	e->tries = 0;
-	e->expires = s->now + ARP_TTL_NS;
+	arp_arm(s, e, s->now + ARP_TTL_NS);
 	/* The queued frames were built with our MAC and type; only the destination is missing. */
 	for (unsigned i = 0; i < e->npending; i++) {
 		memcpy(e->pending[i].frame, mac, 6);
@@ -196,11 +205,18 @@ sm_tcpip_arp_lookup(const struct sm_tcpip *s, uint32_t ip, uint8_t mac[6])
 static void
 arp_timers(struct sm_tcpip *s, uint64_t now)
 {
+	if (now < s->arp_next)
+		return;
+	s->arp_next = UINT64_MAX;
 	for (unsigned i = 0; i < ARP_CACHE_SIZE; i++) {
 		struct arp_entry *e = &s->arp[i];
 
-		if (e->ip == 0 || e->permanent || now < e->expires)
+		if (e->ip == 0 || e->permanent)
 			continue;
+		if (now < e->expires) {
+			arp_arm(s, e, e->expires);
+			continue;
+		}
 		if (e->tries >= ARP_MAX_TRIES) {
 			/* Unanswered: forget it; TCP will retry and ask again. */
 			arp_drop_pending(s, e);
@@ -212,7 +228,7 @@ arp_timers(struct sm_tcpip *s, uint64_t now)
 		 * again, so traffic does not stall for a round trip.
 		 */
 		e->tries++;
-		e->expires = now + ARP_RETRY_NS;
+		arp_arm(s, e, now + ARP_RETRY_NS);
 		arp_send(s, 1, NULL, e->ip);
 	}
 }
@@ -282,7 +298,7 @@ sm_tcpip_ip_output(struct sm_tcpip *s, uint32_t dst, uint8_t proto, uint16_t l4l
 	if (e->tries == 0) {
 		/* First miss: ask now; arp_timers() repeats every second. */
 		e->tries = 1;
-		e->expires = s->now + ARP_RETRY_NS;
+		arp_arm(s, e, s->now + ARP_RETRY_NS);
 		arp_send(s, 1, NULL, hop);
 	}
 }
@@ -358,9 +374,17 @@ drop:
 void
 sm_tcpip_input(struct sm_tcpip *s, const void *frame, size_t len, uint64_t now_ns)
 {
+	sm_tcpip_input_ref(s, frame, len, now_ns, NULL);
+}
+
+void
+sm_tcpip_input_ref(struct sm_tcpip *s, const void *frame, size_t len, uint64_t now_ns, void *ref)
+{
 	const uint8_t *f = frame;
+	void *outer_ref = s->rx_ref; /* a callback may feed this stack a frame */
 
 	sm_tcpip_enter(s, now_ns);
+	s->rx_ref = ref;
 	s->st.rx_frames++;
 	if (len < ETH_HDR_LEN || (memcmp(f, s->cfg.mac, 6) != 0 && memcmp(f, bcast_mac, 6) != 0)) {
 		s->st.rx_drop_eth++;
@@ -377,6 +401,7 @@ sm_tcpip_input(struct sm_tcpip *s, const void *frame, size_t len, uint64_t now_n
 		s->st.rx_drop_eth++;
 	}
 out:
+	s->rx_ref = outer_ref;
 	sm_tcpip_leave(s);
 }
 
@@ -392,15 +417,8 @@ sm_tcpip_poll(struct sm_tcpip *s, uint64_t now_ns)
 uint64_t
 sm_tcpip_next_timer(const struct sm_tcpip *s)
 {
-	uint64_t t = s->next_timer;
-
-	for (unsigned i = 0; i < ARP_CACHE_SIZE; i++) {
-		const struct arp_entry *e = &s->arp[i];
-
-		if (e->ip != 0 && !e->permanent && e->expires < t)
-			t = e->expires;
-	}
-	return t;
+	/* Called every poll round: a cached bound, not a scan of the ARP cache. */
+	return SM_TCPIP_MIN(s->next_timer, s->arp_next);
 }
 
 void
@@ -437,6 +455,7 @@ sm_tcpip_create(const struct sm_tcpip_config *cfg, struct sm_tcpip **out)
 	s->ops = *cfg->ops;
 	s->cfg.ops = &s->ops;
 	s->mtu = cfg->mtu ? cfg->mtu : 1500;
+	s->arp_next = UINT64_MAX;
 #define DEF(f, v)                                                                                  \
 	do {                                                                                       \
 		if (s->cfg.f == 0)                                                                 \

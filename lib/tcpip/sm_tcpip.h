@@ -13,8 +13,13 @@
  *
  * Frames are contiguous Ethernet II frames without the FCS and without VLAN
  * tags. A frame passed to tx() is only valid during the call (the stack
- * reuses one transmit buffer), so the driver copies it or sends it at once;
- * a buffer-chain variant for zero-copy drivers is future work.
+ * reuses one transmit buffer), so the driver copies it or sends it at once.
+ *
+ * Receive is zero-copy when the driver can keep frames alive: it inputs a
+ * frame with sm_tcpip_input_ref() and a reference of its own (an mbuf), and
+ * in-order payload that finds nothing undelivered before it goes to
+ * recv_ref() as a view of that frame instead of through the connection's
+ * receive ring. Only out-of-order data, and data behind it, is copied.
  *
  * Addresses and ports in this API are in host byte order.
  *
@@ -66,6 +71,15 @@ struct sm_tcpip_ops {
 	 * calls. @len == 0 means the peer sent FIN: no more data will come.
 	 */
 	void (*recv)(void *ctx, struct sm_tcp_conn *c, const void *data, size_t len);
+	/*
+	 * Optional zero-copy delivery: in-order bytes at @data inside the
+	 * frame that sm_tcpip_input_ref() is processing, whose caller passed
+	 * @ref. To keep the bytes past the call, take a reference on @ref
+	 * (the stack does not). Otherwise exactly like recv() with len > 0:
+	 * the bytes count against the receive window until sm_tcp_consume(),
+	 * and recv() and recv_ref() calls together deliver the stream in order.
+	 */
+	void (*recv_ref)(void *ctx, struct sm_tcp_conn *c, const void *data, size_t len, void *ref);
 	/* Send-buffer space freed after an sm_tcp_send() accepted less than asked. */
 	void (*writable)(void *ctx, struct sm_tcp_conn *c);
 	/*
@@ -115,6 +129,7 @@ struct sm_tcpip_stats {
 	uint64_t tcp_challenge_acks, tcp_ooo_segs, tcp_dup_segs;
 	uint64_t tcp_window_probes, tcp_syn_dropped, tcp_delayed_acks;
 	uint64_t tcp_passive_opens, tcp_active_opens, tcp_conns;
+	uint64_t tcp_rx_zerocopy_bytes; /* payload delivered by recv_ref() */
 };
 
 /*
@@ -135,6 +150,14 @@ sm_tcpip_destroy(struct sm_tcpip *s);
  */
 void
 sm_tcpip_input(struct sm_tcpip *s, const void *frame, size_t len, uint64_t now_ns);
+
+/*
+ * sm_tcpip_input() for a frame the caller can keep alive: @ref (not NULL)
+ * names it, and in-order TCP payload may be delivered through recv_ref()
+ * as a view into @frame with @ref, uncopied.
+ */
+void
+sm_tcpip_input_ref(struct sm_tcpip *s, const void *frame, size_t len, uint64_t now_ns, void *ref);
 
 /* Run the timers due at @now_ns: retransmission, delayed ACK, persist, TIME_WAIT, ARP. */
 void

@@ -97,8 +97,10 @@ struct sm_tcpip {
 	uint16_t mtu;
 	uint16_t ip_id;
 	uint8_t *txbuf; /* one frame: ETH + mtu */
+	void *rx_ref;	/* the frame being input is the caller's to keep (zero-copy) */
 
 	struct arp_entry arp[ARP_CACHE_SIZE];
+	uint64_t arp_next; /* no ARP deadline before this (UINT64_MAX: none) */
 
 	/* TCP */
 	struct tcp_listener listeners[MAX_LISTENERS];

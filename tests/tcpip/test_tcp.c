@@ -8,7 +8,7 @@
  * Karn's rule, NewReno fast retransmit and partial ACKs, out-of-order
  * segments, a full receive window and zero-window probing, RST and SYN
  * handling with RFC 5961 challenge ACKs, FIN in both orders, simultaneous
- * close and TIME_WAIT.
+ * close and TIME_WAIT, and zero-copy receive through recv_ref().
  */
 
 #include <setjmp.h>
@@ -36,6 +36,10 @@ struct h {
 	bool hold; /* do not consume in recv */
 	uint8_t rx[1 << 18];
 	size_t rxlen;
+	/* zero-copy: the frame being input with a ref, and what recv_ref() saw */
+	const uint8_t *frame;
+	size_t frame_len;
+	int recv_calls, ref_calls;
 };
 
 static int
@@ -77,6 +81,31 @@ cb_recv(void *ctx, struct sm_tcp_conn *c, const void *data, size_t len)
 		sm_tcp_consume(c, len, h->now);
 }
 
+/* Counts copied deliveries apart from zero-copy ones. */
+static void
+cb_recv_counted(void *ctx, struct sm_tcp_conn *c, const void *data, size_t len)
+{
+	struct h *h = ctx;
+
+	if (len > 0)
+		h->recv_calls++;
+	cb_recv(ctx, c, data, len);
+}
+
+/* A zero-copy view must point into the frame being input, with its ref. */
+static void
+cb_recv_ref(void *ctx, struct sm_tcp_conn *c, const void *data, size_t len, void *ref)
+{
+	struct h *h = ctx;
+	const uint8_t *p = data;
+
+	assert_ptr_equal(ref, h->frame);
+	assert_true(p >= h->frame && p + len <= h->frame + h->frame_len);
+	assert_true(len > 0);
+	h->ref_calls++;
+	cb_recv(ctx, c, data, len);
+}
+
 static void
 cb_writable(void *ctx, struct sm_tcp_conn *c)
 {
@@ -106,8 +135,18 @@ static const struct sm_tcpip_ops h_ops = {
 	.closed = cb_closed,
 };
 
+static const struct sm_tcpip_ops h_ops_zc = {
+	.tx = t_tx,
+	.accepted = cb_accepted,
+	.connected = cb_connected,
+	.recv = cb_recv_counted,
+	.recv_ref = cb_recv_ref,
+	.writable = cb_writable,
+	.closed = cb_closed,
+};
+
 static struct h *
-h_new_cfg(const struct sm_tcpip_config *tweak)
+h_new_ops(const struct sm_tcpip_config *tweak, const struct sm_tcpip_ops *ops)
 {
 	struct h *h = calloc(1, sizeof(*h));
 	struct sm_tcpip_config cfg = { 0 };
@@ -117,13 +156,19 @@ h_new_cfg(const struct sm_tcpip_config *tweak)
 	memcpy(cfg.mac, t_mac_us, 6);
 	cfg.ip = T_IP_US;
 	cfg.netmask = T_MASK;
-	cfg.ops = &h_ops;
+	cfg.ops = ops;
 	cfg.ctx = h;
 	memcpy(cfg.secret, "0123456789abcdef", 16);
 	assert_int_equal(sm_tcpip_create(&cfg, &h->s), 0);
 	assert_int_equal(sm_tcpip_arp_add(h->s, T_IP_PEER, t_mac_peer), 0);
 	h->now = 1000 * T_SEC;
 	return h;
+}
+
+static struct h *
+h_new_cfg(const struct sm_tcpip_config *tweak)
+{
+	return h_new_ops(tweak, &h_ops);
 }
 
 static struct h *
@@ -139,10 +184,13 @@ h_free(struct h *h)
 	free(h);
 }
 
-/* The peer sends one segment. */
+/*
+ * The peer sends one segment; with @keep, in a frame the driver keeps
+ * (sm_tcpip_input_ref), so in-order payload may arrive through recv_ref().
+ */
 static void
-h_in(struct h *h, uint32_t seq, uint32_t ack, uint8_t flags, uint16_t wnd, const void *data,
-     size_t dlen)
+h_in_frame(struct h *h, bool keep, uint32_t seq, uint32_t ack, uint8_t flags, uint16_t wnd,
+	   const void *data, size_t dlen)
 {
 	uint8_t f[T_FRAME_MAX];
 	struct t_seg s = { .sport = PPORT,
@@ -153,9 +201,20 @@ h_in(struct h *h, uint32_t seq, uint32_t ack, uint8_t flags, uint16_t wnd, const
 			   .wnd = wnd,
 			   .data = data,
 			   .dlen = dlen };
+	size_t len = t_tcp_frame(f, &s);
 
-	sm_tcpip_input(h->s, f, t_tcp_frame(f, &s), h->now);
+	if (!keep) {
+		sm_tcpip_input(h->s, f, len, h->now);
+		return;
+	}
+	h->frame = f;
+	h->frame_len = len;
+	sm_tcpip_input_ref(h->s, f, len, h->now, f);
+	h->frame = NULL;
 }
+
+#define h_in(h, ...) h_in_frame(h, false, __VA_ARGS__)
+#define h_in_ref(h, ...) h_in_frame(h, true, __VA_ARGS__)
 
 static void
 h_in_opts(struct h *h, uint16_t sport, uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags,
@@ -664,6 +723,67 @@ test_out_of_order(void **state)
 	h_free(h);
 }
 
+/*
+ * In-order payload goes to recv_ref() as a view of the frame; data beyond a
+ * hole is copied into the ring and delivered after the segment that fills
+ * it; the window counts zero-copy bytes until they are consumed.
+ */
+static void
+test_zero_copy_receive(void **state)
+{
+	struct sm_tcpip_config cfg = { .rcv_buf = 8192 };
+	struct h *h = h_new_ops(&cfg, &h_ops_zc);
+	uint8_t d[6000];
+	struct t_out o;
+
+	(void)state;
+	h_accept(h, true, 512);
+	fill(d, sizeof(d), 41);
+	/* In order, with a ref: delivered uncopied. */
+	h_in_ref(h, PISN + 1, h->iss + 1, F_ACK, 512, d, 1000);
+	assert_int_equal(h->ref_calls, 1);
+	assert_int_equal(h->recv_calls, 0);
+	assert_int_equal(h_stats(h).tcp_rx_zerocopy_bytes, 1000);
+	/* Without a ref the same stack copies. */
+	h_in(h, PISN + 1001, h->iss + 1, F_ACK, 512, d + 1000, 1000);
+	assert_int_equal(h->recv_calls, 1);
+	h_poll(h, h->now + 40 * T_MS); /* the delayed ACK */
+	o = h_out(h);
+	assert_int_equal(o.ack, PISN + 2001);
+	/* Beyond a hole: held in the ring, nothing delivered. */
+	h_in_ref(h, PISN + 3001, h->iss + 1, F_ACK, 512, d + 3000, 1000);
+	o = h_out(h);
+	assert_int_equal(o.ack, PISN + 2001);
+	assert_int_equal(h->rxlen, 2000);
+	assert_int_equal(h->ref_calls, 1);
+	/* The filling segment goes uncopied, then the held bytes from the ring. */
+	h_in_ref(h, PISN + 2001, h->iss + 1, F_ACK, 512, d + 2000, 1000);
+	assert_int_equal(h->ref_calls, 2);
+	assert_int_equal(h->recv_calls, 2);
+	o = h_out(h);
+	assert_int_equal(o.ack, PISN + 4001);
+	assert_int_equal(h->rxlen, 4000);
+	assert_memory_equal(h->rx, d, 4000);
+	assert_int_equal(h_stats(h).tcp_rx_zerocopy_bytes, 2000);
+	/* Unconsumed zero-copy bytes shrink the window like copied ones. */
+	h->hold = true;
+	h_in_ref(h, PISN + 4001, h->iss + 1, F_ACK, 512, d + 4000, 1460);
+	h_in_ref(h, PISN + 5461, h->iss + 1, F_ACK, 512, d + 5460, 540);
+	assert_int_equal(h->ref_calls, 4);
+	assert_int_equal(sm_tcp_unconsumed(h->conn), 2000);
+	h_poll(h, h->now + 40 * T_MS);
+	o = h_out(h);
+	assert_int_equal(o.ack, PISN + 6001);
+	assert_int_equal(o.wnd, (8192 - 2000));
+	assert_int_equal(h_stats(h).tcp_rx_zerocopy_bytes, 4000);
+	/* Consuming gives the space back (no update: the peer has plenty). */
+	sm_tcp_consume(h->conn, 2000, h->now);
+	assert_int_equal(sm_tcp_unconsumed(h->conn), 0);
+	assert_memory_equal(h->rx, d, 6000);
+	h_none(h);
+	h_free(h);
+}
+
 static void
 test_full_receive_window(void **state)
 {
@@ -1054,6 +1174,7 @@ main(void)
 		cmocka_unit_test(test_retransmission_gives_up),
 		cmocka_unit_test(test_fast_retransmit_newreno),
 		cmocka_unit_test(test_out_of_order),
+		cmocka_unit_test(test_zero_copy_receive),
 		cmocka_unit_test(test_full_receive_window),
 		cmocka_unit_test(test_zero_window_probe),
 		cmocka_unit_test(test_send_buffer_full_writable),

@@ -25,13 +25,18 @@
  * connecting shard. ARP goes to every shard (each stack keeps its own
  * cache); ICMP and everything else stays where it arrived.
  *
- * Buffers: lib/tcpip copies payload into a per-connection receive ring and
- * hands out views that die when the bytes are consumed, and takes send
- * bytes by copy. So the driver copies received bytes into pooled send
- * buffers (16 KiB segments) and consumes at once: protocols get
- * reference-counted views that outlive the connection, as with io_uring.
- * Handing mbufs themselves to protocols needs a buffer-chain receive API in
- * lib/tcpip.
+ * Buffers: receive is zero-copy. Every pool reserves an sm_bufseg in each
+ * mbuf's private area, so an mbuf is a reference-counted segment that
+ * protocols hold like an io_uring buffer; a frame goes into the stack with
+ * sm_tcpip_input_ref() and in-order payload reaches the protocol as a view
+ * into the mbuf, which returns to its pool when the last view is dropped.
+ * The stack copies only what it must reorder (data behind a hole), and the
+ * driver copies that into pooled 16 KiB buffers. Past ZC_HELD_MAX mbufs
+ * held by protocols on a shard, frames go the copying way, so a protocol
+ * that keeps many small views cannot starve the RX queue of mbufs. Bytes
+ * are consumed at once either way: the window is the stack's buffer, as
+ * the kernel's is for io_uring. Sends are copied into the stack's send
+ * ring (it must keep them for retransmission).
  *
  * Threads: shards are our threads, not EAL lcores. EAL gets "--lcores
  * 0@(every CPU we may use)" so it starts no worker threads and leaves the
@@ -75,6 +80,7 @@
 #define RX_DESC 1024
 #define TX_DESC 1024
 #define POOL_MBUFS 8191
+#define ZC_HELD_MAX (POOL_MBUFS / 4) /* mbufs protocols may hold per shard */
 #define POOL_CACHE 256
 #define RETA_SIZE 128
 #define MAX_LISTENERS 16
@@ -122,6 +128,14 @@ static unsigned nlisteners;
  * connections keep their shard after the listener closes. */
 static uint8_t port_listener[65536];
 
+/* What the private area of each of our mbufs holds: the mbuf as a segment. */
+struct mbuf_seg {
+	struct sm_bufseg seg;
+	bool counted; /* in ds->zc_held */
+};
+
+#define MBUF_PRIV_SIZE RTE_ALIGN(sizeof(struct mbuf_seg), RTE_MBUF_PRIV_ALIGN)
+
 struct dconn {
 	struct sm_conn c; /* first: the protocol's view */
 	struct dconn *prev, *next;
@@ -164,6 +178,7 @@ struct dpdk_shard {
 	struct sm_stop_hook stop_hook;
 	uint16_t port_cursor;
 	uint64_t tx_dropped, fwd_dropped;
+	unsigned zc_held; /* mbufs protocols hold views of */
 	uint8_t scratch[FRAME_MAX];
 };
 
@@ -434,13 +449,40 @@ stack_tx(void *ctx, const void *frame, size_t len)
 /* ---- receive ---- */
 
 static void
+mbuf_seg_release(struct sm_bufseg *seg)
+{
+	struct mbuf_seg *ms = (struct mbuf_seg *)seg;
+
+	if (ms->counted && ds != NULL)
+		ds->zc_held--;
+	rte_pktmbuf_free((struct rte_mbuf *)((char *)seg - sizeof(struct rte_mbuf)));
+}
+
+static void
 deliver(struct rte_mbuf *m)
 {
 	const void *frame;
 	uint32_t len = rte_pktmbuf_pkt_len(m);
+	struct mbuf_seg *ms;
 
 	if (len > FRAME_MAX) {
 		rte_pktmbuf_free(m);
+		return;
+	}
+	if (m->nb_segs == 1 && rte_pktmbuf_priv_size(m->pool) >= MBUF_PRIV_SIZE &&
+	    ds->zc_held < ZC_HELD_MAX) {
+		/* Our reference for the call; protocols add theirs. */
+		ms = rte_mbuf_to_priv(m);
+		ms->seg.refcnt = 1;
+		ms->seg.release = mbuf_seg_release;
+		ms->counted = false;
+		sm_tcpip_input_ref(ds->stack, rte_pktmbuf_mtod(m, const void *), len, ds->now,
+				   &ms->seg);
+		if (ms->seg.refcnt > 1) {
+			ms->counted = true;
+			ds->zc_held++;
+		}
+		sm_bufseg_put(&ms->seg);
 		return;
 	}
 	frame = rte_pktmbuf_read(m, 0, len, ds->scratch);
@@ -881,6 +923,7 @@ stack_recv(void *ctx, struct sm_tcp_conn *tc, const void *data, size_t len)
 		return;
 	}
 	SM_STAT_ADD(bytes_in, (uint64_t)len);
+	SM_STAT_ADD(bytes_in_copied, (uint64_t)len);
 	conn_enter(d);
 	while (left > 0 && !d->gone && !d->c.closing) {
 		for (n = 0; n < SM_ARRAY_SIZE(iov) && left > 0; n++) {
@@ -905,6 +948,28 @@ stack_recv(void *ctx, struct sm_tcp_conn *tc, const void *data, size_t len)
 		for (i = 0; i < n; i++)
 			sm_bufseg_put(iov[i].seg);
 	}
+	if (d->tc != NULL)
+		sm_tcp_consume(tc, len, ds->now);
+	conn_leave(d);
+}
+
+/* In-order bytes inside the mbuf whose segment is @ref: the protocol gets the mbuf itself. */
+static void
+stack_recv_ref(void *ctx, struct sm_tcp_conn *tc, const void *data, size_t len, void *ref)
+{
+	struct dconn *d = sm_tcp_user(tc);
+	struct sm_iov iov = { .seg = ref, .base = data, .len = len };
+
+	(void)ctx;
+	if (d == NULL || d->gone)
+		return;
+	if (d->c.closing) {
+		sm_tcp_consume(tc, len, ds->now);
+		return;
+	}
+	SM_STAT_ADD(bytes_in, (uint64_t)len);
+	conn_enter(d);
+	d->c.proto->received(&d->c, &iov, 1);
 	if (d->tc != NULL)
 		sm_tcp_consume(tc, len, ds->now);
 	conn_leave(d);
@@ -945,6 +1010,7 @@ static const struct sm_tcpip_ops stack_ops = {
 	.accepted = stack_accepted,
 	.connected = stack_connected,
 	.recv = stack_recv,
+	.recv_ref = stack_recv_ref,
 	.writable = stack_writable,
 	.closed = stack_closed,
 };
@@ -1161,6 +1227,12 @@ dpdk_shard_init(const struct sm_net_config *cfg)
 	tc.ops = &stack_ops;
 	tc.ctx = ds;
 	tc.max_conns = cfg->max_conns;
+	/*
+	 * Linux's 200 ms floor rather than RFC 6298's 1 s: on a lab link the
+	 * RTT is microseconds, and a loss that fast retransmit cannot repair
+	 * (the tail of a request) should cost what it costs on the kernel path.
+	 */
+	tc.rto_min_ns = 200000000ull;
 	if (getrandom(tc.secret, sizeof(tc.secret), 0) != sizeof(tc.secret))
 		memcpy(tc.secret, &ds->rng, sizeof(ds->rng));
 	ret = sm_tcpip_create(&tc, &ds->stack);
@@ -1201,11 +1273,16 @@ dpdk_shard_fini(void)
 	if (ds == NULL)
 		return;
 	sm_tcpip_stats(ds->stack, &st);
-	SM_DEBUG("dpdk: rx %lu tx %lu frames, %lu tcp retransmits, %lu tx drops, %lu forward "
-		 "drops",
+	SM_DEBUG("dpdk: rx %lu tx %lu frames, %lu tx drops, %lu forward drops; tcp: %lu segs in, "
+		 "%lu out, %lu retransmits (%lu fast, %lu timeouts), %lu out of order, %lu "
+		 "duplicate, %lu delayed ACKs, %lu window probes, %lu bytes received zero-copy",
 		 (unsigned long)st.rx_frames, (unsigned long)st.tx_frames,
-		 (unsigned long)st.tcp_retransmits, (unsigned long)ds->tx_dropped,
-		 (unsigned long)ds->fwd_dropped);
+		 (unsigned long)ds->tx_dropped, (unsigned long)ds->fwd_dropped,
+		 (unsigned long)st.tcp_segs_in, (unsigned long)st.tcp_segs_out,
+		 (unsigned long)st.tcp_retransmits, (unsigned long)st.tcp_fast_retransmits,
+		 (unsigned long)st.tcp_timeouts, (unsigned long)st.tcp_ooo_segs,
+		 (unsigned long)st.tcp_dup_segs, (unsigned long)st.tcp_delayed_acks,
+		 (unsigned long)st.tcp_window_probes, (unsigned long)st.tcp_rx_zerocopy_bytes);
 	/* Leftovers after a drain timeout. */
 	while ((d = ds->conns) != NULL) {
 		d->busy = 0;
@@ -1462,7 +1539,7 @@ port_start(char *err, size_t errlen)
 		char name[RTE_MEMPOOL_NAMESIZE];
 
 		snprintf(name, sizeof(name), "sm_mbuf_%u", i);
-		g.pools[i] = rte_pktmbuf_pool_create(name, POOL_MBUFS, POOL_CACHE, 0,
+		g.pools[i] = rte_pktmbuf_pool_create(name, POOL_MBUFS, POOL_CACHE, MBUF_PRIV_SIZE,
 						     RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 		if (g.pools[i] == NULL) {
 			snprintf(err, errlen,
