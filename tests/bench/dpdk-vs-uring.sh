@@ -35,6 +35,8 @@
 #
 # Environment:
 #   THREADS=64  N=200000           the stress load
+#   COL=                           stress's -col settings for both loads, e.g.
+#                                  COL='size=FIXED(2048)' for 10 KiB writes
 #   SERVER_CPUS, CLIENT_CPUS       default: the first and second CPU this
 #                                  process may use (the same on a 1-CPU machine)
 #   DPDK_MEM=512                   EAL -m (MB) for each process
@@ -70,6 +72,7 @@ N=${N:-200000}
 DPDK_MEM=${DPDK_MEM:-512}
 CALLGRIND=${CALLGRIND:-0}
 CALLGRIND_N=${CALLGRIND_N:-5000}
+COL=${COL:-}
 for v in THREADS N DPDK_MEM CALLGRIND_N; do
 	[[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "$v=${!v} is not a positive integer"
 done
@@ -209,6 +212,8 @@ run_stress() { # STACK LOAD
 	cmd+=("$load" "n=$N")
 	[ "$load" = read ] && cmd+=(-pop "seq=1..$N")
 	cmd+=(-rate "threads=$THREADS" -shards 1 -log no-settings "json=$json")
+	# shellcheck disable=SC2206 # COL is split into stress's words on purpose
+	[ -n "$COL" ] && cmd+=(-col $COL)
 	if [ "$stack" = dpdk ]; then
 		cmd+=(-node "$SERVER_IP")
 	else

@@ -66,10 +66,10 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
-#include <rte_thash.h>
 #include <rte_version.h>
 
 #include "dpdk_priv.h"
+#include "dpdk_rss.h"
 #include "sm_core.h"
 #include "sm_net.h"
 #include "sm_net_dpdk.h"
@@ -82,19 +82,11 @@
 #define POOL_MBUFS 8191
 #define ZC_HELD_MAX (POOL_MBUFS / 4) /* mbufs protocols may hold per shard */
 #define POOL_CACHE 256
-#define RETA_SIZE 128
 #define MAX_LISTENERS 16
 #define WAIT_CAP_NS 200000 /* longest sleep: no RX interrupts */
 #define MAX_EAL_ARGS 96
 #define DELAY_SLOTS 512
 #define FRAME_MAX 9216
-
-/* The Toeplitz key Mellanox's Linux driver uses (and Seastar). */
-static const uint8_t rss_key[40] = {
-	0xd1, 0x81, 0xc6, 0x2c, 0xf7, 0xf4, 0xdb, 0x5b, 0x19, 0x83, 0xa2, 0xfc, 0x94, 0x3e,
-	0x1a, 0xdb, 0xd9, 0x38, 0x9e, 0x6b, 0xd1, 0x03, 0x9c, 0x2c, 0xa7, 0x44, 0x99, 0xad,
-	0x59, 0x3d, 0x56, 0xd9, 0xf3, 0x25, 0x3c, 0x06, 0x2a, 0xdc, 0x1f, 0xfc,
-};
 
 struct sm_listener {
 	uint16_t port;
@@ -197,15 +189,13 @@ now_ns(void)
 static inline uint32_t
 flow_hash(uint32_t sip, uint32_t dip, uint16_t sport, uint16_t dport)
 {
-	uint32_t t[3] = { sip, dip, ((uint32_t)sport << 16) | dport };
-
-	return rte_softrss(t, 3, rss_key);
+	return dpdk_flow_hash(dpdk_rss_key, sip, dip, sport, dport);
 }
 
 static inline unsigned
 hash_owner(uint32_t h)
 {
-	return (h % RETA_SIZE) % g.shards;
+	return dpdk_hash_owner(h, g.shards);
 }
 
 #define OWNER_ALL UINT32_MAX
@@ -1515,12 +1505,12 @@ port_start(char *err, size_t errlen)
 	if (socket < 0)
 		socket = SOCKET_ID_ANY;
 	memset(&conf, 0, sizeof(conf));
-	rss = g.nq > 1 && info.reta_size > 0 && info.hash_key_size == sizeof(rss_key) &&
+	rss = g.nq > 1 && info.reta_size > 0 && info.hash_key_size == sizeof(dpdk_rss_key) &&
 	      (info.flow_type_rss_offloads & RTE_ETH_RSS_NONFRAG_IPV4_TCP);
 	if (rss) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
-		conf.rx_adv_conf.rss_conf.rss_key = (uint8_t *)(uintptr_t)rss_key;
-		conf.rx_adv_conf.rss_conf.rss_key_len = sizeof(rss_key);
+		conf.rx_adv_conf.rss_conf.rss_key = (uint8_t *)(uintptr_t)dpdk_rss_key;
+		conf.rx_adv_conf.rss_conf.rss_key_len = sizeof(dpdk_rss_key);
 		conf.rx_adv_conf.rss_conf.rss_hf = RTE_ETH_RSS_NONFRAG_IPV4_TCP;
 	}
 	ret = rte_eth_dev_configure(g.port, (uint16_t)g.nq, (uint16_t)g.nq, &conf);
@@ -1577,13 +1567,13 @@ port_start(char *err, size_t errlen)
 			reta[i / RTE_ETH_RETA_GROUP_SIZE].mask |= 1ull
 								  << (i % RTE_ETH_RETA_GROUP_SIZE);
 			reta[i / RTE_ETH_RETA_GROUP_SIZE].reta[i % RTE_ETH_RETA_GROUP_SIZE] =
-				(uint16_t)((i % RETA_SIZE) % g.nq);
+				(uint16_t)((i % DPDK_RETA_SIZE) % g.nq);
 		}
 		/* The NIC's queue is then our owner for every flow (RETA of
 		 * 128 or a multiple, nq == shards); otherwise software steering
 		 * still corrects it. */
 		g.hw_hash = rte_eth_dev_rss_reta_update(g.port, reta, (uint16_t)n) == 0 &&
-			    n % RETA_SIZE == 0;
+			    n % DPDK_RETA_SIZE == 0;
 	}
 	ret = rte_eth_macaddr_get(g.port, &mac);
 	if (ret < 0) {
