@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "sm_test_rng.h"
+
 #include "sm_token.h"
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
@@ -35,11 +37,7 @@ static uint64_t rng_state = 0x5eed5eed12345678ull;
 static uint64_t
 rng(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return sm_test_splitmix64(&rng_state);
 }
 
 static int64_t

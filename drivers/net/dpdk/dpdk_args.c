@@ -91,7 +91,8 @@ parse_pct(const char *name, const char *v, double *out, char *err, size_t errlen
 	char *end;
 	double d = strtod(v, &end);
 
-	if (end == v || *end != '\0' || d < 0 || d > 100) {
+	/* Written so that NaN fails it too. */
+	if (end == v || *end != '\0' || !(d >= 0 && d <= 100)) {
 		snprintf(err, errlen, "dpdk_args: %s needs a percentage from 0 to 100, got '%s'",
 			 name, v);
 		return -EINVAL;
@@ -139,6 +140,7 @@ parse_driver_opt(struct dpdk_opts *o, const char *name, const char *v, char *err
 		if (parse_ipv4(ip, &o->ip) < 0)
 			goto bad_ip;
 		o->netmask = prefix == 32 ? UINT32_MAX : ~(UINT32_MAX >> prefix);
+		o->ip_given = true;
 		return 0;
 	}
 	if (strcmp(name, "--gateway") == 0) {
@@ -216,7 +218,7 @@ dpdk_opts_parse(const char *args, const char *default_ip, struct dpdk_opts *o, c
 		if (ret < 0)
 			goto fail;
 	}
-	if (o->ip == 0) {
+	if (!o->ip_given) {
 		if (default_ip == NULL || parse_ipv4(default_ip, &o->ip) < 0 || !usable_ip(o->ip)) {
 			snprintf(err, errlen,
 				 "the DPDK stack needs an IPv4 address of its own, and "

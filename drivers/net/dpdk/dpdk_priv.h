@@ -18,7 +18,8 @@ struct dpdk_opts {
 	int nwords;
 	char **eal; /* the EAL part: words before a lone "--" */
 	int neal;
-	uint32_t ip; /* host order */
+	uint32_t ip;   /* host order */
+	bool ip_given; /* by --ipv4 (else from default_ip) */
 	uint32_t netmask;
 	uint32_t gateway;
 	uint16_t port_id;
