@@ -89,6 +89,9 @@ serve_metrics(struct sm_conn *c)
 		if (buf == NULL)
 			goto nomem;
 		need = sm_stats_format_prometheus(buf, len, snap, n);
+		/* Then the network driver's own counters, where it has some. */
+		need += sm_net_format_prometheus(need < len ? buf + need : NULL,
+						 need < len ? len - need : 0, n);
 		if (need < len)
 			break;
 		sm_free(buf);

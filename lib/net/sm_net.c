@@ -6,7 +6,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -216,4 +218,55 @@ sm_net_addr_parse(const char *addr, uint16_t port, struct sockaddr_storage *ss)
 		return sizeof(*in6);
 	}
 	return -EINVAL;
+}
+
+/* snprintf into buf[pos..len), returning the new position even past @len. */
+static size_t
+out_printf(char *buf, size_t len, size_t pos, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static size_t
+out_printf(char *buf, size_t len, size_t pos, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(pos < len ? buf + pos : NULL, pos < len ? len - pos : 0, fmt, ap);
+	va_end(ap);
+	return n > 0 ? pos + (size_t)n : pos;
+}
+
+size_t
+sm_net_format_prometheus(char *buf, size_t len, unsigned nshards)
+{
+	const struct sm_net_counter *desc;
+	uint64_t *vals;
+	size_t pos = 0;
+	unsigned n, i, k;
+
+	if (buf != NULL && len > 0)
+		buf[0] = '\0';
+	if (sm_current == NULL || sm_current->counters == NULL || nshards == 0)
+		return 0;
+	n = sm_current->counters(&desc);
+	if (n == 0)
+		return 0;
+	vals = sm_calloc((size_t)n * nshards, sizeof(*vals));
+	if (vals == NULL)
+		return 0;
+	for (i = 0; i < nshards; i++)
+		sm_current->counters_read(i, vals + (size_t)i * n);
+	for (k = 0; k < n; k++) {
+		pos = out_printf(buf, len, pos,
+				 "# HELP shardmark_net_%s %s\n# TYPE shardmark_net_%s counter\n",
+				 desc[k].name, desc[k].help, desc[k].name);
+		for (i = 0; i < nshards; i++)
+			pos = out_printf(
+				buf, len, pos,
+				"shardmark_net_%s{shard=\"%u\",driver=\"%s\"} %" PRIu64 "\n",
+				desc[k].name, i, sm_current->name, vals[(size_t)i * n + k]);
+	}
+	sm_free(vals);
+	return pos;
 }

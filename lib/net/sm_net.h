@@ -135,6 +135,12 @@ struct sm_net_config {
 	unsigned max_conns;	 /* per shard; 0: 65536 */
 };
 
+/* One of a driver's own per-shard counters, for /metrics. */
+struct sm_net_counter {
+	const char *name; /* Prometheus name after "shardmark_net_", e.g. "tcp_retransmits_total" */
+	const char *help;
+};
+
 /* A driver: one implementation of the transport interface. */
 struct sm_net_driver {
 	const char *name;
@@ -151,6 +157,15 @@ struct sm_net_driver {
 	void (*close)(struct sm_conn *c);
 	/* Bytes that arrived but have not reached received() yet. */
 	long (*rx_pending)(struct sm_conn *c);
+	/*
+	 * Optional: counters of the driver's own (a userspace TCP stack's
+	 * retransmissions, a NIC's drops). counters() returns how many and
+	 * their descriptions; counters_read() fills vals[0..n) for @shard and
+	 * may run on any thread (the driver publishes them with relaxed
+	 * stores, as lib/core's counters are).
+	 */
+	unsigned (*counters)(const struct sm_net_counter **desc);
+	void (*counters_read)(unsigned shard, uint64_t *vals);
 };
 
 /* Register a driver by name; -EEXIST when the name is taken. */
@@ -227,6 +242,15 @@ sm_conn_rx_pending(struct sm_conn *c)
 {
 	return c->drv->rx_pending(c);
 }
+
+/*
+ * The selected driver's counters for @nshards shards in the Prometheus text
+ * format (families shardmark_net_*, one sample per shard), into @buf; like
+ * snprintf, returns the length the whole text needs. 0 when the driver has
+ * none.
+ */
+size_t
+sm_net_format_prometheus(char *buf, size_t len, unsigned nshards);
 
 /* Format a socket address as "ip:port" into @buf. */
 const char *

@@ -214,21 +214,27 @@ c.shutdown()
 
 
 METRICS = f"""
-import urllib.request
+import json, urllib.request
 body = urllib.request.urlopen('http://{STACK_IP}:9180/metrics', timeout=20).read().decode()
 tot = {{}}
 for line in body.splitlines():
-    if line.startswith('shardmark_bytes_in'):
+    if line.startswith('shardmark_') and not line.startswith('#'):
         name, value = line.split('{{')[0], float(line.rsplit(' ', 1)[1])
         tot[name] = tot.get(name, 0) + value
-print(int(tot['shardmark_bytes_in_total']), int(tot['shardmark_bytes_in_copied_total']))
+print(json.dumps(tot))
 """
 
 
+def metrics(ns):
+    """Every shardmark_* metric summed over the shards, from /metrics over DPDK."""
+    import json
+    return json.loads(client(ns, METRICS))
+
+
 def bytes_in(ns):
-    """(received, of which copied) over every shard, from /metrics over DPDK."""
-    received, copied = client(ns, METRICS).split()
-    return int(received), int(copied)
+    """(received, of which copied) over every shard."""
+    m = metrics(ns)
+    return int(m["shardmark_bytes_in_total"]), int(m["shardmark_bytes_in_copied_total"])
 
 
 def test_cql_python_driver(server):
@@ -240,6 +246,12 @@ def test_cql_python_driver(server):
     received, copied = (a - b for a, b in zip(bytes_in(server.ns), before))
     assert received > 100000, received
     assert copied * 20 < received, (received, copied)
+    # The driver's own counters: the stack's and the NIC's, per shard.
+    m = metrics(server.ns)
+    assert m["shardmark_net_tcp_segments_in_total"] > 200, m
+    assert m["shardmark_net_rx_zerocopy_bytes_total"] > 100000, m
+    assert m["shardmark_net_rx_frames_total"] >= m["shardmark_net_tcp_segments_in_total"], m
+    assert m["shardmark_net_nic_rx_missed_total"] >= 0, m
 
 
 BOTO = f"""
@@ -320,6 +332,10 @@ def test_fault_injection(dpdk_bin, tmp_path):
             # Reordered and duplicated frames took the copying path.
             received, copied = bytes_in(ns)
             assert 0 < copied < received, (received, copied)
+            # Drops on both paths: the stack retransmitted, and /metrics says so.
+            m = metrics(ns)
+            assert m["shardmark_net_tcp_retransmits_total"] > 0, m
+            assert m["shardmark_net_tcp_out_of_order_total"] > 0, m
         finally:
             rc = srv.stop()
     assert rc == 0, f"shardmark exited with {rc}\n{srv.describe()}"

@@ -169,8 +169,9 @@ struct dpdk_shard {
 	struct fault_path frx, ftx;
 	struct sm_stop_hook stop_hook;
 	uint16_t port_cursor;
-	uint64_t tx_dropped, fwd_dropped;
-	unsigned zc_held; /* mbufs protocols hold views of */
+	uint64_t tx_dropped, fwd_dropped, steered;
+	uint64_t published_at; /* when counters_publish() last ran */
+	unsigned zc_held;      /* mbufs protocols hold views of */
 	uint8_t scratch[FRAME_MAX];
 };
 
@@ -513,7 +514,149 @@ rx_dispatch(struct rte_mbuf *m)
 	if (sm_submit_to(owner, rx_remote, m, NULL) < 0) {
 		ds->fwd_dropped++;
 		rte_pktmbuf_free(m);
+		return;
 	}
+	ds->steered++;
+}
+
+/* ---- counters for /metrics ---- */
+
+enum {
+	C_RX_FRAMES,
+	C_TX_FRAMES,
+	C_RX_DROPPED,
+	C_RX_BAD_CSUM,
+	C_TX_DROPPED,
+	C_STEERED,
+	C_STEER_DROPPED,
+	C_ZEROCOPY,
+	C_SEGS_IN,
+	C_SEGS_OUT,
+	C_RETRANSMITS,
+	C_FAST_RETRANSMITS,
+	C_TIMEOUTS,
+	C_OOO,
+	C_DUP,
+	C_RST_SENT,
+	C_RST_RCVD,
+	C_CHALLENGE_ACKS,
+	C_WINDOW_PROBES,
+	C_SYN_DROPPED,
+	C_ARP_DROPPED,
+	C_NIC_MISSED,
+	C_NIC_RX_ERRORS,
+	C_NIC_TX_ERRORS,
+	C_NIC_NOMBUF,
+	C_NR,
+};
+
+static const struct sm_net_counter counter_desc[C_NR] = {
+	[C_RX_FRAMES] = { "rx_frames_total", "Frames the shard's TCP/IP stack received." },
+	[C_TX_FRAMES] = { "tx_frames_total", "Frames the shard's TCP/IP stack sent." },
+	[C_RX_DROPPED] = { "rx_dropped_total",
+			   "Received frames dropped: not for us, malformed, or IP fragments." },
+	[C_RX_BAD_CSUM] = { "rx_bad_checksum_total", "Received frames with a bad checksum." },
+	[C_TX_DROPPED] = { "tx_dropped_total",
+			   "Frames dropped because the TX queue stayed full (TCP retransmits)." },
+	[C_STEERED] = { "rx_steered_total",
+			"Frames this shard received for another shard and forwarded to it "
+			"(no RSS, or a placement rule the NIC cannot know)." },
+	[C_STEER_DROPPED] = { "steer_dropped_total",
+			      "Frames lost because a cross-shard ring was full." },
+	[C_ZEROCOPY] = { "rx_zerocopy_bytes_total",
+			 "TCP payload delivered to protocols as views of the mbufs, uncopied." },
+	[C_SEGS_IN] = { "tcp_segments_in_total", "TCP segments received." },
+	[C_SEGS_OUT] = { "tcp_segments_out_total", "TCP segments sent." },
+	[C_RETRANSMITS] = { "tcp_retransmits_total", "TCP segments retransmitted." },
+	[C_FAST_RETRANSMITS] = { "tcp_fast_retransmits_total",
+				 "Fast retransmissions (three duplicate ACKs, NewReno)." },
+	[C_TIMEOUTS] = { "tcp_timeouts_total", "Retransmission timer expiries." },
+	[C_OOO] = { "tcp_out_of_order_total", "TCP segments received beyond a hole." },
+	[C_DUP] = { "tcp_duplicates_total", "TCP segments received that held nothing new." },
+	[C_RST_SENT] = { "tcp_resets_sent_total", "TCP resets sent." },
+	[C_RST_RCVD] = { "tcp_resets_received_total", "TCP resets received." },
+	[C_CHALLENGE_ACKS] = { "tcp_challenge_acks_total", "RFC 5961 challenge ACKs sent." },
+	[C_WINDOW_PROBES] = { "tcp_window_probes_total", "Zero-window probes sent." },
+	[C_SYN_DROPPED] = { "tcp_syn_dropped_total", "SYNs dropped with the SYN queue full." },
+	[C_ARP_DROPPED] = { "arp_pending_dropped_total",
+			    "Frames dropped while waiting for an ARP reply." },
+	[C_NIC_MISSED] = { "nic_rx_missed_total",
+			   "Port-wide (on shard 0 only): frames the NIC dropped because an RX "
+			   "queue was full (rte_eth_stats imissed)." },
+	[C_NIC_RX_ERRORS] = { "nic_rx_errors_total",
+			      "Port-wide (on shard 0 only): erroneous received frames (ierrors)." },
+	[C_NIC_TX_ERRORS] = { "nic_tx_errors_total",
+			      "Port-wide (on shard 0 only): failed transmissions (oerrors)." },
+	[C_NIC_NOMBUF] = { "nic_rx_nombuf_total", "Port-wide (on shard 0 only): RX mbuf allocation "
+						  "failures (rx_nombuf)." },
+};
+
+/* Each shard's counters as last published, read by /metrics on any shard. */
+static struct {
+	uint64_t v[C_NR];
+} SM_CACHE_ALIGNED published[SM_MAX_SHARDS];
+
+#define PUBLISH_NS 10000000ull /* 10 ms: fresh enough for a scrape, cheap for the poller */
+
+/* Copy this shard's counters where other threads read them (relaxed stores). */
+static void
+counters_publish(void)
+{
+	struct sm_tcpip_stats st;
+	struct rte_eth_stats es;
+	uint64_t v[C_NR];
+	unsigned i;
+
+	sm_tcpip_stats(ds->stack, &st);
+	memset(v, 0, sizeof(v));
+	v[C_RX_FRAMES] = st.rx_frames;
+	v[C_TX_FRAMES] = st.tx_frames;
+	v[C_RX_DROPPED] = st.rx_drop_eth + st.rx_drop_ip + st.rx_frags;
+	v[C_RX_BAD_CSUM] = st.rx_bad_csum;
+	v[C_TX_DROPPED] = ds->tx_dropped + st.tx_errors;
+	v[C_STEERED] = ds->steered;
+	v[C_STEER_DROPPED] = ds->fwd_dropped;
+	v[C_ZEROCOPY] = st.tcp_rx_zerocopy_bytes;
+	v[C_SEGS_IN] = st.tcp_segs_in;
+	v[C_SEGS_OUT] = st.tcp_segs_out;
+	v[C_RETRANSMITS] = st.tcp_retransmits;
+	v[C_FAST_RETRANSMITS] = st.tcp_fast_retransmits;
+	v[C_TIMEOUTS] = st.tcp_timeouts;
+	v[C_OOO] = st.tcp_ooo_segs;
+	v[C_DUP] = st.tcp_dup_segs;
+	v[C_RST_SENT] = st.tcp_rst_sent;
+	v[C_RST_RCVD] = st.tcp_rst_rcvd;
+	v[C_CHALLENGE_ACKS] = st.tcp_challenge_acks;
+	v[C_WINDOW_PROBES] = st.tcp_window_probes;
+	v[C_SYN_DROPPED] = st.tcp_syn_dropped;
+	v[C_ARP_DROPPED] = st.arp_pending_dropped;
+	if (ds->id == 0 && rte_eth_stats_get(g.port, &es) == 0) {
+		v[C_NIC_MISSED] = es.imissed;
+		v[C_NIC_RX_ERRORS] = es.ierrors;
+		v[C_NIC_TX_ERRORS] = es.oerrors;
+		v[C_NIC_NOMBUF] = es.rx_nombuf;
+	}
+	for (i = 0; i < C_NR; i++)
+		__atomic_store_n(&published[ds->id].v[i], v[i], __ATOMIC_RELAXED);
+	ds->published_at = ds->now;
+}
+
+static unsigned
+dpdk_counters(const struct sm_net_counter **desc)
+{
+	*desc = counter_desc;
+	return C_NR;
+}
+
+static void
+dpdk_counters_read(unsigned shard, uint64_t *vals)
+{
+	unsigned i;
+
+	for (i = 0; i < C_NR; i++)
+		vals[i] = shard < SM_MAX_SHARDS
+				  ? __atomic_load_n(&published[shard].v[i], __ATOMIC_RELAXED)
+				  : 0;
 }
 
 /* ---- the poller and the waiter ---- */
@@ -545,6 +688,8 @@ dpdk_poll(void *ctx)
 		work++;
 	}
 	tx_flush(ds);
+	if (ds->now - ds->published_at >= PUBLISH_NS)
+		counters_publish();
 	return work;
 }
 
@@ -1681,6 +1826,8 @@ static const struct sm_net_driver dpdk_driver = {
 	.send = dpdk_send,
 	.close = dpdk_close,
 	.rx_pending = dpdk_rx_pending,
+	.counters = dpdk_counters,
+	.counters_read = dpdk_counters_read,
 };
 
 int
