@@ -6,6 +6,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,30 @@ snapshot_all(unsigned *n)
 	return snap;
 }
 
+/* The network driver's own counters, one line per shard, the nonzero ones. */
+static void
+print_net_counters(FILE *f, unsigned nshards)
+{
+	const struct sm_net_driver *d = sm_net_driver();
+	const struct sm_net_counter *desc;
+	uint64_t vals[64];
+	unsigned n, i, k;
+
+	if (d == NULL || d->counters == NULL)
+		return;
+	n = d->counters(&desc);
+	if (n == 0 || n > SM_ARRAY_SIZE(vals))
+		return;
+	for (i = 0; i < nshards; i++) {
+		d->counters_read(i, vals);
+		fprintf(f, "%s shard %u:", d->name, i);
+		for (k = 0; k < n; k++)
+			if (vals[k] != 0)
+				fprintf(f, " %s=%" PRIu64, desc[k].name, vals[k]);
+		fprintf(f, "\n");
+	}
+}
+
 void
 sm_stats_dump(FILE *f)
 {
@@ -46,6 +71,7 @@ sm_stats_dump(FILE *f)
 	if (snap == NULL)
 		return;
 	sm_stats_print_table(f, snap, n);
+	print_net_counters(f, n);
 	fflush(f);
 	sm_free(snap);
 }

@@ -1878,6 +1878,45 @@ json_hist(FILE *f, const struct sm_hdr *h)
 		ms(sm_hdr_max(h)));
 }
 
+/*
+ * The network driver's own counters (DPDK: its TCP stack's and the NIC's),
+ * summed over the client shards into a new array (sm_free it); 0 and NULL
+ * when the driver keeps none (io_uring: the kernel's TCP is not ours).
+ */
+static unsigned
+net_counters_sum(unsigned nshards, const struct sm_net_counter **desc, uint64_t **sum)
+{
+	const struct sm_net_driver *d = sm_net_driver();
+	uint64_t *tmp;
+	unsigned n, i, k;
+
+	*sum = NULL;
+	if (d == NULL || d->counters == NULL || (n = d->counters(desc)) == 0)
+		return 0;
+	*sum = sm_calloc(2 * (size_t)n, sizeof(uint64_t));
+	if (*sum == NULL)
+		return 0;
+	tmp = *sum + n;
+	for (i = 0; i < nshards; i++) {
+		d->counters_read(i, tmp);
+		for (k = 0; k < n; k++)
+			(*sum)[k] += tmp[k];
+	}
+	return n;
+}
+
+/* The summed counter called @name, or -1 when the driver has none by that name. */
+static int64_t
+net_counter(const struct sm_net_counter *desc, const uint64_t *sum, unsigned n, const char *name)
+{
+	unsigned k;
+
+	for (k = 0; k < n; k++)
+		if (strcmp(desc[k].name, name) == 0)
+			return (int64_t)sum[k];
+	return -1;
+}
+
 static void
 final_report(void)
 {
@@ -1888,7 +1927,9 @@ final_report(void)
 	struct err_count errs[MAX_ERR_CODES * 4];
 	uint64_t ops = 0, rows = 0, errors = 0, misrouted = 0, routed = 0, bad = 0;
 	double secs = (double)(sx->last_tick_ns - sx->measure_start_ns) / 1e9, cpu = 0;
-	unsigned i, k, e, nerr = 0;
+	unsigned i, k, e, nerr = 0, nnet;
+	const struct sm_net_counter *net_desc = NULL;
+	uint64_t *net_sum;
 	char name[96];
 
 	memset(&sum, 0, sizeof(sum));
@@ -1955,6 +1996,17 @@ final_report(void)
 			out("Routing: shard of each request unknown (not a ScyllaDB-extended "
 			    "server)\n");
 	}
+	nnet = net_counters_sum(sx->nshards, &net_desc, &net_sum);
+	if (nnet > 0)
+		out("Network (%s, this loader): %" PRId64 " TCP retransmissions (%" PRId64
+		    " timeouts), %" PRId64 " out-of-order segments, %" PRId64
+		    " frames steered to another shard, %" PRId64 " missed by the NIC\n",
+		    sm_net_driver()->name,
+		    net_counter(net_desc, net_sum, nnet, "tcp_retransmits_total"),
+		    net_counter(net_desc, net_sum, nnet, "tcp_timeouts_total"),
+		    net_counter(net_desc, net_sum, nnet, "tcp_out_of_order_total"),
+		    net_counter(net_desc, net_sum, nnet, "rx_steered_total"),
+		    net_counter(net_desc, net_sum, nnet, "nic_rx_missed_total"));
 	if (sx->s.rate.kind != SM_STRESS_RATE_NONE) {
 		out("Latency from the intended start (response time, corrects coordinated "
 		    "omission): mean %.3f ms, p99 %.3f ms, max %.3f ms\n",
@@ -2026,7 +2078,12 @@ final_report(void)
 					"}",
 					k ? ", " : "", errs[k].code,
 					error_name(errs[k].code, name, sizeof(name)), errs[k].n);
-			fprintf(f, "],\n  \"ops_by_type\": {");
+			fprintf(f, "],\n  \"network\": {");
+			if (nnet > 0)
+				fprintf(f, "\"driver\": \"%s\"", sm_net_driver()->name);
+			for (k = 0; k < nnet; k++)
+				fprintf(f, ", \"%s\": %" PRIu64, net_desc[k].name, net_sum[k]);
+			fprintf(f, "},\n  \"ops_by_type\": {");
 			for (k = 0; k < sx->nops; k++) {
 				fprintf(f,
 					"%s\n    \"%s\": {\"ops\": %" PRIu64 ", \"rows\": %" PRIu64
@@ -2053,6 +2110,7 @@ final_report(void)
 	}
 	sm_hdr_fini(&all_rt);
 	sm_hdr_fini(&all_st);
+	sm_free(net_sum);
 }
 
 /* ---- entry ---- */
