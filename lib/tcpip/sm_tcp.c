@@ -94,6 +94,7 @@ struct sm_tcp_conn {
 	/* timers: absolute ns, 0 = off */
 	uint64_t t_rtx, t_dack, t_tw;
 	unsigned backoff, retries;
+	unsigned probes; /* zero-window probes since the peer last said anything */
 	uint64_t srtt, rttvar, rto;
 	uint32_t rtt_seq;
 	uint64_t rtt_start;
@@ -819,6 +820,8 @@ ack_process(struct sm_tcp_conn *c, const struct seg *g, bool *drop)
 	}
 	dup = g->ack == c->snd_una && g->dlen == 0 && !(g->flags & (TH_SYN | TH_FIN)) &&
 	      wnd == c->snd_wnd && c->snd_max != c->snd_una;
+	/* A peer that answers, even with a zero window, is alive (RFC 9293 3.8.6.1). */
+	c->probes = 0;
 
 	/* RFC 9293 window update rule. */
 	if (SEQ_LT(c->snd_wl1, g->seq) || (c->snd_wl1 == g->seq && SEQ_LEQ(c->snd_wl2, g->ack))) {
@@ -1312,6 +1315,17 @@ rtx_timeout(struct sm_tcp_conn *c)
 
 	c->t_rtx = 0;
 	if (c->persist) {
+		/*
+		 * A peer that stopped answering probes is gone, as one that
+		 * stops acknowledging data is: without this, a client that
+		 * closed its window and vanished would hold the connection
+		 * (and its buffers) forever.
+		 */
+		if (++c->probes > cfg->max_retries) {
+			tcp_send_seg(c, c->snd_max, 0, TH_RST | TH_ACK);
+			conn_fail(c, -ETIMEDOUT);
+			return;
+		}
 		/* Zero-window probe: an old byte's sequence number elicits an ACK with the window. */
 		c->s->st.tcp_window_probes++;
 		tcp_send_seg(c, c->snd_una - 1, 0, TH_ACK);

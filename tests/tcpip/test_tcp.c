@@ -11,6 +11,7 @@
  * close and TIME_WAIT, and zero-copy receive through recv_ref().
  */
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -875,6 +876,53 @@ test_zero_window_probe(void **state)
 	h_free(h);
 }
 
+/*
+ * A peer that answers probes with a zero window keeps the connection; one
+ * that stops answering is given up like one that stops acknowledging data
+ * (found by the fuzzer: otherwise the connection lived forever).
+ */
+static void
+test_zero_window_silent_peer_gives_up(void **state)
+{
+	struct sm_tcpip_config cfg = { .max_retries = 3 };
+	struct h *h = h_new_cfg(&cfg);
+	uint8_t d[2000];
+	struct t_out o;
+	unsigned probes = 0;
+
+	(void)state;
+	assert_int_equal(sm_tcp_listen(h->s, PORT), 0);
+	h_in_opts(h, PPORT, PORT, PISN, 0, F_SYN, 1000, syn_opts_nows, sizeof(syn_opts_nows));
+	h->iss = h_out(h).seq;
+	h_in(h, PISN + 1, h->iss + 1, F_ACK, 1000, NULL, 0);
+	fill(d, sizeof(d), 31);
+	assert_int_equal(sm_tcp_send(h->conn, d, sizeof(d), h->now), 2000);
+	assert_int_equal(h_out(h).dlen, 1000);
+	h_in(h, PISN + 1, h->iss + 1001, F_ACK, 0, NULL, 0);
+	/* Answered probes: as many as it takes, the connection stays. */
+	for (int i = 0; i < 6; i++) {
+		h_poll(h, sm_tcpip_next_timer(h->s));
+		o = h_out(h);
+		assert_int_equal(o.dlen, 0);
+		h_in(h, PISN + 1, h->iss + 1001, F_ACK, 0, NULL, 0);
+	}
+	assert_int_equal(h->closed, 0);
+	/* Silence: max_retries more probes, then RST and -ETIMEDOUT. */
+	while (h->closed == 0) {
+		h_poll(h, sm_tcpip_next_timer(h->s));
+		o = h_out(h);
+		if (o.flags & F_RST)
+			break;
+		probes++;
+	}
+	assert_int_equal(probes, 3);
+	assert_int_equal(o.flags, F_RST | F_ACK);
+	assert_int_equal(h->closed, 1);
+	assert_int_equal(h->closed_err, -ETIMEDOUT);
+	assert_int_equal(h_stats(h).tcp_conns, 0);
+	h_free(h);
+}
+
 static void
 test_send_buffer_full_writable(void **state)
 {
@@ -1177,6 +1225,7 @@ main(void)
 		cmocka_unit_test(test_zero_copy_receive),
 		cmocka_unit_test(test_full_receive_window),
 		cmocka_unit_test(test_zero_window_probe),
+		cmocka_unit_test(test_zero_window_silent_peer_gives_up),
 		cmocka_unit_test(test_send_buffer_full_writable),
 		cmocka_unit_test(test_rst_exact_resets),
 		cmocka_unit_test(test_rst_in_window_challenge),
