@@ -41,19 +41,15 @@ snapshot_all(unsigned *n)
 static void
 print_net_counters(FILE *f, unsigned nshards)
 {
-	const struct sm_net_driver *d = sm_net_driver();
 	const struct sm_net_counter *desc;
 	uint64_t vals[64];
-	unsigned n, i, k;
+	unsigned n = sm_net_counters(&desc), i, k;
 
-	if (d == NULL || d->counters == NULL)
-		return;
-	n = d->counters(&desc);
 	if (n == 0 || n > SM_ARRAY_SIZE(vals))
 		return;
 	for (i = 0; i < nshards; i++) {
-		d->counters_read(i, vals);
-		fprintf(f, "%s shard %u:", d->name, i);
+		sm_net_counters_read(i, vals);
+		fprintf(f, "%s shard %u:", sm_net_driver()->name, i);
 		for (k = 0; k < n; k++)
 			if (vals[k] != 0)
 				fprintf(f, " %s=%" PRIu64, desc[k].name, vals[k]);

@@ -1886,19 +1886,18 @@ json_hist(FILE *f, const struct sm_hdr *h)
 static unsigned
 net_counters_sum(unsigned nshards, const struct sm_net_counter **desc, uint64_t **sum)
 {
-	const struct sm_net_driver *d = sm_net_driver();
+	unsigned n = sm_net_counters(desc), i, k;
 	uint64_t *tmp;
-	unsigned n, i, k;
 
 	*sum = NULL;
-	if (d == NULL || d->counters == NULL || (n = d->counters(desc)) == 0)
+	if (n == 0)
 		return 0;
 	*sum = sm_calloc(2 * (size_t)n, sizeof(uint64_t));
 	if (*sum == NULL)
 		return 0;
 	tmp = *sum + n;
 	for (i = 0; i < nshards; i++) {
-		d->counters_read(i, tmp);
+		sm_net_counters_read(i, tmp);
 		for (k = 0; k < n; k++)
 			(*sum)[k] += tmp[k];
 	}

@@ -237,6 +237,21 @@ out_printf(char *buf, size_t len, size_t pos, const char *fmt, ...)
 	return n > 0 ? pos + (size_t)n : pos;
 }
 
+unsigned
+sm_net_counters(const struct sm_net_counter **desc)
+{
+	*desc = NULL;
+	if (sm_current == NULL || sm_current->counters == NULL)
+		return 0;
+	return sm_current->counters(desc);
+}
+
+void
+sm_net_counters_read(unsigned shard, uint64_t *vals)
+{
+	sm_current->counters_read(shard, vals);
+}
+
 size_t
 sm_net_format_prometheus(char *buf, size_t len, unsigned nshards)
 {
@@ -247,16 +262,14 @@ sm_net_format_prometheus(char *buf, size_t len, unsigned nshards)
 
 	if (buf != NULL && len > 0)
 		buf[0] = '\0';
-	if (sm_current == NULL || sm_current->counters == NULL || nshards == 0)
-		return 0;
-	n = sm_current->counters(&desc);
-	if (n == 0)
+	n = sm_net_counters(&desc);
+	if (n == 0 || nshards == 0)
 		return 0;
 	vals = sm_calloc((size_t)n * nshards, sizeof(*vals));
 	if (vals == NULL)
 		return 0;
 	for (i = 0; i < nshards; i++)
-		sm_current->counters_read(i, vals + (size_t)i * n);
+		sm_net_counters_read(i, vals + (size_t)i * n);
 	for (k = 0; k < n; k++) {
 		pos = out_printf(buf, len, pos,
 				 "# HELP shardmark_net_%s %s\n# TYPE shardmark_net_%s counter\n",

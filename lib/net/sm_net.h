@@ -244,6 +244,17 @@ sm_conn_rx_pending(struct sm_conn *c)
 }
 
 /*
+ * The selected driver's own counters: returns how many and sets *@desc to
+ * their descriptions; 0 when it keeps none (io_uring: the kernel's TCP).
+ */
+unsigned
+sm_net_counters(const struct sm_net_counter **desc);
+
+/* Shard @shard's values of the sm_net_counters() counters into vals[]; any thread. */
+void
+sm_net_counters_read(unsigned shard, uint64_t *vals);
+
+/*
  * The selected driver's counters for @nshards shards in the Prometheus text
  * format (families shardmark_net_*, one sample per shard), into @buf; like
  * snprintf, returns the length the whole text needs. 0 when the driver has
