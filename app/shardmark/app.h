@@ -56,6 +56,15 @@ void
 sm_app_net_config(const struct sm_config *cfg, struct sm_net_config *nc);
 
 /*
+ * Each shard's heap budget from memory and reserve_memory (Seastar's
+ * meaning: the process total, minus what shards hold outside the heap,
+ * split evenly): 0, or -EINVAL with the cause and the fix in @err.
+ */
+int
+sm_app_memory_budget(const struct sm_config *cfg, unsigned nshards, uint64_t *per_shard,
+		     char *err, size_t errlen);
+
+/*
  * A loopback TCP port that was free a moment ago (bound and released), for
  * a child process or listener to take; 0 or -errno.
  */

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
@@ -239,6 +240,70 @@ sm_app_net_config(const struct sm_config *cfg, struct sm_net_config *nc)
 	memset(nc, 0, sizeof(*nc));
 	nc->rx_buffers = cfg->rx_buffers;
 	nc->rx_buffer_size = cfg->rx_buffer_size;
+	nc->max_unsent_bytes = cfg->connection_max_unsent_bytes;
+}
+
+/* Physical memory, or the cgroup's limit when one is set and lower. */
+static uint64_t
+machine_memory(void)
+{
+	uint64_t total = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	unsigned long long lim;
+	FILE *f = fopen("/sys/fs/cgroup/memory.max", "r");
+
+	if (f != NULL) {
+		if (fscanf(f, "%llu", &lim) == 1 && lim > 0 && lim < total)
+			total = lim;
+		fclose(f);
+	}
+	return total;
+}
+
+/* What a shard holds outside sm_malloc: its receive buffers, rings and stack. */
+#define SHARD_FIXED_OVERHEAD ((uint64_t)16 << 20)
+/* The least heap a shard is given: below it even an idle server fails. */
+#define SHARD_MIN_HEAP ((uint64_t)32 << 20)
+
+int
+sm_app_memory_budget(const struct sm_config *c, unsigned nshards, uint64_t *per_shard, char *err,
+		     size_t errlen)
+{
+	uint64_t total = machine_memory(), reserve, memory, fixed;
+
+	if (c->reserve_memory != NULL)
+		sm_config_parse_size(c->reserve_memory, &reserve);
+	else /* Seastar's default (resource.cc, calculate_memory) */
+		reserve = SM_MAX(1536ull << 20, total / 100 * 7);
+	if (c->memory != NULL) {
+		sm_config_parse_size(c->memory, &memory);
+	} else {
+		if (reserve >= total) {
+			snprintf(err, errlen,
+				 "reserve_memory (%" PRIu64 " MiB) leaves nothing of this machine's "
+				 "%" PRIu64 " MiB: lower --reserve-memory or set --memory",
+				 reserve >> 20, total >> 20);
+			return -EINVAL;
+		}
+		memory = total - reserve;
+	}
+	fixed = (uint64_t)nshards *
+		((uint64_t)c->rx_buffers * c->rx_buffer_size + SHARD_FIXED_OVERHEAD);
+	if (memory < fixed + (uint64_t)nshards * SHARD_MIN_HEAP) {
+		snprintf(err, errlen,
+			 "memory %" PRIu64 " MiB is too small for %u shards: each needs at "
+			 "least %" PRIu64 " MiB (receive buffers rx_buffers x rx_buffer_size, "
+			 "%" PRIu64 " MiB of rings and stack, %" PRIu64 " MiB of heap): raise "
+			 "--memory or lower --smp",
+			 memory >> 20, nshards, (fixed / nshards + SHARD_MIN_HEAP) >> 20,
+			 SHARD_FIXED_OVERHEAD >> 20, SHARD_MIN_HEAP >> 20);
+		return -EINVAL;
+	}
+	if (memory > total)
+		SM_WARN("memory %" PRIu64 " MiB is more than this machine's %" PRIu64
+			" MiB: the kernel, not the budget, will stop a load that fills it",
+			memory >> 20, total >> 20);
+	*per_shard = (memory - fixed) / nshards;
+	return 0;
 }
 
 int

@@ -32,6 +32,7 @@ enum sm_key_type {
 	SM_KT_OPT_STRING, /* empty or null means unset (NULL) */
 	SM_KT_ENUM,
 	SM_KT_CPUSET, /* optional, "0-3,8" */
+	SM_KT_SIZE,   /* optional, "4G", "512M", "1048576" (sm_config_parse_size) */
 };
 
 /* --help type words, picked by token pasting in the table. */
@@ -42,6 +43,7 @@ enum sm_key_type {
 #define SM_KT_TEXT_OPT_STRING "string"
 #define SM_KT_TEXT_ENUM "string"
 #define SM_KT_TEXT_CPUSET "list"
+#define SM_KT_TEXT_SIZE "size"
 
 /* The C type each key type stores, checked at compile time against struct sm_config. */
 #define SM_FIELD(f) (((struct sm_config *)0)->f)
@@ -52,6 +54,7 @@ enum sm_key_type {
 #define SM_FIELD_OK_OPT_STRING(f) SM_FIELD_OK_STRING(f)
 #define SM_FIELD_OK_ENUM(f) SM_FIELD_OK_STRING(f)
 #define SM_FIELD_OK_CPUSET(f) SM_FIELD_OK_STRING(f)
+#define SM_FIELD_OK_SIZE(f) SM_FIELD_OK_STRING(f)
 
 /* An allowed value of an enum key and the other spellings that mean it. */
 struct sm_choice {
@@ -109,6 +112,12 @@ static const struct sm_choice sm_write_isolations[] = {
 	  "microseconds an idle shard spins before it sleeps; 0 = sleep at once")                  \
 	K(drain_timeout_ms, UINT, 1, 3600000, NULL, "10000",                                       \
 	  "longest graceful stop after SIGINT or SIGTERM, in milliseconds")                        \
+	K(memory, SIZE, 0, 0, NULL, "",                                                            \
+	  "memory of the whole process, e.g. 4G, split evenly over the shards (Seastar's "         \
+	  "--memory); near it writes are refused; empty = RAM minus reserve_memory")               \
+	K(reserve_memory, SIZE, 0, 0, NULL, "",                                                    \
+	  "memory left to the kernel when memory is empty; empty = 1536M or 7% of RAM, "           \
+	  "whichever is more (Seastar's default)")                                                 \
 	K(rx_buffers, UINT, 1, 32768, NULL, "1024",                                                \
 	  "receive buffers per shard")                                                             \
 	K(rx_buffer_size, UINT, 256, 1048576, NULL, "16384",                                       \
@@ -123,6 +132,30 @@ static const struct sm_choice sm_write_isolations[] = {
 	  "CQL port that picks the shard from the client's source port")                           \
 	K(native_transport_max_frame_size_in_mb, UINT, 1, 2047, NULL, "256",                       \
 	  "largest CQL frame accepted, in MiB; a bigger one gets an error and a close")            \
+	K(native_transport_frame_timeout_in_ms, UINT, 0, 86400000, NULL, "30000",                  \
+	  "a CQL frame begun but not whole this long after gets an error and the close "           \
+	  "(clients sending a byte a second); 0 = no limit")                                       \
+	K(connection_max_unsent_bytes, UINT, 4096, 1073741824, NULL, "1048576",                    \
+	  "unsent reply bytes past which a connection is not read until half have left "           \
+	  "(back-pressure on clients that do not read their replies)")                             \
+	K(batch_size_fail_threshold_in_kb, UINT, 1, 2097151, NULL, "1024",                         \
+	  "a CQL batch whose mutations carry more KiB of keys and values is refused "              \
+	  "(\"Batch too large\")")                                                                 \
+	K(request_timeout_in_ms, UINT, 0, 86400000, NULL, "10000",                                 \
+	  "CQL requests other than the kinds below: longest wait for a reply, then a timeout "     \
+	  "error; 0 = no limit")                                                                   \
+	K(read_request_timeout_in_ms, UINT, 0, 86400000, NULL, "5000",                             \
+	  "CQL reads: longest wait for a reply, then ReadTimeout")                                 \
+	K(range_request_timeout_in_ms, UINT, 0, 86400000, NULL, "10000",                           \
+	  "CQL range scans: longest wait for a reply, then ReadTimeout")                           \
+	K(write_request_timeout_in_ms, UINT, 0, 86400000, NULL, "2000",                            \
+	  "CQL writes: longest wait for a reply, then WriteTimeout")                               \
+	K(counter_write_request_timeout_in_ms, UINT, 0, 86400000, NULL, "5000",                    \
+	  "CQL counter writes: longest wait for a reply, then WriteTimeout")                       \
+	K(cas_contention_timeout_in_ms, UINT, 0, 86400000, NULL, "1000",                           \
+	  "CQL conditional (LWT) writes: longest wait for a reply, then WriteTimeout (CAS)")       \
+	K(truncate_request_timeout_in_ms, UINT, 0, 86400000, NULL, "60000",                        \
+	  "CQL TRUNCATE: longest wait for a reply")                                                \
 	K(cluster_name, STRING, 0, 0, NULL, "shardmark",                                           \
 	  "cluster name that system.local reports to CQL drivers")                                 \
 	K(authenticator, ENUM, 0, 0, sm_authenticators, "AllowAllAuthenticator",                   \
@@ -147,6 +180,12 @@ static const struct sm_choice sm_write_isolations[] = {
 	  "access key id that signed Alternator requests must use")                                \
 	K(alternator_secret_access_key, STRING, 0, 0, NULL, "secret_pass",                         \
 	  "secret key that Alternator signatures are verified with")                               \
+	K(http_request_timeout_in_ms, UINT, 0, 86400000, NULL, "30000",                            \
+	  "an HTTP request (Alternator, metrics) not arrived whole this long after its first "     \
+	  "byte gets 408 and the close; 0 = no limit")                                             \
+	K(http_idle_timeout_in_ms, UINT, 0, 86400000, NULL, "60000",                               \
+	  "an HTTP connection with no request in progress that sends nothing this long is "        \
+	  "closed; 0 = no limit")                                                                  \
 	K(prometheus_port, LISTEN_PORT, 0, 65535, NULL, "9180",                                    \
 	  "Prometheus metrics port; 0 = no metrics endpoint")                                      \
 	K(prometheus_address, OPT_STRING, 0, 0, NULL, "",                                          \
@@ -243,7 +282,7 @@ static bool
 sm_key_is_string(const struct sm_key *k)
 {
 	return k->type == SM_KT_STRING || k->type == SM_KT_OPT_STRING || k->type == SM_KT_ENUM ||
-	       k->type == SM_KT_CPUSET;
+	       k->type == SM_KT_CPUSET || k->type == SM_KT_SIZE;
 }
 
 static bool
@@ -255,7 +294,7 @@ sm_key_is_uint(const struct sm_key *k)
 static bool
 sm_key_optional(const struct sm_key *k)
 {
-	return k->type == SM_KT_OPT_STRING || k->type == SM_KT_CPUSET;
+	return k->type == SM_KT_OPT_STRING || k->type == SM_KT_CPUSET || k->type == SM_KT_SIZE;
 }
 
 static const struct sm_key *
@@ -499,6 +538,9 @@ sm_expected(const struct sm_key *k, char *buf, size_t len)
 	case SM_KT_CPUSET:
 		snprintf(buf, len, "a CPU list like '0-3,8'");
 		break;
+	case SM_KT_SIZE:
+		snprintf(buf, len, "a size like 4G, 512M, 64k or a number of bytes");
+		break;
 	default:
 		snprintf(buf, len, "a value");
 		break;
@@ -564,6 +606,13 @@ sm_parse_value(const struct sm_key *k, const char *shown_key, const char *text, 
 		if (rc < 0)
 			return rc;
 		break;
+	case SM_KT_SIZE: {
+		uint64_t bytes;
+
+		if (sm_config_parse_size(text, &bytes) < 0)
+			goto bad_value;
+		break;
+	}
 	case SM_KT_STRING:
 	case SM_KT_OPT_STRING:
 		break;
@@ -1003,6 +1052,57 @@ sm_config_validate(const struct sm_config *c, char *err, size_t errlen)
 			c->network_stack);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int
+sm_config_parse_size(const char *text, uint64_t *bytes)
+{
+	unsigned long long v, mult = 1;
+	const char *p = text;
+	char *end;
+
+	/* strtoull alone would take "-1" and " 4". */
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (errno == ERANGE)
+		return -EINVAL;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k':
+	case 'K':
+		mult = 1ull << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mult = 1ull << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mult = 1ull << 30;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		mult = 1ull << 40;
+		end++;
+		break;
+	default:
+		return -EINVAL;
+	}
+	/* Seastar and scylla.yaml also write "4GB", "512MiB". */
+	if ((*end == 'i' || *end == 'I') && mult > 1)
+		end++;
+	if ((*end == 'b' || *end == 'B') && mult > 1)
+		end++;
+	if (*end != '\0' || (v != 0 && mult > ULLONG_MAX / v))
+		return -EINVAL;
+	*bytes = v * mult;
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /*
@@ -29,6 +30,8 @@ struct sm_config {
 	unsigned task_quota_us;	   /* reactor task quota */
 	unsigned idle_poll_us;	   /* spin before blocking; 0 blocks at once */
 	unsigned drain_timeout_ms; /* longest graceful stop */
+	char *memory;		   /* process memory ("4G"); NULL = RAM minus reserve */
+	char *reserve_memory;	   /* left to the kernel; NULL = max(1536M, 7%) */
 	unsigned rx_buffers;	   /* provided receive buffers per shard */
 	unsigned rx_buffer_size;   /* bytes per receive buffer */
 	char *log_level;	   /* "error" | "warn" | "info" | "debug" */
@@ -37,6 +40,17 @@ struct sm_config {
 	unsigned native_transport_port;		    /* CQL */
 	unsigned native_shard_aware_transport_port; /* CQL, shard chosen by source port */
 	unsigned native_transport_max_frame_size_in_mb;
+	unsigned native_transport_frame_timeout_in_ms;
+	unsigned connection_max_unsent_bytes;
+	unsigned batch_size_fail_threshold_in_kb;
+	/* CQL request timeouts (scylla.yaml's names and defaults); 0 = none */
+	unsigned request_timeout_in_ms;
+	unsigned read_request_timeout_in_ms;
+	unsigned range_request_timeout_in_ms;
+	unsigned write_request_timeout_in_ms;
+	unsigned counter_write_request_timeout_in_ms;
+	unsigned cas_contention_timeout_in_ms;
+	unsigned truncate_request_timeout_in_ms;
 	char *cluster_name;
 	char *authenticator; /* "AllowAllAuthenticator" | "PasswordAuthenticator" */
 	char *auth_superuser_name;
@@ -48,6 +62,8 @@ struct sm_config {
 	bool alternator_enforce_authorization;
 	char *alternator_access_key_id;
 	char *alternator_secret_access_key;
+	unsigned http_request_timeout_in_ms; /* 0 = none */
+	unsigned http_idle_timeout_in_ms;
 	unsigned prometheus_port; /* 0 = stats endpoint off */
 	char *prometheus_address; /* NULL = listen_address */
 	/* ours */
@@ -106,9 +122,16 @@ int
 sm_config_validate(const struct sm_config *c, char *err, size_t errlen);
 
 /*
+ * Parse a size: digits with an optional k, M, G or T suffix (powers of
+ * 1024, case-insensitive, "GB" and "GiB" too). 0 or -EINVAL.
+ */
+int
+sm_config_parse_size(const char *text, uint64_t *bytes);
+
+/*
  * One row of the key table, for --help. @name is the YAML name (the
  * command-line spelling is "--" plus @name with '_' turned into '-'),
- * @type is "int", "bool", "string", "port" or "list", @defval the default
+ * @type is "int", "bool", "string", "port", "list" or "size", @defval the default
  * as text ("" for a key that is unset by default), @help one line.
  */
 struct sm_config_key_info {

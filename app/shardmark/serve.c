@@ -27,6 +27,8 @@ struct serve_ctx {
 	char (*node_addr)[64];
 	struct sm_alternator_config alt_cfg;
 	struct sm_http_service alt_svc;
+	uint64_t mem_per_shard; /* each shard's heap budget */
+	struct sm_stats_http_service stats_svc;
 };
 
 static int
@@ -143,6 +145,7 @@ cql_setup(struct serve_ctx *s, unsigned nshards)
 		return SM_EXIT_USAGE;
 	}
 	s->exec_cfg.cluster = &s->views[0];
+	s->exec_cfg.batch_size_fail_threshold_in_kb = c->batch_size_fail_threshold_in_kb;
 	if (sm_alt_isolation_parse(c->alternator_write_isolation, &s->alt_cfg.default_isolation) <
 	    0) {
 		fprintf(stderr,
@@ -154,8 +157,20 @@ cql_setup(struct serve_ctx *s, unsigned nshards)
 	s->alt_cfg.access_key_id = c->alternator_access_key_id;
 	s->alt_cfg.secret_access_key = c->alternator_secret_access_key;
 	s->alt_svc.handler = &sm_alternator_handler;
+	s->alt_svc.request_timeout_ms = c->http_request_timeout_in_ms;
+	s->alt_svc.idle_timeout_ms = c->http_idle_timeout_in_ms;
+	s->stats_svc.request_timeout_ms = c->http_request_timeout_in_ms;
 	for (i = 0; i <= s->nviews; i++) {
 		struct sm_cql_service *svc = &s->cql[i];
+
+		svc->frame_timeout_ms = c->native_transport_frame_timeout_in_ms;
+		svc->timeout_ms[SM_CQL_TIMEOUT_OTHER] = c->request_timeout_in_ms;
+		svc->timeout_ms[SM_CQL_TIMEOUT_READ] = c->read_request_timeout_in_ms;
+		svc->timeout_ms[SM_CQL_TIMEOUT_RANGE] = c->range_request_timeout_in_ms;
+		svc->timeout_ms[SM_CQL_TIMEOUT_WRITE] = c->write_request_timeout_in_ms;
+		svc->timeout_ms[SM_CQL_TIMEOUT_COUNTER] = c->counter_write_request_timeout_in_ms;
+		svc->timeout_ms[SM_CQL_TIMEOUT_CAS] = c->cas_contention_timeout_in_ms;
+		svc->timeout_ms[SM_CQL_TIMEOUT_TRUNCATE] = c->truncate_request_timeout_in_ms;
 
 		svc->max_frame = c->native_transport_max_frame_size_in_mb > 2047
 					 ? UINT32_MAX
@@ -182,6 +197,7 @@ serve_shard_init(unsigned shard, void *arg)
 	size_t off = 0;
 	int ret;
 
+	sm_mem_set_budget(s->mem_per_shard);
 	sm_app_net_config(&s->cfg, &nc);
 	ret = sm_net_shard_init(&nc);
 	if (ret < 0)
@@ -264,7 +280,7 @@ serve_shard_init(unsigned shard, void *arg)
 		stats_addr = s->cfg.prometheus_address ? s->cfg.prometheus_address
 						       : s->cfg.listen_address;
 		ret = open_listener("stats", "prometheus_port", stats_addr, s->cfg.prometheus_port,
-				    SM_PLACE_BALANCED, &sm_stats_http_proto, NULL);
+				    SM_PLACE_BALANCED, &sm_stats_http_proto, &s->stats_svc);
 		if (ret < 0)
 			return ret;
 		off += (size_t)snprintf(services + off, sizeof(services) - off,
@@ -329,6 +345,12 @@ sm_cmd_serve(int argc, char **argv)
 		goto out;
 	s.echo.max_frame = s.cfg.echo_max_frame;
 	sm_app_runtime_opts(&s.cfg, &ro);
+	if (sm_app_memory_budget(&s.cfg, sm_app_shard_count(&s.cfg), &s.mem_per_shard, err,
+				 sizeof(err)) < 0) {
+		fprintf(stderr, "shardmark serve: %s\n", err);
+		ret = SM_EXIT_USAGE;
+		goto out;
+	}
 	ret = cql_setup(&s, sm_app_shard_count(&s.cfg));
 	if (ret != 0)
 		goto out;

@@ -17,8 +17,10 @@
 #define REQ_MAX 8192
 
 struct stats_conn {
+	struct sm_conn *c; /* NULL once closed */
 	size_t len;
 	bool answered;
+	struct sm_timer timer;
 	char req[REQ_MAX];
 };
 
@@ -176,12 +178,33 @@ handle(struct sm_conn *c, struct stats_conn *s)
 		respond_text(c, 404, "Not Found", "unknown path: try /metrics or /stats\n");
 }
 
+/* A client that opened a connection and never finished its request. */
+static void
+stats_timeout(void *arg)
+{
+	struct stats_conn *s = arg;
+
+	if (s->c == NULL || s->answered)
+		return;
+	s->answered = true;
+	SM_STAT_INC(conns_timed_out);
+	respond_text(s->c, 408, "Request Timeout", "the request did not arrive whole in time\n");
+}
+
 static int
 stats_accepted(struct sm_conn *c, void *listen_ctx)
 {
-	(void)listen_ctx;
-	c->ctx = sm_calloc(1, sizeof(struct stats_conn));
-	return c->ctx != NULL ? 0 : -ENOMEM;
+	const struct sm_stats_http_service *svc = listen_ctx;
+	struct stats_conn *s = sm_calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return -ENOMEM;
+	s->c = c;
+	sm_timer_init(&s->timer, stats_timeout, s);
+	if (svc != NULL && svc->request_timeout_ms != 0)
+		sm_timer_arm(&s->timer, svc->request_timeout_ms);
+	c->ctx = s;
+	return 0;
 }
 
 static void
@@ -209,8 +232,11 @@ stats_received(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
 static void
 stats_closed(struct sm_conn *c, int err)
 {
+	struct stats_conn *s = c->ctx;
+
 	(void)err;
-	sm_free(c->ctx);
+	sm_timer_cancel(&s->timer);
+	sm_free(s);
 }
 
 const struct sm_proto_ops sm_stats_http_proto = {

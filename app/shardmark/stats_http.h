@@ -13,6 +13,13 @@
  */
 extern const struct sm_proto_ops sm_stats_http_proto;
 
+/* The listen context of the stats port. */
+struct sm_stats_http_service {
+	/* a request not arrived whole this long after the connection opened
+	 * gets 408 and the close (http_request_timeout_in_ms); 0: no limit */
+	unsigned request_timeout_ms;
+};
+
 /* Snapshot every shard and print the table to @f (the SIGUSR1 action). */
 void
 sm_stats_dump(FILE *f);

@@ -531,6 +531,10 @@ store_failed(struct alt_op *op)
 {
 	if (op->first_err == -ETIMEDOUT)
 		alt_fail(op, "InternalServerError", "%s", op->errmsg);
+	else if (op->first_err == -ENOMEM)
+		/* ScyllaDB's answer to an overloaded shard (alternator/server.cc,
+		 * max_concurrent_requests_per_shard); SDKs back off and retry it. */
+		alt_fail(op, "RequestLimitExceeded", "%s", op->errmsg);
 	else
 		alt_fail(op, "ValidationException", "%s", op->errmsg);
 }

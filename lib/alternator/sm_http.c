@@ -603,6 +603,10 @@ struct sm_http_conn {
 	struct sm_http_chunked ck;
 	struct sm_http_req *fifo_head, *fifo_tail; /* requests in order, until sent */
 	struct sockaddr_storage peer;
+	/* timeouts: one lazily re-armed timer checks both deadlines */
+	struct sm_timer timer;
+	uint64_t active_ms;    /* bytes last arrived */
+	uint64_t req_start_ms; /* the request being received began */
 };
 
 static __thread struct sm_pool conn_pool;
@@ -665,6 +669,7 @@ req_new(struct sm_http_conn *cc)
 	memset(&req->rbuf, 0, sizeof(req->rbuf));
 	req->next = NULL;
 	cc->refs++;
+	cc->req_start_ms = sm_shard_now_ms();
 	return req;
 }
 
@@ -719,6 +724,31 @@ close_now(struct sm_http_conn *cc)
 	sm_conn_close(cc->c);
 }
 
+/* Responses up to this size are copied out of their buffers (see send_response). */
+#define SMALL_RESPONSE 4096u
+
+/*
+ * A small response is copied into the connection's shared tail buffer and
+ * its own buffers (a 16 KiB head buffer, a body buffer) go back at once: a
+ * client pipelining thousands of requests without reading then holds about
+ * its responses' bytes, not two buffers per response.
+ */
+static int
+send_response(struct sm_conn *c, const struct sm_http_req *r)
+{
+	size_t total = 0;
+	unsigned i;
+	int ret = 0;
+
+	for (i = 0; i < r->nout; i++)
+		total += r->out[i].len;
+	if (total > SMALL_RESPONSE)
+		return sm_conn_send(c, r->out, r->nout);
+	for (i = 0; i < r->nout && ret == 0; i++)
+		ret = sm_conn_send_copy(c, r->out[i].base, r->out[i].len);
+	return ret;
+}
+
 /*
  * Send the answered requests at the head of the FIFO, in order; then, when
  * the next one waits for its body with Expect: 100-continue, invite it.
@@ -736,7 +766,7 @@ flush(struct sm_http_conn *cc)
 		if (cc->fifo_head == NULL)
 			cc->fifo_tail = NULL;
 		if (cc->c != NULL && !cc->closed_sent) {
-			if (sm_conn_send(cc->c, r->out, r->nout) < 0 || r->close_after)
+			if (send_response(cc->c, r) < 0 || r->close_after)
 				close_now(cc);
 		}
 		req_free(r);
@@ -1179,6 +1209,37 @@ head_done(struct sm_http_conn *cc, struct sm_http_req *req, size_t after)
 	return 0;
 }
 
+/* True when the body of @h lies wholly in the @after bytes that follow it. */
+static bool
+body_is_here(const struct sm_http_head *h, size_t after)
+{
+	return !h->chunked && h->content_length <= after;
+}
+
+/* A complete head of @len bytes at @p whose body is not here yet: parse it again in a copy. */
+static ssize_t
+copy_head(struct sm_http_conn *cc, struct sm_http_req *req, const char *p, size_t len,
+	  size_t after)
+{
+	struct sm_sendbuf *b = sm_sendbuf_dup(p, len);
+	int ret;
+
+	if (b == NULL) {
+		fail(cc, 500, "out of memory");
+		return -1;
+	}
+	head_reset(&req->head);
+	ret = sm_http_parse_head(b->data, len, cc->max_header, &req->head);
+	if (ret != (int)len) {
+		/* Cannot happen: the same bytes parsed a moment ago. */
+		sm_bufseg_put(&b->seg);
+		fail(cc, 500, "request head changed while copied");
+		return -1;
+	}
+	req->hseg = &b->seg;
+	return head_done(cc, req, after) < 0 ? -1 : (ssize_t)len;
+}
+
 static ssize_t
 on_head(struct sm_http_conn *cc, const struct sm_iov *v, const char *p, size_t left)
 {
@@ -1198,8 +1259,13 @@ on_head(struct sm_http_conn *cc, const struct sm_iov *v, const char *p, size_t l
 		}
 		req = cc->cur;
 		ret = sm_http_parse_head(p, left, cc->max_header, &req->head);
+		if (ret > 0 && !body_is_here(&req->head, left - (size_t)ret)) {
+			/* The body is still to come: do not pin the receive buffer
+			 * while the client takes its time (or goes away). */
+			return copy_head(cc, req, p, (size_t)ret, left - (size_t)ret);
+		}
 		if (ret > 0) {
-			/* the whole head is here: parse in place, keep the buffer */
+			/* the whole request is here: parse in place, keep the buffer */
 			if (v->seg != NULL)
 				sm_bufseg_get(v->seg);
 			req->hseg = v->seg;
@@ -1361,6 +1427,43 @@ consume(struct sm_http_conn *cc, const struct sm_iov *v)
 	}
 }
 
+/*
+ * The connection's timer, armed at accept and re-armed for the next
+ * deadline each time it fires: requests never touch the timer heap, they
+ * only note their times.
+ */
+static void
+http_timer_fire(void *arg)
+{
+	struct sm_http_conn *cc = arg;
+	const struct sm_http_service *svc = cc->svc;
+	uint64_t now = sm_shard_now_ms(), next = UINT64_MAX;
+	bool receiving = cc->cur != NULL;
+	bool idle = !receiving && cc->fifo_head == NULL;
+
+	if (cc->c == NULL || cc->stop)
+		return;
+	if (receiving && svc->request_timeout_ms != 0) {
+		if (now - cc->req_start_ms >= svc->request_timeout_ms) {
+			SM_STAT_INC(conns_timed_out);
+			fail(cc, 408, "request timeout: the request did not arrive whole in time");
+			return;
+		}
+		next = cc->req_start_ms + svc->request_timeout_ms;
+	}
+	if (idle && svc->idle_timeout_ms != 0) {
+		if (now - cc->active_ms >= svc->idle_timeout_ms) {
+			SM_STAT_INC(conns_timed_out);
+			close_now(cc);
+			return;
+		}
+		next = SM_MIN(next, cc->active_ms + svc->idle_timeout_ms);
+	}
+	if (next == UINT64_MAX) /* busy with the handler: look again later */
+		next = now + SM_MAX(svc->request_timeout_ms, svc->idle_timeout_ms);
+	sm_timer_arm(&cc->timer, next > now ? next - now : 1);
+}
+
 static int
 http_accepted(struct sm_conn *c, void *listen_ctx)
 {
@@ -1389,6 +1492,12 @@ http_accepted(struct sm_conn *c, void *listen_ctx)
 	cc->refs = 1;
 	cc->st = ST_HEAD;
 	cc->peer = c->peer;
+	cc->active_ms = sm_shard_now_ms();
+	sm_timer_init(&cc->timer, http_timer_fire, cc);
+	/* The earlier of the two; a 0 (no limit) wraps to the largest and loses. */
+	if (svc->request_timeout_ms != 0 || svc->idle_timeout_ms != 0)
+		sm_timer_arm(&cc->timer, SM_MIN(svc->request_timeout_ms - 1u,
+						svc->idle_timeout_ms - 1u) + 1u);
 	c->ctx = cc;
 	return 0;
 }
@@ -1400,6 +1509,7 @@ http_received(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
 	unsigned i;
 
 	cc->refs++;
+	cc->active_ms = sm_shard_now_ms();
 	for (i = 0; i < n && !cc->stop; i++)
 		consume(cc, &iov[i]);
 	conn_put(cc);
@@ -1424,6 +1534,7 @@ http_closed(struct sm_conn *c, int err)
 	(void)err;
 	cc->c = NULL;
 	cc->stop = true;
+	sm_timer_cancel(&cc->timer);
 	drop_gather(cc);
 	if (cc->cur != NULL && cc->cur->state == REQ_HEAD)
 		req_free(cc->cur);

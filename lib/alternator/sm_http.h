@@ -153,6 +153,14 @@ struct sm_http_service {
 	/* The 413 response: NULL body gives DynamoDB's PayloadTooLarge JSON. */
 	const char *too_large_type;
 	const char *too_large_body;
+	/*
+	 * Slow and silent clients: a request whose head and body have not all
+	 * arrived request_timeout_ms after its first byte gets 408 and the
+	 * close; a connection with no request in progress that sends nothing
+	 * for idle_timeout_ms is closed. 0: no limit.
+	 */
+	unsigned request_timeout_ms;
+	unsigned idle_timeout_ms;
 };
 
 /* Protocol ops for sm_net_listen(); listen ctx: a struct sm_http_service. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sm_clock.h"
 #include "sm_common.h"
 #include "sm_log.h"
 #include "sm_shard.h"
@@ -86,4 +87,19 @@ sm_log(enum sm_log_level level, const char *fmt, ...)
 		;
 	/* Logging must not clobber the errno the caller is about to report. */
 	errno = saved_errno;
+}
+
+bool
+sm_ratelimit_ok(struct sm_ratelimit *rl, unsigned interval_ms, uint64_t *suppressed)
+{
+	uint64_t now = sm_now_ms();
+
+	if (now < rl->next_ms) {
+		rl->suppressed++;
+		return false;
+	}
+	*suppressed = rl->suppressed;
+	rl->suppressed = 0;
+	rl->next_ms = now + interval_ms;
+	return true;
 }

@@ -2,6 +2,9 @@
 #ifndef SM_LOG_H
 #define SM_LOG_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /*
  * Logging: one line per call on stderr, prefixed with the shard id when the
  * caller is a shard thread. Writes are a single write(2) so lines from
@@ -26,6 +29,24 @@ sm_log_parse_level(const char *name, enum sm_log_level *level);
 /* Print one line at @level (a trailing newline is added). */
 void
 sm_log(enum sm_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * A rate limit for lines a client can provoke (accept failures, refused
+ * requests): at most one line per interval, the rest counted. Owned by one
+ * thread (a shard), like the Linux kernel's ratelimit_state.
+ */
+struct sm_ratelimit {
+	uint64_t next_ms;    /* when the next line may go out */
+	uint64_t suppressed; /* lines held back since the last one printed */
+};
+
+/*
+ * True when a line may be printed now (then *@suppressed is how many were
+ * held back before it, and the next one waits @interval_ms); false counts
+ * the line as suppressed.
+ */
+bool
+sm_ratelimit_ok(struct sm_ratelimit *rl, unsigned interval_ms, uint64_t *suppressed);
 
 #define SM_ERR(...) sm_log(SM_LOG_ERR, __VA_ARGS__)
 #define SM_WARN(...) sm_log(SM_LOG_WARN, __VA_ARGS__)

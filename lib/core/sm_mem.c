@@ -27,6 +27,33 @@ sm_mem_stats(void)
 	return sm_tls_stats;
 }
 
+/* The calling thread's allocation limit: its budget, or no limit. */
+static __thread int64_t sm_mem_limit = INT64_MAX;
+
+/* Would @size more bytes pass the calling shard's budget? One compare. */
+static inline bool
+sm_mem_over_budget(size_t size)
+{
+	const struct sm_sw_stats *st = sm_mem_stats();
+
+	return SM_UNLIKELY(st->mem_in_use + (int64_t)SM_MIN(size, (size_t)INT64_MAX / 4) >
+			   sm_mem_limit);
+}
+
+void
+sm_mem_set_budget(size_t bytes)
+{
+	bytes = SM_MIN(bytes, (size_t)INT64_MAX / 2);
+	sm_mem_stats()->mem_budget = (int64_t)bytes;
+	sm_mem_limit = bytes != 0 ? (int64_t)bytes : INT64_MAX;
+}
+
+size_t
+sm_mem_budget(void)
+{
+	return (size_t)sm_mem_stats()->mem_budget;
+}
+
 static inline void
 sm_mem_count_alloc(size_t usable)
 {
@@ -68,6 +95,13 @@ sm_mem_thread_fini(void)
 	/* mi_heap_delete, not destroy: blocks still live move to the default heap. */
 	mi_heap_delete(sm_heap);
 	sm_heap = NULL;
+}
+
+void
+sm_mem_collect(void)
+{
+	if (sm_heap != NULL)
+		mi_heap_collect(sm_heap, true);
 }
 
 static inline void *
@@ -114,6 +148,12 @@ sm_mem_thread_fini(void)
 {
 }
 
+void
+sm_mem_collect(void)
+{
+	malloc_trim(0);
+}
+
 static inline void *
 sm_backend_malloc(size_t size)
 {
@@ -150,7 +190,11 @@ sm_backend_usable(const void *p)
 void *
 sm_malloc(size_t size)
 {
-	void *p = sm_backend_malloc(size);
+	void *p;
+
+	if (sm_mem_over_budget(size))
+		return NULL;
+	p = sm_backend_malloc(size);
 
 	if (p != NULL)
 		sm_mem_count_alloc(sm_backend_usable(p));
@@ -160,7 +204,13 @@ sm_malloc(size_t size)
 void *
 sm_calloc(size_t n, size_t size)
 {
-	void *p = sm_backend_calloc(n, size);
+	void *p;
+
+	if (size != 0 && n > SIZE_MAX / size)
+		return NULL;
+	if (sm_mem_over_budget(n * size))
+		return NULL;
+	p = sm_backend_calloc(n, size);
 
 	if (p != NULL)
 		sm_mem_count_alloc(sm_backend_usable(p));
@@ -188,6 +238,8 @@ sm_realloc(void *p, size_t size)
 		return NULL;
 	}
 	old_usable = sm_backend_usable(p);
+	if (size > old_usable && sm_mem_over_budget(size - old_usable))
+		return NULL;
 	q = sm_backend_realloc(p, size);
 	if (q == NULL)
 		return NULL;

@@ -2,8 +2,11 @@
 #ifndef SM_MEM_H
 #define SM_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "sm_stats.h"
 
 /*
  * Per-shard memory.
@@ -24,6 +27,46 @@ sm_mem_thread_init(void);
 /* Release the calling thread's heap (objects still live move to the default heap). */
 void
 sm_mem_thread_fini(void);
+
+/*
+ * The calling shard's memory budget (Seastar's --memory split per shard):
+ * above @bytes of mem_in_use, allocations fail (NULL, then the caller's
+ * -ENOMEM path: an error to the client, never the OOM killer); 0 turns the
+ * budget off. Writes are refused earlier, at sm_mem_pressure(), so that
+ * the requests and replies of reads and deletes still find memory.
+ */
+void
+sm_mem_set_budget(size_t bytes);
+
+/* The calling shard's budget in bytes; 0: none. */
+size_t
+sm_mem_budget(void);
+
+/*
+ * True when the calling shard has used all but the last sixteenth of its
+ * budget (at least 4 MiB kept back): stop taking on data (refuse writes)
+ * until deletes or drops bring it down.
+ */
+static inline bool
+sm_mem_pressure(void)
+{
+	const struct sm_sw_stats *st = sm_tls_stats;
+	int64_t keep;
+
+	if (st == NULL || st->mem_budget == 0)
+		return false;
+	keep = SM_MAX(st->mem_budget / 16, (int64_t)4 << 20);
+	return st->mem_in_use > st->mem_budget - keep;
+}
+
+
+/*
+ * Give the calling shard's free memory back to the kernel (mimalloc keeps
+ * freed pages in the heap until asked). The reactor calls it when the shard
+ * goes idle, at most once a second, so RSS falls after a burst.
+ */
+void
+sm_mem_collect(void);
 
 void *
 sm_malloc(size_t size);

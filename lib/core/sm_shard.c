@@ -43,6 +43,7 @@ struct sm_outbox {
 struct sm_shard {
 	struct sm_sw_stats stats;
 	/* written by other shards to wake this one; own cache line */
+	uint64_t collected_ms; /* last sm_mem_collect(), when idle */
 	int sleeping SM_CACHE_ALIGNED;
 	int wake_fd SM_CACHE_ALIGNED;
 	unsigned id;
@@ -83,6 +84,7 @@ struct sm_runtime {
 
 static struct sm_runtime *sm_rt;
 static __thread struct sm_shard *sm_self;
+__thread uint64_t sm_loop_now_ms;
 
 static inline struct sm_xring *
 ring_of(unsigned from, unsigned to)
@@ -145,6 +147,9 @@ sm_timer_arm(struct sm_timer *t, uint64_t delay_ms)
 bool
 sm_timer_cancel(struct sm_timer *t)
 {
+	/* An idle timer needs no shard: teardown paths cancel unconditionally. */
+	if (!sm_timer_armed(t))
+		return false;
 	return sm_timer_heap_del(&sm_self->timers, t);
 }
 
@@ -469,6 +474,7 @@ reactor_loop(void)
 
 	for (;;) {
 		work = 0;
+		sm_loop_now_ms = sm_now_ms();
 		if (!sm_task_queue_empty(&s->tasks)) {
 			unsigned ran = sm_task_queue_run(&s->tasks, sm_rt->task_quota_ns);
 
@@ -506,6 +512,13 @@ reactor_loop(void)
 			idle_since = now_ns;
 		if (now_ns - idle_since < sm_rt->idle_poll_ns) {
 			__builtin_ia32_pause();
+			continue;
+		}
+
+		/* Idle: hand memory freed since the last time back to the kernel. */
+		if (now_ms - s->collected_ms >= 1000) {
+			s->collected_ms = now_ms;
+			sm_mem_collect();
 			continue;
 		}
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "sm_clock.h"
 #include "sm_stats.h"
 #include "sm_task.h"
 #include "sm_timer.h"
@@ -75,6 +76,20 @@ sm_shard_id(void);
 /* Number of shards in the running runtime (0 before it starts). */
 unsigned
 sm_shard_count(void);
+
+/* The time the calling shard's current reactor round began (ms, monotonic). */
+extern __thread uint64_t sm_loop_now_ms;
+
+/*
+ * Monotonic milliseconds, read once per reactor round: for deadlines that
+ * protocols note per request (idle and request timeouts) without a clock
+ * read each. Off a shard thread, the clock itself.
+ */
+static inline uint64_t
+sm_shard_now_ms(void)
+{
+	return sm_loop_now_ms != 0 ? sm_loop_now_ms : sm_now_ms();
+}
 
 /* True on a shard thread. */
 bool

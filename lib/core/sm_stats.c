@@ -46,6 +46,12 @@ sm_sw_stats_read(const struct sm_sw_stats *src, struct sm_sw_stats *dst)
 	dst->timers_fired = SM_READ_ONCE(src->timers_fired);
 	dst->requests = SM_READ_ONCE(src->requests);
 	dst->hops = SM_READ_ONCE(src->hops);
+	dst->rx_pauses = SM_READ_ONCE(src->rx_pauses);
+	dst->conns_timed_out = SM_READ_ONCE(src->conns_timed_out);
+	dst->requests_timed_out = SM_READ_ONCE(src->requests_timed_out);
+	dst->accept_errors = SM_READ_ONCE(src->accept_errors);
+	dst->writes_refused = SM_READ_ONCE(src->writes_refused);
+	dst->mem_budget = SM_READ_ONCE(src->mem_budget);
 }
 
 /* The reason text of a snapshot's unavailable counter, via the perf module. */
@@ -303,6 +309,20 @@ static const struct sm_prom_metric sm_prom_metrics[] = {
 	SM_PROM_C("timers_fired_total", timers_fired, "Timers fired."),
 	SM_PROM_C("requests_total", requests, "Protocol requests completed."),
 	SM_PROM_C("hops_total", hops, "Store requests forwarded to the owning shard."),
+	{ "shardmark_mem_budget_bytes", "gauge",
+	  "This shard's memory budget (memory / shards); 0 when no budget is enforced.",
+	  offsetof(struct sm_sw_stats, mem_budget) },
+	SM_PROM_C("writes_refused_total", writes_refused,
+		  "Writes refused because the shard's memory budget was full."),
+	SM_PROM_C("rx_pauses_total", rx_pauses,
+		  "Times a connection stopped being read because its unsent replies passed "
+		  "max_unsent_bytes."),
+	SM_PROM_C("connections_timed_out_total", conns_timed_out,
+		  "Connections closed by an idle, header or frame timeout."),
+	SM_PROM_C("requests_timed_out_total", requests_timed_out,
+		  "Requests answered with a timeout error (request_timeout_in_ms and friends)."),
+	SM_PROM_C("accept_errors_total", accept_errors,
+		  "accept(2) failures (EMFILE, ENFILE, ENOMEM); the listener backs off."),
 };
 
 static void
@@ -396,6 +416,8 @@ sm_stats_format_prometheus(char *buf, size_t len, const struct sm_shard_snapshot
 				v = sm_snap_conns_active(&snap[i]);
 			} else if (m->off == offsetof(struct sm_sw_stats, mem_in_use)) {
 				v = snap[i].sw.mem_in_use;
+			} else if (m->off == offsetof(struct sm_sw_stats, mem_budget)) {
+				v = snap[i].sw.mem_budget;
 			} else {
 				memcpy(&u, (const char *)&snap[i].sw + m->off, sizeof(u));
 				sm_out_printf(&o, "%s{shard=\"%u\"} %" PRIu64 "\n", m->name,

@@ -46,6 +46,13 @@ struct sm_sw_stats {
 	uint64_t timers_fired;
 	uint64_t requests; /* protocol requests completed (echo frames, CQL, HTTP) */
 	uint64_t hops;	   /* store requests forwarded to the owning shard */
+	/* defences against clients that misbehave */
+	uint64_t rx_pauses;	 /* connections paused: their unsent replies passed the bound */
+	uint64_t conns_timed_out; /* connections closed by an idle, header or frame timeout */
+	uint64_t requests_timed_out; /* requests answered with a timeout error */
+	uint64_t accept_errors;	 /* accept(2) failures (EMFILE, ENFILE, ENOMEM, ...) */
+	uint64_t writes_refused; /* writes refused because the memory budget is full */
+	int64_t mem_budget;	 /* this shard's memory budget in bytes; 0: none */
 } SM_CACHE_ALIGNED;
 
 /* The calling thread's counter block: its shard's, or a private one. */

@@ -54,6 +54,7 @@ struct cql_prepared {
 	const struct sm_table *table; /* held; NULL for USE, DDL and BATCH */
 	bool system;		      /* table is a virtual system table */
 	bool lwt;		      /* a conditional statement */
+	uint8_t timeout_kind;	      /* enum sm_cql_timeout_kind, set at prepare */
 	/* bind metadata */
 	struct sm_cql_colspec *bind_specs;
 	unsigned nbind;
@@ -100,6 +101,9 @@ struct cql_shard {
 extern __thread struct cql_shard cql_shard;
 extern const struct sm_cql_exec_config *cql_cfg;
 
+/* Store requests a batch of many statements keeps in flight (see cql_op.muts). */
+#define CQL_WRITE_WINDOW 32u
+
 /* An execution in flight. Pooled per shard; its buffers keep their memory. */
 struct cql_op {
 	struct sm_cql_req *req;
@@ -129,6 +133,18 @@ struct cql_op {
 	/* pending store requests of a batch or a multi-partition write */
 	struct sm_store_req *sreqs;
 	unsigned nsreqs, sreqs_cap;
+	/*
+	 * A batch of more than CQL_WRITE_WINDOW statements: its mutations wait
+	 * here and go out through a window of sreqs, refilled as each
+	 * completes, so a batch of 65,535 statements holds 65,535 mutations,
+	 * not 65,535 store requests (13 KB each).
+	 */
+	bool wave;
+	bool pumping; /* wave_pump() is running: completions only return slots */
+	struct sm_mutation *muts;
+	unsigned nmuts, muts_cap, next_mut, inflight;
+	struct sm_store_req *free_slots[CQL_WRITE_WINDOW];
+	unsigned nfree_slots;
 	unsigned pending;
 	int first_err;
 	char errmsg[256];
@@ -152,6 +168,7 @@ struct cql_op {
 	struct sm_cql_value_span *spans;
 	unsigned nspans, spans_cap;
 	bool in_use; /* between op_get() and its release: catches a double release */
+	unsigned big_grows; /* cql_big_grows at op_get(): changed means shrink at release */
 	struct cql_op *next_free;
 };
 
@@ -217,9 +234,18 @@ cql_exec_load_values(struct cql_op *op, const struct sm_cql_values *vals);
 void
 cql_exec_select_pump(struct cql_op *op);
 
-/* Grow an array of @size-byte items to hold @need; 0 or -ENOMEM. */
+/* cql_grow() when the room is not there yet (reallocates). */
 int
-cql_grow(void **arr, unsigned *cap, unsigned need, size_t size);
+cql_grow_slow(void **arr, unsigned *cap, unsigned need, size_t size);
+
+/* Grow an array of @size-byte items to hold @need; 0 or -ENOMEM. Inline: it is on every request. */
+static inline int
+cql_grow(void **arr, unsigned *cap, unsigned need, size_t size)
+{
+	if (__builtin_expect(need <= *cap, 1))
+		return 0;
+	return cql_grow_slow(arr, cap, need, size);
+}
 
 /* Bind (or rebind after a schema change) @ps against the current catalog. */
 int

@@ -39,9 +39,27 @@ struct sm_cql_conn {
 	/* REGISTERed for SCHEMA_CHANGE: on the shard's event list */
 	bool schema_events;
 	struct sm_cql_conn *ev_prev, *ev_next;
+	/* replies sent: unchanged across exec->request(), the request waits */
+	unsigned nreplies;
+	/* a frame begun but not whole yet: since when, and its timer */
+	uint64_t frame_start_ms;
+	struct sm_timer frame_timer;
 };
 
 static __thread struct sm_cql_conn *event_conns;
+
+/*
+ * Requests waiting for their reply (a hop to another shard, a Paxos round),
+ * one FIFO per timeout kind: every request of a list has the same timeout,
+ * so deadlines come in list order and the shard's one timer looks at heads
+ * only. Requests answered at once never get here.
+ */
+struct pending_list {
+	struct sm_cql_req *head, *tail;
+};
+static __thread struct pending_list pending[SM_CQL_TIMEOUT_NR];
+static __thread struct sm_timer pending_timer;
+static __thread unsigned npending;
 
 static void
 events_unlink(struct sm_cql_conn *cc)
@@ -66,6 +84,7 @@ conn_put(struct sm_cql_conn *cc)
 {
 	if (--cc->refs > 0)
 		return;
+	sm_timer_cancel(&cc->frame_timer);
 	if (cc->acc != NULL)
 		sm_bufseg_put(&cc->acc->seg);
 	sm_cql_buf_release(&cc->out);
@@ -307,6 +326,132 @@ sm_cql_push_schema_event(const struct sm_cql_schema_change *sc)
 }
 
 static void
+pending_unlink(struct sm_cql_req *req)
+{
+	struct pending_list *l = &pending[req->timeout_kind];
+
+	if (req->pend_prev != NULL)
+		req->pend_prev->pend_next = req->pend_next;
+	else
+		l->head = req->pend_next;
+	if (req->pend_next != NULL)
+		req->pend_next->pend_prev = req->pend_prev;
+	else
+		l->tail = req->pend_prev;
+	req->tstate &= ~SM_CQL_REQ_PENDING;
+	npending--;
+}
+
+static const char *const timeout_keys[SM_CQL_TIMEOUT_NR] = {
+	[SM_CQL_TIMEOUT_OTHER] = "request_timeout_in_ms",
+	[SM_CQL_TIMEOUT_READ] = "read_request_timeout_in_ms",
+	[SM_CQL_TIMEOUT_RANGE] = "range_request_timeout_in_ms",
+	[SM_CQL_TIMEOUT_WRITE] = "write_request_timeout_in_ms",
+	[SM_CQL_TIMEOUT_COUNTER] = "counter_write_request_timeout_in_ms",
+	[SM_CQL_TIMEOUT_CAS] = "cas_contention_timeout_in_ms",
+	[SM_CQL_TIMEOUT_TRUNCATE] = "truncate_request_timeout_in_ms",
+};
+
+/* The consistency level the request asked for (ONE when it has none). */
+static uint16_t
+req_consistency(const struct sm_cql_req *req)
+{
+	switch (req->msg.opcode) {
+	case SM_CQL_OP_QUERY:
+		return req->msg.u.query.params.consistency;
+	case SM_CQL_OP_EXECUTE:
+		return req->msg.u.execute.params.consistency;
+	case SM_CQL_OP_BATCH:
+		return req->msg.u.batch.consistency;
+	default:
+		return SM_CQL_ONE;
+	}
+}
+
+/* Answer @req with the timeout error of its kind, as ScyllaDB words it. */
+static void
+reply_timeout(struct sm_cql_req *req)
+{
+	struct sm_cql_conn *cc = req->conn;
+	uint8_t kind = req->timeout_kind;
+	const char *cl = sm_cql_consistency_name(req_consistency(req));
+	struct sm_cql_error e;
+	char msg[200];
+
+	req->tstate |= SM_CQL_REQ_TIMED_OUT;
+	SM_STAT_INC(requests_timed_out);
+	if (cc->dead || (cc->c == NULL && cc->local_reply == NULL))
+		return;
+	snprintf(msg, sizeof(msg),
+		 "Operation timed out - received only 0 responses from 1 CL=%s (%s: %u ms)",
+		 cl != NULL ? cl : "ONE", timeout_keys[kind], cc->svc->timeout_ms[kind]);
+	memset(&e, 0, sizeof(e));
+	e.message = sm_cql_str(msg);
+	e.consistency = req_consistency(req);
+	e.blockfor = 1;
+	if (kind == SM_CQL_TIMEOUT_WRITE || kind == SM_CQL_TIMEOUT_COUNTER ||
+	    kind == SM_CQL_TIMEOUT_CAS) {
+		e.code = SM_CQL_ERR_WRITE_TIMEOUT;
+		e.write_type = kind == SM_CQL_TIMEOUT_CAS	  ? SM_CQL_WT_CAS
+			       : kind == SM_CQL_TIMEOUT_COUNTER ? SM_CQL_WT_COUNTER
+			       : req->msg.opcode == SM_CQL_OP_BATCH ? SM_CQL_WT_BATCH
+								    : SM_CQL_WT_SIMPLE;
+	} else {
+		e.code = SM_CQL_ERR_READ_TIMEOUT;
+	}
+	sm_cql_buf_reset(&cc->out);
+	if (sm_cql_enc_error(&cc->out, req->hdr.stream, &e) == 0)
+		send_frame(cc, &cc->out);
+}
+
+/* The shard's pending timer: time out the overdue heads, re-arm for the next. */
+static void
+pending_expire(void *arg)
+{
+	uint64_t now = sm_shard_now_ms(), next = UINT64_MAX;
+	struct sm_cql_req *req;
+	unsigned k;
+
+	(void)arg;
+	for (k = 0; k < SM_CQL_TIMEOUT_NR; k++) {
+		while ((req = pending[k].head) != NULL && req->deadline_ms <= now) {
+			pending_unlink(req);
+			reply_timeout(req);
+		}
+		if (req != NULL)
+			next = SM_MIN(next, req->deadline_ms);
+	}
+	if (next != UINT64_MAX)
+		sm_timer_arm(&pending_timer, next - now);
+}
+
+/* @req was not answered at once: it waits, with a deadline. */
+static void
+pending_add(struct sm_cql_req *req)
+{
+	uint32_t ms = req->conn->svc->timeout_ms[req->timeout_kind];
+	struct pending_list *l;
+
+	if (ms == 0 || req->timeout_kind >= SM_CQL_TIMEOUT_NR)
+		return;
+	l = &pending[req->timeout_kind];
+	req->deadline_ms = sm_shard_now_ms() + ms;
+	req->pend_next = NULL;
+	req->pend_prev = l->tail;
+	if (l->tail != NULL)
+		l->tail->pend_next = req;
+	else
+		l->head = req;
+	l->tail = req;
+	req->tstate |= SM_CQL_REQ_PENDING;
+	npending++;
+	if (!sm_timer_armed(&pending_timer)) {
+		sm_timer_init(&pending_timer, pending_expire, NULL);
+		sm_timer_arm(&pending_timer, ms);
+	}
+}
+
+static void
 dispatch(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h, const uint8_t *body,
 	 size_t len, struct sm_bufseg *seg)
 {
@@ -314,6 +459,7 @@ dispatch(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h, const uint
 	struct sm_cql_request msg;
 	struct sm_cql_req *req;
 	const char *reason = NULL;
+	unsigned replies;
 	char text[160];
 	int ret;
 
@@ -395,7 +541,10 @@ dispatch(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h, const uint
 		sm_bufseg_get(seg);
 	cc->refs++;
 	SM_STAT_INC(requests);
+	replies = cc->nreplies;
 	cc->svc->exec->request(cc->svc->exec->ctx, req);
+	if (cc->nreplies == replies) /* not answered yet: it waits for another shard */
+		pending_add(req);
 out:
 	if (plain != NULL)
 		sm_bufseg_put(&plain->seg);
@@ -406,8 +555,16 @@ sm_cql_reply(struct sm_cql_req *req, struct sm_cql_buf *frame)
 {
 	struct sm_cql_conn *cc = req->conn;
 
+	cc->nreplies++;
+	if (SM_UNLIKELY(req->tstate != 0)) {
+		if (req->tstate & SM_CQL_REQ_PENDING)
+			pending_unlink(req);
+		if (req->tstate & SM_CQL_REQ_TIMED_OUT)
+			goto release; /* its timeout error went out instead */
+	}
 	if (!cc->dead)
 		send_frame(cc, frame);
+release:
 	if (req->seg != NULL)
 		sm_bufseg_put(req->seg);
 	sm_pool_put(&req_pool, req);
@@ -477,6 +634,7 @@ start_gather(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h)
 	}
 	cc->acc->len = 0;
 	cc->acc_hdr = *h;
+	cc->frame_start_ms = sm_shard_now_ms();
 	return true;
 }
 
@@ -506,6 +664,9 @@ consume(struct sm_cql_conn *cc, const struct sm_iov *v)
 		}
 		if (cc->hdr_len > 0 || left < SM_CQL_HEADER_LEN) {
 			size_t n = SM_MIN(left, (size_t)(SM_CQL_HEADER_LEN - cc->hdr_len));
+
+			if (cc->hdr_len == 0)
+				cc->frame_start_ms = sm_shard_now_ms();
 
 			memcpy(cc->hdr + cc->hdr_len, p, n);
 			cc->hdr_len += (uint32_t)n;
@@ -550,6 +711,35 @@ pools_init(void)
 	return 0;
 }
 
+static bool
+frame_partial(const struct sm_cql_conn *cc)
+{
+	return cc->acc != NULL || cc->hdr_len > 0;
+}
+
+/* A frame began and has not arrived whole: see sm_cql_service.frame_timeout_ms. */
+static void
+frame_timer_fire(void *arg)
+{
+	struct sm_cql_conn *cc = arg;
+	uint32_t limit = cc->svc->frame_timeout_ms;
+	uint64_t now = sm_shard_now_ms();
+	char msg[160];
+
+	if (cc->dead || cc->c == NULL || !frame_partial(cc))
+		return;
+	if (now - cc->frame_start_ms < limit) {
+		sm_timer_arm(&cc->frame_timer, cc->frame_start_ms + limit - now);
+		return;
+	}
+	SM_STAT_INC(conns_timed_out);
+	snprintf(msg, sizeof(msg),
+		 "Frame not received whole within %u ms (native_transport_frame_timeout_in_ms): "
+		 "closing the connection",
+		 limit);
+	send_error(cc, cc->acc != NULL ? cc->acc_hdr.stream : 0, SM_CQL_ERR_PROTOCOL, msg, true);
+}
+
 static int
 cql_accepted(struct sm_conn *c, void *listen_ctx)
 {
@@ -566,6 +756,7 @@ cql_accepted(struct sm_conn *c, void *listen_ctx)
 	cc->refs = 1;
 	sm_cql_buf_init(&cc->out);
 	sm_cql_buf_init(&cc->scratch);
+	sm_timer_init(&cc->frame_timer, frame_timer_fire, cc);
 	c->ctx = cc;
 	return 0;
 }
@@ -578,6 +769,10 @@ cql_received(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
 
 	for (i = 0; i < n && !cc->dead; i++)
 		consume(cc, &iov[i]);
+	/* The timer is armed once per partial frame, and re-armed lazily. */
+	if (cc->svc->frame_timeout_ms != 0 && !cc->dead && frame_partial(cc) &&
+	    !sm_timer_armed(&cc->frame_timer))
+		sm_timer_arm(&cc->frame_timer, cc->svc->frame_timeout_ms);
 }
 
 static void
@@ -587,6 +782,7 @@ cql_closed(struct sm_conn *c, int err)
 
 	(void)err;
 	events_unlink(cc);
+	sm_timer_cancel(&cc->frame_timer);
 	cc->c = NULL;
 	cc->dead = true;
 	conn_put(cc);
@@ -610,6 +806,7 @@ sm_cql_local_conn(const struct sm_cql_service *svc,
 	cc->authed = true;
 	cc->local_reply = on_reply;
 	cc->local_ctx = ctx;
+	sm_timer_init(&cc->frame_timer, frame_timer_fire, cc);
 	sm_cql_buf_init(&cc->out);
 	sm_cql_buf_init(&cc->scratch);
 	return cc;

@@ -29,13 +29,35 @@
 
 struct sm_cql_conn;
 
+/*
+ * Which of ScyllaDB's request timeouts (scylla.yaml) bounds a request; the
+ * executor sets sm_cql_req.timeout_kind when it knows the statement.
+ */
+enum sm_cql_timeout_kind {
+	SM_CQL_TIMEOUT_OTHER,	 /* request_timeout_in_ms: 10000 */
+	SM_CQL_TIMEOUT_READ,	 /* read_request_timeout_in_ms: 5000 */
+	SM_CQL_TIMEOUT_RANGE,	 /* range_request_timeout_in_ms: 10000 */
+	SM_CQL_TIMEOUT_WRITE,	 /* write_request_timeout_in_ms: 2000 */
+	SM_CQL_TIMEOUT_COUNTER,	 /* counter_write_request_timeout_in_ms: 5000 */
+	SM_CQL_TIMEOUT_CAS,	 /* cas_contention_timeout_in_ms: 1000 */
+	SM_CQL_TIMEOUT_TRUNCATE, /* truncate_request_timeout_in_ms: 60000 */
+	SM_CQL_TIMEOUT_NR,
+};
+
+#define SM_CQL_REQ_PENDING 1u   /* on the shard's list of requests waiting for a reply */
+#define SM_CQL_REQ_TIMED_OUT 2u /* answered with a timeout: the executor's reply is dropped */
+
 /* A request for the executor; valid until sm_cql_reply(). */
 struct sm_cql_req {
 	struct sm_cql_conn *conn;
 	struct sm_cql_frame_header hdr;
 	struct sm_bytes body;	   /* decompressed body */
 	struct sm_cql_request msg; /* decoded, views into body */
+	uint8_t timeout_kind;	   /* enum sm_cql_timeout_kind; the executor may set it */
 	/* private */
+	uint8_t tstate; /* SM_CQL_REQ_PENDING, SM_CQL_REQ_TIMED_OUT bits (0: neither) */
+	uint64_t deadline_ms;
+	struct sm_cql_req *pend_prev, *pend_next;
 	struct sm_bufseg *seg; /* holds the body's memory */
 	struct sm_cql_req *next_free;
 };
@@ -56,6 +78,15 @@ struct sm_cql_service {
 	const char *auth_password;
 	/* for the executor: the node this port presents (system tables) */
 	const void *node;
+	/*
+	 * A request not answered within its timeout_ms[kind] gets ScyllaDB's
+	 * WriteTimeout or ReadTimeout, and the executor's late reply is
+	 * dropped; 0: no limit (perf-simple-query). A frame that has begun
+	 * but not arrived whole within frame_timeout_ms gets a Protocol error
+	 * and the close (a client sending a byte a second); 0: no limit.
+	 */
+	uint32_t timeout_ms[SM_CQL_TIMEOUT_NR];
+	uint32_t frame_timeout_ms;
 };
 
 /* Protocol ops for sm_net_listen(); listen ctx: a struct sm_cql_service. */

@@ -20,23 +20,27 @@
 #define NBUCKETS 4096u
 #define OP_FREE_MAX 256u
 #define OP_BUF_KEEP (1u << 20) /* larger buffers go back to the allocator */
+/* Larger arrays go back too, beyond cql_grow()'s first 8 elements (store requests are 13 KB). */
+#define OP_ARRAY_KEEP (128u << 10)
 
 __thread struct cql_shard cql_shard;
 const struct sm_cql_exec_config *cql_cfg;
 static __thread struct cql_op *op_free;
 static __thread unsigned op_nfree;
+/* Arrays grown past OP_ARRAY_KEEP on this shard; an op that saw it change shrinks its own. */
+static __thread unsigned cql_big_grows;
 
 int
-cql_grow(void **arr, unsigned *cap, unsigned need, size_t size)
+cql_grow_slow(void **arr, unsigned *cap, unsigned need, size_t size)
 {
 	unsigned ncap;
 	void *p;
 
-	if (need <= *cap)
-		return 0;
 	ncap = *cap ? *cap : 8;
 	while (ncap < need)
 		ncap *= 2;
+	if (ncap > 8 && (size_t)ncap * size > OP_ARRAY_KEEP)
+		cql_big_grows++;
 	p = sm_realloc(*arr, (size_t)ncap * size);
 	if (p == NULL)
 		return -ENOMEM;
@@ -667,6 +671,25 @@ cql_bind(struct cql_prepared *ps, const char *session_ks, char *err, size_t errl
 }
 
 /* Parse and bind @text; *out holds one reference. */
+/* Which of ScyllaDB's timeouts bounds the statement, should it wait. */
+static uint8_t
+statement_timeout_kind(const struct cql_prepared *ps)
+{
+	switch (ps->stmt->kind) {
+	case SM_CQL_SELECT:
+		return SM_CQL_TIMEOUT_READ;
+	case SM_CQL_INSERT:
+	case SM_CQL_UPDATE:
+	case SM_CQL_DELETE:
+	case SM_CQL_BATCH:
+		return ps->lwt ? SM_CQL_TIMEOUT_CAS : SM_CQL_TIMEOUT_WRITE;
+	case SM_CQL_TRUNCATE:
+		return SM_CQL_TIMEOUT_TRUNCATE;
+	default:
+		return SM_CQL_TIMEOUT_OTHER;
+	}
+}
+
 static int
 prepare_text(const char *ks, const char *text, size_t len, struct cql_prepared **out, char *err,
 	     size_t errlen, int32_t *code)
@@ -705,6 +728,7 @@ prepare_text(const char *ks, const char *text, size_t len, struct cql_prepared *
 		prepared_free(ps);
 		return ret;
 	}
+	ps->timeout_kind = statement_timeout_kind(ps);
 	*out = ps;
 	return 0;
 nomem:
@@ -732,6 +756,7 @@ op_get(struct sm_cql_req *req)
 		sm_cql_buf_init(&op->out);
 	}
 	op->in_use = true;
+	op->big_grows = cql_big_grows;
 	op->req = req;
 	op->ps = NULL;
 	op->params = NULL;
@@ -739,6 +764,8 @@ op_get(struct sm_cql_req *req)
 	op->stream = req->hdr.stream;
 	op->nops = op->nconds = op->nin = op->nranges = op->nkeys = 0;
 	op->nsreqs = op->pending = 0;
+	op->wave = false;
+	op->nmuts = 0;
 	op->nfilters = 0;
 	op->nspans = 0;
 	op->first_err = 0;
@@ -767,9 +794,21 @@ op_destroy(struct cql_op *op)
 	sm_free(op->ranges);
 	sm_free(op->keys);
 	sm_free(op->sreqs);
+	sm_free(op->muts);
 	sm_free(op->filters);
 	sm_free(op->spans);
 	sm_free(op);
+}
+
+/* Free @*arr when it outgrew OP_ARRAY_KEEP: one huge request must not pin its arrays. */
+static void
+op_shrink(void **arr, unsigned *cap, size_t elem)
+{
+	if (*cap <= 8 || (size_t)*cap * elem <= OP_ARRAY_KEEP)
+		return;
+	sm_free(*arr);
+	*arr = NULL;
+	*cap = 0;
 }
 
 static void
@@ -791,6 +830,19 @@ op_release(struct cql_op *op)
 		sm_cql_buf_release(&op->vals);
 	if (op->out.cap > OP_BUF_KEEP)
 		sm_cql_buf_release(&op->out);
+	if (SM_LIKELY(op->big_grows == cql_big_grows))
+		goto keep;
+	op_shrink((void **)&op->binds, &op->bind_cap, sizeof(*op->binds));
+	op_shrink((void **)&op->ops, &op->ops_cap, sizeof(*op->ops));
+	op_shrink((void **)&op->conds, &op->conds_cap, sizeof(*op->conds));
+	op_shrink((void **)&op->in_vals, &op->in_cap, sizeof(*op->in_vals));
+	op_shrink((void **)&op->ranges, &op->ranges_cap, sizeof(*op->ranges));
+	op_shrink((void **)&op->keys, &op->keys_cap, sizeof(*op->keys));
+	op_shrink((void **)&op->sreqs, &op->sreqs_cap, sizeof(*op->sreqs));
+	op_shrink((void **)&op->muts, &op->muts_cap, sizeof(*op->muts));
+	op_shrink((void **)&op->filters, &op->filters_cap, sizeof(*op->filters));
+	op_shrink((void **)&op->spans, &op->spans_cap, sizeof(*op->spans));
+keep:
 	op->next_free = op_free;
 	op_free = op;
 	op_nfree++;
@@ -1386,6 +1438,7 @@ exec_statement(struct cql_op *op, const struct sm_cql_params *params)
 	const struct sm_cql_stmt *s = op->ps->stmt;
 
 	op->params = params;
+	op->req->timeout_kind = op->ps->timeout_kind;
 	if (cql_exec_load_values(op, &params->values) < 0)
 		return;
 	switch (s->kind) {

@@ -25,6 +25,12 @@ struct sm_cql_exec_config {
 	const struct sm_cql_cluster *cluster;
 	/* The prepared statements a shard keeps (0: 20000). */
 	unsigned max_prepared;
+	/*
+	 * A batch whose mutations hold more than this many KiB of keys and
+	 * values is refused with "Batch too large" (scylla.yaml's
+	 * batch_size_fail_threshold_in_kb); 0: 1024, ScyllaDB's default.
+	 */
+	unsigned batch_size_fail_threshold_in_kb;
 };
 
 /* The executor for struct sm_cql_service.exec; ctx: a struct sm_cql_exec_config. */

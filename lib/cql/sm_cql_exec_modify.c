@@ -11,6 +11,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -485,6 +486,21 @@ nomem:
 	return -ENOMEM;
 }
 
+/* A mutation of a wave batch (see cql_op.muts), zeroed. */
+static struct sm_mutation *
+new_mut(struct cql_op *op)
+{
+	struct sm_mutation *m;
+
+	if (cql_grow((void **)&op->muts, &op->muts_cap, op->nmuts + 1, sizeof(*op->muts)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return NULL;
+	}
+	m = &op->muts[op->nmuts++];
+	memset(m, 0, sizeof(*m));
+	return m;
+}
+
 static struct sm_store_req *
 new_sreq(struct cql_op *op)
 {
@@ -807,11 +823,15 @@ build_write(struct cql_op *op, const struct wctx *w)
 		goto out;
 	}
 	for (i = 0; i < nkeys; i++) {
-		struct sm_store_req *r = new_sreq(op);
+		struct sm_store_req *r = NULL;
 		struct sm_mutation *m;
 		unsigned rest = i;
 
-		if (r == NULL) {
+		if (op->wave && if_kind == SM_CQL_IF_NONE)
+			m = new_mut(op);
+		else
+			m = (r = new_sreq(op)) != NULL ? &r->mut : NULL;
+		if (m == NULL) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -829,9 +849,8 @@ build_write(struct cql_op *op, const struct wctx *w)
 			r->cas.conds = IDX_PTR(first_cond);
 			r->cas.nconds = op->nconds - first_cond;
 			m = &r->cas.mut;
-		} else {
+		} else if (r != NULL) {
 			r->kind = SM_REQ_MUTATE;
-			m = &r->mut;
 		}
 		m->table = t;
 		m->pk = pk;
@@ -876,11 +895,10 @@ cas_sink(void *ctx, const struct sm_row_view *r)
 	return 0;
 }
 
+/* Keep the first failure of the op's store requests for the reply. */
 static void
-write_done(struct sm_store_req *r)
+note_store_result(struct cql_op *op, const struct sm_store_req *r)
 {
-	struct cql_op *op = r->ctx;
-
 	if (r->result < 0 && op->first_err == 0) {
 		op->first_err = r->result;
 		op->errcode = r->result == -ETIMEDOUT ? SM_CQL_ERR_WRITE_TIMEOUT
@@ -889,8 +907,78 @@ write_done(struct sm_store_req *r)
 		snprintf(op->errmsg, sizeof(op->errmsg), "%s",
 			 r->err[0] ? r->err : strerror(-r->result));
 	}
+}
+
+static void
+write_done(struct sm_store_req *r)
+{
+	struct cql_op *op = r->ctx;
+
+	note_store_result(op, r);
 	if (--op->pending == 0)
 		write_finish(op);
+}
+
+static void
+wave_pump(struct cql_op *op);
+
+/* A store request of a wave batch finished: its slot takes the next mutation. */
+static void
+wave_done(struct sm_store_req *r)
+{
+	struct cql_op *op = r->ctx;
+
+	note_store_result(op, r);
+	op->inflight--;
+	op->free_slots[op->nfree_slots++] = r;
+	if (!op->pumping)
+		wave_pump(op);
+}
+
+/*
+ * Fill the free slots with the next mutations. Local requests complete
+ * inside sm_store_submit(): they only give their slot back (pumping), and
+ * this loop goes on, so the stack does not grow with the batch.
+ */
+static void
+wave_pump(struct cql_op *op)
+{
+	struct sm_store_req *r;
+
+	op->pumping = true;
+	while (op->nfree_slots > 0 && op->next_mut < op->nmuts) {
+		r = op->free_slots[--op->nfree_slots];
+		sm_store_req_init(r, SM_REQ_MUTATE);
+		r->mut = op->muts[op->next_mut++];
+		r->done = wave_done;
+		r->ctx = op;
+		op->inflight++;
+		sm_store_submit(r);
+	}
+	op->pumping = false;
+	if (op->inflight == 0 && op->next_mut == op->nmuts)
+		write_finish(op);
+}
+
+/* Submit the mutations of a wave batch through CQL_WRITE_WINDOW store requests. */
+static void
+submit_wave(struct cql_op *op)
+{
+	unsigned i, window = SM_MIN(op->nmuts, CQL_WRITE_WINDOW);
+
+	for (i = 0; i < op->nmuts; i++)
+		op->muts[i].ops = op->ops + PTR_IDX(op->muts[i].ops);
+	if (cql_grow((void **)&op->sreqs, &op->sreqs_cap, window, sizeof(*op->sreqs)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return;
+	}
+	op->nsreqs = 0;
+	op->next_mut = 0;
+	op->inflight = 0;
+	for (i = 0; i < window; i++)
+		op->free_slots[i] = &op->sreqs[i];
+	op->nfree_slots = window;
+	wave_pump(op);
 }
 
 static void
@@ -934,6 +1022,10 @@ submit_writes(struct cql_op *op, const struct cql_prepared *lwt_ps)
 	struct sm_cql_metadata meta;
 	unsigned i, j;
 
+	if (op->wave) {
+		submit_wave(op);
+		return;
+	}
 	for (i = 0; i < op->nconds; i++)
 		if (op->conds[i].in != NULL || op->conds[i].nin > 0)
 			op->conds[i].in = op->in_vals + PTR_IDX(op->conds[i].in);
@@ -1141,6 +1233,45 @@ cql_exec_modify(struct cql_op *op)
 }
 
 /* BATCH message: statements by text or by id, each with its own values. */
+/*
+ * ScyllaDB's batch size check (cql3/statements/batch_statement.cc,
+ * verify_batch_size): the keys and values the batch's mutations carry,
+ * against batch_size_fail_threshold_in_kb. True after answering.
+ */
+static bool
+batch_too_large(struct cql_op *op, const struct cql_prepared *first)
+{
+	static __thread struct sm_ratelimit rl;
+	size_t bytes = 0, limit;
+	uint64_t suppressed;
+	unsigned i, nparts;
+
+	limit = (size_t)(cql_cfg != NULL && cql_cfg->batch_size_fail_threshold_in_kb != 0
+				 ? cql_cfg->batch_size_fail_threshold_in_kb
+				 : 1024u) << 10;
+	for (i = 0; i < op->nops; i++)
+		bytes += op->ops[i].key.len + op->ops[i].value.len;
+	for (i = 0; i < op->nmuts; i++)
+		bytes += sm_key_size(&op->muts[i].pk) + sm_key_size(&op->muts[i].ck);
+	for (i = 0; i < op->nsreqs; i++) {
+		const struct sm_mutation *m = op->sreqs[i].kind == SM_REQ_CAS ? &op->sreqs[i].cas.mut
+									      : &op->sreqs[i].mut;
+
+		bytes += sm_key_size(&m->pk) + sm_key_size(&m->ck);
+	}
+	if (bytes <= limit)
+		return false;
+	nparts = op->nmuts + op->nsreqs;
+	if (sm_ratelimit_ok(&rl, 10000, &suppressed))
+		SM_WARN("Batch modifying %u partitions in %s.%s is of size %zu bytes, exceeding "
+			"specified FAIL threshold of %zu by %zu (batch_size_fail_threshold_in_kb; "
+			"%" PRIu64 " more since the last message)",
+			nparts, first->table->ks, first->table->name, bytes, limit, bytes - limit,
+			suppressed);
+	cql_op_fail(op, SM_CQL_ERR_INVALID, "Batch too large");
+	return true;
+}
+
 void
 cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *b)
 {
@@ -1210,6 +1341,7 @@ cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *b)
 	if (reserve_vals(op, op->req->body.len + text_total) < 0)
 		goto out;
 	base = op->vals.p;
+	op->wave = n > CQL_WRITE_WINDOW && lwt == NULL;
 	memset(&w, 0, sizeof(w));
 	w.ts = b->flags & SM_CQL_QF_TIMESTAMP ? b->timestamp : SM_TS_NOW;
 	w.in_batch = true;
@@ -1228,6 +1360,8 @@ cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *b)
 			goto out_failed;
 		op->ps = NULL;
 	}
+	if (batch_too_large(op, list[0]))
+		goto out;
 	/* The op keeps one statement (for the LWT result); the rest go now. */
 	op->ps = lwt != NULL ? lwt : list[0];
 	for (i = 0, keep = false; i < n; i++) {

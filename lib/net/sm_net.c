@@ -16,15 +16,48 @@
 #include "sm_net.h"
 
 #define SM_NET_MAX_DRIVERS 4
-#define SM_SENDBUF_POOLED 16384 /* send buffers up to this size come from a pool */
+#define SM_SENDBUF_POOLED 16384 /* send buffers up to this size are cached */
+/*
+ * Free pooled send buffers a shard keeps (4 MiB): a reply costs no
+ * allocation in steady state, and what a burst took beyond this goes back
+ * to the allocator when the burst ends instead of staying in a pool forever.
+ */
+#define SM_SENDBUF_CACHE_MAX 256u
 
 static const struct sm_net_driver *sm_drivers[SM_NET_MAX_DRIVERS];
 static unsigned sm_ndrivers;
 static const struct sm_net_driver *sm_current;
 
-/* Per-shard pool of small send buffers: a reply costs no allocation. */
-static __thread struct sm_pool sendbuf_pool;
-static __thread bool sendbuf_pool_ready;
+/* Per-shard cache of free pooled send buffers, linked through seg.release's slot. */
+struct sendbuf_cache {
+	struct sm_sendbuf *head;
+	unsigned n;
+	bool ready;
+	size_t max_unsent; /* the shard's sm_net_config.max_unsent_bytes */
+};
+static __thread struct sendbuf_cache sbc;
+
+/* The free list is linked through the buffers' first data bytes. */
+static inline struct sm_sendbuf **
+sendbuf_next(struct sm_sendbuf *b)
+{
+	return (struct sm_sendbuf **)(void *)b->data;
+}
+
+/* Free the cached buffers; buffers released later are freed at once. */
+static void
+sm_net_shard_fini_cache(void)
+{
+	struct sm_sendbuf *b;
+
+	while ((b = sbc.head) != NULL) {
+		sbc.head = *sendbuf_next(b);
+		sm_free(b);
+	}
+	sbc.n = 0;
+	sbc.ready = false;
+}
+
 
 int
 sm_net_register(const struct sm_net_driver *d)
@@ -73,14 +106,14 @@ sm_net_shard_init(const struct sm_net_config *cfg)
 
 	if (sm_current == NULL)
 		return -ENOENT;
-	if (!sendbuf_pool_ready) {
-		ret = sm_pool_init(&sendbuf_pool, "sendbuf",
-				   sizeof(struct sm_sendbuf) + SM_SENDBUF_POOLED, 0);
-		if (ret < 0)
-			return ret;
-		sendbuf_pool_ready = true;
-	}
-	return sm_current->shard_init(cfg != NULL ? cfg : &defaults);
+	if (cfg == NULL)
+		cfg = &defaults;
+	sbc.ready = true;
+	sbc.max_unsent = cfg->max_unsent_bytes ? cfg->max_unsent_bytes : SM_NET_DEFAULT_MAX_UNSENT;
+	ret = sm_current->shard_init(cfg);
+	if (ret < 0)
+		sm_net_shard_fini_cache();
+	return ret;
 }
 
 void
@@ -88,10 +121,7 @@ sm_net_shard_fini(void)
 {
 	if (sm_current != NULL)
 		sm_current->shard_fini();
-	if (sendbuf_pool_ready) {
-		sm_pool_destroy(&sendbuf_pool);
-		sendbuf_pool_ready = false;
-	}
+	sm_net_shard_fini_cache();
 }
 
 int
@@ -119,7 +149,15 @@ sm_net_connect(const struct sm_connect_opts *o, struct sm_conn **c)
 static void
 sendbuf_release_pooled(struct sm_bufseg *seg)
 {
-	sm_pool_put(&sendbuf_pool, sm_container_of(seg, struct sm_sendbuf, seg));
+	struct sm_sendbuf *b = sm_container_of(seg, struct sm_sendbuf, seg);
+
+	if (!sbc.ready || sbc.n >= SM_SENDBUF_CACHE_MAX) {
+		sm_free(b);
+		return;
+	}
+	*sendbuf_next(b) = sbc.head;
+	sbc.head = b;
+	sbc.n++;
 }
 
 static void
@@ -133,10 +171,16 @@ sm_sendbuf_new(size_t cap)
 {
 	struct sm_sendbuf *b;
 
-	if (cap <= SM_SENDBUF_POOLED && sendbuf_pool_ready) {
-		b = sm_pool_get(&sendbuf_pool);
-		if (b == NULL)
-			return NULL;
+	if (cap <= SM_SENDBUF_POOLED && sbc.ready) {
+		b = sbc.head;
+		if (b != NULL) {
+			sbc.head = *sendbuf_next(b);
+			sbc.n--;
+		} else {
+			b = sm_malloc(sizeof(*b) + SM_SENDBUF_POOLED);
+			if (b == NULL)
+				return NULL;
+		}
 		b->seg.release = sendbuf_release_pooled;
 		b->cap = SM_SENDBUF_POOLED;
 	} else {
@@ -151,30 +195,183 @@ sm_sendbuf_new(size_t cap)
 	return b;
 }
 
+struct sm_sendbuf *
+sm_sendbuf_dup(const void *p, size_t len)
+{
+	struct sm_sendbuf *b = sm_sendbuf_new(len);
+
+	if (b != NULL) {
+		memcpy(b->data, p, len);
+		b->len = len;
+	}
+	return b;
+}
+
 int
 sm_conn_send_copy(struct sm_conn *c, const void *data, size_t len)
 {
 	const char *p = data;
+	struct sm_sendbuf *b;
+	struct sm_iov v;
+	size_t chunk;
 	int ret = 0;
 
 	while (len > 0 && ret == 0) {
-		size_t chunk = SM_MIN(len, (size_t)SM_SENDBUF_POOLED);
-		struct sm_sendbuf *b = sm_sendbuf_new(chunk);
-		struct sm_iov v;
-
-		if (b == NULL)
-			return -ENOMEM;
-		memcpy(b->data, p, chunk);
-		b->len = chunk;
+		b = c->tx_tail;
+		if (b == NULL || b->len == b->cap) {
+			if (b != NULL)
+				sm_bufseg_put(&b->seg);
+			c->tx_tail = b = sm_sendbuf_new(SM_MIN(len, (size_t)SM_SENDBUF_POOLED));
+			if (b == NULL)
+				return -ENOMEM;
+		}
+		chunk = SM_MIN(len, b->cap - b->len);
+		memcpy(b->data + b->len, p, chunk);
 		v.seg = &b->seg;
-		v.base = b->data;
+		v.base = b->data + b->len;
 		v.len = chunk;
+		b->len += chunk;
+		/* The driver merges a view that continues its last one. */
 		ret = sm_conn_send(c, &v, 1);
-		sm_bufseg_put(&b->seg);
 		p += chunk;
 		len -= chunk;
 	}
 	return ret;
+}
+
+void
+sm_conn_pause_rx(struct sm_conn *c, unsigned why)
+{
+	unsigned was = c->rx_paused;
+
+	c->rx_paused |= why;
+	if (was == 0 && c->rx_paused != 0 && c->drv->set_rx_paused != NULL)
+		c->drv->set_rx_paused(c, true);
+}
+
+void
+sm_conn_resume_rx(struct sm_conn *c, unsigned why)
+{
+	unsigned was = c->rx_paused;
+
+	c->rx_paused &= ~why;
+	if (was != 0 && c->rx_paused == 0 && c->drv->set_rx_paused != NULL)
+		c->drv->set_rx_paused(c, false);
+}
+
+void
+sm_conn_unsent_changed(struct sm_conn *c)
+{
+	size_t max = sbc.max_unsent ? sbc.max_unsent : SM_NET_DEFAULT_MAX_UNSENT;
+
+	if (!(c->rx_paused & SM_RX_PAUSE_UNSENT)) {
+		if (c->send_queued > max && !c->closing) {
+			SM_STAT_INC(rx_pauses);
+			sm_conn_pause_rx(c, SM_RX_PAUSE_UNSENT);
+		}
+	} else if (c->send_queued <= max / 2) {
+		sm_conn_resume_rx(c, SM_RX_PAUSE_UNSENT);
+	}
+}
+
+void
+sm_conn_tx_idle(struct sm_conn *c)
+{
+	if (c->tx_tail != NULL) {
+		sm_bufseg_put(&c->tx_tail->seg);
+		c->tx_tail = NULL;
+	}
+}
+
+void
+sm_conn_net_fini(struct sm_conn *c)
+{
+	sm_conn_tx_idle(c);
+}
+
+static int
+iovq_grow(struct sm_iovq *q, uint32_t need)
+{
+	uint32_t cap = q->cap ? q->cap : 16, i;
+	struct sm_iov *v;
+
+	while (cap < q->len + need) {
+		if (cap > UINT32_MAX / 2)
+			return -ENOMEM;
+		cap *= 2;
+	}
+	if (cap == q->cap)
+		return 0;
+	v = sm_malloc((size_t)cap * sizeof(*v));
+	if (v == NULL)
+		return -ENOMEM;
+	for (i = 0; i < q->len; i++)
+		v[i] = *sm_iovq_at(q, i);
+	sm_free(q->v);
+	q->v = v;
+	q->cap = cap;
+	q->head = 0;
+	return 0;
+}
+
+int
+sm_iovq_push(struct sm_iovq *q, const struct sm_iov *iov, unsigned n)
+{
+	struct sm_iov *last;
+	unsigned i;
+	int ret;
+
+	if (q->len + n > q->cap) {
+		ret = iovq_grow(q, n);
+		if (ret < 0)
+			return ret;
+	}
+	for (i = 0; i < n; i++) {
+		if (iov[i].len == 0)
+			continue;
+		q->bytes += iov[i].len;
+		last = q->len > 0 ? sm_iovq_at(q, q->len - 1) : NULL;
+		if (last != NULL && last->seg != NULL && last->seg == iov[i].seg &&
+		    last->base + last->len == iov[i].base) {
+			last->len += iov[i].len; /* continues the last view: one reference */
+			continue;
+		}
+		if (iov[i].seg != NULL)
+			sm_bufseg_get(iov[i].seg);
+		*sm_iovq_at(q, q->len) = iov[i];
+		q->len++;
+	}
+	return 0;
+}
+
+void
+sm_iovq_consume(struct sm_iovq *q, size_t bytes)
+{
+	struct sm_iov *v;
+
+	while (bytes > 0 && q->len > 0) {
+		v = sm_iovq_at(q, 0);
+		if (v->len > bytes) {
+			v->base += bytes;
+			v->len -= bytes;
+			q->bytes -= bytes;
+			return;
+		}
+		bytes -= v->len;
+		q->bytes -= v->len;
+		if (v->seg != NULL)
+			sm_bufseg_put(v->seg);
+		q->head = (q->head + 1) & (q->cap - 1);
+		q->len--;
+	}
+}
+
+void
+sm_iovq_fini(struct sm_iovq *q)
+{
+	sm_iovq_consume(q, q->bytes);
+	sm_free(q->v);
+	memset(q, 0, sizeof(*q));
 }
 
 const char *

@@ -64,6 +64,42 @@ struct sm_sendbuf {
 struct sm_sendbuf *
 sm_sendbuf_new(size_t cap);
 
+/* A send buffer holding a copy of @len bytes at @p, refcnt 1; NULL without memory. */
+struct sm_sendbuf *
+sm_sendbuf_dup(const void *p, size_t len);
+
+/*
+ * A FIFO of views for drivers (send queues, data held while receiving is
+ * paused): a ring that grows by doubling. Pushing takes a reference on the
+ * view's segment and merges a view that continues the last one in the same
+ * segment (sm_conn_send_copy's appends), so one queued entry covers many
+ * small replies.
+ */
+struct sm_iovq {
+	struct sm_iov *v;
+	uint32_t head, len, cap;
+	size_t bytes; /* bytes in the queue */
+};
+
+/* Append @n views (empty ones skipped); 0 or -ENOMEM with nothing appended. */
+int
+sm_iovq_push(struct sm_iovq *q, const struct sm_iov *iov, unsigned n);
+
+/* The @i-th view from the front (i < q->len). */
+static inline struct sm_iov *
+sm_iovq_at(struct sm_iovq *q, uint32_t i)
+{
+	return &q->v[(q->head + i) & (q->cap - 1)];
+}
+
+/* Drop @bytes from the front, releasing the views that were wholly consumed. */
+void
+sm_iovq_consume(struct sm_iovq *q, size_t bytes);
+
+/* Release every view and the ring. */
+void
+sm_iovq_fini(struct sm_iovq *q);
+
 struct sm_conn;
 struct sm_listener;
 struct sm_net_driver;
@@ -89,6 +125,16 @@ struct sm_proto_ops {
 	void (*closed)(struct sm_conn *c, int err);
 };
 
+/*
+ * Why a connection's receiving is paused (struct sm_conn.rx_paused bits).
+ * While any bit is set, received() is not called: what arrives waits in the
+ * kernel's socket buffer or the userspace stack's window (a few bytes that
+ * were already on their way are held by the driver), so the peer is slowed by
+ * TCP flow control instead of the server buffering without bound.
+ */
+#define SM_RX_PAUSE_UNSENT 1u /* the driver: unsent bytes above max_unsent_bytes */
+#define SM_RX_PAUSE_PROTO 2u  /* the protocol: too much of its own work in flight */
+
 /* The part of a connection that protocols may read and set. */
 struct sm_conn {
 	const struct sm_net_driver *drv;
@@ -96,7 +142,10 @@ struct sm_conn {
 	void *ctx; /* the protocol's state */
 	unsigned shard;
 	bool closing;
+	unsigned rx_paused; /* SM_RX_PAUSE_* bits; change with sm_conn_pause_rx/resume_rx */
 	size_t send_queued; /* bytes queued but not yet sent */
+	/* lib/net's: the partly filled buffer sm_conn_send_copy() appends to */
+	struct sm_sendbuf *tx_tail;
 	struct sockaddr_storage peer;
 	struct sockaddr_storage local;
 };
@@ -133,7 +182,13 @@ struct sm_net_config {
 	unsigned rx_buffers;	 /* provided receive buffers per shard; 0: 1024 */
 	unsigned rx_buffer_size; /* bytes each; 0: 16384 */
 	unsigned max_conns;	 /* per shard; 0: 65536 */
+	/* Unsent bytes past which a connection is not read until half of them
+	 * have left (back-pressure on clients that do not read their replies);
+	 * 0: SM_NET_DEFAULT_MAX_UNSENT. */
+	size_t max_unsent_bytes;
 };
+
+#define SM_NET_DEFAULT_MAX_UNSENT (1u << 20)
 
 /* One of a driver's own per-shard counters, for /metrics. */
 struct sm_net_counter {
@@ -157,6 +212,13 @@ struct sm_net_driver {
 	void (*close)(struct sm_conn *c);
 	/* Bytes that arrived but have not reached received() yet. */
 	long (*rx_pending)(struct sm_conn *c);
+	/*
+	 * Stop (@paused) or restart calling received() for @c. Called by
+	 * lib/net when c->rx_paused goes from 0 to nonzero and back. After a
+	 * restart the driver delivers what it held from the next poll round
+	 * on, never from inside this call.
+	 */
+	void (*set_rx_paused)(struct sm_conn *c, bool paused);
 	/*
 	 * Optional: counters of the driver's own (a userspace TCP stack's
 	 * retransmissions, a NIC's drops). counters() returns how many and
@@ -217,9 +279,38 @@ sm_conn_send(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
 	return c->drv->send(c, iov, n);
 }
 
-/* Copy @len bytes into send buffers and queue them. */
+/*
+ * Copy @len bytes into send buffers and queue them. Small replies share a
+ * buffer: the bytes go after the previous copy's in the connection's tail
+ * buffer while it has room, so a queued reply holds about its own size, not
+ * a whole buffer (a client that pipelines thousands of requests and reads
+ * nothing costs its replies' bytes, bounded by max_unsent_bytes).
+ */
 int
 sm_conn_send_copy(struct sm_conn *c, const void *data, size_t len);
+
+/* Set @why in c->rx_paused; the first bit stops received() (see SM_RX_PAUSE_*). */
+void
+sm_conn_pause_rx(struct sm_conn *c, unsigned why);
+
+/* Clear @why; when no bit is left, received() resumes from the next poll round. */
+void
+sm_conn_resume_rx(struct sm_conn *c, unsigned why);
+
+/*
+ * For drivers, after c->send_queued changed: pause receiving above the
+ * shard's max_unsent_bytes, resume once at most half of it is left.
+ */
+void
+sm_conn_unsent_changed(struct sm_conn *c);
+
+/* For drivers: every queued byte has left; drop the tail buffer (idle connections hold none). */
+void
+sm_conn_tx_idle(struct sm_conn *c);
+
+/* For drivers, when a connection is freed: release what lib/net keeps for it. */
+void
+sm_conn_net_fini(struct sm_conn *c);
 
 /*
  * Close gracefully: stop receiving, send what is queued, then close; the

@@ -180,23 +180,13 @@ copy_key(struct sm_key *dst, const struct sm_key *src, uint8_t **p)
 		dst->part[i].p = copy_bytes(src->part[i], p);
 }
 
-static size_t
-key_bytes(const struct sm_key *k)
-{
-	size_t n = 0;
-	unsigned i;
-
-	for (i = 0; i < k->n; i++)
-		n += k->part[i].len;
-	return n;
-}
 
 static void *
 mut_clone(const void *v)
 {
 	const struct sm_mutation *m = v;
-	size_t bytes = key_bytes(&m->pk) + key_bytes(&m->ck) + key_bytes(&m->range.start.prefix) +
-		       key_bytes(&m->range.end.prefix);
+	size_t bytes = sm_key_size(&m->pk) + sm_key_size(&m->ck) +
+		       sm_key_size(&m->range.start.prefix) + sm_key_size(&m->range.end.prefix);
 	struct mut_clone *c;
 	uint8_t *p;
 	unsigned i;
@@ -361,6 +351,43 @@ run_paxos(struct sm_store_req *r, struct sm_ptable *pt, const struct sm_key *pk,
 
 /* ---- single-partition requests ---- */
 
+/* True when @m only deletes: it may go through a full memory budget. */
+static bool
+mutation_only_deletes(const struct sm_mutation *m)
+{
+	unsigned i;
+
+	if (m->flags & SM_MUT_ROW_MARKER)
+		return false;
+	for (i = 0; i < m->nops; i++) {
+		uint8_t k = m->ops[i].kind;
+
+		if (!(k == SM_CELL_DELETE || k == SM_CELL_REMOVE || k == SM_CELL_DELETE_ELEM ||
+		      (k == SM_CELL_SET && m->ops[i].null)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The shard's memory budget is nearly spent (sm_mem_pressure()): refuse a
+ * write that adds data, before anything of it is applied. Reads and
+ * deletes go on.
+ */
+static __attribute__((noinline, cold)) bool
+refuse_for_memory(struct sm_store_req *r, const struct sm_mutation *m)
+{
+	if (mutation_only_deletes(m))
+		return false;
+	SM_STAT_INC(writes_refused);
+	r->result = -ENOMEM;
+	snprintf(r->err, sizeof(r->err),
+		 "shard %u memory budget (%zu MiB of %u shards) is full: writes are refused "
+		 "until deletes free memory; raise --memory",
+		 sm_shard_id(), sm_mem_budget() >> 20, sm_shard_count());
+	return true;
+}
+
 static void
 exec_local(struct sm_store_req *r)
 {
@@ -375,6 +402,8 @@ exec_local(struct sm_store_req *r)
 		pt = ptable_of(t, r->err, sizeof(r->err));
 		if (pt == NULL)
 			goto enoent;
+		if (SM_UNLIKELY(sm_mem_pressure()) && refuse_for_memory(r, &r->mut))
+			return;
 		ts = r->mut.ts == SM_TS_NOW ? sm_store_now_us() : r->mut.ts;
 		r->result = sm_ptable_apply(pt, &r->mut, ts, now_sec(), r->err, sizeof(r->err));
 		return;
@@ -390,6 +419,8 @@ exec_local(struct sm_store_req *r)
 		pt = ptable_of(r->cas.mut.table, r->err, sizeof(r->err));
 		if (pt == NULL)
 			goto enoent;
+		if (SM_UNLIKELY(sm_mem_pressure()) && refuse_for_memory(r, &r->cas.mut))
+			return;
 		run_paxos(r, pt, &r->cas.mut.pk, false);
 		return;
 	case SM_REQ_SERIAL_SELECT:

@@ -42,6 +42,18 @@ struct sm_key {
 	struct sm_bytes part[SM_MAX_KEY_PARTS];
 };
 
+/* The bytes of @k's components together. */
+static inline size_t
+sm_key_size(const struct sm_key *k)
+{
+	size_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < k->n; i++)
+		n += k->part[i].len;
+	return n;
+}
+
 /* One end of a clustering slice: a prefix (n == 0: unbounded). */
 struct sm_ck_bound {
 	struct sm_key prefix;

@@ -256,7 +256,7 @@ test_key_table(void **state)
 	size_t n, i, j;
 
 	keys = sm_config_keys(&n);
-	assert_int_equal(n, 30);
+	assert_int_equal(n, 44);
 	for (i = 0; i < n; i++) {
 		bool is_bool;
 
@@ -266,7 +266,8 @@ test_key_table(void **state)
 		assert_true(strlen(keys[i].help) > 0);
 		assert_true(strcmp(keys[i].type, "int") == 0 || strcmp(keys[i].type, "bool") == 0 ||
 			    strcmp(keys[i].type, "string") == 0 ||
-			    strcmp(keys[i].type, "port") == 0 || strcmp(keys[i].type, "list") == 0);
+			    strcmp(keys[i].type, "port") == 0 || strcmp(keys[i].type, "list") == 0 ||
+			    strcmp(keys[i].type, "size") == 0);
 		for (j = i + 1; j < n; j++)
 			assert_string_not_equal(keys[i].name, keys[j].name);
 		/* The default shown by --help is the default in effect. */
@@ -332,6 +333,43 @@ test_uint(void **state)
 	expect_set_error(fx, "task_quota_us", "0", "task_quota_us: 0 is out of range 1..1000000");
 	/* A failed set leaves the old value. */
 	assert_int_equal(fx->cfg.smp, 7);
+}
+
+static void
+test_size(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t v;
+
+	assert_int_equal(sm_config_parse_size("1048576", &v), 0);
+	assert_int_equal(v, 1048576u);
+	assert_int_equal(sm_config_parse_size("4G", &v), 0);
+	assert_int_equal(v, 4ull << 30);
+	assert_int_equal(sm_config_parse_size("512m", &v), 0);
+	assert_int_equal(v, 512ull << 20);
+	assert_int_equal(sm_config_parse_size("64KiB", &v), 0);
+	assert_int_equal(v, 64ull << 10);
+	assert_int_equal(sm_config_parse_size("2GB", &v), 0);
+	assert_int_equal(v, 2ull << 30);
+	assert_int_equal(sm_config_parse_size("1T", &v), 0);
+	assert_int_equal(v, 1ull << 40);
+	assert_int_equal(sm_config_parse_size("", &v), -EINVAL);
+	assert_int_equal(sm_config_parse_size("-1G", &v), -EINVAL);
+	assert_int_equal(sm_config_parse_size(" 1G", &v), -EINVAL);
+	assert_int_equal(sm_config_parse_size("1.5G", &v), -EINVAL);
+	assert_int_equal(sm_config_parse_size("1X", &v), -EINVAL);
+	assert_int_equal(sm_config_parse_size("1Gx", &v), -EINVAL);
+	assert_int_equal(sm_config_parse_size("1B", &v), -EINVAL);
+	assert_int_equal(sm_config_parse_size("99999999999999999999", &v), -EINVAL);
+	assert_int_equal(sm_config_parse_size("17179869184G", &v), -EINVAL);
+
+	set_ok(fx, "memory", "1G");
+	assert_string_equal(fx->cfg.memory, "1G");
+	set_ok(fx, "memory", "");
+	assert_null(fx->cfg.memory);
+	expect_set_error(fx, "--memory", "lots",
+			 "--memory: expected a size like 4G, 512M, 64k or a number of bytes, got "
+			 "'lots'");
 }
 
 static void
@@ -772,6 +810,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_shipped_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_key_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_is_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bool, setup, teardown),

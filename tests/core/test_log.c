@@ -13,6 +13,26 @@
 
 #include "sm_log.h"
 
+/* One line per interval, the rest counted and reported with the next. */
+static void
+test_ratelimit(void **state)
+{
+	struct sm_ratelimit rl = { 0 };
+	uint64_t suppressed = 99;
+	int i;
+
+	(void)state;
+	assert_true(sm_ratelimit_ok(&rl, 60000, &suppressed));
+	assert_int_equal(suppressed, 0);
+	for (i = 0; i < 5; i++)
+		assert_false(sm_ratelimit_ok(&rl, 60000, &suppressed));
+	assert_int_equal(rl.suppressed, 5);
+	rl.next_ms = 0; /* the interval has passed */
+	assert_true(sm_ratelimit_ok(&rl, 60000, &suppressed));
+	assert_int_equal(suppressed, 5);
+	assert_int_equal(rl.suppressed, 0);
+}
+
 /*
  * stderr goes into a pipe only between capture_begin() and capture_end(), so
  * cmocka's failure messages (also on stderr) are never swallowed.
@@ -182,6 +202,7 @@ main(void)
 		cmocka_unit_test(test_format),	    cmocka_unit_test(test_level_filter),
 		cmocka_unit_test(test_truncation),  cmocka_unit_test(test_errno_preserved),
 		cmocka_unit_test(test_parse_level),
+		cmocka_unit_test(test_ratelimit),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

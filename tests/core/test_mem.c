@@ -54,6 +54,41 @@ test_attach(void **state)
 	assert_ptr_equal(sm_stats_fallback_attach(), sm_tls_stats);
 }
 
+/* Past the budget allocations fail; sm_mem_pressure() comes first; 0 lifts it. */
+static void
+test_budget(void **state)
+{
+	int64_t used = snap().mem_in_use;
+	void *p, *q, *r;
+
+	(void)state;
+	sm_mem_set_budget((size_t)(used > 0 ? used : 0) + (64u << 20));
+	assert_int_equal(sm_mem_budget(), (size_t)(used > 0 ? used : 0) + (64u << 20));
+	assert_false(sm_mem_pressure());
+	p = sm_malloc(32u << 20);
+	assert_non_null(p);
+	assert_false(sm_mem_pressure());
+	q = sm_malloc(30u << 20); /* within the last 4 MiB: writes would be refused */
+	assert_non_null(q);
+	assert_true(sm_mem_pressure());
+	assert_null(sm_malloc(8u << 20));
+	assert_null(sm_malloc(3u << 20));
+	assert_null(sm_calloc(1, 8u << 20));
+	assert_null(sm_realloc(q, 40u << 20));
+	assert_null(sm_calloc(SIZE_MAX / 2, 4)); /* overflow, not a huge block */
+	r = sm_realloc(q, 1u << 20); /* shrinking always fits */
+	assert_non_null(r);
+	assert_false(sm_mem_pressure());
+	sm_free(r);
+	sm_free(p);
+	sm_mem_set_budget(0);
+	assert_int_equal(sm_mem_budget(), 0);
+	assert_false(sm_mem_pressure());
+	p = sm_malloc(80u << 20);
+	assert_non_null(p);
+	sm_free(p);
+}
+
 static void
 test_malloc_free_counted(void **state)
 {
@@ -367,6 +402,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_attach),
+		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_malloc_free_counted),
 		cmocka_unit_test(test_calloc_counted_and_zeroed),
 		cmocka_unit_test(test_realloc_counted),

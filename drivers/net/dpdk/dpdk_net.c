@@ -134,8 +134,12 @@ struct dconn {
 	struct sm_tcp_conn *tc;
 	struct sm_listener *l;
 	/* views that sm_tcp_send() has not taken yet */
-	struct sm_iov *sq;
-	uint32_t sq_head, sq_len, sq_cap;
+	struct sm_iovq sq;
+	/* bytes received while paused (copied, not consumed: the window shrinks) */
+	struct sm_iovq held;
+	struct dconn *resume_next;
+	bool on_resume_list;
+	bool eof_held;	 /* the peer's FIN came after held bytes */
 	unsigned busy;	 /* our callbacks on the stack running */
 	bool attached;	 /* closed() is owed to the protocol */
 	bool connecting; /* connected() is owed */
@@ -161,6 +165,7 @@ struct dpdk_shard {
 	struct sm_tcpip *stack;
 	struct sm_pool conn_pool;
 	struct dconn *conns;
+	struct dconn *resumed; /* resumed connections with held bytes */
 	unsigned nconns;
 	struct rte_mbuf *txq[TX_BATCH];
 	unsigned ntx;
@@ -662,6 +667,9 @@ dpdk_counters_read(unsigned shard, uint64_t *vals)
 /* ---- the poller and the waiter ---- */
 
 static unsigned
+run_resumed(void);
+
+static unsigned
 dpdk_poll(void *ctx)
 {
 	struct rte_mbuf *pkts[BURST];
@@ -687,6 +695,7 @@ dpdk_poll(void *ctx)
 		sm_tcpip_poll(ds->stack, ds->now);
 		work++;
 	}
+	work += run_resumed();
 	tx_flush(ds);
 	if (ds->now - ds->published_at >= PUBLISH_NS)
 		counters_publish();
@@ -756,23 +765,12 @@ conn_new(void)
 }
 
 static void
-sq_release_all(struct dconn *d)
-{
-	while (d->sq_len > 0) {
-		struct sm_iov *v = &d->sq[d->sq_head];
-
-		if (v->seg != NULL)
-			sm_bufseg_put(v->seg);
-		d->sq_head = (d->sq_head + 1) % d->sq_cap;
-		d->sq_len--;
-	}
-	d->c.send_queued = 0;
-}
-
-static void
 conn_free(struct dconn *d)
 {
-	sq_release_all(d);
+	sm_iovq_fini(&d->sq);
+	sm_iovq_fini(&d->held);
+	d->c.send_queued = 0;
+	sm_conn_net_fini(&d->c);
 	if (d->prev != NULL)
 		d->prev->next = d->next;
 	else
@@ -780,7 +778,6 @@ conn_free(struct dconn *d)
 	if (d->next != NULL)
 		d->next->prev = d->prev;
 	ds->nconns--;
-	sm_free(d->sq);
 	sm_pool_put(&ds->conn_pool, d);
 	sm_shard_release();
 }
@@ -838,52 +835,27 @@ send_fin(struct dconn *d)
 }
 
 /* Move queued views into the stack's send buffer; true when all went. */
+/* Move queued views into the stack's send buffer; true when all went. */
 static bool
 sq_push(struct dconn *d)
 {
-	while (d->sq_len > 0 && !d->gone) {
-		struct sm_iov *v = &d->sq[d->sq_head];
+	while (d->sq.len > 0 && !d->gone) {
+		struct sm_iov *v = sm_iovq_at(&d->sq, 0);
 		long n = sm_tcp_send(d->tc, v->base, v->len, ds->now);
+		bool all = n >= 0 && (size_t)n == v->len;
 
 		if (n < 0) {
 			conn_abort(d, n == -EPIPE ? -EPIPE : (int)n);
 			return false;
 		}
 		SM_STAT_ADD(bytes_out, (uint64_t)n);
-		d->c.send_queued -= (size_t)n;
-		if ((size_t)n < v->len) {
-			v->base += n;
-			v->len -= (size_t)n;
-			return false;
-		}
-		if (v->seg != NULL)
-			sm_bufseg_put(v->seg);
-		d->sq_head = (d->sq_head + 1) % d->sq_cap;
-		d->sq_len--;
+		sm_iovq_consume(&d->sq, (size_t)n);
+		d->c.send_queued = d->sq.bytes;
+		if (!all)
+			break;
 	}
-	return d->sq_len == 0;
-}
-
-static int
-sq_grow(struct dconn *d, uint32_t need)
-{
-	uint32_t cap = d->sq_cap ? d->sq_cap : 16, i;
-	struct sm_iov *v;
-
-	while (cap < d->sq_len + need)
-		cap *= 2;
-	if (cap == d->sq_cap)
-		return 0;
-	v = sm_malloc(cap * sizeof(*v));
-	if (v == NULL)
-		return -ENOMEM;
-	for (i = 0; i < d->sq_len; i++)
-		v[i] = d->sq[(d->sq_head + i) % d->sq_cap];
-	sm_free(d->sq);
-	d->sq = v;
-	d->sq_cap = cap;
-	d->sq_head = 0;
-	return 0;
+	sm_conn_unsent_changed(&d->c);
+	return d->sq.len == 0;
 }
 
 static int
@@ -897,7 +869,7 @@ dpdk_send(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
 		return -EPIPE;
 	ds->now = now_ns();
 	/* Nothing waiting: hand the bytes straight to the stack. */
-	while (d->sq_len == 0 && i < n) {
+	while (d->sq.len == 0 && i < n) {
 		long k = sm_tcp_send(d->tc, iov[i].base, iov[i].len, ds->now);
 
 		if (k < 0)
@@ -907,33 +879,22 @@ dpdk_send(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
 			struct sm_iov rest = { iov[i].seg, iov[i].base + k,
 					       iov[i].len - (size_t)k };
 
-			ret = sq_grow(d, n - i);
+			ret = sm_iovq_push(&d->sq, &rest, 1);
 			if (ret < 0)
 				return ret;
-			if (rest.seg != NULL)
-				sm_bufseg_get(rest.seg);
-			d->sq[d->sq_head] = rest;
-			d->sq_len = 1;
-			c->send_queued += rest.len;
 		}
 		i++;
 	}
-	if (i == n)
-		return 0;
-	if (d->sq_len + (n - i) > d->sq_cap) {
-		ret = sq_grow(d, n - i);
+	if (i < n) {
+		ret = sm_iovq_push(&d->sq, iov + i, n - i);
 		if (ret < 0)
 			return ret;
 	}
-	for (; i < n; i++) {
-		if (iov[i].len == 0)
-			continue;
-		if (iov[i].seg != NULL)
-			sm_bufseg_get(iov[i].seg);
-		d->sq[(d->sq_head + d->sq_len) % d->sq_cap] = iov[i];
-		d->sq_len++;
-		c->send_queued += iov[i].len;
-	}
+	c->send_queued = d->sq.bytes;
+	if (d->sq.len == 0)
+		sm_conn_tx_idle(c);
+	else
+		sm_conn_unsent_changed(c);
 	return 0;
 }
 
@@ -948,7 +909,7 @@ dpdk_close(struct sm_conn *c)
 	if (d->gone || d->connecting)
 		return;
 	ds->now = now_ns();
-	if (d->sq_len == 0)
+	if (d->sq.len == 0)
 		send_fin(d);
 	/* else the writable callback sends the FIN after the queue */
 }
@@ -1028,9 +989,86 @@ stack_connected(void *ctx, struct sm_tcp_conn *tc, int err)
 	d->attached = true;
 	conn_enter(d);
 	d->c.proto->connected(&d->c, 0);
-	if (d->c.closing && !d->gone && d->sq_len == 0)
+	if (d->c.closing && !d->gone && d->sq.len == 0)
 		send_fin(d);
 	conn_leave(d);
+}
+
+/* Queue @d to get its held bytes at the next poll round. */
+static void
+resume_list_add(struct dconn *d)
+{
+	if (d->on_resume_list || d->gone)
+		return;
+	conn_enter(d);
+	d->on_resume_list = true;
+	d->resume_next = ds->resumed;
+	ds->resumed = d;
+}
+
+/*
+ * Received bytes while paused (or behind held ones): copied aside and not
+ * consumed, so the advertised window closes and the peer stops sending.
+ */
+static void
+hold_rx(struct dconn *d, const void *data, size_t len)
+{
+	struct sm_sendbuf *b = sm_sendbuf_dup(data, len);
+	struct sm_iov v;
+	int ret = -ENOMEM;
+
+	if (b != NULL) {
+		v = (struct sm_iov){ .seg = &b->seg, .base = b->data, .len = len };
+		ret = sm_iovq_push(&d->held, &v, 1);
+		sm_bufseg_put(&b->seg);
+	}
+	if (ret < 0) {
+		conn_abort(d, ret);
+		return;
+	}
+	SM_STAT_ADD(bytes_in_copied, (uint64_t)len);
+	if (!d->c.rx_paused)
+		resume_list_add(d);
+}
+
+static void
+dpdk_set_rx_paused(struct sm_conn *c, bool paused)
+{
+	struct dconn *d = (struct dconn *)c;
+
+	/* Pausing needs nothing here: the receive callbacks hold what comes. */
+	if (!paused && d->held.len > 0)
+		resume_list_add(d);
+}
+
+/* Resumed connections: deliver what was held, then give the window back. */
+static unsigned
+run_resumed(void)
+{
+	struct dconn *d;
+	struct sm_iov v;
+	unsigned n = 0;
+
+	while ((d = ds->resumed) != NULL) {
+		ds->resumed = d->resume_next;
+		d->on_resume_list = false;
+		while (d->held.len > 0 && !d->c.rx_paused && !d->gone && !d->c.closing) {
+			v = *sm_iovq_at(&d->held, 0);
+			sm_bufseg_get(v.seg);
+			sm_iovq_consume(&d->held, v.len);
+			d->c.proto->received(&d->c, &v, 1);
+			sm_bufseg_put(v.seg);
+			if (d->tc != NULL)
+				sm_tcp_consume(d->tc, v.len, ds->now);
+		}
+		if (d->held.len == 0 && d->eof_held && !d->gone) {
+			d->eof_held = false;
+			dpdk_close(&d->c);
+		}
+		conn_leave(d);
+		n++;
+	}
+	return n;
 }
 
 static void
@@ -1048,6 +1086,10 @@ stack_recv(void *ctx, struct sm_tcp_conn *tc, const void *data, size_t len)
 		return;
 	if (len == 0) {
 		/* The peer's FIN: send what is queued, then close. */
+		if (d->held.len > 0) {
+			d->eof_held = true;
+			return;
+		}
 		conn_enter(d);
 		dpdk_close(&d->c);
 		conn_leave(d);
@@ -1058,6 +1100,10 @@ stack_recv(void *ctx, struct sm_tcp_conn *tc, const void *data, size_t len)
 		return;
 	}
 	SM_STAT_ADD(bytes_in, (uint64_t)len);
+	if (d->c.rx_paused || d->held.len > 0) {
+		hold_rx(d, data, len);
+		return;
+	}
 	SM_STAT_ADD(bytes_in_copied, (uint64_t)len);
 	conn_enter(d);
 	while (left > 0 && !d->gone && !d->c.closing) {
@@ -1103,6 +1149,10 @@ stack_recv_ref(void *ctx, struct sm_tcp_conn *tc, const void *data, size_t len, 
 		return;
 	}
 	SM_STAT_ADD(bytes_in, (uint64_t)len);
+	if (d->c.rx_paused || d->held.len > 0) {
+		hold_rx(d, data, len);
+		return;
+	}
 	conn_enter(d);
 	d->c.proto->received(&d->c, &iov, 1);
 	if (d->tc != NULL)
@@ -1114,13 +1164,14 @@ static void
 stack_writable(void *ctx, struct sm_tcp_conn *tc)
 {
 	struct dconn *d = sm_tcp_user(tc);
-	bool had = d != NULL && d->sq_len > 0;
+	bool had = d != NULL && d->sq.len > 0;
 
 	(void)ctx;
 	if (d == NULL || d->gone)
 		return;
 	conn_enter(d);
 	if (sq_push(d) && !d->gone) {
+		sm_conn_tx_idle(&d->c);
 		if (d->c.closing)
 			send_fin(d);
 		else if (had && d->c.proto->drained != NULL)
@@ -1826,6 +1877,7 @@ static const struct sm_net_driver dpdk_driver = {
 	.send = dpdk_send,
 	.close = dpdk_close,
 	.rx_pending = dpdk_rx_pending,
+	.set_rx_paused = dpdk_set_rx_paused,
 	.counters = dpdk_counters,
 	.counters_read = dpdk_counters_read,
 };

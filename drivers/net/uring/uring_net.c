@@ -16,9 +16,27 @@
  * reference goes. When the ring runs dry the recv ends with -ENOBUFS; the
  * connection waits on a "starved" list until buffers come back.
  *
+ * A protocol that holds receive buffers (a request waiting for its reply)
+ * could drain the ring for everyone; above three quarters of the ring out,
+ * received bytes are copied into send buffers and the ring slot goes back at
+ * once. A connection that finds the ring dry (-ENOBUFS) or whose receiving
+ * is paused keeps a poll for POLLERR|POLLHUP armed, so a peer that resets
+ * it meanwhile is noticed and the connection freed: without it, starved
+ * connections whose requests held the last buffers waited for each other
+ * forever.
+ *
+ * Back-pressure: while c->rx_paused is set (unsent replies above
+ * max_unsent_bytes, or the protocol asked), the multishot recv is cancelled
+ * and what was already on its way is copied aside; the rest waits in the
+ * kernel's socket buffer and TCP slows the peer.
+ *
  * Send: a per-connection queue of views; one sendmsg in flight per
  * connection covering up to SEND_IOV_MAX views, so replies produced in one
  * round leave in one syscall-free SQE; short writes resume where they ended.
+ *
+ * Accept errors (EMFILE, ENFILE, ENOMEM) pause the listener with an
+ * exponential back-off from 10 ms to 1 s and a log line at most every 10 s:
+ * re-arming at once spun a CPU and logged 70 MB/s under a low fd limit.
  *
  * Connection placement: shard 0 owns each listening socket and its
  * multishot accept, and hands accepted sockets to the chosen shard over the
@@ -30,6 +48,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -37,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
@@ -53,6 +73,11 @@
 #define MAX_LISTENERS 16
 #define ACCEPT_BACKLOG 1024
 #define CQE_BATCH 256
+#define ACCEPT_BACKOFF_MIN_MS 10
+#define ACCEPT_BACKOFF_MAX_MS 1000
+#define ACCEPT_LOG_INTERVAL_MS 10000
+/* A closing connection whose peer does not take the rest of its bytes is reset after this. */
+#define CLOSE_LINGER_MS 30000
 
 enum op_kind {
 	OP_ACCEPT = 1,
@@ -61,6 +86,7 @@ enum op_kind {
 	OP_CONNECT,
 	OP_WAKE,
 	OP_CANCEL,
+	OP_WATCH, /* POLLERR|POLLHUP on a connection that has no recv armed */
 };
 #define OP_MASK 0xfull
 
@@ -83,13 +109,17 @@ struct uconn {
 	bool on_flush_list;
 	bool starved;
 	bool connecting;
-	bool attached; /* the protocol accepted it: closed() is owed */
-	bool accepted; /* server side, counted for placement */
-	/* send queue: ring of views */
-	struct sm_iov *sq;
-	uint32_t sq_head;
-	uint32_t sq_len;
-	uint32_t sq_cap;
+	bool attached;	  /* the protocol accepted it: closed() is owed */
+	bool accepted;	  /* server side, counted for placement */
+	bool recv_armed;  /* a (multishot) recv is in flight */
+	bool recv_cancel; /* ... and a cancel for it has been sent */
+	bool watch_armed; /* the POLLERR|POLLHUP poll is in flight */
+	bool eof_held;	  /* the peer's FIN came while paused: close after held */
+	bool on_resume_list;
+	struct uconn *resume_next;
+	struct sm_iovq sq;   /* views to send */
+	struct sm_iovq held; /* bytes received while paused, copied */
+	struct sm_timer linger; /* closing with bytes still queued */
 	struct iovec iov[SEND_IOV_MAX];
 	struct msghdr msg;
 };
@@ -100,8 +130,12 @@ struct sm_listener {
 	unsigned idx;
 	bool closing;
 	bool accept_armed;
+	bool backing_off; /* an accept error paused it: the timer re-arms */
 	struct sm_listen_opts opts;
 	unsigned rr; /* round-robin cursor for ties */
+	unsigned backoff_ms;
+	struct sm_timer backoff;
+	struct sm_ratelimit log_rl;
 };
 
 struct uring_shard {
@@ -123,6 +157,7 @@ struct uring_shard {
 	struct uconn *flush_head;
 	struct uconn **flush_tail;
 	struct uconn *starved;
+	struct uconn *resumed; /* resumed connections with held data or no recv */
 	unsigned nconns;
 	/* cross-shard wakeup read */
 	uint64_t wake_val;
@@ -260,6 +295,36 @@ arm_recv(struct uconn *u)
 	sqe->buf_group = BUF_GROUP;
 	io_uring_sqe_set_data64(sqe, op_data(u, OP_RECV));
 	u->refs++;
+	u->recv_armed = true;
+	u->recv_cancel = false;
+}
+
+/* Notice a reset while no recv is armed (starved or paused): see the top. */
+static void
+arm_watch(struct uconn *u)
+{
+	struct io_uring_sqe *sqe;
+
+	if (u->watch_armed || u->fd < 0 || u->dying)
+		return;
+	sqe = get_sqe();
+	io_uring_prep_poll_add(sqe, u->fd, POLLERR | POLLHUP);
+	io_uring_sqe_set_data64(sqe, op_data(u, OP_WATCH));
+	u->watch_armed = true;
+	u->refs++;
+}
+
+static void
+conn_abort(struct uconn *u, int err);
+
+/* The peer took none of the last bytes for CLOSE_LINGER_MS: give up on them. */
+static void
+linger_expired(void *arg)
+{
+	struct uconn *u = arg;
+
+	SM_STAT_INC(conns_timed_out);
+	conn_abort(u, -ETIMEDOUT);
 }
 
 static struct uconn *
@@ -270,6 +335,7 @@ conn_new(int fd)
 	if (u == NULL)
 		return NULL;
 	memset(u, 0, sizeof(*u));
+	sm_timer_init(&u->linger, linger_expired, u);
 	u->c.drv = &uring_driver;
 	u->c.shard = sm_shard_id();
 	u->fd = fd;
@@ -282,20 +348,6 @@ conn_new(int fd)
 	return u;
 }
 
-static void
-sq_release_all(struct uconn *u)
-{
-	while (u->sq_len > 0) {
-		struct sm_iov *v = &u->sq[u->sq_head];
-
-		if (v->seg != NULL)
-			sm_bufseg_put(v->seg);
-		u->sq_head = (u->sq_head + 1) % u->sq_cap;
-		u->sq_len--;
-	}
-	u->c.send_queued = 0;
-}
-
 /* Free the connection: nothing references it any more. */
 static void
 conn_teardown(struct uconn *u)
@@ -303,7 +355,10 @@ conn_teardown(struct uconn *u)
 	if (u->fd >= 0)
 		close(u->fd);
 	u->fd = -1;
-	sq_release_all(u);
+	sm_timer_cancel(&u->linger);
+	sm_iovq_fini(&u->sq);
+	sm_iovq_fini(&u->held);
+	u->c.send_queued = 0;
 	if (u->prev != NULL)
 		u->prev->next = u->next;
 	else
@@ -317,7 +372,7 @@ conn_teardown(struct uconn *u)
 			__atomic_fetch_add(&accepted_closed[u->c.shard], 1, __ATOMIC_RELAXED);
 		u->c.proto->closed(&u->c, u->err);
 	}
-	sm_free(u->sq);
+	sm_conn_net_fini(&u->c);
 	sm_pool_put(&us->conn_pool, u);
 	sm_shard_release();
 }
@@ -389,9 +444,10 @@ uring_close(struct sm_conn *c)
 	if (c->closing)
 		return;
 	c->closing = true;
-	if (!u->send_inflight && u->sq_len == 0)
+	if (!u->send_inflight && u->sq.len == 0)
 		conn_finish_close(u);
-	/* else the last send completion finishes the close */
+	else /* the last send completion finishes the close, or the linger timer */
+		sm_timer_arm(&u->linger, CLOSE_LINGER_MS);
 }
 
 static void
@@ -407,52 +463,20 @@ flush_list_add(struct uconn *u)
 }
 
 static int
-sq_grow(struct uconn *u, uint32_t need)
-{
-	uint32_t cap = u->sq_cap ? u->sq_cap : 16, i;
-	struct sm_iov *v;
-
-	while (cap < u->sq_len + need)
-		cap *= 2;
-	if (cap == u->sq_cap)
-		return 0;
-	v = sm_malloc(cap * sizeof(*v));
-	if (v == NULL)
-		return -ENOMEM;
-	for (i = 0; i < u->sq_len; i++)
-		v[i] = u->sq[(u->sq_head + i) % u->sq_cap];
-	sm_free(u->sq);
-	u->sq = v;
-	u->sq_cap = cap;
-	u->sq_head = 0;
-	return 0;
-}
-
-static int
 uring_send(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
 {
 	struct uconn *u = (struct uconn *)c;
-	unsigned i;
 	int ret;
 
 	if (c->closing || u->connecting)
 		return -EPIPE;
-	if (u->sq_len + n > u->sq_cap) {
-		ret = sq_grow(u, n);
-		if (ret < 0)
-			return ret;
-	}
-	for (i = 0; i < n; i++) {
-		if (iov[i].len == 0)
-			continue;
-		if (iov[i].seg != NULL)
-			sm_bufseg_get(iov[i].seg);
-		u->sq[(u->sq_head + u->sq_len) % u->sq_cap] = iov[i];
-		u->sq_len++;
-		c->send_queued += iov[i].len;
-	}
-	if (!u->send_inflight && u->sq_len > 0)
+	ret = sm_iovq_push(&u->sq, iov, n);
+	if (ret < 0)
+		return ret;
+	c->send_queued = u->sq.bytes;
+	if (!u->send_inflight && u->sq.len > 0)
 		flush_list_add(u);
+	sm_conn_unsent_changed(c);
 	return 0;
 }
 
@@ -460,10 +484,10 @@ static void
 issue_send(struct uconn *u)
 {
 	struct io_uring_sqe *sqe;
-	uint32_t n = SM_MIN(u->sq_len, (uint32_t)SEND_IOV_MAX), i;
+	uint32_t n = SM_MIN(u->sq.len, (uint32_t)SEND_IOV_MAX), i;
 
 	for (i = 0; i < n; i++) {
-		struct sm_iov *v = &u->sq[(u->sq_head + i) % u->sq_cap];
+		struct sm_iov *v = sm_iovq_at(&u->sq, i);
 
 		u->iov[i].iov_base = (void *)(uintptr_t)v->base;
 		u->iov[i].iov_len = v->len;
@@ -489,7 +513,7 @@ flush_sends(void)
 		if (us->flush_head == NULL)
 			us->flush_tail = &us->flush_head;
 		u->on_flush_list = false;
-		if (!u->dying && !u->send_inflight && u->sq_len > 0) {
+		if (!u->dying && !u->send_inflight && u->sq.len > 0) {
 			issue_send(u);
 			n++;
 		}
@@ -501,40 +525,101 @@ flush_sends(void)
 static void
 on_send(struct uconn *u, int res)
 {
-	size_t left;
-
 	u->send_inflight = false;
 	if (res < 0) {
 		conn_abort(u, res);
 		goto put;
 	}
 	SM_STAT_ADD(bytes_out, (uint64_t)res);
-	u->c.send_queued -= (size_t)res;
-	left = (size_t)res;
-	while (left > 0 && u->sq_len > 0) {
-		struct sm_iov *v = &u->sq[u->sq_head];
-
-		if (v->len > left) {
-			v->base += left;
-			v->len -= left;
-			break;
-		}
-		left -= v->len;
-		if (v->seg != NULL)
-			sm_bufseg_put(v->seg);
-		u->sq_head = (u->sq_head + 1) % u->sq_cap;
-		u->sq_len--;
-	}
+	sm_iovq_consume(&u->sq, (size_t)res);
+	u->c.send_queued = u->sq.bytes;
 	if (u->dying)
 		goto put;
-	if (u->sq_len > 0)
+	sm_conn_unsent_changed(&u->c);
+	if (u->sq.len > 0) {
 		issue_send(u);
-	else if (u->c.closing)
+		goto put;
+	}
+	sm_conn_tx_idle(&u->c);
+	if (u->c.closing)
 		conn_finish_close(u);
 	else if (u->c.proto->drained != NULL)
 		u->c.proto->drained(&u->c);
 put:
 	conn_put(u); /* the send's reference */
+}
+
+/* Queue @u to get its held bytes and its recv back at the next poll round. */
+static void
+resume_list_add(struct uconn *u)
+{
+	if (u->on_resume_list || u->dying)
+		return;
+	conn_get(u);
+	u->on_resume_list = true;
+	u->resume_next = us->resumed;
+	us->resumed = u;
+}
+
+/* Copy @v into a buffer of our own: the receive ring slot can go back now. */
+static int
+copy_aside(const struct sm_iov *v, struct sm_iov *out)
+{
+	struct sm_sendbuf *b = sm_sendbuf_dup(v->base, v->len);
+
+	if (b == NULL)
+		return -ENOMEM;
+	*out = (struct sm_iov){ .seg = &b->seg, .base = b->data, .len = v->len };
+	SM_STAT_ADD(bytes_in_copied, (uint64_t)v->len);
+	return 0;
+}
+
+/* Received bytes in a ring slot: to the protocol, or aside while paused. */
+static void
+deliver_rx(struct uconn *u, const struct sm_iov *v)
+{
+	struct sm_iov copy;
+	int ret;
+
+	if (u->c.rx_paused || u->held.len > 0) {
+		/* Paused, or older bytes still held: keep the order. */
+		ret = copy_aside(v, &copy);
+		if (ret == 0) {
+			ret = sm_iovq_push(&u->held, &copy, 1);
+			sm_bufseg_put(copy.seg);
+		}
+		if (ret < 0)
+			conn_abort(u, ret);
+		else if (!u->c.rx_paused)
+			resume_list_add(u);
+		return;
+	}
+	if (us->bufs_out > us->cfg.rx_buffers - us->cfg.rx_buffers / 4) {
+		/* The ring runs low: the protocol must not hold a slot. */
+		if (copy_aside(v, &copy) < 0) {
+			conn_abort(u, -ENOMEM);
+			return;
+		}
+		u->c.proto->received(&u->c, &copy, 1);
+		sm_bufseg_put(copy.seg);
+		return;
+	}
+	u->c.proto->received(&u->c, v, 1);
+}
+
+/* Hand the bytes held while paused to the protocol, oldest first. */
+static void
+deliver_held(struct uconn *u)
+{
+	struct sm_iov v;
+
+	while (u->held.len > 0 && !u->c.rx_paused && !u->c.closing && !u->dying) {
+		v = *sm_iovq_at(&u->held, 0);
+		sm_bufseg_get(v.seg); /* the protocol may pause and we consume */
+		sm_iovq_consume(&u->held, v.len);
+		u->c.proto->received(&u->c, &v, 1);
+		sm_bufseg_put(v.seg);
+	}
 }
 
 static void
@@ -546,6 +631,8 @@ on_recv(struct uconn *u, int res, unsigned flags)
 	 * one that goes on needs a temporary one. */
 	if (more)
 		conn_get(u);
+	else
+		u->recv_armed = false;
 	if (res > 0) {
 		struct rx_buf *b = &us->rxb[flags >> IORING_CQE_BUFFER_SHIFT];
 		struct sm_iov v = {
@@ -558,22 +645,93 @@ on_recv(struct uconn *u, int res, unsigned flags)
 		us->bufs_out++;
 		SM_STAT_ADD(bytes_in, (uint64_t)res);
 		if (!u->c.closing)
-			u->c.proto->received(&u->c, &v, 1);
+			deliver_rx(u, &v);
 		sm_bufseg_put(&b->seg);
-		if (!more && !u->c.closing)
-			arm_recv(u);
 	} else if (res == -ENOBUFS && !u->c.closing) {
 		/* The buffer ring ran dry: wait for buffers to come back. */
-		conn_get(u);
-		u->starved = true;
-		u->starved_next = us->starved;
-		us->starved = u;
+		if (!u->c.rx_paused) {
+			conn_get(u);
+			u->starved = true;
+			u->starved_next = us->starved;
+			us->starved = u;
+		}
+		arm_watch(u);
 	} else if (res == 0 && !u->c.closing) {
-		/* Peer closed its side: send what is queued, then close. */
-		uring_close(&u->c);
+		/* Peer closed its side: send what is queued, then close (after
+		 * the protocol has seen what we held for it). */
+		if (u->held.len > 0)
+			u->eof_held = true;
+		else
+			uring_close(&u->c);
+	} else if (res == -ECANCELED && u->recv_cancel) {
+		/* Our pause ended the recv; a resume meanwhile re-arms below. */
 	} else if (res < 0 && !u->c.closing) {
 		conn_abort(u, res);
 	}
+	if (!u->recv_armed && (res > 0 || res == -ECANCELED) && !u->c.closing && !u->dying) {
+		if (u->c.rx_paused)
+			arm_watch(u);
+		else if (u->held.len == 0)
+			arm_recv(u);
+	}
+	conn_put(u);
+}
+
+static void
+uring_set_rx_paused(struct sm_conn *c, bool paused)
+{
+	struct uconn *u = (struct uconn *)c;
+	struct io_uring_sqe *sqe;
+
+	if (u->dying || u->connecting)
+		return;
+	if (!paused) {
+		resume_list_add(u);
+		return;
+	}
+	if (u->recv_armed && !u->recv_cancel) {
+		sqe = get_sqe();
+		io_uring_prep_cancel64(sqe, op_data(u, OP_RECV), 0);
+		io_uring_sqe_set_data64(sqe, op_data(NULL, OP_CANCEL));
+		u->recv_cancel = true;
+	}
+	arm_watch(u);
+}
+
+/* Resumed connections: held bytes first, then a recv again. */
+static unsigned
+run_resumed(void)
+{
+	unsigned n = 0;
+	struct uconn *u;
+
+	while ((u = us->resumed) != NULL) {
+		us->resumed = u->resume_next;
+		u->on_resume_list = false;
+		if (!u->dying && !u->c.rx_paused) {
+			deliver_held(u);
+			if (!u->dying && !u->c.rx_paused && !u->c.closing && u->held.len == 0) {
+				if (u->eof_held) {
+					u->eof_held = false;
+					uring_close(&u->c);
+				} else if (!u->recv_armed && !u->starved) {
+					arm_recv(u);
+				}
+			}
+		}
+		conn_put(u);
+		n++;
+	}
+	return n;
+}
+
+static void
+on_watch(struct uconn *u, int res)
+{
+	u->watch_armed = false;
+	/* Reset while nothing else would notice: end it (held bytes go too). */
+	if (res > 0 && (res & (POLLERR | POLLHUP)) && !u->dying && !u->recv_armed)
+		conn_abort(u, -ECONNRESET);
 	conn_put(u);
 }
 
@@ -588,7 +746,7 @@ rearm_starved(void)
 		u = us->starved;
 		us->starved = u->starved_next;
 		u->starved = false;
-		if (!u->c.closing)
+		if (!u->c.closing && !u->c.rx_paused && !u->recv_armed)
 			arm_recv(u);
 		conn_put(u);
 	}
@@ -717,12 +875,60 @@ listener_closed(struct sm_listener *l)
 }
 
 static void
+accept_backoff_done(void *arg)
+{
+	struct sm_listener *l = arg;
+
+	l->backing_off = false;
+	if (l->accept_armed)
+		return; /* the cancelled accept's last completion re-arms or closes */
+	if (l->closing)
+		listener_closed(l);
+	else
+		arm_accept(l);
+}
+
+/*
+ * accept(2) failed: pause the listener (backlog connections wait in the
+ * kernel), longer each time in a row, and say so at most every 10 s.
+ */
+static void
+accept_failed(struct sm_listener *l, int res)
+{
+	struct io_uring_sqe *sqe;
+	uint64_t suppressed;
+	bool fds = res == -EMFILE || res == -ENFILE;
+
+	SM_STAT_INC(accept_errors);
+	l->backoff_ms = l->backoff_ms == 0 ? ACCEPT_BACKOFF_MIN_MS
+					   : SM_MIN(l->backoff_ms * 2, ACCEPT_BACKOFF_MAX_MS);
+	if (sm_ratelimit_ok(&l->log_rl, ACCEPT_LOG_INTERVAL_MS, &suppressed))
+		SM_WARN("accept on port %u: %s%s; pausing accepts for %u ms (%" PRIu64
+			" more failures since the last message)",
+			l->opts.port, strerror(-res),
+			fds ? " (raise the open file limit: ulimit -n, or LimitNOFILE= in systemd)"
+			    : "",
+			l->backoff_ms, suppressed);
+	if (l->accept_armed) {
+		sqe = get_sqe();
+		io_uring_prep_cancel64(sqe, op_data(l, OP_ACCEPT), 0);
+		io_uring_sqe_set_data64(sqe, op_data(NULL, OP_CANCEL));
+	}
+	l->backing_off = true;
+	sm_timer_init(&l->backoff, accept_backoff_done, l);
+	if (sm_timer_arm(&l->backoff, l->backoff_ms) < 0)
+		l->backing_off = false; /* no timer: retry at once, as before */
+}
+
+static void
 on_accept(struct sm_listener *l, int res, unsigned flags)
 {
 	unsigned target;
 
 	if (!(flags & IORING_CQE_F_MORE))
 		l->accept_armed = false;
+	if (res >= 0)
+		l->backoff_ms = 0;
 	if (res >= 0) {
 		if (l->closing) {
 			close(res);
@@ -742,12 +948,10 @@ on_accept(struct sm_listener *l, int res, unsigned flags)
 				}
 			}
 		}
-	} else if (res != -ECANCELED && !l->closing) {
-		SM_WARN("accept on port %u: %s%s", l->opts.port, strerror(-res),
-			res == -EMFILE || res == -ENFILE ? " (raise the open file limit, ulimit -n)"
-							 : "");
+	} else if (res != -ECANCELED && !l->closing && !l->backing_off) {
+		accept_failed(l, res);
 	}
-	if (!l->accept_armed) {
+	if (!l->accept_armed && !l->backing_off) {
 		if (l->closing)
 			listener_closed(l);
 		else
@@ -808,6 +1012,11 @@ uring_listener_close(struct sm_listener *l)
 	if (l->closing)
 		return;
 	l->closing = true;
+	if (l->backing_off && !l->accept_armed) {
+		/* The back-off timer is pending: close now instead. */
+		sm_timer_cancel(&l->backoff);
+		l->backing_off = false;
+	}
 	if (!l->accept_armed) {
 		listener_closed(l);
 		return;
@@ -957,6 +1166,9 @@ dispatch(struct io_uring_cqe *cqe)
 		break;
 	case OP_CANCEL:
 		break;
+	case OP_WATCH:
+		on_watch(obj, cqe->res);
+		break;
 	}
 }
 
@@ -997,6 +1209,7 @@ uring_poll(void *ctx)
 		SM_STAT_INC(io_enters);
 	}
 	work += reap();
+	work += run_resumed();
 	work += flush_sends();
 	rx_bufs_publish();
 	rearm_starved();
@@ -1231,6 +1444,7 @@ static const struct sm_net_driver uring_driver = {
 	.send = uring_send,
 	.close = uring_close,
 	.rx_pending = uring_rx_pending,
+	.set_rx_paused = uring_set_rx_paused,
 };
 
 int
