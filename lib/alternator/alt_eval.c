@@ -1073,8 +1073,10 @@ add_or_delete(struct alt_op *op, bool add, struct alt_val cur, bool have, struct
 	int pc, pv, x, y;
 	struct sm_json_out *w;
 	struct sm_json_doc *wd;
+	struct alt_set vset, cset;
 	struct sm_bytes raw;
 	unsigned kept = 0;
+	int ret;
 
 	*removed = false;
 	if (alt_value_type(v.d, v.tok, tv, &pv) < 0)
@@ -1119,49 +1121,43 @@ add_or_delete(struct alt_op *op, bool add, struct alt_val cur, bool have, struct
 		}
 		return write_number(op, &r, out);
 	}
+	/* union / difference by sorted elements: n log n, whatever the sets' sizes */
+	alt_set_init(&vset, tv[0]);
+	alt_set_init(&cset, tv[0]);
+	ret = alt_set_build(op, &vset, v.d, pv);
+	if (ret == 0 && add)
+		ret = alt_set_build(op, &cset, cur.d, pc);
+	if (ret < 0) {
+		alt_set_free(&vset);
+		alt_set_free(&cset);
+		if (ret == -ENOMEM)
+			return ret;
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "An operand in the update expression has an incorrect data type");
+		return -EINVAL;
+	}
 	alt_tmp_doc(op, &w, &wd);
 	sm_json_out_obj_begin(w);
 	sm_json_out_key(w, tv);
 	sm_json_out_arr_begin(w);
 	for (x = sm_json_first(cur.d, pc); x >= 0; x = sm_json_next(cur.d, x)) {
-		struct sm_json_out *e1;
-		struct sm_json_doc *e1d;
-		bool in_v = false;
-
-		/* is cur element x in v? compare as scalar values */
-		alt_tmp_doc(op, &e1, &e1d);
-		sm_json_out_obj_begin(e1);
-		sm_json_out_key(e1, (char[]){ tv[0], 0 });
 		raw = sm_json_span(cur.d, x);
-		sm_json_out_raw(e1, (const char *)raw.p, raw.len);
-		sm_json_out_obj_end(e1);
-		if (tmp_parse(e1, e1d) < 0)
-			return -ENOMEM;
-		in_v = alt_value_contains(op, v, (struct alt_val){ e1d, 0 });
-		if (!add && in_v)
+		if (!add && alt_set_has(op, &vset, cur.d, x))
 			continue;
 		sm_json_out_raw(w, (const char *)raw.p, raw.len);
 		kept++;
 	}
 	if (add) {
 		for (y = sm_json_first(v.d, pv); y >= 0; y = sm_json_next(v.d, y)) {
-			struct sm_json_out *e1;
-			struct sm_json_doc *e1d;
-
-			alt_tmp_doc(op, &e1, &e1d);
-			sm_json_out_obj_begin(e1);
-			sm_json_out_key(e1, (char[]){ tv[0], 0 });
-			raw = sm_json_span(v.d, y);
-			sm_json_out_raw(e1, (const char *)raw.p, raw.len);
-			sm_json_out_obj_end(e1);
-			if (tmp_parse(e1, e1d) < 0)
-				return -ENOMEM;
-			if (alt_value_contains(op, cur, (struct alt_val){ e1d, 0 }))
+			if (alt_set_has(op, &cset, v.d, y))
 				continue;
+			raw = sm_json_span(v.d, y);
 			sm_json_out_raw(w, (const char *)raw.p, raw.len);
 			kept++;
 		}
 	}
+	alt_set_free(&vset);
+	alt_set_free(&cset);
 	sm_json_out_arr_end(w);
 	sm_json_out_obj_end(w);
 	if (kept == 0) {

@@ -444,6 +444,39 @@ def test_delete_from_set(table):
     assert get(table, k) == dict(k, ss={"b", "c"}, n=1)
 
 
+def test_large_sets(alternator_server, table):
+    """ADD and DELETE on sets of thousands of elements, equality of sets in
+    any order, and duplicates refused by value (1 and 1.0 are one number)
+    wherever they are, at any size."""
+    k = key()
+    table.put_item(Item=dict(k, ss={f"s{i}" for i in range(10000)}, ns=set(range(5000)),
+                             bs={b"%05d" % i for i in range(3000)}))
+    update(table, k, "ADD ss :v DELETE ns :d",
+           {":v": {f"s{i}" for i in range(5000, 15000)},
+            ":d": {Decimal(f"{i}.0") for i in range(0, 6000, 2)}})
+    update(table, k, "DELETE bs :b", {":b": {b"%05d" % i for i in range(1, 3000)}})
+    got = get(table, k)
+    assert got["ss"] == {f"s{i}" for i in range(15000)}
+    assert got["ns"] == set(range(1, 5000, 2))
+    assert got["bs"] == {b"00000"}
+    assert holds(table, k, "ns = :n", {":n": {Decimal(f"{i}E0") for i in range(4999, 0, -2)}})
+    assert not holds(table, k, "ns = :n", {":n": set(range(3, 5001, 2))})
+
+    def put(attr):
+        return alt_raw(alternator_server, "PutItem",
+                       {"TableName": table.name, "Item": {"p": {"S": "dup"}, "x": attr}})
+
+    many = [str(i) for i in range(20000)]
+    for attr in ({"NS": ["1", "2", "1.0"]}, {"NS": ["10E-1", "1"]}, {"NS": many + ["1.00"]},
+                 {"SS": ["a", "b", "a"]}, {"SS": [f"s{i}" for i in range(20000)] + ["s7"]},
+                 {"BS": ["AAE=", "AAI=", "AAE="]}, {"L": [{"SS": ["x", "x"]}]},
+                 {"M": {"m": {"NS": ["5", "5.0"]}}}):
+        r = put(attr)
+        assert r.status == 400, (attr, r.status, r.body[:200])
+        assert "Input collection contains duplicates" in r.json["message"], r.json
+    assert put({"NS": many}).status == 200
+
+
 def test_all_clauses_together(table):
     k = key()
     table.put_item(Item=dict(k, a=1, gone="x", cnt=1, ss={"a", "b"}))
