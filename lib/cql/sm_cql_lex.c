@@ -587,7 +587,8 @@ cql_lex(struct cql_parser *p)
 				rc = lex_error(p, i, l0, ls0, "empty quoted identifier \"\"");
 				return rc;
 			}
-			rc = push_tok(p, &cap, &cc, c == '"' ? T_QIDENT : T_STRING, i, j - i, l0, ls0);
+			rc = push_tok(p, &cap, &cc, c == '"' ? T_QIDENT : T_STRING, i, j - i, l0,
+				      ls0);
 			if (rc < 0)
 				return rc;
 			i = j;
