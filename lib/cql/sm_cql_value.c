@@ -913,9 +913,9 @@ conv_coll(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 		return rc;
 	if (c->out->len - start > UINT32_MAX)
 		return fail(c, -EINVAL, "collection too large");
-	if (rt->kind == SM_TYPE_LIST && !rt->elem->frozen && !sm_type_is_collection(rt->elem))
-		return 0;
-	n = sm_value_normalize(
+	if (rt->kind == SM_TYPE_LIST)
+		return 0; /* the elements were normalised as they were converted */
+	n = sm_value_normalize_outer(
 		rt, (struct sm_bytes){ c->out->p + start, (uint32_t)(c->out->len - start) },
 		c->out->p + start, c->out->len - start);
 	if (n < 0)

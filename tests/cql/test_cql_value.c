@@ -723,6 +723,74 @@ teardown(void **state)
 	return 0;
 }
 
+/* Convert INSERT INTO t (c) VALUES (@text) to @type, for literals too long for convert(). */
+static void
+convert_long(const char *text, const char *type)
+{
+	const struct sm_type *t;
+	struct sm_cql_stmt *s = NULL;
+	int rc;
+
+	rc = sm_cql_parse(text, strlen(text), &s, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("parse failed: %d %s", rc, err);
+	assert_int_equal(sm_type_parse(type, &t, err, sizeof(err)), 0);
+	sm_cql_buf_reset(&out);
+	rc = sm_cql_term_to_value(s->insert.values[0], t, "c", &ctx, &out, &span, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("conversion failed: %d %s", rc, err);
+	sm_type_free(t);
+	sm_cql_stmt_free(s);
+}
+
+static uint32_t
+be32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Set and map literals of thousands of elements, every one written twice. */
+static void
+test_large_collections(void **state)
+{
+	enum { N = 20000 };
+	size_t cap = 32 * N + 64, n;
+	char *text = malloc(cap);
+	const uint8_t *p;
+	unsigned i, k;
+
+	(void)state;
+	assert_non_null(text);
+	n = (size_t)snprintf(text, cap, "INSERT INTO t (c) VALUES ({");
+	for (i = 0; i < 2 * N; i++)
+		n += (size_t)snprintf(text + n, cap - n, "%s%u", i ? ", " : "", (i * 7919u) % N);
+	snprintf(text + n, cap - n, "})");
+	convert_long(text, "set<int>");
+	p = out.p + span.off;
+	assert_int_equal(be32_at(p), N);
+	for (i = 0; i < N; i++) {
+		assert_int_equal(be32_at(p + 4 + 8 * i), 4);
+		assert_int_equal(be32_at(p + 8 + 8 * i), i);
+	}
+
+	/* the last value of a repeated key is kept */
+	n = (size_t)snprintf(text, cap, "INSERT INTO t (c) VALUES ({");
+	for (i = 0; i < 2 * N; i++) {
+		k = (i * 7919u) % N;
+		n += (size_t)snprintf(text + n, cap - n, "%s%u: %u", i ? ", " : "", k,
+				      2 * k + (i >= N));
+	}
+	snprintf(text + n, cap - n, "})");
+	convert_long(text, "map<int, int>");
+	p = out.p + span.off;
+	assert_int_equal(be32_at(p), N);
+	for (i = 0; i < N; i++) {
+		assert_int_equal(be32_at(p + 8 + 16 * i), i);
+		assert_int_equal(be32_at(p + 16 + 16 * i), 2 * i + 1);
+	}
+	free(text);
+}
+
 int
 main(void)
 {
@@ -734,7 +802,7 @@ main(void)
 		cmocka_unit_test(test_time),	       cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_blob_bool_uuid), cmocka_unit_test(test_collections),
 		cmocka_unit_test(test_functions),      cmocka_unit_test(test_binds),
-		cmocka_unit_test(test_from_text),
+		cmocka_unit_test(test_from_text),      cmocka_unit_test(test_large_collections),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
