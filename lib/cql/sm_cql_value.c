@@ -215,6 +215,23 @@ put_varint(struct conv *c, bool neg, const char *digits, size_t n)
 	return 0;
 }
 
+/* True (with the message) when @digits has more than SM_CQL_MAX_NUMBER_DIGITS significant ones. */
+static bool
+too_many_digits(struct conv *c, const char *java, const char *digits, size_t n)
+{
+	size_t lead = 0;
+
+	while (lead < n && digits[lead] == '0')
+		lead++;
+	if (n - lead <= SM_CQL_MAX_NUMBER_DIGITS)
+		return false;
+	fail(c, -EINVAL,
+	     "Unable to make %s from a literal of %zu digits: shardmark converts at most %u "
+	     "digits from text; bind the value instead",
+	     java, n - lead, SM_CQL_MAX_NUMBER_DIGITS);
+	return true;
+}
+
 /*
  * Java's BigDecimal(String) syntax, [+-]?(d+(.d*)?|.d+)([eE][+-]?d+)?, split
  * into the mantissa digits (the point removed, into @digits, sized by the
@@ -656,6 +673,8 @@ from_text(struct conv *c, enum sm_type_kind k, const char *s, size_t n)
 		if (!is_digits(s + i, n - i))
 			return fail(c, -EINVAL, "Unable to make java.math.BigInteger from '%.*s'",
 				    (int)n, s);
+		if (too_many_digits(c, "java.math.BigInteger", s + i, n - i))
+			return -EINVAL;
 		return put_varint(c, s[0] == '-', s + i, n - i);
 	case SM_TYPE_FLOAT:
 	case SM_TYPE_DOUBLE:
@@ -672,6 +691,8 @@ from_text(struct conv *c, enum sm_type_kind k, const char *s, size_t n)
 			return fail(c, -EINVAL, "Unable to make BigDecimal from '%.*s'", (int)n, s);
 		}
 		rc = put_be(c, (uint32_t)scale, 4);
+		if (rc == 0 && too_many_digits(c, "BigDecimal", digits, nd))
+			rc = -EINVAL;
 		if (rc == 0)
 			rc = put_varint(c, neg, digits, nd);
 		sm_free(digits);

@@ -791,6 +791,51 @@ test_large_collections(void **state)
 	free(text);
 }
 
+/* Varint and decimal literals: up to SM_CQL_MAX_NUMBER_DIGITS significant digits. */
+static void
+test_long_numbers(void **state)
+{
+	size_t cap = 200000, n, i;
+	char *text = malloc(cap);
+	const struct sm_type *t;
+	struct sm_cql_stmt *s;
+	int rc;
+
+	(void)state;
+	assert_non_null(text);
+	/* 10^9999: 10,000 digits, 4,153 bytes (33,217 bits and a sign bit) */
+	n = (size_t)snprintf(text, cap, "INSERT INTO t (c) VALUES (1");
+	for (i = 1; i < SM_CQL_MAX_NUMBER_DIGITS; i++)
+		text[n++] = '0';
+	snprintf(text + n, cap - n, ")");
+	convert_long(text, "varint");
+	assert_int_equal(span.len, 4153);
+	/* leading zeros do not count */
+	n = (size_t)snprintf(text, cap, "INSERT INTO t (c) VALUES (-");
+	for (i = 0; i < 100000; i++)
+		text[n++] = '0';
+	snprintf(text + n, cap - n, "12345)");
+	convert_long(text, "varint");
+	assert_string_equal(tohex(out.p + span.off, span.len), "cfc7");
+	/* one digit more is refused, for a decimal too */
+	for (i = 0; i < 2; i++) {
+		n = (size_t)snprintf(text, cap, "INSERT INTO t (c) VALUES (%s", i ? "0.9" : "9");
+		while (n < 26 + SM_CQL_MAX_NUMBER_DIGITS + 1 + 2 * i)
+			text[n++] = '9';
+		snprintf(text + n, cap - n, ")");
+		assert_int_equal(sm_cql_parse(text, strlen(text), &s, err, sizeof(err)), 0);
+		assert_int_equal(sm_type_parse(i ? "decimal" : "varint", &t, err, sizeof(err)), 0);
+		sm_cql_buf_reset(&out);
+		rc = sm_cql_term_to_value(s->insert.values[0], t, "c", &ctx, &out, &span, err,
+					  sizeof(err));
+		assert_int_equal(rc, -EINVAL);
+		assert_non_null(strstr(err, "of 10001 digits: shardmark converts at most 10000"));
+		sm_type_free(t);
+		sm_cql_stmt_free(s);
+	}
+	free(text);
+}
+
 int
 main(void)
 {
@@ -803,6 +848,7 @@ main(void)
 		cmocka_unit_test(test_blob_bool_uuid), cmocka_unit_test(test_collections),
 		cmocka_unit_test(test_functions),      cmocka_unit_test(test_binds),
 		cmocka_unit_test(test_from_text),      cmocka_unit_test(test_large_collections),
+		cmocka_unit_test(test_long_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
