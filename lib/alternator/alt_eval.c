@@ -262,12 +262,9 @@ resolve_path(struct alt_op *op, const struct sm_json_doc *d, int itok, const str
 			name = alt_resolve_name(op, p->elems[i].name);
 			v = name ? sm_json_get(d, pay, name) : -1;
 		} else {
-			uint32_t k = 0;
-
 			if (strcmp(t, "L") != 0)
 				return -1;
-			for (v = sm_json_first(d, pay); v >= 0 && k < p->elems[i].index; k++)
-				v = sm_json_next(d, v);
+			v = sm_json_at(d, pay, p->elems[i].index);
 		}
 	}
 	return v;
@@ -856,13 +853,9 @@ write_proj(struct alt_op *op, const struct sm_json_doc *d, int v,
 				continue;
 			sm_json_out_key(o, name);
 		} else {
-			uint32_t k = 0;
-
 			if (strcmp(t, "L") != 0)
 				continue;
-			for (x = sm_json_first(d, pay); x >= 0 && k < paths[i]->elems[depth].index;
-			     k++)
-				x = sm_json_next(d, x);
+			x = sm_json_at(d, pay, paths[i]->elems[depth].index);
 			if (x < 0)
 				continue;
 		}
