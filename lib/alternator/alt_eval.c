@@ -21,7 +21,8 @@ alt_keep_str(struct alt_op *op, const void *p, size_t n)
 {
 	uint8_t *d;
 
-	if (op->names.p == NULL && alt_bytes_reserve(&op->names, 16384) < 0)
+	/* Before the first copy nothing points in: room for every name a request can hold. */
+	if (op->names.len == 0 && alt_bytes_reserve(&op->names, 2 * op->body_len + 16384) < 0)
 		return NULL;
 	if (op->names.cap - op->names.len < n + 1)
 		return NULL;
@@ -65,18 +66,76 @@ alt_op_free_exprs(struct alt_op *op)
 
 /* ---- placeholders ---- */
 
+/* The slot of names-map value @tok in op->memo (a free one when absent). */
+static struct alt_name_memo *
+memo_slot(struct alt_op *op, int tok)
+{
+	unsigned i = ((unsigned)tok * 2654435761u) & (op->memo_cap - 1);
+
+	while (op->memo[i].gen == op->memo_gen && op->memo[i].tok != tok)
+		i = (i + 1) & (op->memo_cap - 1);
+	return &op->memo[i];
+}
+
+/* Room for one more entry: the table doubles at half full. */
+static int
+memo_reserve(struct alt_op *op)
+{
+	struct alt_name_memo *old = op->memo, *e;
+	unsigned cap = op->memo_cap, i;
+
+	if (op->memo != NULL && 2 * (op->memo_n + 1) <= op->memo_cap)
+		return 0;
+	op->memo_cap = cap ? 2 * cap : 64;
+	op->memo = sm_calloc(op->memo_cap, sizeof(*op->memo));
+	if (op->memo == NULL) {
+		op->memo = old;
+		op->memo_cap = cap;
+		return -ENOMEM;
+	}
+	for (i = 0; i < cap; i++) {
+		if (old[i].gen != op->memo_gen)
+			continue;
+		e = memo_slot(op, old[i].tok);
+		*e = old[i];
+	}
+	sm_free(old);
+	return 0;
+}
+
+/*
+ * Each #name is copied once per op, however often it is resolved (for every
+ * item of a Scan, every path of a projection): a copy per call filled
+ * op->names until later items silently stopped matching.
+ */
 const char *
 alt_resolve_name(struct alt_op *op, const char *name)
 {
+	struct alt_name_memo *e;
 	struct sm_bytes s;
+	const char *copy;
 	int tok;
 
 	if (name[0] != '#')
 		return name;
 	tok = sm_json_get(&op->doc, op->names_tok, name);
-	if (tok < 0 || alt_payload_str(op, &op->doc, tok, &s) < 0)
+	if (tok < 0)
 		return NULL;
-	return alt_keep_str(op, s.p, s.len);
+	if (op->memo != NULL) {
+		e = memo_slot(op, tok);
+		if (e->gen == op->memo_gen)
+			return (const char *)op->names.p + e->off;
+	}
+	if (alt_payload_str(op, &op->doc, tok, &s) < 0)
+		return NULL;
+	copy = alt_keep_str(op, s.p, s.len);
+	if (copy == NULL || memo_reserve(op) < 0)
+		return copy;
+	e = memo_slot(op, tok);
+	*e = (struct alt_name_memo){ op->memo_gen, tok,
+				     (size_t)((const uint8_t *)copy - op->names.p) };
+	op->memo_n++;
+	return copy;
 }
 
 const char *

@@ -44,6 +44,13 @@ struct alt_val {
 	int tok;
 };
 
+/* A resolved #name: the names map's value token, its copy at @off in op->names. */
+struct alt_name_memo {
+	unsigned gen;
+	int tok;
+	size_t off;
+};
+
 /* A growable byte buffer that must not move while views into it live. */
 struct alt_bytes {
 	uint8_t *p;
@@ -76,6 +83,9 @@ struct alt_op {
 	struct alt_bytes keys;	   /* key bytes, reserved up front */
 	struct alt_bytes vals;	   /* map entries for mutations, reserved up front */
 	struct alt_bytes names;	   /* resolved #names and copied strings, NUL-terminated */
+	/* #names resolved by this op (alt_resolve_name()): entries of generation memo_gen */
+	struct alt_name_memo *memo;
+	unsigned memo_cap, memo_n, memo_gen;
 	struct alt_bytes inflated; /* a gzip or deflate request body, decompressed */
 	struct alt_table tab;
 	bool have_tab;

@@ -91,6 +91,13 @@ op_get(void)
 	op->nsreqs = op->pending = op->nops = 0;
 	op->ntmp = 0;
 	op->keys.len = op->vals.len = op->last.len = op->names.len = op->inflated.len = 0;
+	op->memo_n = 0;
+	if (++op->memo_gen == 0) {
+		/* wrapped: entries of 2^32 ops ago must not look current */
+		if (op->memo != NULL)
+			memset(op->memo, 0, op->memo_cap * sizeof(*op->memo));
+		op->memo_gen = 1;
+	}
 	op->next = NULL;
 	op->first_err = 0;
 	op->errmsg[0] = '\0';
@@ -139,6 +146,7 @@ op_destroy(struct alt_op *op)
 	bytes_release(&op->last);
 	bytes_release(&op->names);
 	bytes_release(&op->inflated);
+	sm_free(op->memo);
 	sm_free(op->sreqs);
 	sm_free(op->ops);
 	sm_free(op);
