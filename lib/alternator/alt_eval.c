@@ -579,14 +579,21 @@ eval_call(struct alt_op *op, const struct sm_ddb_operand *c, const struct sm_jso
 	}
 }
 
+static int
+eval_leaf(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
+	  bool *out);
+
+/*
+ * AND, OR and NOT recurse as deep as an expression chains them (a thousand
+ * NOTs fit in 4 KB), so they keep a small frame; the operands' arrays live
+ * in eval_leaf() only.
+ */
 int
 alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
 	      bool *out)
 {
-	struct alt_val v[SM_DDB_EXPR_MAX_IN + 1];
-	bool p[SM_DDB_EXPR_MAX_IN + 1], l;
-	int cmp, ret;
-	unsigned i;
+	bool l;
+	int ret;
 
 	switch (c->kind) {
 	case SM_DDB_COND_OR:
@@ -606,8 +613,20 @@ alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_js
 	case SM_DDB_COND_CALL:
 		return eval_call(op, c->operands[0], d, itok, out);
 	default:
-		break;
+		return eval_leaf(op, c, d, itok, out);
 	}
+}
+
+/* A comparison, BETWEEN or IN. */
+static __attribute__((noinline)) int
+eval_leaf(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
+	  bool *out)
+{
+	struct alt_val v[SM_DDB_EXPR_MAX_IN + 1];
+	bool p[SM_DDB_EXPR_MAX_IN + 1];
+	int cmp, ret;
+	unsigned i;
+
 	for (i = 0; i < c->noperands && i < SM_ARRAY_SIZE(v); i++) {
 		ret = eval_operand(op, c->operands[i], d, itok, &v[i], &p[i]);
 		if (ret < 0)

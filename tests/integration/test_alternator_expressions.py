@@ -477,6 +477,29 @@ def test_large_sets(alternator_server, table):
     assert put({"NS": many}).status == 200
 
 
+def test_long_condition_chains(table, item):
+    """Conditions chained as long as 4 KB allows evaluate like short ones:
+    a thousand NOTs, 300 ANDs, 400 ORs, and nesting up to the parser's
+    depth limit (deeper is refused, not a crash)."""
+    nots = "NOT " * 1001 + "a = :one"
+    assert len(nots) <= 4096
+    assert not holds(table, item, nots, {":one": 1})
+    assert holds(table, item, "NOT " + nots, {":one": 1})
+    ands = " AND ".join(["a = :one"] * 300) + " AND a = :two"
+    assert len(ands) <= 4096
+    assert not holds(table, item, ands, {":one": 1, ":two": 2})
+    assert holds(table, item, ands.replace(":two", ":one"), {":one": 1})
+    ors = " OR ".join(["a=:two"] * 400) + " OR a=:one"
+    assert len(ors) <= 4096
+    assert holds(table, item, ors, {":one": 1, ":two": 2})
+    nested = "(a = :one AND " * 150 + "a = :one" + ")" * 150
+    assert holds(table, item, nested, {":one": 1})
+    deep = "(a = :one AND " * 250 + "a = :one" + ")" * 250
+    alt_expect_error("ValidationException", table.update_item, Key=item,
+                     UpdateExpression="SET probe = :one", ConditionExpression=deep,
+                     ExpressionAttributeValues={":one": 1})
+
+
 def test_all_clauses_together(table):
     k = key()
     table.put_item(Item=dict(k, a=1, gone="x", cnt=1, ss={"a", "b"}))
