@@ -519,6 +519,12 @@ test_collections(void **state)
 		   "Invalid STRING constant (a) for \"key(c)\" of type int");
 	expect_err("[[300]]", "list<frozen<list<tinyint>>>", -EINVAL,
 		   "Unable to make byte from '300'");
+	/* nested receivers are named as Cassandra names them */
+	expect_err("{1: [{'a': [1, 'x']}]}", "map<int, frozen<list<frozen<map<text, list<int>>>>>>",
+		   -EINVAL,
+		   "Invalid STRING constant (x) for \"value(value(value(value(c))))\" of type int");
+	expect_err("{1: {[1]: 2}}", "map<int, frozen<map<frozen<list<text>>, int>>>", -EINVAL,
+		   "Invalid INTEGER constant (1) for \"value(key(value(c)))\" of type text");
 	expect_err("(1, 2)", "int", -ENOTSUP, "~not supported by shardmark");
 	/* a null literal is no value */
 	assert_int_equal(convert("null", "int"), 0);
