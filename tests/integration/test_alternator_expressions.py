@@ -396,6 +396,61 @@ def test_nested_paths(table):
     alt_expect_error("ValidationException", update, table, k, "SET x = :v, x = :v", {":v": 1})
 
 
+def test_many_nested_actions(table):
+    """Many nested SET and REMOVE actions on one attribute in one expression
+    give what applying them one request at a time gives, whether they all
+    touch existing members (one rewrite) or one of them does not (an index
+    past the end, a new key under a missing map: action by action)."""
+    import random
+    rnd = random.Random(7)
+    base = {"m": {f"k{i}": ({"x": "v", "l": [0, 1, 2]} if i % 2 else "s") for i in range(40)},
+            "l": [{"x": i} for i in range(10)], "other": 1}
+    for round_ in range(12):
+        keys = list(range(40))
+        rnd.shuffle(keys)
+        idx = list(range(10))
+        rnd.shuffle(idx)
+        actions, values = [], {}
+        for n in range(rnd.randint(2, 30)):
+            kind = rnd.randrange(7)
+            v = f":v{n}"
+            if kind == 0 and keys:
+                actions.append(("SET", f"m.k{keys.pop()} = {v}"))
+            elif kind == 1:
+                actions.append(("SET", f"m.new{n} = {v}"))
+            elif kind == 2 and keys:
+                actions.append(("REMOVE", f"m.k{keys.pop()}"))
+            elif kind == 3 and keys:
+                k = keys.pop()
+                actions.append(("SET", f"m.k{k}.x = {v}" if k % 2 else f"m.k{k} = {v}"))
+            elif kind == 4 and idx:
+                actions.append(("SET", f"l[{idx.pop()}].x = {v}"))
+            elif kind == 5 and idx:
+                actions.append(("SET", f"l[{idx.pop()}] = {v}"))
+            elif kind == 6 and round_ % 3 == 0:
+                actions.append(("SET", f"l[{20 + n}] = {v}"))  # appends: one by one
+            else:
+                continue
+            if actions[-1][0] == "SET":
+                values[v] = {"n": n} if n % 3 else f"val{n}"
+        if not actions:
+            continue
+        one, each = key(), key()
+        for k in (one, each):
+            table.put_item(Item=dict(k, **base))
+        sets = [a for c, a in actions if c == "SET"]
+        removes = [a for c, a in actions if c == "REMOVE"]
+        expr = ("SET " + ", ".join(sets) if sets else "") + \
+            (" REMOVE " + ", ".join(removes) if removes else "")
+        update(table, one, expr.strip(), values or None)
+        for c, a in [("SET", a) for a in sets] + [("REMOVE", a) for a in removes]:
+            used = {p: values[p] for p in values if p in a.split(" = ")[-1].split()}
+            update(table, each, f"{c} {a}", used or None)
+        got, want = get(table, one), get(table, each)
+        got.pop("p"), want.pop("p")
+        assert got == want, (expr, values)
+
+
 def test_remove(table):
     k = key()
     table.put_item(Item=dict(k, a=1, b=2, m={"x": 1, "y": {"z": 2}}, l=[0, 1, 2, 3]))
