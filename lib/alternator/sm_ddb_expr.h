@@ -184,6 +184,9 @@ struct sm_ddb_expr {
 	unsigned nnames;
 	const char **values; /* ":v" */
 	unsigned nvalues;
+	/* The same, sorted (strcmp), for sm_ddb_expr_uses(). */
+	const char **names_sorted;
+	const char **values_sorted;
 	struct sm_arena *arena;
 };
 
@@ -240,7 +243,7 @@ sm_ddb_expr_kind_name(enum sm_ddb_expr_kind kind);
 
 /* ---- placeholders ---- */
 
-/* True when @e uses the placeholder @ref ("#n" or ":v"). */
+/* True when @e uses the placeholder @ref ("#n" or ":v"); O(log n). */
 bool
 sm_ddb_expr_uses(const struct sm_ddb_expr *e, const char *ref);
 

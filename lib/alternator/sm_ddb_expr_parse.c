@@ -906,24 +906,32 @@ ref_order(const void *x, const void *y, void *arg)
 	return c ? c : (a > b) - (a < b);
 }
 
-/* Keep the first use of each placeholder, in order: sorted, not searched per use. */
+/*
+ * Keep the first use of each placeholder, in order, and the same sorted in
+ * *@sorted: sorted, not searched per use.
+ */
 static int
-refs_unique(struct sm_arena *a, const char **refs, unsigned *n)
+refs_unique(struct sm_arena *a, const char **refs, unsigned *n, const char ***sorted)
 {
 	unsigned *idx, i, k;
 	bool *keep;
 
+	*sorted = refs;
 	if (*n < 2)
 		return 0;
 	idx = sm_arena_alloc(a, (size_t)*n * sizeof(*idx));
 	keep = sm_arena_alloc(a, (size_t)*n * sizeof(*keep));
-	if (idx == NULL || keep == NULL)
+	*sorted = sm_arena_alloc(a, (size_t)*n * sizeof(**sorted));
+	if (idx == NULL || keep == NULL || *sorted == NULL)
 		return -ENOMEM;
 	for (i = 0; i < *n; i++)
 		idx[i] = i;
 	qsort_r(idx, *n, sizeof(*idx), ref_order, refs);
-	for (i = 0; i < *n; i++)
+	for (i = 0, k = 0; i < *n; i++) {
 		keep[idx[i]] = i == 0 || strcmp(refs[idx[i - 1]], refs[idx[i]]) != 0;
+		if (keep[idx[i]])
+			(*sorted)[k++] = refs[idx[i]];
+	}
 	for (i = 0, k = 0; i < *n; i++)
 		if (keep[i])
 			refs[k++] = refs[i];
@@ -1021,9 +1029,9 @@ collect_refs(struct sm_ddb_expr *e)
 		break;
 	}
 	if (rc == 0)
-		rc = refs_unique(e->arena, e->names, &e->nnames);
+		rc = refs_unique(e->arena, e->names, &e->nnames, &e->names_sorted);
 	if (rc == 0)
-		rc = refs_unique(e->arena, e->values, &e->nvalues);
+		rc = refs_unique(e->arena, e->values, &e->nvalues, &e->values_sorted);
 	return rc;
 }
 
@@ -1807,12 +1815,20 @@ sm_ddb_expr_check(const struct sm_ddb_expr *e, const struct sm_ddb_expr_env *env
 bool
 sm_ddb_expr_uses(const struct sm_ddb_expr *e, const char *ref)
 {
-	const char *const *list = ref[0] == '#' ? e->names : e->values;
-	unsigned i, n = ref[0] == '#' ? e->nnames : e->nvalues;
+	const char *const *list = ref[0] == '#' ? e->names_sorted : e->values_sorted;
+	unsigned lo = 0, hi = ref[0] == '#' ? e->nnames : e->nvalues, mid;
+	int c;
 
-	for (i = 0; i < n; i++)
-		if (strcmp(list[i], ref) == 0)
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = strcmp(list[mid], ref);
+		if (c == 0)
 			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return false;
 }
 
