@@ -906,9 +906,12 @@ ref_order(const void *x, const void *y, void *arg)
 	return c ? c : (a > b) - (a < b);
 }
 
+/* Up to this many placeholder uses are deduplicated and searched by comparing each. */
+#define SMALL_REFS 16
+
 /*
  * Keep the first use of each placeholder, in order, and the same sorted in
- * *@sorted: sorted, not searched per use.
+ * *@sorted (NULL for a few): sorted, not searched per use.
  */
 static int
 refs_unique(struct sm_arena *a, const char **refs, unsigned *n, const char ***sorted)
@@ -916,9 +919,20 @@ refs_unique(struct sm_arena *a, const char **refs, unsigned *n, const char ***so
 	unsigned *idx, i, k;
 	bool *keep;
 
-	*sorted = refs;
-	if (*n < 2)
+	*sorted = NULL;
+	if (*n <= SMALL_REFS) {
+		/* a few (every request on the hot path): compared in place, scanned by uses() */
+		for (i = 0, k = 0; i < *n; i++) {
+			unsigned j;
+
+			for (j = 0; j < k && strcmp(refs[j], refs[i]) != 0; j++)
+				;
+			if (j == k)
+				refs[k++] = refs[i];
+		}
+		*n = k;
 		return 0;
+	}
 	idx = sm_arena_alloc(a, (size_t)*n * sizeof(*idx));
 	keep = sm_arena_alloc(a, (size_t)*n * sizeof(*keep));
 	*sorted = sm_arena_alloc(a, (size_t)*n * sizeof(**sorted));
@@ -1518,8 +1532,9 @@ ck_cond(struct ddb_ck *ck, const struct sm_ddb_cond *c)
  *
  * DynamoDB names the first path (in the order written) that clashes with an
  * earlier one, and of those earlier ones the first. Comparing every pair
- * found that in n^2 (2,000 paths fit in an expression, and each comparison
- * resolved #names); here the paths are sorted into a trie instead, where
+ * finds that in n^2, fine for a few paths but not for the 2,000 that fit in
+ * an expression (each comparison resolving #names); past OV_PAIRWISE the
+ * paths are sorted into a trie instead, where
  * two paths clash exactly when one ends at a node the other passes (or
  * ends at), or they leave a node by children of different kinds.
  */
@@ -1595,6 +1610,38 @@ ov_sub_add(struct ov_node *v, unsigned i)
 	}
 }
 
+/* Up to this many paths are compared pair by pair (no allocation: the hot path). */
+#define OV_PAIRWISE 16
+
+/* "overlap", "conflict" or NULL for paths @a and @b. */
+static const char *
+ov_pair(const struct ddb_ck *ck, const struct sm_ddb_path *a, const struct sm_ddb_path *b)
+{
+	unsigned k, m = SM_MIN(a->nelems, b->nelems);
+
+	for (k = 0; k < m; k++) {
+		if ((a->elems[k].name == NULL) != (b->elems[k].name == NULL))
+			return "conflict";
+		if (!same_elem(ck, &a->elems[k], &b->elems[k]))
+			return NULL;
+	}
+	return "overlap";
+}
+
+static int
+ov_report(struct ddb_ck *ck, const char *what, const struct sm_ddb_path *a,
+	  const struct sm_ddb_path *b)
+{
+	ck_fail(ck,
+		"Two document paths %s with each other; must remove or rewrite one "
+		"of these paths; path one: ",
+		what);
+	ck_path_text(ck, a);
+	ck_append(ck, ", path two: ");
+	ck_path_text(ck, b);
+	return -EINVAL;
+}
+
 static int
 ck_overlap(struct ddb_ck *ck, const void *base, size_t stride, unsigned n)
 {
@@ -1605,6 +1652,20 @@ ck_overlap(struct ddb_ck *ck, const void *base, size_t stride, unsigned n)
 	const char *what = NULL, *cand_what;
 	int rc = -ENOMEM;
 
+	if (n <= OV_PAIRWISE) {
+		const struct sm_ddb_path *a, *b;
+
+		for (j = 1; j < n; j++) {
+			b = (const struct sm_ddb_path *)((const char *)base + j * stride);
+			for (i = 0; i < j; i++) {
+				a = (const struct sm_ddb_path *)((const char *)base + i * stride);
+				what = ov_pair(ck, a, b);
+				if (what != NULL)
+					return ov_report(ck, what, a, b);
+			}
+		}
+		return 0;
+	}
 	c.paths = sm_malloc((size_t)n * sizeof(*c.paths));
 	c.first = sm_malloc(((size_t)n + 1) * sizeof(*c.first));
 	order = sm_malloc((size_t)n * sizeof(*order));
@@ -1700,17 +1761,7 @@ ck_overlap(struct ddb_ck *ck, const void *base, size_t stride, unsigned n)
 			what = cand_what;
 		}
 	}
-	rc = 0;
-	if (best_j != OV_NONE) {
-		ck_fail(ck,
-			"Two document paths %s with each other; must remove or rewrite one "
-			"of these paths; path one: ",
-			what);
-		ck_path_text(ck, c.paths[best_i]);
-		ck_append(ck, ", path two: ");
-		ck_path_text(ck, c.paths[best_j]);
-		rc = -EINVAL;
-	}
+	rc = best_j != OV_NONE ? ov_report(ck, what, c.paths[best_i], c.paths[best_j]) : 0;
 out:
 	sm_free(c.paths);
 	sm_free(c.first);
@@ -1819,6 +1870,13 @@ sm_ddb_expr_uses(const struct sm_ddb_expr *e, const char *ref)
 	unsigned lo = 0, hi = ref[0] == '#' ? e->nnames : e->nvalues, mid;
 	int c;
 
+	if (list == NULL) {
+		list = ref[0] == '#' ? e->names : e->values;
+		for (mid = 0; mid < hi; mid++)
+			if (strcmp(list[mid], ref) == 0)
+				return true;
+		return false;
+	}
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		c = strcmp(list[mid], ref);
