@@ -198,7 +198,9 @@ struct sm_ddb_expr {
  *                          "NULL", "SS", "NS", "BS", "L", "M"), "" to leave
  *                          its type unchecked, or NULL when
  *                          ExpressionAttributeValues lacks it
- * A NULL callback stands for a map the request does not have.
+ * A NULL callback stands for a map the request does not have. A name
+ * returned must stay valid until the parse or check that asked returns:
+ * the checks resolve each #name once and keep it.
  */
 struct sm_ddb_expr_env {
 	const char *(*name)(void *arg, const char *ref);

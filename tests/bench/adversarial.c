@@ -713,9 +713,9 @@ env_name(void *arg, const char *ref)
 	size_t at = name_pool.len;
 
 	(void)arg;
-	if (t < 0)
+	/* the pool never moves: names handed out stay valid */
+	if (t < 0 || name_pool.cap - at <= sm_json_span(&names_doc, t).len + 1)
 		return NULL;
-	need(&name_pool, sm_json_span(&names_doc, t).len + 1);
 	if (sm_json_str(&names_doc, t, name_pool.p + at, name_pool.cap - at - 1, &s) != 0)
 		return NULL;
 	if ((const char *)s.p != name_pool.p + at)
@@ -763,6 +763,7 @@ expr(enum sm_ddb_expr_kind kind, const struct buf *b)
 	int rc;
 
 	name_pool.len = 0;
+	need(&name_pool, 1 << 20);
 	rc = sm_ddb_expr_parse(kind, b->p, b->len, &env, &e, err, sizeof(err));
 
 	if (rc == 0)
