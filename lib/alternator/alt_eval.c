@@ -21,7 +21,8 @@ alt_keep_str(struct alt_op *op, const void *p, size_t n)
 {
 	uint8_t *d;
 
-	if (op->names.p == NULL && alt_bytes_reserve(&op->names, 16384) < 0)
+	/* Before the first copy nothing points in: room for every name a request can hold. */
+	if (op->names.len == 0 && alt_bytes_reserve(&op->names, 2 * op->body_len + 16384) < 0)
 		return NULL;
 	if (op->names.cap - op->names.len < n + 1)
 		return NULL;
@@ -65,18 +66,76 @@ alt_op_free_exprs(struct alt_op *op)
 
 /* ---- placeholders ---- */
 
+/* The slot of names-map value @tok in op->memo (a free one when absent). */
+static struct alt_name_memo *
+memo_slot(struct alt_op *op, int tok)
+{
+	unsigned i = ((unsigned)tok * 2654435761u) & (op->memo_cap - 1);
+
+	while (op->memo[i].gen == op->memo_gen && op->memo[i].tok != tok)
+		i = (i + 1) & (op->memo_cap - 1);
+	return &op->memo[i];
+}
+
+/* Room for one more entry: the table doubles at half full. */
+static int
+memo_reserve(struct alt_op *op)
+{
+	struct alt_name_memo *old = op->memo, *e;
+	unsigned cap = op->memo_cap, i;
+
+	if (op->memo != NULL && 2 * (op->memo_n + 1) <= op->memo_cap)
+		return 0;
+	op->memo_cap = cap ? 2 * cap : 64;
+	op->memo = sm_calloc(op->memo_cap, sizeof(*op->memo));
+	if (op->memo == NULL) {
+		op->memo = old;
+		op->memo_cap = cap;
+		return -ENOMEM;
+	}
+	for (i = 0; i < cap; i++) {
+		if (old[i].gen != op->memo_gen)
+			continue;
+		e = memo_slot(op, old[i].tok);
+		*e = old[i];
+	}
+	sm_free(old);
+	return 0;
+}
+
+/*
+ * Each #name is copied once per op, however often it is resolved (for every
+ * item of a Scan, every path of a projection): a copy per call filled
+ * op->names until later items silently stopped matching.
+ */
 const char *
 alt_resolve_name(struct alt_op *op, const char *name)
 {
+	struct alt_name_memo *e;
 	struct sm_bytes s;
+	const char *copy;
 	int tok;
 
 	if (name[0] != '#')
 		return name;
 	tok = sm_json_get(&op->doc, op->names_tok, name);
-	if (tok < 0 || alt_payload_str(op, &op->doc, tok, &s) < 0)
+	if (tok < 0)
 		return NULL;
-	return alt_keep_str(op, s.p, s.len);
+	if (op->memo != NULL) {
+		e = memo_slot(op, tok);
+		if (e->gen == op->memo_gen)
+			return (const char *)op->names.p + e->off;
+	}
+	if (alt_payload_str(op, &op->doc, tok, &s) < 0)
+		return NULL;
+	copy = alt_keep_str(op, s.p, s.len);
+	if (copy == NULL || memo_reserve(op) < 0)
+		return copy;
+	e = memo_slot(op, tok);
+	*e = (struct alt_name_memo){ op->memo_gen, tok,
+				     (size_t)((const uint8_t *)copy - op->names.p) };
+	op->memo_n++;
+	return copy;
 }
 
 const char *
@@ -262,12 +321,9 @@ resolve_path(struct alt_op *op, const struct sm_json_doc *d, int itok, const str
 			name = alt_resolve_name(op, p->elems[i].name);
 			v = name ? sm_json_get(d, pay, name) : -1;
 		} else {
-			uint32_t k = 0;
-
 			if (strcmp(t, "L") != 0)
 				return -1;
-			for (v = sm_json_first(d, pay); v >= 0 && k < p->elems[i].index; k++)
-				v = sm_json_next(d, v);
+			v = sm_json_at(d, pay, p->elems[i].index);
 		}
 	}
 	return v;
@@ -523,14 +579,21 @@ eval_call(struct alt_op *op, const struct sm_ddb_operand *c, const struct sm_jso
 	}
 }
 
+static int
+eval_leaf(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
+	  bool *out);
+
+/*
+ * AND, OR and NOT recurse as deep as an expression chains them (a thousand
+ * NOTs fit in 4 KB), so they keep a small frame; the operands' arrays live
+ * in eval_leaf() only.
+ */
 int
 alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
 	      bool *out)
 {
-	struct alt_val v[SM_DDB_EXPR_MAX_IN + 1];
-	bool p[SM_DDB_EXPR_MAX_IN + 1], l;
-	int cmp, ret;
-	unsigned i;
+	bool l;
+	int ret;
 
 	switch (c->kind) {
 	case SM_DDB_COND_OR:
@@ -550,8 +613,20 @@ alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_js
 	case SM_DDB_COND_CALL:
 		return eval_call(op, c->operands[0], d, itok, out);
 	default:
-		break;
+		return eval_leaf(op, c, d, itok, out);
 	}
+}
+
+/* A comparison, BETWEEN or IN. */
+static __attribute__((noinline)) int
+eval_leaf(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
+	  bool *out)
+{
+	struct alt_val v[SM_DDB_EXPR_MAX_IN + 1];
+	bool p[SM_DDB_EXPR_MAX_IN + 1];
+	int cmp, ret;
+	unsigned i;
+
 	for (i = 0; i < c->noperands && i < SM_ARRAY_SIZE(v); i++) {
 		ret = eval_operand(op, c->operands[i], d, itok, &v[i], &p[i]);
 		if (ret < 0)
@@ -856,13 +931,9 @@ write_proj(struct alt_op *op, const struct sm_json_doc *d, int v,
 				continue;
 			sm_json_out_key(o, name);
 		} else {
-			uint32_t k = 0;
-
 			if (strcmp(t, "L") != 0)
 				continue;
-			for (x = sm_json_first(d, pay); x >= 0 && k < paths[i]->elems[depth].index;
-			     k++)
-				x = sm_json_next(d, x);
+			x = sm_json_at(d, pay, paths[i]->elems[depth].index);
 			if (x < 0)
 				continue;
 		}
@@ -1073,8 +1144,10 @@ add_or_delete(struct alt_op *op, bool add, struct alt_val cur, bool have, struct
 	int pc, pv, x, y;
 	struct sm_json_out *w;
 	struct sm_json_doc *wd;
+	struct alt_set vset, cset;
 	struct sm_bytes raw;
 	unsigned kept = 0;
+	int ret;
 
 	*removed = false;
 	if (alt_value_type(v.d, v.tok, tv, &pv) < 0)
@@ -1119,49 +1192,43 @@ add_or_delete(struct alt_op *op, bool add, struct alt_val cur, bool have, struct
 		}
 		return write_number(op, &r, out);
 	}
+	/* union / difference by sorted elements: n log n, whatever the sets' sizes */
+	alt_set_init(&vset, tv[0]);
+	alt_set_init(&cset, tv[0]);
+	ret = alt_set_build(op, &vset, v.d, pv);
+	if (ret == 0 && add)
+		ret = alt_set_build(op, &cset, cur.d, pc);
+	if (ret < 0) {
+		alt_set_free(&vset);
+		alt_set_free(&cset);
+		if (ret == -ENOMEM)
+			return ret;
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "An operand in the update expression has an incorrect data type");
+		return -EINVAL;
+	}
 	alt_tmp_doc(op, &w, &wd);
 	sm_json_out_obj_begin(w);
 	sm_json_out_key(w, tv);
 	sm_json_out_arr_begin(w);
 	for (x = sm_json_first(cur.d, pc); x >= 0; x = sm_json_next(cur.d, x)) {
-		struct sm_json_out *e1;
-		struct sm_json_doc *e1d;
-		bool in_v = false;
-
-		/* is cur element x in v? compare as scalar values */
-		alt_tmp_doc(op, &e1, &e1d);
-		sm_json_out_obj_begin(e1);
-		sm_json_out_key(e1, (char[]){ tv[0], 0 });
 		raw = sm_json_span(cur.d, x);
-		sm_json_out_raw(e1, (const char *)raw.p, raw.len);
-		sm_json_out_obj_end(e1);
-		if (tmp_parse(e1, e1d) < 0)
-			return -ENOMEM;
-		in_v = alt_value_contains(op, v, (struct alt_val){ e1d, 0 });
-		if (!add && in_v)
+		if (!add && alt_set_has(op, &vset, cur.d, x))
 			continue;
 		sm_json_out_raw(w, (const char *)raw.p, raw.len);
 		kept++;
 	}
 	if (add) {
 		for (y = sm_json_first(v.d, pv); y >= 0; y = sm_json_next(v.d, y)) {
-			struct sm_json_out *e1;
-			struct sm_json_doc *e1d;
-
-			alt_tmp_doc(op, &e1, &e1d);
-			sm_json_out_obj_begin(e1);
-			sm_json_out_key(e1, (char[]){ tv[0], 0 });
-			raw = sm_json_span(v.d, y);
-			sm_json_out_raw(e1, (const char *)raw.p, raw.len);
-			sm_json_out_obj_end(e1);
-			if (tmp_parse(e1, e1d) < 0)
-				return -ENOMEM;
-			if (alt_value_contains(op, cur, (struct alt_val){ e1d, 0 }))
+			if (alt_set_has(op, &cset, v.d, y))
 				continue;
+			raw = sm_json_span(v.d, y);
 			sm_json_out_raw(w, (const char *)raw.p, raw.len);
 			kept++;
 		}
 	}
+	alt_set_free(&vset);
+	alt_set_free(&cset);
 	sm_json_out_arr_end(w);
 	sm_json_out_obj_end(w);
 	if (kept == 0) {
@@ -1305,6 +1372,350 @@ apply_action(struct alt_op *op, const struct sm_json_doc *d, int itok, enum sm_d
 	return put_scratch(op, (struct alt_val){ tmpd, 0 }, &w->off, &w->len);
 }
 
+/* ---- nested actions on one attribute, in one pass ---- */
+
+/*
+ * Each nested action rewrote (and parsed again) the whole attribute it is
+ * in, so 400 actions in 4 KB on a 400 KB map made a request cost a second.
+ * Paths in one expression never overlap, so the SET and REMOVE actions on
+ * one attribute that touch only what the item already has (every step but
+ * the last exists, a list index is inside the list, no ADD or DELETE) give
+ * the same result in any order: they are applied in one rewrite. Anything
+ * else (a path that does not exist, an index past the end, a value that
+ * fails) goes the old way, one action at a time, with its error in its
+ * place.
+ */
+struct nested {
+	const struct sm_ddb_action *a;
+	const char *names[SM_DDB_EXPR_MAX_PATH]; /* resolved; NULL for an index */
+	const char *last;			 /* names[the last element] */
+	size_t off, len;			 /* SET: the new value's JSON in op->scratch */
+	unsigned order;				 /* in the expression */
+	bool done;				 /* written by rewrite_many() */
+};
+
+static __thread unsigned nested_depth; /* the element rewrite_many() sorts by */
+
+static const char *
+nested_name(const struct nested *n)
+{
+	return n->names[nested_depth];
+}
+
+static int
+nested_cmp(const void *x, const void *y)
+{
+	const struct nested *a = *(struct nested *const *)x, *b = *(struct nested *const *)y;
+	const struct sm_ddb_path_elem *ea = &a->a->path.elems[nested_depth];
+	const struct sm_ddb_path_elem *eb = &b->a->path.elems[nested_depth];
+	int c;
+
+	if (ea->name == NULL)
+		c = (ea->index > eb->index) - (ea->index < eb->index);
+	else
+		c = strcmp(nested_name(a), nested_name(b));
+	return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+static int
+order_cmp(const void *x, const void *y)
+{
+	const struct nested *a = *(struct nested *const *)x, *b = *(struct nested *const *)y;
+
+	return (a->order > b->order) - (a->order < b->order);
+}
+
+/* Write value @v of @d with the @n actions (all at @depth below it) applied, to @o. */
+static int
+rewrite_many(struct alt_op *op, const struct sm_json_doc *d, int v, struct nested **acts,
+	     unsigned n, unsigned depth, struct sm_json_out *o)
+{
+	struct sm_bytes raw, key;
+	unsigned i, j, lo, hi, mid;
+	char t[5];
+	int pay, x, val, ret, c;
+	uint32_t k;
+	bool map;
+
+	if (alt_value_type(d, v, t, &pay) < 0)
+		return -EINVAL;
+	map = strcmp(t, "M") == 0;
+	nested_depth = depth;
+	qsort(acts, n, sizeof(*acts), nested_cmp);
+	sm_json_out_obj_begin(o);
+	sm_json_out_key(o, t);
+	if (map)
+		sm_json_out_obj_begin(o);
+	else
+		sm_json_out_arr_begin(o);
+	for (x = sm_json_first(d, pay), k = 0; x >= 0; x = sm_json_next(d, x), k++) {
+		val = map ? sm_json_member_value(d, x) : x;
+		/* the actions on this member or element: a run of the sorted ones */
+		lo = 0;
+		hi = n;
+		if (map && alt_payload_str(op, d, x, &key) < 0)
+			return -EINVAL;
+		while (lo < hi) {
+			mid = lo + (hi - lo) / 2;
+			nested_depth = depth;
+			if (map) {
+				const char *nm = nested_name(acts[mid]);
+				size_t nl = strlen(nm);
+
+				c = memcmp(nm, key.p, SM_MIN(nl, (size_t)key.len));
+				c = c ? c : (nl > key.len) - (nl < key.len);
+			} else {
+				uint32_t ix = acts[mid]->a->path.elems[depth].index;
+
+				c = (ix > k) - (ix < k);
+			}
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (j = lo; j < n; j++) {
+			nested_depth = depth;
+			if (map ? strlen(nested_name(acts[j])) != key.len ||
+					    memcmp(nested_name(acts[j]), key.p, key.len) != 0
+				: acts[j]->a->path.elems[depth].index != k)
+				break;
+		}
+		if (j == lo) {
+			raw = sm_json_span(d, x);
+			sm_json_out_raw(o, (const char *)raw.p, raw.len);
+			if (map) {
+				o->comma = false;
+				sm_json_out_raw(o, ":", 1);
+				o->comma = false;
+				raw = sm_json_span(d, val);
+				sm_json_out_raw(o, (const char *)raw.p, raw.len);
+			}
+			continue;
+		}
+		if (acts[lo]->a->path.nelems == depth + 1) {
+			/* the path ends here: no other one passes (paths do not overlap) */
+			acts[lo]->done = true;
+			if (acts[lo]->a->kind == SM_DDB_REMOVE)
+				continue;
+			if (map)
+				sm_json_out_key(o, acts[lo]->last);
+			sm_json_out_raw(o, op->scratch.p + acts[lo]->off, acts[lo]->len);
+			continue;
+		}
+		if (map) {
+			nested_depth = depth;
+			sm_json_out_key(o, nested_name(acts[lo]));
+		}
+		ret = rewrite_many(op, d, val, acts + lo, j - lo, depth + 1, o);
+		if (ret < 0)
+			return ret;
+		nested_depth = depth;
+	}
+	if (map) {
+		/* SETs of keys the map lacks come last, in the order written */
+		qsort(acts, n, sizeof(*acts), order_cmp);
+		for (i = 0; i < n; i++) {
+			if (acts[i]->done || acts[i]->a->path.nelems != depth + 1)
+				continue;
+			acts[i]->done = true;
+			if (acts[i]->a->kind == SM_DDB_REMOVE)
+				continue;
+			sm_json_out_key(o, acts[i]->last);
+			sm_json_out_raw(o, op->scratch.p + acts[i]->off, acts[i]->len);
+		}
+		sm_json_out_obj_end(o);
+	} else {
+		sm_json_out_arr_end(o);
+	}
+	sm_json_out_obj_end(o);
+	return o->err;
+}
+
+/* Whether nested action @a can join the one-pass rewrite of value @v (see above). */
+static bool
+nested_fits(struct alt_op *op, const struct sm_json_doc *d, int v, const struct sm_ddb_action *a)
+{
+	const struct sm_ddb_path *p = &a->path;
+	const char *name;
+	unsigned i;
+	char t[5];
+	int pay;
+
+	if (a->kind != SM_DDB_SET && a->kind != SM_DDB_REMOVE)
+		return false;
+	for (i = 1; i < p->nelems; i++) {
+		if (alt_value_type(d, v, t, &pay) < 0 ||
+		    strcmp(t, p->elems[i].name != NULL ? "M" : "L") != 0)
+			return false;
+		if (p->elems[i].name != NULL) {
+			name = alt_resolve_name(op, p->elems[i].name);
+			if (name == NULL)
+				return false;
+			v = sm_json_get(d, pay, name);
+			if (v < 0)
+				return i + 1 == p->nelems; /* a new key is fine at the end */
+		} else {
+			v = sm_json_at(d, pay, p->elems[i].index);
+			if (v < 0)
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Apply the nested SET and REMOVE actions @acts[0..n) on attribute @w in one
+ * rewrite when they all fit; 1 when done, 0 when they must go one by one.
+ */
+static int
+apply_nested(struct alt_op *op, const struct sm_json_doc *d, int itok, struct wattr *w,
+	     struct nested *acts, unsigned n)
+{
+	struct sm_json_doc cur;
+	struct sm_json_out *o;
+	struct sm_json_doc *od;
+	struct nested **ptrs = NULL;
+	struct alt_val nv;
+	bool present;
+	unsigned i;
+	int ret = 0;
+
+	if (w == NULL || w->removed)
+		return 0;
+	/* the values first, each kept in scratch: evaluating one may reuse another's document */
+	for (i = 0; i < n; i++) {
+		const struct sm_ddb_path *p = &acts[i].a->path;
+		unsigned k;
+
+		if (p->nelems > SM_DDB_EXPR_MAX_PATH)
+			return 0;
+		for (k = 0; k < p->nelems; k++) {
+			acts[i].names[k] = NULL;
+			if (p->elems[k].name != NULL &&
+			    (acts[i].names[k] = alt_resolve_name(op, p->elems[k].name)) == NULL)
+				return 0;
+		}
+		acts[i].last = acts[i].names[p->nelems - 1];
+		if (acts[i].a->kind != SM_DDB_SET)
+			continue;
+		if (eval_operand(op, acts[i].a->value, d, itok, &nv, &present) < 0 || !present)
+			return 0;
+		ret = put_scratch(op, nv, &acts[i].off, &acts[i].len);
+		if (ret < 0)
+			return ret;
+	}
+	sm_json_doc_init(&cur);
+	ret = sm_json_parse(&cur, op->scratch.p + w->off, w->len, 0);
+	if (ret < 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (!nested_fits(op, &cur, 0, acts[i].a))
+			goto out; /* ret 0: one by one */
+	ptrs = sm_malloc((size_t)n * sizeof(*ptrs));
+	if (ptrs == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		acts[i].done = false;
+		ptrs[i] = &acts[i];
+	}
+	alt_tmp_doc(op, &o, &od);
+	ret = rewrite_many(op, &cur, 0, ptrs, n, 1, o);
+	if (ret == 0) {
+		/* the old value stays where it is in scratch; the new one follows */
+		w->changed = true;
+		w->off = op->scratch.len;
+		op->scratch.comma = false;
+		sm_json_out_raw(&op->scratch, o->p, o->len);
+		op->scratch.comma = false;
+		w->len = op->scratch.len - w->off;
+		ret = op->scratch.err ? op->scratch.err : 1;
+	}
+out:
+	sm_free(ptrs);
+	sm_json_doc_release(&cur);
+	return ret;
+}
+
+static int
+top_order(const void *x, const void *y)
+{
+	const struct nested *a = x, *b = y;
+	int c = strcmp(a->last, b->last);
+
+	return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+/*
+ * Apply, up front, every group of two or more nested SET and REMOVE actions
+ * on one attribute that apply_nested() can take in one pass; *@batched
+ * (NULL: none) marks the actions done so. REMOVE of a list index stays out
+ * (they run last, highest first); more than 64 of those and nothing is
+ * batched, as the extra ones shift indices in order.
+ */
+static int
+group_nested(struct alt_op *op, const struct sm_json_doc *d, int itok, unsigned nw, bool **batched)
+{
+	const struct sm_ddb_expr *e = op->update;
+	struct nested *cand;
+	unsigned i, j, n = 0, nir = 0;
+	int ret = 0;
+
+	*batched = NULL;
+	for (i = 0; i < e->nactions; i++) {
+		const struct sm_ddb_path *p = &e->actions[i].path;
+
+		if (p->nelems > 1 && p->elems[p->nelems - 1].name == NULL &&
+		    e->actions[i].kind == SM_DDB_REMOVE)
+			nir++;
+		else if (p->nelems > 1)
+			n++;
+	}
+	if (n < 2 || nir > 64)
+		return 0;
+	cand = sm_calloc(n, sizeof(*cand));
+	*batched = sm_calloc(e->nactions, sizeof(**batched));
+	if (cand == NULL || *batched == NULL) {
+		sm_free(cand);
+		return -ENOMEM;
+	}
+	for (i = 0, n = 0; i < e->nactions; i++) {
+		const struct sm_ddb_path *p = &e->actions[i].path;
+
+		if (p->nelems < 2 ||
+		    (p->elems[p->nelems - 1].name == NULL && e->actions[i].kind == SM_DDB_REMOVE))
+			continue;
+		cand[n].a = &e->actions[i];
+		cand[n].order = i;
+		/* grouped by the top-level name, for now kept in last */
+		cand[n].last = alt_resolve_name(op, p->elems[0].name);
+		if (cand[n].last == NULL)
+			continue; /* undefined: its own action reports it */
+		n++;
+	}
+	qsort(cand, n, sizeof(*cand), top_order);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && strcmp(cand[j].last, cand[i].last) == 0; j++)
+			;
+		if (j - i < 2)
+			continue;
+		ret = apply_nested(op, d, itok, wattr_find(cand[i].last, nw), cand + i, j - i);
+		if (ret < 0)
+			break;
+		if (ret == 1) {
+			unsigned k;
+
+			for (k = i; k < j; k++)
+				(*batched)[cand[k].order] = true;
+		}
+		ret = 0;
+	}
+	sm_free(cand);
+	return ret;
+}
+
 /* Names and flags of the changed attributes, for the mutation. */
 unsigned
 alt_update_changes(struct alt_op *op, const char ***names, const char **json, size_t *lens,
@@ -1338,6 +1749,7 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 	int au = sm_json_get(&op->doc, op->root, "AttributeUpdates");
 	unsigned nw = 0, i;
 	struct sm_bytes k;
+	bool *batched = NULL;
 	int e, ret;
 
 	sm_json_out_reset(&op->scratch);
@@ -1371,8 +1783,14 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 		const struct sm_ddb_action *idx_removes[64];
 		unsigned nir = 0, j;
 
+		ret = group_nested(op, d, itok, nw, &batched);
+		if (ret < 0)
+			goto out;
 		for (i = 0; i < op->update->nactions; i++) {
 			const struct sm_ddb_action *a = &op->update->actions[i];
+
+			if (batched != NULL && batched[i])
+				continue;
 
 			/*
 			 * List indexes in REMOVE name the original item's elements: take
@@ -1483,6 +1901,7 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 	sm_json_out_obj_end(&op->nitem);
 	ret = op->nitem.err ? op->nitem.err : op->scratch.err;
 out:
+	sm_free(batched);
 	last_nw = nw;
 	return ret;
 }

@@ -44,6 +44,13 @@ struct alt_val {
 	int tok;
 };
 
+/* A resolved #name: the names map's value token, its copy at @off in op->names. */
+struct alt_name_memo {
+	unsigned gen;
+	int tok;
+	size_t off;
+};
+
 /* A growable byte buffer that must not move while views into it live. */
 struct alt_bytes {
 	uint8_t *p;
@@ -76,6 +83,9 @@ struct alt_op {
 	struct alt_bytes keys;	   /* key bytes, reserved up front */
 	struct alt_bytes vals;	   /* map entries for mutations, reserved up front */
 	struct alt_bytes names;	   /* resolved #names and copied strings, NUL-terminated */
+	/* #names resolved by this op (alt_resolve_name()): entries of generation memo_gen */
+	struct alt_name_memo *memo;
+	unsigned memo_cap, memo_n, memo_gen;
 	struct alt_bytes inflated; /* a gzip or deflate request body, decompressed */
 	struct alt_table tab;
 	bool have_tab;
@@ -144,6 +154,46 @@ void
 alt_submit(struct alt_op *op);
 
 /* ---- values (alt_value.c) ---- */
+
+/*
+ * The elements of a string, number or binary set, sorted once so that
+ * duplicates and membership cost n log n, not n^2: numbers by value (1,
+ * 1.0 and 10E-1 are one), strings and binaries by their unescaped text.
+ * alt_set_add() appends (the set's array token @arr bounds the text it may
+ * have to keep), alt_set_sort() sorts, alt_set_build() does both for a
+ * whole payload (-EINVAL for an element that is not a string or, in a
+ * number set, not a number). alt_set_has() needs a sorted set and uses
+ * scratch slot 1.
+ */
+struct alt_set_elem {
+	union {
+		struct sm_ddb_number num;
+		struct sm_bytes s;
+	};
+	unsigned pos; /* in the array */
+};
+
+struct alt_set {
+	char type; /* 'S', 'N', 'B' */
+	int arr;   /* the payload's array token */
+	struct alt_set_elem *e;
+	unsigned n, cap;
+	char *buf; /* escaped elements, unescaped */
+	size_t used;
+};
+
+void
+alt_set_init(struct alt_set *set, char type);
+void
+alt_set_free(struct alt_set *set);
+int
+alt_set_add(struct alt_op *op, struct alt_set *set, const struct sm_json_doc *d, int tok);
+void
+alt_set_sort(struct alt_set *set);
+int
+alt_set_build(struct alt_op *op, struct alt_set *set, const struct sm_json_doc *d, int arr);
+bool
+alt_set_has(struct alt_op *op, const struct alt_set *set, const struct sm_json_doc *d, int tok);
 
 /* Validate attribute value @tok of @d and write its canonical JSON to @o. */
 int

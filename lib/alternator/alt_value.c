@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <nettle/base64.h>
@@ -230,13 +231,174 @@ write_value(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_j
 	    unsigned depth);
 
 static int
+bytes_cmp(struct sm_bytes a, struct sm_bytes b)
+{
+	int c = memcmp(a.p, b.p, SM_MIN(a.len, b.len));
+
+	return c ? c : (a.len < b.len ? -1 : a.len > b.len);
+}
+
+/* ---- sets: elements sorted once, so duplicates and membership cost n log n ---- */
+
+/* Elements by value only. */
+static int
+set_value_cmp(const struct alt_set *set, const struct alt_set_elem *x, const struct alt_set_elem *y)
+{
+	if (set->type == 'N')
+		return sm_ddb_number_compare(&x->num, &y->num);
+	return bytes_cmp(x->s, y->s);
+}
+
+/* By value, then position: a total order, whatever qsort_r() does with ties. */
+static int
+set_elem_cmp(const void *a, const void *b, void *arg)
+{
+	const struct alt_set_elem *x = a, *y = b;
+	int c = set_value_cmp(arg, x, y);
+
+	return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+void
+alt_set_init(struct alt_set *set, char type)
+{
+	memset(set, 0, sizeof(*set));
+	set->type = type;
+}
+
+void
+alt_set_free(struct alt_set *set)
+{
+	sm_free(set->e);
+	sm_free(set->buf);
+	alt_set_init(set, set->type);
+}
+
+/*
+ * The key of element @tok (a JSON string) of a set of @set->type: a number
+ * by value (1, 1.0 and 10E-1 are one), S and B by their unescaped text (B
+ * is compared as DynamoDB's base64, as written). Escaped text is kept in
+ * @keep (room for the token's span) or else in scratch slot 1.
+ */
+static int
+set_key(struct alt_op *op, const struct alt_set *set, const struct sm_json_doc *d, int tok,
+	char *keep, struct alt_set_elem *e)
+{
+	struct sm_bytes raw = sm_json_span(d, tok);
+
+	if (set->type == 'N')
+		return number_text(op, d, tok, &e->num);
+	if (keep == NULL || !sm_json_str_has_escapes(d, tok))
+		return str_slot(d, tok, 1, &e->s);
+	return sm_json_str(d, tok, keep, raw.len + 1, &e->s);
+}
+
+int
+alt_set_add(struct alt_op *op, struct alt_set *set, const struct sm_json_doc *d, int tok)
+{
+	struct sm_bytes raw = sm_json_span(d, tok), span;
+	struct alt_set_elem *e;
+	unsigned cap;
+	char *keep = NULL;
+	int ret;
+
+	if (set->n == set->cap) {
+		cap = set->cap ? set->cap * 2 : 16;
+		e = sm_realloc(set->e, (size_t)cap * sizeof(*e));
+		if (e == NULL)
+			return -ENOMEM;
+		set->e = e;
+		set->cap = cap;
+	}
+	if (set->type != 'N' && sm_json_str_has_escapes(d, tok)) {
+		if (set->buf == NULL) {
+			/* the array's text bounds every element's unescaped text */
+			span = sm_json_span(d, set->arr);
+			set->buf = sm_malloc((size_t)span.len + 1);
+			if (set->buf == NULL)
+				return -ENOMEM;
+		}
+		keep = set->buf + set->used;
+		set->used += raw.len + 1;
+	}
+	e = &set->e[set->n];
+	ret = set_key(op, set, d, tok, keep, e);
+	if (ret < 0)
+		return ret;
+	e->pos = set->n++;
+	return 0;
+}
+
+int
+alt_set_build(struct alt_op *op, struct alt_set *set, const struct sm_json_doc *d, int arr)
+{
+	int x, ret;
+
+	set->arr = arr;
+	for (x = sm_json_first(d, arr); x >= 0; x = sm_json_next(d, x)) {
+		if (sm_json_type(d, x) != SM_JSON_STRING)
+			return -EINVAL;
+		ret = alt_set_add(op, set, d, x);
+		if (ret < 0)
+			return ret;
+	}
+	alt_set_sort(set);
+	return 0;
+}
+
+void
+alt_set_sort(struct alt_set *set)
+{
+	if (set->n > 1)
+		qsort_r(set->e, set->n, sizeof(*set->e), set_elem_cmp, set);
+}
+
+/* The position of the first element equal to an earlier one, or -1; sorted first. */
+static int
+set_first_dup(const struct alt_set *set)
+{
+	unsigned i, first = UINT32_MAX;
+
+	/* equal values sort by position: the second of a run is where it repeated */
+	for (i = 1; i < set->n; i++)
+		if (set_value_cmp(set, &set->e[i - 1], &set->e[i]) == 0 &&
+		    (i == 1 || set_value_cmp(set, &set->e[i - 2], &set->e[i - 1]) != 0) &&
+		    set->e[i].pos < first)
+			first = set->e[i].pos;
+	return first == UINT32_MAX ? -1 : (int)first;
+}
+
+bool
+alt_set_has(struct alt_op *op, const struct alt_set *set, const struct sm_json_doc *d, int tok)
+{
+	struct alt_set_elem key;
+	size_t lo = 0, hi = set->n, mid;
+	int c;
+
+	if (sm_json_type(d, tok) != SM_JSON_STRING || set_key(op, set, d, tok, NULL, &key) < 0)
+		return false;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = set_value_cmp(set, &key, &set->e[mid]);
+		if (c == 0)
+			return true;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
+static int
 write_set(struct alt_op *op, const struct sm_json_doc *d, int arr, const char *type,
 	  struct sm_json_out *o)
 {
-	int a, b, ret;
 	char text[SM_DDB_NUMBER_TEXT_MAX];
-	struct sm_ddb_number na, nb;
-	struct sm_bytes sa, sb;
+	struct sm_ddb_number na;
+	struct alt_set set;
+	struct sm_bytes sa;
+	int a, ret = 0;
 
 	if (sm_json_type(d, arr) != SM_JSON_ARRAY)
 		return bad(op, "One or more parameter values were invalid: %s must be a list",
@@ -248,40 +410,32 @@ write_set(struct alt_op *op, const struct sm_json_doc *d, int arr, const char *t
 			   type[0] == 'S'   ? "string"
 			   : type[0] == 'N' ? "number"
 					    : "binary");
+	alt_set_init(&set, type[0]);
+	set.arr = arr;
 	sm_json_out_arr_begin(o);
 	for (a = sm_json_first(d, arr); a >= 0; a = sm_json_next(d, a)) {
-		if (sm_json_type(d, a) != SM_JSON_STRING)
-			return bad(op,
-				   "One or more parameter values were invalid: %s elements must "
-				   "be strings",
-				   type);
+		if (sm_json_type(d, a) != SM_JSON_STRING) {
+			ret = bad(op,
+				  "One or more parameter values were invalid: %s elements must "
+				  "be strings",
+				  type);
+			break;
+		}
 		if (type[0] == 'N') {
 			ret = number_text(op, d, a, &na);
 			if (ret < 0)
-				return ret;
+				break;
 		} else if (type[0] == 'B') {
-			if (binary_slot(d, a, 0, &sa) < 0)
-				return bad(op, "%s",
-					   "One or more parameter values were invalid: "
-					   "invalid base64 in a binary set");
-		}
-		/* Sets hold distinct elements: DynamoDB refuses duplicates. */
-		for (b = sm_json_first(d, arr); b >= 0 && b != a; b = sm_json_next(d, b)) {
-			bool dup;
-
-			if (type[0] == 'N') {
-				number_text(op, d, b, &nb);
-				dup = sm_ddb_number_compare(&na, &nb) == 0;
-			} else {
-				str_slot(d, a, 0, &sa);
-				str_slot(d, b, 1, &sb);
-				dup = sa.len == sb.len && memcmp(sa.p, sb.p, sa.len) == 0;
+			if (binary_slot(d, a, 0, &sa) < 0) {
+				ret = bad(op, "%s",
+					  "One or more parameter values were invalid: "
+					  "invalid base64 in a binary set");
+				break;
 			}
-			if (dup)
-				return bad(op, "%s",
-					   "One or more parameter values were invalid: Input "
-					   "collection contains duplicates");
 		}
+		ret = alt_set_add(op, &set, d, a);
+		if (ret < 0)
+			break;
 		if (type[0] == 'N') {
 			sm_ddb_number_format(&na, text, sizeof(text));
 			sm_json_out_str(o, text);
@@ -291,6 +445,20 @@ write_set(struct alt_op *op, const struct sm_json_doc *d, int arr, const char *t
 			sm_json_out_raw(o, (const char *)raw.p, raw.len);
 		}
 	}
+	/*
+	 * Sets hold distinct elements: DynamoDB refuses duplicates. A duplicate
+	 * before the first bad element is what an in-order check meets first.
+	 */
+	if (ret != -ENOMEM) {
+		alt_set_sort(&set);
+		if (set_first_dup(&set) >= 0)
+			ret = bad(op, "%s",
+				  "One or more parameter values were invalid: Input "
+				  "collection contains duplicates");
+	}
+	alt_set_free(&set);
+	if (ret < 0)
+		return ret;
 	sm_json_out_arr_end(o);
 	return 0;
 }
@@ -413,14 +581,6 @@ alt_value_write(struct alt_op *op, const struct sm_json_doc *d, int tok, struct 
 
 /* ---- comparison ---- */
 
-static int
-bytes_cmp(struct sm_bytes a, struct sm_bytes b)
-{
-	int c = memcmp(a.p, b.p, SM_MIN(a.len, b.len));
-
-	return c ? c : (a.len < b.len ? -1 : a.len > b.len);
-}
-
 int
 alt_value_compare(struct alt_op *op, struct alt_val a, struct alt_val b, int *cmp)
 {
@@ -485,12 +645,18 @@ alt_value_equal(struct alt_op *op, struct alt_val a, struct alt_val b)
 		return sm_json_bool(a.d, pa, &v1) == 0 && sm_json_bool(b.d, pb, &v2) == 0 &&
 		       v1 == v2;
 	if (ta[1] == 'S') { /* SS, NS, BS: same elements in any order */
+		struct alt_set set;
+		bool same = true;
+
 		if (sm_json_count(a.d, pa) != sm_json_count(b.d, pb))
 			return false;
-		for (x = sm_json_first(a.d, pa); x >= 0; x = sm_json_next(a.d, x))
-			if (!set_contains(op, b.d, pb, ta, (struct alt_val){ NULL, -1 }, a.d, x))
-				return false;
-		return true;
+		alt_set_init(&set, ta[0]);
+		if (alt_set_build(op, &set, b.d, pb) < 0)
+			same = false;
+		for (x = sm_json_first(a.d, pa); same && x >= 0; x = sm_json_next(a.d, x))
+			same = alt_set_has(op, &set, a.d, x);
+		alt_set_free(&set);
+		return same;
 	}
 	if (strcmp(ta, "L") == 0) {
 		if (sm_json_count(a.d, pa) != sm_json_count(b.d, pb))

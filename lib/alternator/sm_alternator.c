@@ -91,6 +91,13 @@ op_get(void)
 	op->nsreqs = op->pending = op->nops = 0;
 	op->ntmp = 0;
 	op->keys.len = op->vals.len = op->last.len = op->names.len = op->inflated.len = 0;
+	op->memo_n = 0;
+	if (++op->memo_gen == 0) {
+		/* wrapped: entries of 2^32 ops ago must not look current */
+		if (op->memo != NULL)
+			memset(op->memo, 0, op->memo_cap * sizeof(*op->memo));
+		op->memo_gen = 1;
+	}
 	op->next = NULL;
 	op->first_err = 0;
 	op->errmsg[0] = '\0';
@@ -139,6 +146,7 @@ op_destroy(struct alt_op *op)
 	bytes_release(&op->last);
 	bytes_release(&op->names);
 	bytes_release(&op->inflated);
+	sm_free(op->memo);
 	sm_free(op->sreqs);
 	sm_free(op->ops);
 	sm_free(op);
@@ -446,6 +454,30 @@ hmac(const uint8_t *key, size_t klen, const void *msg, size_t mlen, uint8_t out[
 	hmac_sha256_digest(&h, SHA256_DIGEST_SIZE, out);
 }
 
+/*
+ * Append to the @cap-byte @buf holding @len bytes; the length after, at most
+ * cap - 1 (the text is cut, and then no signature matches it).
+ */
+static size_t
+append(char *buf, size_t cap, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static size_t
+append(char *buf, size_t cap, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (len + 1 >= cap)
+		return len;
+	va_start(ap, fmt);
+	w = vsnprintf(buf + len, cap - len, fmt, ap);
+	va_end(ap);
+	if (w < 0)
+		return len;
+	return (size_t)w >= cap - len ? cap - 1 : len + (size_t)w;
+}
+
 /* The part of "k1=v1, k2=v2" after "@key="; false when absent. */
 static bool
 auth_param(const struct sm_http_str *a, const char *key, struct sm_http_str *out)
@@ -534,9 +566,9 @@ check_signature(struct alt_op *op, struct sm_http_req *req)
 	sha256_update(&sha, op->body_len, (const uint8_t *)op->body);
 	sha256_digest(&sha, sizeof(digest), digest);
 	hex(digest, 32, body_hex);
-	clen = (size_t)snprintf(creq, cap, "%.*s\n%.*s\n%.*s\n", (int)req->head.method_text.len,
-				req->head.method_text.p, (int)req->head.path.len, req->head.path.p,
-				(int)req->head.query.len, req->head.query.p);
+	clen = append(creq, cap, 0, "%.*s\n%.*s\n%.*s\n", (int)req->head.method_text.len,
+		      req->head.method_text.p, (int)req->head.path.len, req->head.path.p,
+		      (int)req->head.query.len, req->head.query.p);
 	for (p = signed_h.p, end = signed_h.p + signed_h.len; p < end;) {
 		const char *semi = memchr(p, ';', (size_t)(end - p));
 		size_t hl = semi ? (size_t)(semi - p) : (size_t)(end - p);
@@ -548,14 +580,14 @@ check_signature(struct alt_op *op, struct sm_http_req *req)
 		memcpy(name, p, hl);
 		name[hl] = '\0';
 		v = sm_http_header(req, name);
-		clen += (size_t)snprintf(creq + clen, cap - clen, "%s:%.*s\n", name,
-					 v ? (int)v->len : 0, v ? v->p : "");
+		/* a header named twice is written twice: cap counted it once */
+		clen = append(creq, cap, clen, "%s:%.*s\n", name, v ? (int)v->len : 0,
+			      v ? v->p : "");
 		p += hl + 1;
 	}
-	clen += (size_t)snprintf(creq + clen, cap - clen, "\n%.*s\n%s", (int)signed_h.len,
-				 signed_h.p, body_hex);
+	clen = append(creq, cap, clen, "\n%.*s\n%s", (int)signed_h.len, signed_h.p, body_hex);
 	sha256_init(&sha);
-	sha256_update(&sha, SM_MIN(clen, cap - 1), (const uint8_t *)creq);
+	sha256_update(&sha, clen, (const uint8_t *)creq);
 	sha256_digest(&sha, sizeof(digest), digest);
 	hex(digest, 32, creq_hex);
 	n = (size_t)snprintf(sts, 512, "AWS4-HMAC-SHA256\n%.*s\n%.*s/%.*s/%.*s/%.*s\n%s",

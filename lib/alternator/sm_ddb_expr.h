@@ -184,6 +184,9 @@ struct sm_ddb_expr {
 	unsigned nnames;
 	const char **values; /* ":v" */
 	unsigned nvalues;
+	/* The same, sorted (strcmp), for sm_ddb_expr_uses(). */
+	const char **names_sorted;
+	const char **values_sorted;
 	struct sm_arena *arena;
 };
 
@@ -195,7 +198,9 @@ struct sm_ddb_expr {
  *                          "NULL", "SS", "NS", "BS", "L", "M"), "" to leave
  *                          its type unchecked, or NULL when
  *                          ExpressionAttributeValues lacks it
- * A NULL callback stands for a map the request does not have.
+ * A NULL callback stands for a map the request does not have. A name
+ * returned must stay valid until the parse or check that asked returns:
+ * the checks resolve each #name once and keep it.
  */
 struct sm_ddb_expr_env {
 	const char *(*name)(void *arg, const char *ref);
@@ -240,7 +245,7 @@ sm_ddb_expr_kind_name(enum sm_ddb_expr_kind kind);
 
 /* ---- placeholders ---- */
 
-/* True when @e uses the placeholder @ref ("#n" or ":v"). */
+/* True when @e uses the placeholder @ref ("#n" or ":v"); O(log n). */
 bool
 sm_ddb_expr_uses(const struct sm_ddb_expr *e, const char *ref);
 

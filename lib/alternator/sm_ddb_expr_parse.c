@@ -26,8 +26,10 @@
  * further, as DynamoDB's parser does.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -882,19 +884,72 @@ p1_expr(struct ddb_parser *p, const struct sm_ddb_expr *e)
 
 /* ---- placeholders used ---- */
 
+/* Every use, repeats too: refs_unique() drops them once all are in. */
 static int
 add_ref(struct sm_arena *a, const char ***arr, unsigned *n, unsigned *cap, const char *ref)
 {
-	const char **slot;
-	unsigned i;
+	const char **slot = ddb_vec_add(a, arr, n, cap, sizeof(*slot));
 
-	for (i = 0; i < *n; i++)
-		if (strcmp((*arr)[i], ref) == 0)
-			return 0;
-	slot = ddb_vec_add(a, arr, n, cap, sizeof(*slot));
 	if (slot == NULL)
 		return -ENOMEM;
 	*slot = ref;
+	return 0;
+}
+
+static int
+ref_order(const void *x, const void *y, void *arg)
+{
+	const char *const *refs = arg;
+	unsigned a = *(const unsigned *)x, b = *(const unsigned *)y;
+	int c = strcmp(refs[a], refs[b]);
+
+	return c ? c : (a > b) - (a < b);
+}
+
+/* Up to this many placeholder uses are deduplicated and searched by comparing each. */
+#define SMALL_REFS 16
+
+/*
+ * Keep the first use of each placeholder, in order, and the same sorted in
+ * *@sorted (NULL for a few): sorted, not searched per use.
+ */
+static int
+refs_unique(struct sm_arena *a, const char **refs, unsigned *n, const char ***sorted)
+{
+	unsigned *idx, i, k;
+	bool *keep;
+
+	*sorted = NULL;
+	if (*n <= SMALL_REFS) {
+		/* a few (every request on the hot path): compared in place, scanned by uses() */
+		for (i = 0, k = 0; i < *n; i++) {
+			unsigned j;
+
+			for (j = 0; j < k && strcmp(refs[j], refs[i]) != 0; j++)
+				;
+			if (j == k)
+				refs[k++] = refs[i];
+		}
+		*n = k;
+		return 0;
+	}
+	idx = sm_arena_alloc(a, (size_t)*n * sizeof(*idx));
+	keep = sm_arena_alloc(a, (size_t)*n * sizeof(*keep));
+	*sorted = sm_arena_alloc(a, (size_t)*n * sizeof(**sorted));
+	if (idx == NULL || keep == NULL || *sorted == NULL)
+		return -ENOMEM;
+	for (i = 0; i < *n; i++)
+		idx[i] = i;
+	qsort_r(idx, *n, sizeof(*idx), ref_order, refs);
+	for (i = 0, k = 0; i < *n; i++) {
+		keep[idx[i]] = i == 0 || strcmp(refs[idx[i - 1]], refs[idx[i]]) != 0;
+		if (keep[idx[i]])
+			(*sorted)[k++] = refs[idx[i]];
+	}
+	for (i = 0, k = 0; i < *n; i++)
+		if (keep[i])
+			refs[k++] = refs[i];
+	*n = k;
 	return 0;
 }
 
@@ -978,14 +1033,20 @@ collect_refs(struct sm_ddb_expr *e)
 			if (rc == 0 && e->actions[i].value != NULL)
 				rc = refs_operand(&r, e->actions[i].value);
 		}
-		return rc;
+		break;
 	case SM_DDB_PROJECTION:
 		for (i = 0; i < e->npaths && rc == 0; i++)
 			rc = refs_path(&r, &e->paths[i]);
-		return rc;
+		break;
 	default:
-		return refs_cond(&r, e->cond);
+		rc = refs_cond(&r, e->cond);
+		break;
 	}
+	if (rc == 0)
+		rc = refs_unique(e->arena, e->names, &e->nnames, &e->names_sorted);
+	if (rc == 0)
+		rc = refs_unique(e->arena, e->values, &e->nvalues, &e->values_sorted);
+	return rc;
 }
 
 /* ---- parse ---- */
@@ -1468,46 +1529,247 @@ ck_cond(struct ddb_ck *ck, const struct sm_ddb_cond *c)
  * No two paths may be the same or one inside the other ("overlap"), nor use
  * one element as a map key in one and a list index in the other
  * ("conflict"). @n paths, @stride bytes apart from @base.
+ *
+ * DynamoDB names the first path (in the order written) that clashes with an
+ * earlier one, and of those earlier ones the first. Comparing every pair
+ * finds that in n^2, fine for a few paths but not for the 2,000 that fit in
+ * an expression (each comparison resolving #names); past OV_PAIRWISE the
+ * paths are sorted into a trie instead, where
+ * two paths clash exactly when one ends at a node the other passes (or
+ * ends at), or they leave a node by children of different kinds.
  */
+struct ov_node {
+	unsigned parent;
+	bool index;	  /* the element leading here is a list index */
+	unsigned term;	  /* first path (in writing order) ending here */
+	unsigned sub[2];  /* the first two paths ending in this subtree */
+	unsigned kind[2]; /* first path through a name child / an index child */
+};
+
+struct ov_ctx {
+	const struct sm_ddb_path **paths;
+	const char **names; /* every element's resolved name (NULL: an index or undefined) */
+	unsigned *first;    /* paths' first element in names[] */
+};
+
+#define OV_NONE UINT_MAX
+
+/* Elements in trie order: names before indices, then by name (undefined ones never equal) or index. */
+static int
+ov_elem_cmp(const struct ov_ctx *c, unsigned pa, unsigned ka, unsigned pb, unsigned kb)
+{
+	const struct sm_ddb_path_elem *x = &c->paths[pa]->elems[ka], *y = &c->paths[pb]->elems[kb];
+	const char *nx = c->names[c->first[pa] + ka], *ny = c->names[c->first[pb] + kb];
+
+	if ((x->name == NULL) != (y->name == NULL))
+		return x->name == NULL ? 1 : -1;
+	if (x->name == NULL)
+		return (x->index > y->index) - (x->index < y->index);
+	if (nx == NULL || ny == NULL) {
+		/* an undefined name equals nothing, itself in another path included */
+		if (nx != NULL || ny != NULL)
+			return nx == NULL ? 1 : -1;
+		return (pa > pb) - (pa < pb);
+	}
+	return strcmp(nx, ny);
+}
+
+/* Elements paths @a and @b share from the start. */
+static unsigned
+ov_lcp(const struct ov_ctx *c, unsigned a, unsigned b)
+{
+	unsigned k, m = SM_MIN(c->paths[a]->nelems, c->paths[b]->nelems);
+
+	for (k = 0; k < m && ov_elem_cmp(c, a, k, b, k) == 0; k++)
+		;
+	return k;
+}
+
+static int
+ov_path_cmp(const void *x, const void *y, void *arg)
+{
+	const struct ov_ctx *c = arg;
+	unsigned a = *(const unsigned *)x, b = *(const unsigned *)y;
+	unsigned k = ov_lcp(c, a, b), la = c->paths[a]->nelems, lb = c->paths[b]->nelems;
+
+	if (k < la && k < lb)
+		return ov_elem_cmp(c, a, k, b, k);
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+static void
+ov_sub_add(struct ov_node *v, unsigned i)
+{
+	if (i < v->sub[0]) {
+		v->sub[1] = v->sub[0];
+		v->sub[0] = i;
+	} else if (i < v->sub[1] && i != v->sub[0]) {
+		v->sub[1] = i;
+	}
+}
+
+/* Up to this many paths are compared pair by pair (no allocation: the hot path). */
+#define OV_PAIRWISE 16
+
+/* "overlap", "conflict" or NULL for paths @a and @b. */
+static const char *
+ov_pair(const struct ddb_ck *ck, const struct sm_ddb_path *a, const struct sm_ddb_path *b)
+{
+	unsigned k, m = SM_MIN(a->nelems, b->nelems);
+
+	for (k = 0; k < m; k++) {
+		if ((a->elems[k].name == NULL) != (b->elems[k].name == NULL))
+			return "conflict";
+		if (!same_elem(ck, &a->elems[k], &b->elems[k]))
+			return NULL;
+	}
+	return "overlap";
+}
+
+static int
+ov_report(struct ddb_ck *ck, const char *what, const struct sm_ddb_path *a,
+	  const struct sm_ddb_path *b)
+{
+	ck_fail(ck,
+		"Two document paths %s with each other; must remove or rewrite one "
+		"of these paths; path one: ",
+		what);
+	ck_path_text(ck, a);
+	ck_append(ck, ", path two: ");
+	ck_path_text(ck, b);
+	return -EINVAL;
+}
+
 static int
 ck_overlap(struct ddb_ck *ck, const void *base, size_t stride, unsigned n)
 {
-	const struct sm_ddb_path *a, *b;
-	const struct sm_ddb_path_elem *x, *y;
-	unsigned i, j, k, m;
-	const char *what;
+	struct ov_ctx c = { NULL, NULL, NULL };
+	unsigned *order = NULL, *nodeof = NULL, total = 0, nnodes = 1, i, j, k, d, len, prev;
+	unsigned best_j = OV_NONE, best_i = OV_NONE, cand;
+	struct ov_node *nodes = NULL;
+	const char *what = NULL, *cand_what;
+	int rc = -ENOMEM;
 
-	for (j = 1; j < n; j++) {
-		b = (const struct sm_ddb_path *)((const char *)base + j * stride);
-		for (i = 0; i < j; i++) {
-			a = (const struct sm_ddb_path *)((const char *)base + i * stride);
-			m = a->nelems < b->nelems ? a->nelems : b->nelems;
-			what = "overlap";
-			for (k = 0; k < m; k++) {
-				x = &a->elems[k];
-				y = &b->elems[k];
-				if ((x->name == NULL) != (y->name == NULL)) {
-					what = "conflict";
-					break;
-				}
-				if (!same_elem(ck, x, y)) {
-					what = NULL;
-					break;
-				}
+	if (n <= OV_PAIRWISE) {
+		const struct sm_ddb_path *a, *b;
+
+		for (j = 1; j < n; j++) {
+			b = (const struct sm_ddb_path *)((const char *)base + j * stride);
+			for (i = 0; i < j; i++) {
+				a = (const struct sm_ddb_path *)((const char *)base + i * stride);
+				what = ov_pair(ck, a, b);
+				if (what != NULL)
+					return ov_report(ck, what, a, b);
 			}
-			if (what == NULL)
+		}
+		return 0;
+	}
+	c.paths = sm_malloc((size_t)n * sizeof(*c.paths));
+	c.first = sm_malloc(((size_t)n + 1) * sizeof(*c.first));
+	order = sm_malloc((size_t)n * sizeof(*order));
+	if (c.paths == NULL || c.first == NULL || order == NULL)
+		goto out;
+	for (i = 0; i < n; i++) {
+		c.paths[i] = (const struct sm_ddb_path *)((const char *)base + i * stride);
+		c.first[i] = total;
+		total += c.paths[i]->nelems;
+		order[i] = i;
+	}
+	c.first[n] = total;
+	c.names = sm_malloc(((size_t)total + 1) * sizeof(*c.names));
+	nodeof = sm_malloc(((size_t)total + 1) * sizeof(*nodeof));
+	nodes = sm_malloc(((size_t)total + 1) * sizeof(*nodes));
+	if (c.names == NULL || nodeof == NULL || nodes == NULL)
+		goto out;
+	/* every #name resolved once */
+	for (i = 0; i < n; i++)
+		for (k = 0; k < c.paths[i]->nelems; k++)
+			c.names[c.first[i] + k] = c.paths[i]->elems[k].name != NULL
+							  ? ck_name(ck, &c.paths[i]->elems[k])
+							  : NULL;
+	qsort_r(order, n, sizeof(*order), ov_path_cmp, &c);
+
+	/* the trie: a path shares the nodes of its common prefix with the one before */
+	nodes[0] =
+		(struct ov_node){ 0, false, OV_NONE, { OV_NONE, OV_NONE }, { OV_NONE, OV_NONE } };
+	for (j = 0; j < n; j++) {
+		i = order[j];
+		len = c.paths[i]->nelems;
+		d = j > 0 ? ov_lcp(&c, order[j - 1], i) : 0;
+		for (k = 0; k < len; k++) {
+			if (k < d) {
+				nodeof[c.first[i] + k] = nodeof[c.first[order[j - 1]] + k];
 				continue;
-			ck_fail(ck,
-				"Two document paths %s with each other; must remove or rewrite one "
-				"of these paths; path one: ",
-				what);
-			ck_path_text(ck, a);
-			ck_append(ck, ", path two: ");
-			ck_path_text(ck, b);
-			return -EINVAL;
+			}
+			nodes[nnodes] = (struct ov_node){
+				k > 0 ? nodeof[c.first[i] + k - 1] : 0,
+				c.paths[i]->elems[k].name == NULL,
+				OV_NONE,
+				{ OV_NONE, OV_NONE },
+				{ OV_NONE, OV_NONE },
+			};
+			nodeof[c.first[i] + k] = nnodes++;
+		}
+		if (len > 0) {
+			struct ov_node *end = &nodes[nodeof[c.first[i] + len - 1]];
+
+			end->term = SM_MIN(end->term, i);
+			ov_sub_add(end, i);
 		}
 	}
-	return 0;
+	/* children come after their parents: fold subtrees upwards */
+	for (k = nnodes; k-- > 1;) {
+		struct ov_node *v = &nodes[k], *u = &nodes[v->parent];
+
+		ov_sub_add(u, v->sub[0]);
+		ov_sub_add(u, v->sub[1]);
+		u->kind[v->index] = SM_MIN(u->kind[v->index], v->sub[0]);
+	}
+	/* each path's first clash: a prefix of it, a path through its end, or a kind apart */
+	for (i = 0; i < n; i++) {
+		len = c.paths[i]->nelems;
+		if (len == 0)
+			continue;
+		cand = OV_NONE;
+		cand_what = NULL;
+		for (k = 0, prev = 0; k < len; k++) {
+			struct ov_node *v = &nodes[nodeof[c.first[i] + k]], *u = &nodes[prev];
+			unsigned x = u->kind[!v->index];
+
+			if (x < cand) {
+				cand = x;
+				cand_what = "conflict";
+			}
+			if (k + 1 < len && v->term < cand) {
+				cand = v->term;
+				cand_what = "overlap";
+			}
+			if (k + 1 == len) {
+				x = v->sub[0] != i ? v->sub[0] : v->sub[1];
+				if (x < cand) {
+					cand = x;
+					cand_what = "overlap";
+				}
+			}
+			prev = nodeof[c.first[i] + k];
+		}
+		if (cand < i && i < best_j) {
+			best_j = i;
+			best_i = cand;
+			what = cand_what;
+		}
+	}
+	rc = best_j != OV_NONE ? ov_report(ck, what, c.paths[best_i], c.paths[best_j]) : 0;
+out:
+	sm_free(c.paths);
+	sm_free(c.first);
+	sm_free(c.names);
+	sm_free(order);
+	sm_free(nodeof);
+	sm_free(nodes);
+	return rc;
 }
 
 static const char *
@@ -1604,12 +1866,27 @@ sm_ddb_expr_check(const struct sm_ddb_expr *e, const struct sm_ddb_expr_env *env
 bool
 sm_ddb_expr_uses(const struct sm_ddb_expr *e, const char *ref)
 {
-	const char *const *list = ref[0] == '#' ? e->names : e->values;
-	unsigned i, n = ref[0] == '#' ? e->nnames : e->nvalues;
+	const char *const *list = ref[0] == '#' ? e->names_sorted : e->values_sorted;
+	unsigned lo = 0, hi = ref[0] == '#' ? e->nnames : e->nvalues, mid;
+	int c;
 
-	for (i = 0; i < n; i++)
-		if (strcmp(list[i], ref) == 0)
+	if (list == NULL) {
+		list = ref[0] == '#' ? e->names : e->values;
+		for (mid = 0; mid < hi; mid++)
+			if (strcmp(list[mid], ref) == 0)
+				return true;
+		return false;
+	}
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = strcmp(list[mid], ref);
+		if (c == 0)
 			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return false;
 }
 

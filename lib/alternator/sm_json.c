@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sm_json.h"
@@ -51,6 +52,21 @@ struct sm_json_tok {
 
 #define TOK_ESCAPED 0x1
 #define TOK_KEY 0x2
+
+/*
+ * Look-up tables of one parse: for each large container a run of token
+ * indices in ent[] (an object's keys in key_order(), an array's elements in
+ * order), found through at[container] = 1 + the run's start. at[] is
+ * cleared on the first use after a parse, so a parse that looks nothing up
+ * in a large container pays nothing.
+ */
+struct sm_json_index {
+	uint32_t *at;
+	uint32_t capat;
+	uint32_t *ent;
+	size_t nent, capent;
+	bool live; /* at[0..ntok) belongs to the current parse */
+};
 
 #define tok_type(t) ((enum sm_json_type)(t)->type)
 #define set_tok_type(t, v) ((t)->type = (jsmntype_t)(v))
@@ -435,22 +451,103 @@ ds_next(struct dstream *ds)
 	return (unsigned char)ds->buf[ds->k++];
 }
 
-static bool
-tok_str_eq(const char *text, const jsmntok_t *a, const jsmntok_t *b)
+/* Two string tokens' unescaped bytes in order: <0, 0 or >0, as memcmp() and then length. */
+static int
+tok_str_cmp(const char *text, const jsmntok_t *a, const jsmntok_t *b)
 {
 	struct dstream x = { .s = text, .i = (size_t)a->start, .end = (size_t)a->end };
 	struct dstream y = { .s = text, .i = (size_t)b->start, .end = (size_t)b->end };
-	int c;
+	size_t na = (size_t)(a->end - a->start), nb = (size_t)(b->end - b->start);
+	int c, e;
 
-	if (!(a->size & TOK_ESCAPED) && !(b->size & TOK_ESCAPED))
-		return a->end - a->start == b->end - b->start &&
-		       memcmp(text + a->start, text + b->start, (size_t)(a->end - a->start)) == 0;
+	if (!(a->size & TOK_ESCAPED) && !(b->size & TOK_ESCAPED)) {
+		c = memcmp(text + a->start, text + b->start, na < nb ? na : nb);
+		return c ? c : (na > nb) - (na < nb);
+	}
 	do {
 		c = ds_next(&x);
-		if (c != ds_next(&y))
-			return false;
+		e = ds_next(&y);
+		if (c != e)
+			return c < e ? -1 : 1; /* the end (-1) sorts first */
 	} while (c >= 0);
-	return true;
+	return 0;
+}
+
+static bool
+tok_str_eq(const char *text, const jsmntok_t *a, const jsmntok_t *b)
+{
+	if (!(a->size & TOK_ESCAPED) && !(b->size & TOK_ESCAPED) &&
+	    a->end - a->start != b->end - b->start)
+		return false;
+	return tok_str_cmp(text, a, b) == 0;
+}
+
+/* Key tokens by unescaped text, then position (qsort_r() with the document's tokens). */
+static int
+key_order(const void *x, const void *y, void *arg)
+{
+	const struct sm_json_doc *d = arg;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	int c = tok_str_cmp(d->text, &d->tok[a].j, &d->tok[b].j);
+
+	return c ? c : (a > b) - (a < b);
+}
+
+/* The @n keys of object @obj, in @keys, sorted by key_order(). */
+static void
+sorted_keys(const struct sm_json_doc *d, int obj, uint32_t n, uint32_t *keys)
+{
+	uint32_t i = 0;
+	int k;
+
+	for (k = obj + 1; k >= 0 && i < n; k = d->tok[k].j.parent)
+		keys[i++] = (uint32_t)k;
+	qsort_r(keys, i, sizeof(*keys), key_order, (void *)(uintptr_t)d);
+}
+
+/*
+ * The duplicate that the pairwise search reports: of the keys written again
+ * the first, and its first repeat. Sorted, not pairwise: thousands of keys
+ * are cheap to send.
+ */
+static int
+check_dup_keys(struct sm_json_doc *d, jsmntok_t *t, int obj, uint32_t n)
+{
+	uint32_t *keys, i, first = UINT32_MAX, repeat = 0, run = 0;
+	int a, b;
+
+	if (n <= 8) {
+		for (a = obj + 1; a >= 0; a = t[a].parent)
+			for (b = t[a].parent; b >= 0; b = t[b].parent)
+				if (tok_str_eq(d->text, &t[a], &t[b]))
+					goto dup;
+		return 0;
+	}
+	keys = sm_malloc((size_t)n * sizeof(*keys));
+	if (keys == NULL) {
+		snprintf(d->err, sizeof(d->err), "Out of memory checking an object of %u keys", n);
+		return -ENOMEM;
+	}
+	sorted_keys(d, obj, n, keys);
+	for (i = 1; i < n; i++) {
+		if (tok_str_cmp(d->text, &t[keys[i - 1]], &t[keys[i]]) != 0) {
+			run = i;
+			continue;
+		}
+		/* keys[run] is where this key first appears, keys[run + 1] its first repeat */
+		if (i == run + 1 && keys[run] < first) {
+			first = keys[run];
+			repeat = keys[i];
+		}
+	}
+	sm_free(keys);
+	if (first == UINT32_MAX)
+		return 0;
+	b = (int)repeat;
+dup:
+	return fail(d, "Duplicate field '%.*s' at offset %d",
+		    t[b].end - t[b].start > 64 ? 64 : t[b].end - t[b].start, d->text + t[b].start,
+		    t[b].start - 1);
 }
 
 /* An open array or object during validate(). */
@@ -468,7 +565,6 @@ close_frame(struct sm_json_doc *d, jsmntok_t *t, struct frame *f, unsigned flags
 	jsmntok_t *c = &t[f->tok];
 	size_t close = (size_t)c->end - 1, p;
 	bool obj = tok_type(c) == SM_JSON_OBJECT;
-	int a, b;
 
 	p = skip_ws(d->text, f->pos, close);
 	if (obj && (f->n & 1)) {
@@ -486,17 +582,8 @@ close_frame(struct sm_json_doc *d, jsmntok_t *t, struct frame *f, unsigned flags
 				     : "was expecting comma to separate ARRAY entries");
 	}
 	c->size = (int)(obj ? f->n / 2 : f->n);
-	if (obj && (flags & SM_JSON_REJECT_DUP_KEYS) && c->size > 1) {
-		/* Quadratic, but only on request and on small objects in practice. */
-		for (a = f->tok + 1; a >= 0; a = t[a].parent)
-			for (b = t[a].parent; b >= 0; b = t[b].parent)
-				if (tok_str_eq(d->text, &t[a], &t[b]))
-					return fail(d, "Duplicate field '%.*s' at offset %d",
-						    t[b].end - t[b].start > 64
-							    ? 64
-							    : t[b].end - t[b].start,
-						    d->text + t[b].start, t[b].start - 1);
-	}
+	if (obj && (flags & SM_JSON_REJECT_DUP_KEYS) && c->size > 1)
+		return check_dup_keys(d, t, f->tok, (uint32_t)c->size);
 	return 0;
 }
 
@@ -714,6 +801,11 @@ sm_json_doc_init(struct sm_json_doc *d)
 void
 sm_json_doc_release(struct sm_json_doc *d)
 {
+	if (d->index != NULL) {
+		sm_free(d->index->at);
+		sm_free(d->index->ent);
+		sm_free(d->index);
+	}
 	sm_free(d->tok);
 	sm_json_doc_init(d);
 }
@@ -764,6 +856,8 @@ sm_json_parse(struct sm_json_doc *d, const char *text, size_t len, unsigned flag
 	d->ntok = 0;
 	d->flags = flags;
 	d->err[0] = '\0';
+	if (d->index != NULL)
+		d->index->live = false;
 	if (len >= (size_t)INT_MAX)
 		return fail(d, "Request body of %zu bytes is too large to parse", len);
 	start = skip_ws(text, 0, len);
@@ -906,14 +1000,116 @@ str_eqn(const struct sm_json_doc *d, const jsmntok_t *t, const char *s, size_t n
 	return j == n;
 }
 
+/*
+ * The table of container @tok (@n members or elements), built on first use;
+ * NULL when memory is short (the caller scans instead). The document is
+ * const to its readers, its cache is not.
+ */
+static const uint32_t *
+index_of(const struct sm_json_doc *cd, int tok, uint32_t n)
+{
+	struct sm_json_doc *d = (struct sm_json_doc *)(uintptr_t)cd;
+	struct sm_json_index *ix = d->index;
+	size_t cap;
+	uint32_t *p, i;
+	int k;
+
+	if (ix == NULL) {
+		ix = sm_calloc(1, sizeof(*ix));
+		if (ix == NULL)
+			return NULL;
+		d->index = ix;
+	}
+	if (!ix->live) {
+		if (ix->capat < d->ntok) {
+			p = sm_realloc(ix->at, (size_t)d->ntok * sizeof(*p));
+			if (p == NULL)
+				return NULL;
+			ix->at = p;
+			ix->capat = d->ntok;
+		}
+		memset(ix->at, 0, (size_t)d->ntok * sizeof(*ix->at));
+		ix->nent = 0;
+		ix->live = true;
+	}
+	if (ix->at[tok] != 0)
+		return ix->ent + ix->at[tok] - 1;
+	if (ix->capent - ix->nent < n) {
+		/* at most one entry per token over all tables */
+		cap = ix->capent ? ix->capent : 256;
+		while (cap - ix->nent < n)
+			cap *= 2;
+		p = sm_realloc(ix->ent, cap * sizeof(*p));
+		if (p == NULL)
+			return NULL;
+		ix->ent = p;
+		ix->capent = cap;
+	}
+	p = ix->ent + ix->nent;
+	if (tok_type(&d->tok[tok].j) == SM_JSON_OBJECT) {
+		sorted_keys(d, tok, n, p);
+	} else {
+		for (k = tok + 1, i = 0; k >= 0 && i < n; k = d->tok[k].j.parent)
+			p[i++] = (uint32_t)k;
+	}
+	ix->at[tok] = (uint32_t)ix->nent + 1;
+	ix->nent += n;
+	return p;
+}
+
+/* Token @t's unescaped bytes against @n bytes at @s, as tok_str_cmp(). */
+static int
+key_cmp(const struct sm_json_doc *d, const jsmntok_t *t, const char *s, size_t n)
+{
+	struct dstream x = { .s = d->text, .i = (size_t)t->start, .end = (size_t)t->end };
+	size_t nt = (size_t)(t->end - t->start), j;
+	int c;
+
+	if (!(t->size & TOK_ESCAPED)) {
+		c = memcmp(d->text + t->start, s, nt < n ? nt : n);
+		return c ? c : (nt > n) - (nt < n);
+	}
+	for (j = 0;; j++) {
+		c = ds_next(&x);
+		if (c < 0)
+			return j < n ? -1 : 0;
+		if (j == n)
+			return 1;
+		if (c != (unsigned char)s[j])
+			return c < (unsigned char)s[j] ? -1 : 1;
+	}
+}
+
+/* The value of the last key equal to @key among @n sorted @keys, or -1. */
+static int
+index_find(const struct sm_json_doc *d, const uint32_t *keys, uint32_t n, const char *key,
+	   size_t keylen)
+{
+	uint32_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (key_cmp(d, &d->tok[keys[mid]].j, key, keylen) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && key_cmp(d, &d->tok[keys[lo - 1]].j, key, keylen) == 0)
+		return (int)keys[lo - 1] + 1;
+	return -1;
+}
+
 int
 sm_json_getn(const struct sm_json_doc *d, int obj, const char *key, size_t keylen)
 {
 	const jsmntok_t *o = tok_at(d, obj);
+	const uint32_t *keys;
 	int k, found = -1;
 
 	if (o == NULL || tok_type(o) != SM_JSON_OBJECT || o->size == 0)
 		return -1;
+	if (o->size >= SM_JSON_INDEX_MIN && (keys = index_of(d, obj, (uint32_t)o->size)) != NULL)
+		return index_find(d, keys, (uint32_t)o->size, key, keylen);
 	for (k = obj + 1; k >= 0; k = d->tok[k].j.parent) {
 		if (str_eqn(d, &d->tok[k].j, key, keylen)) {
 			found = k + 1;
@@ -945,6 +1141,22 @@ sm_json_next(const struct sm_json_doc *d, int tok)
 	const jsmntok_t *t = tok_at(d, tok);
 
 	return t != NULL ? t->parent : -1;
+}
+
+int
+sm_json_at(const struct sm_json_doc *d, int arr, uint32_t i)
+{
+	const jsmntok_t *a = tok_at(d, arr);
+	const uint32_t *el;
+	int k;
+
+	if (a == NULL || tok_type(a) != SM_JSON_ARRAY || i >= (uint32_t)a->size)
+		return -1;
+	if (a->size >= SM_JSON_INDEX_MIN && (el = index_of(d, arr, (uint32_t)a->size)) != NULL)
+		return (int)el[i];
+	for (k = arr + 1; k >= 0 && i > 0; i--)
+		k = d->tok[k].j.parent;
+	return k;
 }
 
 int

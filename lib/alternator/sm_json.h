@@ -40,10 +40,14 @@ enum sm_json_type {
 	SM_JSON_NULL,
 };
 
+/* Objects and arrays of this many members or elements get a look-up table (sm_json_get(), sm_json_at()). */
+#define SM_JSON_INDEX_MIN 32
+
 /* Parse flags. */
 #define SM_JSON_REJECT_DUP_KEYS 0x1u /* an object with a repeated key is an error */
 
-struct sm_json_tok; /* private to sm_json.c */
+struct sm_json_tok;   /* private to sm_json.c */
+struct sm_json_index; /* private to sm_json.c */
 
 /*
  * A parsed document. Keep one per shard or connection and parse every body
@@ -58,6 +62,8 @@ struct sm_json_doc {
 	uint32_t cap;	/* tokens allocated */
 	unsigned flags; /* of the last parse */
 	char err[SM_JSON_ERR_LEN];
+	/* Look-up tables of large objects and arrays, built on first use (see sm_json_get()). */
+	struct sm_json_index *index;
 };
 
 /* An empty document (no allocation until the first parse). */
@@ -107,8 +113,13 @@ sm_json_count(const struct sm_json_doc *d, int tok);
 /*
  * The value of member @key in object @obj, or -1 when it has none or @obj
  * is not an object. Keys compare unescaped and byte-exact; with a repeated
- * key the last one counts. Linear in the object's members, skipping
- * nested values in O(1) each.
+ * key the last one counts. A small object is scanned (nested values are
+ * skipped in O(1) each); one of SM_JSON_INDEX_MIN members or more has its
+ * keys sorted on its first look-up, kept until the next parse, so that n
+ * look-ups in an object of n members cost n log n, not n^2. That table is
+ * a cache: the functions that take a const document may fill it (a
+ * document is used by one thread), and it is the only allocation a
+ * look-up may make; should it fail, the look-up scans.
  */
 int
 sm_json_get(const struct sm_json_doc *d, int obj, const char *key);
@@ -132,6 +143,14 @@ sm_json_first(const struct sm_json_doc *d, int tok);
  */
 int
 sm_json_next(const struct sm_json_doc *d, int tok);
+
+/*
+ * The element @i (0-based) of array @arr, or -1 when it has fewer or @arr
+ * is not an array: a walk for a small array, O(1) through a table built on
+ * first use for one of SM_JSON_INDEX_MIN elements or more (as sm_json_get()).
+ */
+int
+sm_json_at(const struct sm_json_doc *d, int arr, uint32_t i);
 
 /* The value of the member whose key is @key_tok, or -1 when @key_tok is not an object member's key. */
 int

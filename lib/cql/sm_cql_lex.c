@@ -406,13 +406,40 @@ is_iso_duration(const char *s, size_t n)
 	return !digits && isdigit((unsigned char)s[n - 2]);
 }
 
+/*
+ * The character column of byte @off on the line that starts at @line_start.
+ * Tokens come in order, so the count resumes where the last one stopped:
+ * rescanning the line for each token made a line of n tokens cost n^2.
+ */
+struct col_cursor {
+	size_t line_start;
+	size_t off;
+	uint32_t col;
+};
+
+static uint32_t
+column_at(const struct cql_parser *p, struct col_cursor *c, size_t line_start, size_t off)
+{
+	size_t i;
+
+	if (c->line_start != line_start || c->off > off) {
+		c->line_start = line_start;
+		c->off = line_start;
+		c->col = 0;
+	}
+	/* Columns count characters, not bytes: skip UTF-8 continuation bytes. */
+	for (i = c->off; i < off; i++)
+		if (((unsigned char)p->text[i] & 0xc0) != 0x80)
+			c->col++;
+	c->off = off;
+	return c->col;
+}
+
 static int
-push_tok(struct cql_parser *p, unsigned *cap, enum cql_tok_type type, size_t off, size_t len,
-	 uint32_t line, size_t line_start)
+push_tok(struct cql_parser *p, unsigned *cap, struct col_cursor *cc, enum cql_tok_type type,
+	 size_t off, size_t len, uint32_t line, size_t line_start)
 {
 	struct cql_tok *t;
-	size_t i;
-	uint32_t col = 0;
 
 	if (p->ntoks == *cap) {
 		unsigned ncap = *cap * 2;
@@ -423,16 +450,12 @@ push_tok(struct cql_parser *p, unsigned *cap, enum cql_tok_type type, size_t off
 		p->toks = n;
 		*cap = ncap;
 	}
-	/* Columns count characters, not bytes: skip UTF-8 continuation bytes. */
-	for (i = line_start; i < off; i++)
-		if (((unsigned char)p->text[i] & 0xc0) != 0x80)
-			col++;
 	t = &p->toks[p->ntoks++];
 	t->type = type;
 	t->off = (uint32_t)off;
 	t->len = (uint32_t)len;
 	t->line = line;
-	t->col = col;
+	t->col = column_at(p, cc, line_start, off);
 	return 0;
 }
 
@@ -440,11 +463,9 @@ static int
 lex_error(struct cql_parser *p, size_t off, uint32_t line, size_t line_start, const char *msg)
 {
 	struct cql_tok t = { .type = T_PUNCT, .off = (uint32_t)off, .line = line };
-	size_t i;
+	struct col_cursor cc = { 0 };
 
-	for (i = line_start; i < off; i++)
-		if (((unsigned char)p->text[i] & 0xc0) != 0x80)
-			t.col++;
+	t.col = column_at(p, &cc, line_start, off);
 	return cql_error_at(p, &t, "%s", msg);
 }
 
@@ -495,6 +516,7 @@ cql_lex(struct cql_parser *p)
 	size_t n = p->len, i = 0, j, line_start = 0;
 	uint32_t line = 1;
 	unsigned cap = 64;
+	struct col_cursor cc = { 0 };
 	enum cql_tok_type type;
 	int rc;
 
@@ -565,7 +587,8 @@ cql_lex(struct cql_parser *p)
 				rc = lex_error(p, i, l0, ls0, "empty quoted identifier \"\"");
 				return rc;
 			}
-			rc = push_tok(p, &cap, c == '"' ? T_QIDENT : T_STRING, i, j - i, l0, ls0);
+			rc = push_tok(p, &cap, &cc, c == '"' ? T_QIDENT : T_STRING, i, j - i, l0,
+				      ls0);
 			if (rc < 0)
 				return rc;
 			i = j;
@@ -583,7 +606,7 @@ cql_lex(struct cql_parser *p)
 			}
 			if (j + 1 >= n)
 				return lex_error(p, i, l0, ls0, "unterminated string literal '$$'");
-			rc = push_tok(p, &cap, T_STRING, i, j + 2 - i, l0, ls0);
+			rc = push_tok(p, &cap, &cc, T_STRING, i, j + 2 - i, l0, ls0);
 			if (rc < 0)
 				return rc;
 			i = j + 2;
@@ -621,10 +644,10 @@ cql_lex(struct cql_parser *p)
 				 isprint((unsigned char)c) ? c : '?');
 			return lex_error(p, i, line, line_start, msg);
 		}
-		rc = push_tok(p, &cap, type, i, j - i, line, line_start);
+		rc = push_tok(p, &cap, &cc, type, i, j - i, line, line_start);
 		if (rc < 0)
 			return rc;
 		i = j;
 	}
-	return push_tok(p, &cap, T_EOF, n, 0, line, line_start);
+	return push_tok(p, &cap, &cc, T_EOF, n, 0, line, line_start);
 }

@@ -90,18 +90,53 @@ static int
 prop(struct cql_parser *p, struct sm_cql_prop **props, unsigned *n, unsigned *cap)
 {
 	struct sm_cql_prop *pr;
-	unsigned i;
 
 	pr = cql_vec_add(p, props, n, cap, sizeof(*pr));
 	if (pr == NULL)
 		return -ENOMEM;
 	TRY(cql_ident(p, &pr->key));
-	for (i = 0; i + 1 < *n; i++)
-		if (strcmp((*props)[i].key, pr->key) == 0)
-			return cql_fail(p, -EINVAL, "Multiple definitions for property '%s'",
-					pr->key);
 	TRY(cql_expect_punct(p, "="));
 	return prop_value(p, pr);
+}
+
+static int
+prop_index_cmp(const void *a, const void *b, void *arg)
+{
+	const struct sm_cql_prop *props = arg;
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	int c = strcmp(props[x].key, props[y].key);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+/*
+ * Cassandra's "Multiple definitions for property" for the first key written
+ * twice, once the list is read: sorted, not compared pairwise, since a
+ * client may send thousands of properties.
+ */
+static int
+props_unique(struct cql_parser *p, const struct sm_cql_prop *props, unsigned n)
+{
+	unsigned *idx, i, first = n;
+
+	if (n < 2)
+		return 0;
+	idx = sm_arena_alloc(p->arena, (size_t)n * sizeof(*idx));
+	if (idx == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(*idx), prop_index_cmp, (void *)(uintptr_t)props);
+	/* equal keys sort by position: the second of a run is where it repeated */
+	for (i = 1; i < n; i++)
+		if (strcmp(props[idx[i - 1]].key, props[idx[i]].key) == 0 &&
+		    (i < 2 || strcmp(props[idx[i - 2]].key, props[idx[i]].key) != 0) &&
+		    idx[i] < first)
+			first = idx[i];
+	if (first < n)
+		return cql_fail(p, -EINVAL, "Multiple definitions for property '%s'",
+				props[first].key);
+	return 0;
 }
 
 static const struct sm_cql_prop *
@@ -153,6 +188,7 @@ create_keyspace(struct cql_parser *p, struct sm_cql_create_keyspace *k)
 	do {
 		TRY(prop(p, &k->props, &k->nprops, &cap));
 	} while (cql_accept_kw(p, "and"));
+	TRY(props_unique(p, k->props, k->nprops));
 	r = find_prop(k->props, k->nprops, "replication");
 	if (r == NULL || r->map == NULL)
 		return cql_fail(p, -EINVAL, "Missing mandatory replication strategy class");
@@ -310,6 +346,7 @@ table_options(struct cql_parser *p, struct sm_cql_create_table *t)
 			TRY(prop(p, &t->props, &t->nprops, &pcap));
 		}
 	} while (cql_accept_kw(p, "and"));
+	TRY(props_unique(p, t->props, t->nprops));
 	pr = find_prop(t->props, t->nprops, "default_time_to_live");
 	if (pr != NULL) {
 		if (pr->map != NULL)

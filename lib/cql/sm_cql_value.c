@@ -215,6 +215,23 @@ put_varint(struct conv *c, bool neg, const char *digits, size_t n)
 	return 0;
 }
 
+/* True (with the message) when @digits has more than SM_CQL_MAX_NUMBER_DIGITS significant ones. */
+static bool
+too_many_digits(struct conv *c, const char *java, const char *digits, size_t n)
+{
+	size_t lead = 0;
+
+	while (lead < n && digits[lead] == '0')
+		lead++;
+	if (n - lead <= SM_CQL_MAX_NUMBER_DIGITS)
+		return false;
+	fail(c, -EINVAL,
+	     "Unable to make %s from a literal of %zu digits: shardmark converts at most %u "
+	     "digits from text; bind the value instead",
+	     java, n - lead, SM_CQL_MAX_NUMBER_DIGITS);
+	return true;
+}
+
 /*
  * Java's BigDecimal(String) syntax, [+-]?(d+(.d*)?|.d+)([eE][+-]?d+)?, split
  * into the mantissa digits (the point removed, into @digits, sized by the
@@ -656,6 +673,8 @@ from_text(struct conv *c, enum sm_type_kind k, const char *s, size_t n)
 		if (!is_digits(s + i, n - i))
 			return fail(c, -EINVAL, "Unable to make java.math.BigInteger from '%.*s'",
 				    (int)n, s);
+		if (too_many_digits(c, "java.math.BigInteger", s + i, n - i))
+			return -EINVAL;
 		return put_varint(c, s[0] == '-', s + i, n - i);
 	case SM_TYPE_FLOAT:
 	case SM_TYPE_DOUBLE:
@@ -672,6 +691,8 @@ from_text(struct conv *c, enum sm_type_kind k, const char *s, size_t n)
 			return fail(c, -EINVAL, "Unable to make BigDecimal from '%.*s'", (int)n, s);
 		}
 		rc = put_be(c, (uint32_t)scale, 4);
+		if (rc == 0 && too_many_digits(c, "BigDecimal", digits, nd))
+			rc = -EINVAL;
 		if (rc == 0)
 			rc = put_varint(c, neg, digits, nd);
 		sm_free(digits);
@@ -808,23 +829,65 @@ tname(const struct sm_type *t, char *buf, size_t len)
 	return buf;
 }
 
-static int
-conv_literal(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt, const char *col)
+/*
+ * A receiver's name for messages: "c", "value(c)", "key(value(c))". Nested
+ * literals pass the chain down and it is written out only for a message:
+ * formatting it for every element cost more than converting the element.
+ */
+struct cname {
+	const char *text; /* the name itself, when @of is NULL */
+	const char *wrap; /* "value" or "key" around @of */
+	const struct cname *of;
+};
+
+static void
+cname_put(const struct cname *n, char *buf, size_t len, size_t *at)
 {
-	char tn[128];
+	int w;
+
+	if (*at >= len)
+		return;
+	if (n->of == NULL) {
+		w = snprintf(buf + *at, len - *at, "%s", n->text);
+	} else {
+		w = snprintf(buf + *at, len - *at, "%s(", n->wrap);
+		if (w > 0)
+			*at += (size_t)w;
+		cname_put(n->of, buf, len, at);
+		w = *at < len ? snprintf(buf + *at, len - *at, ")") : 0;
+	}
+	if (w > 0)
+		*at += (size_t)w;
+}
+
+static const char *
+cname_str(const struct cname *n, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	cname_put(n, buf, len, &at);
+	return buf;
+}
+
+static int
+conv_literal(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
+	     const struct cname *col)
+{
+	char tn[128], cn[256];
 
 	if (!lit_accepts(t->lit, rt->kind))
 		return fail(c, -EINVAL, "Invalid %s constant (%s%.*s) for \"%s\" of type %s",
 			    lit_name(t->lit), t->lit == SM_CQL_LIT_BLOB ? "0x" : "", (int)t->len,
-			    t->text, col, tname(rt, tn, sizeof(tn)));
+			    t->text, cname_str(col, cn, sizeof(cn)), tname(rt, tn, sizeof(tn)));
 	return from_text(c, rt->kind, t->text, t->len);
 }
 
 /* ---- terms ---- */
 
 static int
-conv_term(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt, const char *col,
-	  enum sm_cql_conv_state *state);
+conv_term(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
+	  const struct cname *col, enum sm_cql_conv_state *state);
 
 static int
 conv_bind(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
@@ -859,14 +922,16 @@ conv_bind(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 }
 
 static int
-conv_coll(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt, const char *col)
+conv_coll(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
+	  const struct cname *col)
 {
 	static const char *const what[] = {
 		[SM_CQL_TERM_LIST] = "list", [SM_CQL_TERM_SET] = "set", [SM_CQL_TERM_MAP] = "map"
 	};
 	enum sm_cql_conv_state st;
 	const struct sm_type *et;
-	char tn[128], vname[256], kname[256];
+	const struct cname vname = { NULL, "value", col }, kname = { NULL, "key", col };
+	char tn[128], cn[256];
 	size_t start = c->out->len, lpos;
 	bool ok;
 	unsigned i;
@@ -886,10 +951,8 @@ conv_coll(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 		break;
 	}
 	if (!ok)
-		return fail(c, -EINVAL, "Invalid %s literal for %s of type %s", what[t->kind], col,
-			    tname(rt, tn, sizeof(tn)));
-	snprintf(vname, sizeof(vname), "value(%s)", col);
-	snprintf(kname, sizeof(kname), "key(%s)", col);
+		return fail(c, -EINVAL, "Invalid %s literal for %s of type %s", what[t->kind],
+			    cname_str(col, cn, sizeof(cn)), tname(rt, tn, sizeof(tn)));
 	rc = put_be(c, t->kind == SM_CQL_TERM_MAP ? t->nelems / 2 : t->nelems, 4);
 	for (i = 0; rc == 0 && i < t->nelems; i++) {
 		bool key = t->kind == SM_CQL_TERM_MAP && i % 2 == 0;
@@ -898,7 +961,7 @@ conv_coll(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 		lpos = c->out->len;
 		rc = put_be(c, 0, 4);
 		if (rc == 0)
-			rc = conv_term(c, t->elems[i], et, key ? kname : vname, &st);
+			rc = conv_term(c, t->elems[i], et, key ? &kname : &vname, &st);
 		if (rc != 0)
 			break;
 		if (st == SM_CQL_CONV_NULL)
@@ -913,9 +976,9 @@ conv_coll(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 		return rc;
 	if (c->out->len - start > UINT32_MAX)
 		return fail(c, -EINVAL, "collection too large");
-	if (rt->kind == SM_TYPE_LIST && !rt->elem->frozen && !sm_type_is_collection(rt->elem))
-		return 0;
-	n = sm_value_normalize(
+	if (rt->kind == SM_TYPE_LIST)
+		return 0; /* the elements were normalised as they were converted */
+	n = sm_value_normalize_outer(
 		rt, (struct sm_bytes){ c->out->p + start, (uint32_t)(c->out->len - start) },
 		c->out->p + start, c->out->len - start);
 	if (n < 0)
@@ -1108,14 +1171,15 @@ resolve_arg(struct conv *c, const struct sm_cql_term *fname, const struct fn *f,
 }
 
 static int
-conv_call(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt, const char *col,
-	  enum sm_cql_conv_state *state)
+conv_call(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
+	  const struct cname *col, enum sm_cql_conv_state *state)
 {
 	const struct sm_type *argt;
 	enum sm_type_kind ak;
 	struct sm_uuid u;
 	struct fn f;
-	char tn[128], tn2[128], argname[160], msg[160];
+	char tn[128], tn2[128], argname[160], msg[160], cn[256];
+	struct cname arg = { argname, NULL, NULL };
 	size_t start = c->out->len;
 	uint8_t *p;
 	int64_t ms, us;
@@ -1129,8 +1193,8 @@ conv_call(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 		return fail(c, -EINVAL,
 			    "Type error: cannot assign result of function system.%s (type %s) to "
 			    "%s (type %s)",
-			    t->text, tname(sm_type_simple(f.result), tn, sizeof(tn)), col,
-			    tname(rt, tn2, sizeof(tn2)));
+			    t->text, tname(sm_type_simple(f.result), tn, sizeof(tn)),
+			    cname_str(col, cn, sizeof(cn)), tname(rt, tn2, sizeof(tn2)));
 	if (t->nelems != f.nargs)
 		return fail(c, -EINVAL,
 			    "Invalid number of arguments in call to function system.%s: %u "
@@ -1167,7 +1231,7 @@ conv_call(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	}
 	argt = sm_type_simple(ak);
 	snprintf(argname, sizeof(argname), "arg0(system.%s)", t->text);
-	rc = conv_term(c, t->elems[0], argt, argname, state);
+	rc = conv_term(c, t->elems[0], argt, &arg, state);
 	if (rc != 0)
 		return rc;
 	if (*state == SM_CQL_CONV_UNSET)
@@ -1212,8 +1276,8 @@ conv_call(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 }
 
 static int
-conv_term(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt, const char *col,
-	  enum sm_cql_conv_state *state)
+conv_term(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
+	  const struct cname *col, enum sm_cql_conv_state *state)
 {
 	int rc;
 
@@ -1267,7 +1331,8 @@ sm_cql_term_to_value(const struct sm_cql_term *t, const struct sm_type *receiver
 	span->state = SM_CQL_CONV_VALUE;
 	if (out->err != 0)
 		return fail(&c, out->err, "output buffer failed earlier");
-	rc = conv_term(&c, t, receiver, column != NULL ? column : "?", &span->state);
+	rc = conv_term(&c, t, receiver,
+		       &(struct cname){ column != NULL ? column : "?", NULL, NULL }, &span->state);
 	if (rc == 0 && out->len - start > INT32_MAX)
 		rc = fail(&c, -EINVAL, "value of %zu bytes is too large", out->len - start);
 	if (rc != 0) {

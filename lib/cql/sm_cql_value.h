@@ -9,6 +9,15 @@
 #include "sm_cql_parse.h"
 #include "sm_types.h"
 
+/*
+ * Most significant digits of a varint or decimal written as text: base
+ * conversion is quadratic in the digits, so a longer literal (which only a
+ * hostile client writes; a driver binds the value) is refused rather than
+ * let hold the shard. Cassandra caps decimal arithmetic at the same
+ * precision (CASSANDRA-15232).
+ */
+#define SM_CQL_MAX_NUMBER_DIGITS 10000u
+
 /* Declared only: callers include sm_cql_proto.h for the definitions. */
 struct sm_cql_buf;
 struct sm_cql_value;
@@ -45,7 +54,8 @@ struct sm_uuid_gen;
  *             value of the type; @err holds Cassandra's message:
  *             'Invalid INTEGER constant (abc) for "c" of type int',
  *             "Unable to make int from '4294967296'",
- *             "null is not supported inside collections", ...
+ *             "null is not supported inside collections", a varint or
+ *             decimal of more than SM_CQL_MAX_NUMBER_DIGITS digits, ...
  *   -ENOTSUP  valid CQL that shardmark does not convert (tuples, unknown
  *             functions), "not supported by shardmark: <what>" in @err
  *   -EAGAIN   the term is or holds a bind marker and no bound values were

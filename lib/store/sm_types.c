@@ -1754,18 +1754,46 @@ sm_value_format(const struct sm_type *t, struct sm_bytes v, char *buf, size_t le
 
 /* ---- canonical form of frozen collections ---- */
 
-static __thread const struct sm_type *norm_sort_type;
+/* How norm_cmp() orders equal elements: by position, first or last first. */
+struct norm_order {
+	const struct sm_type *elem;
+	bool last_first;
+};
 
+/*
+ * By element (or key), then by position, which the element's place in the
+ * normalised copy gives (it is written in order): a total order, so
+ * qsort_r() keeps the first duplicate of a set and, with last_first, the
+ * last of a map's repeated key, as a stable sort would.
+ */
 static int
-norm_cmp(const void *a, const void *b)
+norm_cmp(const void *a, const void *b, void *arg)
 {
 	const struct sm_bytes *x = a, *y = b;
+	const struct norm_order *o = arg;
+	int c = sm_value_compare(o->elem, x[0], y[0]);
 
-	return sm_value_compare(norm_sort_type, x[0], y[0]);
+	if (c != 0 || x[0].p == y[0].p)
+		return c;
+	c = x[0].p < y[0].p ? -1 : 1;
+	return o->last_first ? -c : c;
 }
 
-long
-sm_value_normalize(const struct sm_type *t, struct sm_bytes v, uint8_t *buf, size_t len)
+/* An element's canonical form into @p (room for @e), recursively when @deep. */
+static long
+normalize_elem(const struct sm_type *t, struct sm_bytes e, uint8_t *p, size_t room, bool deep)
+{
+	if (deep)
+		return sm_value_normalize(t, e, p, room);
+	if (e.len > room)
+		return -ENOSPC;
+	if (e.len)
+		memcpy(p, e.p, e.len);
+	return (long)e.len;
+}
+
+static long
+normalize(const struct sm_type *t, struct sm_bytes v, uint8_t *buf, size_t len, bool deep)
 {
 	bool is_map = t->kind == SM_TYPE_MAP;
 	unsigned per = is_map ? 2 : 1;
@@ -1801,14 +1829,14 @@ sm_value_normalize(const struct sm_type *t, struct sm_bytes v, uint8_t *buf, siz
 			ret = -EINVAL;
 			goto out;
 		}
-		ret = sm_value_normalize(t->elem, e, p, (size_t)(tmp + v.len - p));
+		ret = normalize_elem(t->elem, e, p, (size_t)(tmp + v.len - p), deep);
 		if (ret < 0)
 			goto out;
 		ev[i * per].p = p;
 		ev[i * per].len = (uint32_t)ret;
 		p += ret;
 		if (is_map) {
-			ret = sm_value_normalize(t->val, val, p, (size_t)(tmp + v.len - p));
+			ret = normalize_elem(t->val, val, p, (size_t)(tmp + v.len - p), deep);
 			if (ret < 0)
 				goto out;
 			ev[i * 2 + 1].p = p;
@@ -1823,35 +1851,10 @@ sm_value_normalize(const struct sm_type *t, struct sm_bytes v, uint8_t *buf, siz
 	if (t->kind != SM_TYPE_LIST && n > 1) {
 		/* Sets and maps: sorted by element or key, duplicates dropped
 		 * (the last value of a duplicated map key wins, as a driver's
-		 * dict would keep it). The sort is stable via the index order. */
-		norm_sort_type = t->elem;
-		if (is_map) {
-			/* Keep the last duplicate: reverse, stable-sort, keep firsts. */
-			for (i = 0; i < n / 2; i++) {
-				struct sm_bytes a = ev[i * 2], b = ev[i * 2 + 1];
+		 * dict would keep it). n log n: a client sends thousands. */
+		struct norm_order order = { t->elem, is_map };
 
-				ev[i * 2] = ev[(n - 1 - i) * 2];
-				ev[i * 2 + 1] = ev[(n - 1 - i) * 2 + 1];
-				ev[(n - 1 - i) * 2] = a;
-				ev[(n - 1 - i) * 2 + 1] = b;
-			}
-		}
-		/* Insertion sort: stable, and collections are small. */
-		for (i = 1; i < n; i++) {
-			struct sm_bytes cur[2];
-
-			cur[0] = ev[i * per];
-			if (is_map)
-				cur[1] = ev[i * per + 1];
-			for (k = i; k > 0 && norm_cmp(&ev[(k - 1) * per], cur) > 0; k--) {
-				ev[k * per] = ev[(k - 1) * per];
-				if (is_map)
-					ev[k * per + 1] = ev[(k - 1) * per + 1];
-			}
-			ev[k * per] = cur[0];
-			if (is_map)
-				ev[k * per + 1] = cur[1];
-		}
+		qsort_r(ev, n, per * sizeof(*ev), norm_cmp, &order);
 		for (i = 1, k = 1; i < n; i++) {
 			if (sm_value_compare(t->elem, ev[(k - 1) * per], ev[i * per]) == 0)
 				continue;
@@ -1873,4 +1876,16 @@ out:
 	sm_free(ev);
 	sm_free(tmp);
 	return ret;
+}
+
+long
+sm_value_normalize(const struct sm_type *t, struct sm_bytes v, uint8_t *buf, size_t len)
+{
+	return normalize(t, v, buf, len, true);
+}
+
+long
+sm_value_normalize_outer(const struct sm_type *t, struct sm_bytes v, uint8_t *buf, size_t len)
+{
+	return normalize(t, v, buf, len, false);
 }

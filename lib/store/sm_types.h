@@ -236,6 +236,15 @@ long
 sm_value_normalize(const struct sm_type *t, struct sm_bytes v, uint8_t *buf, size_t len);
 
 /*
+ * sm_value_normalize() of a collection whose elements (and map values) are
+ * already canonical: only its own level is sorted and deduplicated, so a
+ * caller building nested values bottom-up normalises each level once, not
+ * once per level above it.
+ */
+long
+sm_value_normalize_outer(const struct sm_type *t, struct sm_bytes v, uint8_t *buf, size_t len);
+
+/*
  * Serialize a duration into @buf (at most 19 bytes); returns its size and
  * writes it only when it fits in @len. The caller keeps the sign rule.
  */

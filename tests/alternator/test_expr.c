@@ -1553,6 +1553,147 @@ test_fuzz(void **state)
 	}
 }
 
+/* ---- overlapping paths against the pairwise definition ---- */
+
+struct rpath {
+	unsigned n;
+	const char *name[4]; /* as written; NULL: index[k] */
+	unsigned index[4];
+};
+
+static const char *
+resolved(const char *name)
+{
+	return strcmp(name, "#x") == 0 ? "a" : strcmp(name, "#y") == 0 ? "b" : name;
+}
+
+/* "overlap", "conflict" or NULL for two paths, by the definition. */
+static const char *
+clash(const struct rpath *a, const struct rpath *b)
+{
+	unsigned k, m = a->n < b->n ? a->n : b->n;
+
+	for (k = 0; k < m; k++) {
+		if ((a->name[k] == NULL) != (b->name[k] == NULL))
+			return "conflict";
+		if (a->name[k] == NULL ? a->index[k] != b->index[k]
+				       : strcmp(resolved(a->name[k]), resolved(b->name[k])) != 0)
+			return NULL;
+	}
+	return "overlap";
+}
+
+static size_t
+rpath_text(const struct rpath *p, bool resolve, char *buf, size_t cap)
+{
+	size_t n = 0;
+	unsigned k;
+
+	if (resolve)
+		n += (size_t)snprintf(buf + n, cap - n, "[");
+	for (k = 0; k < p->n; k++) {
+		if (resolve)
+			n += (size_t)snprintf(buf + n, cap - n, "%s", k ? ", " : "");
+		if (p->name[k] == NULL)
+			n += (size_t)snprintf(buf + n, cap - n, "[%u]", p->index[k]);
+		else
+			n += (size_t)snprintf(buf + n, cap - n, "%s%s", k && !resolve ? "." : "",
+					      resolve ? resolved(p->name[k]) : p->name[k]);
+	}
+	if (resolve)
+		n += (size_t)snprintf(buf + n, cap - n, "]");
+	return n;
+}
+
+/*
+ * Random projections of up to 40 paths over a few names (#x and #y stand
+ * for a and b) and indices: the first path to clash with an earlier one,
+ * and the first of those, as comparing every pair in order finds them.
+ */
+static void
+test_overlap_random(void **state)
+{
+	static const char *const first[] = { "a", "b", "c", "#x" };
+	static const char *const rest[] = { "a", "b", "#y" };
+	struct tenv t = { .names = (const char *const[]){ "#x", "a", "#y", "b", NULL } };
+	struct sm_ddb_expr_env env = mkenv(&t);
+	struct rpath paths[40];
+	char text[4096], want[1024];
+	struct sm_ddb_expr *e;
+	unsigned round, n, i, j, k;
+	uint64_t r = 0x243f6a8885a308d3ull;
+	const char *what;
+	size_t len;
+	int rc;
+
+	(void)state;
+	for (round = 0; round < 3000; round++) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		n = 2 + (unsigned)(r >> 59) % 39;
+		len = 0;
+		for (i = 0; i < n; i++) {
+			r = r * 6364136223846793005ull + 1442695040888963407ull;
+			paths[i].n = 1 + (unsigned)(r >> 62);
+			paths[i].name[0] = first[(r >> 40) % 4];
+			for (k = 1; k < paths[i].n; k++) {
+				unsigned x = (unsigned)(r >> (8 * k)) % 5;
+
+				paths[i].name[k] = x < 3 ? rest[x] : NULL;
+				paths[i].index[k] = x - 3;
+			}
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "%s",
+						i ? ", " : "");
+			len += rpath_text(&paths[i], false, text + len, sizeof(text) - len);
+		}
+		what = NULL;
+		for (j = 1; j < n && what == NULL; j++)
+			for (i = 0; i < j && what == NULL; i++)
+				what = clash(&paths[i], &paths[j]);
+		rc = parse_env(PROJ, text, &env, &e);
+		if (what == NULL) {
+			if (rc != 0)
+				fail_msg("<%s>: %s", text, errbuf);
+			sm_ddb_expr_free(e);
+			continue;
+		}
+		i--;
+		j--;
+		len = (size_t)snprintf(
+			want, sizeof(want),
+			"Invalid ProjectionExpression: Two document paths %s with "
+			"each other; must remove or rewrite one of these paths; path "
+			"one: ",
+			what);
+		len += rpath_text(&paths[i], true, want + len, sizeof(want) - len);
+		len += (size_t)snprintf(want + len, sizeof(want) - len, ", path two: ");
+		rpath_text(&paths[j], true, want + len, sizeof(want) - len);
+		if (rc != -EINVAL || strcmp(errbuf, want) != 0)
+			fail_msg("<%s>: rc %d '%s', want '%s'", text, rc, errbuf, want);
+	}
+}
+
+/* 700 paths that do not clash parse; one more that clashes with the first is found. */
+static void
+test_overlap_many(void **state)
+{
+	char text[4096];
+	size_t n = 0;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < 700; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%sa%u", i ? "," : "", i);
+	sm_ddb_expr_free(ok(PROJ, text));
+	n = (size_t)snprintf(text, sizeof(text), "m[0]");
+	for (i = 1; i < 500; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, ",m[%u]", i);
+	sm_ddb_expr_free(ok(PROJ, text));
+	snprintf(text + n, sizeof(text) - n, ",m.x");
+	bad(PROJ, text,
+	    "Invalid ProjectionExpression: Two document paths conflict with each other; must "
+	    "remove or rewrite one of these paths; path one: [m, [0]], path two: [m, x]");
+}
+
 int
 main(void)
 {
@@ -1564,7 +1705,8 @@ main(void)
 		cmocka_unit_test(test_placeholders),  cmocka_unit_test(test_unused),
 		cmocka_unit_test(test_key_condition), cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_allocations),   cmocka_unit_test(test_small_buffers),
-		cmocka_unit_test(test_fuzz),
+		cmocka_unit_test(test_fuzz),	      cmocka_unit_test(test_overlap_random),
+		cmocka_unit_test(test_overlap_many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

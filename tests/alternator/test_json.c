@@ -494,6 +494,101 @@ test_dup_keys(void **state)
 	sm_json_doc_release(&d);
 }
 
+/*
+ * Objects and arrays past SM_JSON_INDEX_MIN go through look-up tables: the
+ * same answers as a scan (escaped keys, the last of a repeated key, keys
+ * that are prefixes of others, absent keys), renewed by every parse.
+ */
+static void
+test_large_containers(void **state)
+{
+	enum { N = 5000 };
+	size_t cap = 64 * N, n = 0;
+	char *body = malloc(cap), key[32];
+	struct sm_json_doc d;
+	unsigned i;
+	int64_t v;
+	int arr, e;
+
+	(void)state;
+	assert_non_null(body);
+	sm_json_doc_init(&d);
+	/* {"k0":0, "\u006b1":1, ..., "k7":-1, ..., "k7":7, "arr":[0, 1, ...]} */
+	n += (size_t)snprintf(body + n, cap - n, "{\"k7\":-1");
+	for (i = 0; i < N; i++)
+		n += (size_t)snprintf(body + n, cap - n, ",\"%s%u\":%u", i % 3 ? "k" : "\\u006b", i,
+				      i);
+	n += (size_t)snprintf(body + n, cap - n, ",\"arr\":[");
+	for (i = 0; i < N; i++)
+		n += (size_t)snprintf(body + n, cap - n, "%s%u", i ? "," : "", 2 * i);
+	n += (size_t)snprintf(body + n, cap - n, "]}");
+	assert_int_equal(sm_json_parse(&d, body, n, 0), 0);
+	for (i = 0; i < N; i++) {
+		snprintf(key, sizeof(key), "k%u", i);
+		assert_int_equal(sm_json_i64(&d, sm_json_get(&d, 0, key), &v), 0);
+		assert_int_equal(v, i);
+	}
+	assert_int_equal(sm_json_get(&d, 0, "k"), -1);
+	assert_int_equal(sm_json_get(&d, 0, "k50000"), -1);
+	assert_int_equal(sm_json_get(&d, 0, ""), -1);
+	assert_int_equal(sm_json_getn(&d, 0, "k12x", 3), sm_json_get(&d, 0, "k12"));
+	arr = sm_json_get(&d, 0, "arr");
+	assert_int_equal(sm_json_type(&d, arr), SM_JSON_ARRAY);
+	for (i = 0, e = sm_json_first(&d, arr); i < N; i++, e = sm_json_next(&d, e)) {
+		assert_int_equal(sm_json_at(&d, arr, i), e);
+		assert_int_equal(sm_json_i64(&d, e, &v), 0);
+		assert_int_equal(v, 2 * i);
+	}
+	assert_int_equal(sm_json_at(&d, arr, N), -1);
+	assert_int_equal(sm_json_at(&d, 0, 0), -1);
+
+	/* a new parse into the same document: the tables follow */
+	n = 0;
+	n += (size_t)snprintf(body + n, cap - n, "[[");
+	for (i = 0; i < 100; i++)
+		n += (size_t)snprintf(body + n, cap - n, "%s%u", i ? "," : "", i + 1000);
+	n += (size_t)snprintf(body + n, cap - n, "],{");
+	for (i = 0; i < 100; i++)
+		n += (size_t)snprintf(body + n, cap - n, "%s\"x%u\":%u", i ? "," : "", i, i);
+	n += (size_t)snprintf(body + n, cap - n, "}]");
+	assert_int_equal(sm_json_parse(&d, body, n, 0), 0);
+	assert_int_equal(sm_json_i64(&d, sm_json_at(&d, sm_json_at(&d, 0, 0), 99), &v), 0);
+	assert_int_equal(v, 1099);
+	assert_int_equal(sm_json_i64(&d, sm_json_get(&d, sm_json_at(&d, 0, 1), "x42"), &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(sm_json_get(&d, sm_json_at(&d, 0, 1), "k42"), -1);
+	assert_int_equal(sm_json_at(&d, 0, 2), -1);
+	sm_json_doc_release(&d);
+	free(body);
+}
+
+/* SM_JSON_REJECT_DUP_KEYS on large objects reports what the pairwise search reported. */
+static void
+test_dup_keys_large(void **state)
+{
+	enum { N = 5000 };
+	size_t cap = 32 * N, n = 0;
+	char *body = malloc(cap);
+	struct sm_json_doc d;
+	unsigned i;
+
+	(void)state;
+	assert_non_null(body);
+	sm_json_doc_init(&d);
+	n += (size_t)snprintf(body + n, cap - n, "{");
+	for (i = 0; i < N; i++)
+		n += (size_t)snprintf(body + n, cap - n, "%s\"k%u\":0", i ? "," : "", i);
+	assert_int_equal(sm_json_parse(&d, body, n + (size_t)snprintf(body + n, cap - n, "}"),
+				       SM_JSON_REJECT_DUP_KEYS),
+			 0);
+	/* k4000 repeats after k10 does, but k10 was written first: k10 is reported */
+	n += (size_t)snprintf(body + n, cap - n, ",\"k4000\":1,\"\\u006b10\":1}");
+	assert_int_equal(sm_json_parse(&d, body, n, SM_JSON_REJECT_DUP_KEYS), -EINVAL);
+	assert_non_null(strstr(d.err, "Duplicate field '\\u006b10'"));
+	sm_json_doc_release(&d);
+	free(body);
+}
+
 /* Truncations of a valid document never parse; the document itself does. */
 static void
 test_truncated(void **state)
@@ -846,12 +941,20 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_navigate), cmocka_unit_test(test_scalars),
-		cmocka_unit_test(test_escapes),	       cmocka_unit_test(test_invalid),
-		cmocka_unit_test(test_depth),	       cmocka_unit_test(test_dup_keys),
-		cmocka_unit_test(test_truncated),      cmocka_unit_test(test_mutations),
-		cmocka_unit_test(test_grow),	       cmocka_unit_test(test_writer),
-		cmocka_unit_test(test_roundtrip),      cmocka_unit_test(test_no_alloc_steady_state),
+		cmocka_unit_test(test_parse_navigate),
+		cmocka_unit_test(test_scalars),
+		cmocka_unit_test(test_escapes),
+		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_depth),
+		cmocka_unit_test(test_dup_keys),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_mutations),
+		cmocka_unit_test(test_grow),
+		cmocka_unit_test(test_writer),
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_no_alloc_steady_state),
+		cmocka_unit_test(test_large_containers),
+		cmocka_unit_test(test_dup_keys_large),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -749,6 +749,80 @@ test_errors(void **state)
 	bad("SELECT \"é\" FROMM t", -EBADMSG, "line 1:11 ");
 }
 
+/*
+ * Positions stay exact with the column counted incrementally: characters,
+ * not bytes (é is one), per line (strings and comments may span lines; a
+ * token is reported at the line it starts on), and far into a long line.
+ */
+static void
+test_error_positions(void **state)
+{
+	size_t cap = 64 << 10, n = 0, i, col = 0;
+	char *txt = malloc(cap), want[32];
+
+	(void)state;
+	bad("SELECT * FROM t WHERE a IN ('ééé', 'x') FROMM", -EBADMSG, "line 1:40 ");
+	bad("SELECT * FROM t WHERE a = 'x\ny' AND b = = 1", -EBADMSG, "line 2:11 ");
+	bad("SELECT * FROM t WHERE a = 'a\nb' FROMM", -EBADMSG, "line 2:3 ");
+	bad("SELECT * FROM t WHERE a = 1 'x\ny'", -EBADMSG, "line 1:28 ");
+	bad("SELECT * FROM t WHERE a = 1 'é\nb' 'c\nd'", -EBADMSG, "line 1:28 ");
+	bad("SELECT *\nFROM t WHERE a = 'é' AND b = 'unterminated", -EBADMSG, "line 2:29 ");
+	bad("SELECT * /* é\n é */ FROMM t", -EBADMSG, "line 2:6 ");
+	bad("SELECT * FROM t WHERE \"é\" = 'é' AND é", -EBADMSG, "line 1:");
+	bad("SELECT é FROM t", -EBADMSG, "line 1:7 ");
+	bad("SELECT * FROM t WHERE a = $$é\né$$ FROMM", -EBADMSG, "line 2:4 ");
+
+	/* 4,000 tokens on one line with multi-byte characters, then the error */
+	assert_non_null(txt);
+	n += (size_t)snprintf(txt, cap, "SELECT * FROM t WHERE a IN (");
+	for (i = 0; i < 2000; i++)
+		n += (size_t)snprintf(txt + n, cap - n, "'é€%zu',", i);
+	n += (size_t)snprintf(txt + n, cap - n, "1) ");
+	for (i = 0; i < n; i++)
+		col += ((unsigned char)txt[i] & 0xc0) != 0x80;
+	n += (size_t)snprintf(txt + n, cap - n, "garbage");
+	snprintf(want, sizeof(want), "line 1:%zu ", col);
+	bad(txt, -EBADMSG, want);
+	/* ... and the same after a newline */
+	memmove(txt + 1, txt, n + 1);
+	txt[0] = '\n';
+	snprintf(want, sizeof(want), "line 2:%zu ", col);
+	bad(txt, -EBADMSG, want);
+	free(txt);
+}
+
+/* A property written twice is refused, naming the first key to repeat. */
+static void
+test_duplicate_properties(void **state)
+{
+	size_t cap = 256 << 10, n = 0, i;
+	char *txt = malloc(cap);
+	struct sm_cql_stmt *s;
+
+	(void)state;
+	bad("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy'} AND "
+	    "durable_writes = true AND durable_writes = false",
+	    -EINVAL, "Multiple definitions for property 'durable_writes'");
+	bad("CREATE TABLE t (a int PRIMARY KEY) WITH a = 1 AND b = 2 AND b = 3 AND a = 4", -EINVAL,
+	    "Multiple definitions for property 'b'");
+	bad("CREATE TABLE t (a int PRIMARY KEY) WITH c = 1 AND COMPACT STORAGE AND C = 2", -EINVAL,
+	    "Multiple definitions for property 'c'");
+	sm_cql_stmt_free(ok("CREATE TABLE t (a int PRIMARY KEY) WITH \"C\" = 1 AND c = 2"));
+
+	/* thousands of distinct ones parse; one repeat at the end is still found */
+	assert_non_null(txt);
+	n += (size_t)snprintf(txt, cap, "CREATE TABLE t (a int PRIMARY KEY) WITH p0 = 0");
+	for (i = 1; i < 5000; i++)
+		n += (size_t)snprintf(txt + n, cap - n, " AND p%zu = %zu", i, i);
+	assert_int_equal(sm_cql_parse(txt, n, &s, errbuf, sizeof(errbuf)), 0);
+	assert_int_equal(s->create_table.nprops, 5000);
+	sm_cql_stmt_free(s);
+	n += (size_t)snprintf(txt + n, cap - n, " AND p4321 = 1");
+	assert_int_equal(sm_cql_parse(txt, n, &s, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_non_null(strstr(errbuf, "Multiple definitions for property 'p4321'"));
+	free(txt);
+}
+
 static void
 test_unsupported(void **state)
 {
@@ -963,6 +1037,8 @@ main(void)
 		cmocka_unit_test(test_literals),
 		cmocka_unit_test(test_comments_whitespace),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_error_positions),
+		cmocka_unit_test(test_duplicate_properties),
 		cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_large),

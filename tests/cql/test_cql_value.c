@@ -519,6 +519,12 @@ test_collections(void **state)
 		   "Invalid STRING constant (a) for \"key(c)\" of type int");
 	expect_err("[[300]]", "list<frozen<list<tinyint>>>", -EINVAL,
 		   "Unable to make byte from '300'");
+	/* nested receivers are named as Cassandra names them */
+	expect_err("{1: [{'a': [1, 'x']}]}", "map<int, frozen<list<frozen<map<text, list<int>>>>>>",
+		   -EINVAL,
+		   "Invalid STRING constant (x) for \"value(value(value(value(c))))\" of type int");
+	expect_err("{1: {[1]: 2}}", "map<int, frozen<map<frozen<list<text>>, int>>>", -EINVAL,
+		   "Invalid INTEGER constant (1) for \"value(key(value(c)))\" of type text");
 	expect_err("(1, 2)", "int", -ENOTSUP, "~not supported by shardmark");
 	/* a null literal is no value */
 	assert_int_equal(convert("null", "int"), 0);
@@ -723,6 +729,119 @@ teardown(void **state)
 	return 0;
 }
 
+/* Convert INSERT INTO t (c) VALUES (@text) to @type, for literals too long for convert(). */
+static void
+convert_long(const char *text, const char *type)
+{
+	const struct sm_type *t;
+	struct sm_cql_stmt *s = NULL;
+	int rc;
+
+	rc = sm_cql_parse(text, strlen(text), &s, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("parse failed: %d %s", rc, err);
+	assert_int_equal(sm_type_parse(type, &t, err, sizeof(err)), 0);
+	sm_cql_buf_reset(&out);
+	rc = sm_cql_term_to_value(s->insert.values[0], t, "c", &ctx, &out, &span, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("conversion failed: %d %s", rc, err);
+	sm_type_free(t);
+	sm_cql_stmt_free(s);
+}
+
+static uint32_t
+be32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Set and map literals of thousands of elements, every one written twice. */
+static void
+test_large_collections(void **state)
+{
+	enum { N = 20000 };
+	size_t cap = 32 * N + 64, n;
+	char *text = malloc(cap);
+	const uint8_t *p;
+	unsigned i, k;
+
+	(void)state;
+	assert_non_null(text);
+	n = (size_t)snprintf(text, cap, "INSERT INTO t (c) VALUES ({");
+	for (i = 0; i < 2 * N; i++)
+		n += (size_t)snprintf(text + n, cap - n, "%s%u", i ? ", " : "", (i * 7919u) % N);
+	snprintf(text + n, cap - n, "})");
+	convert_long(text, "set<int>");
+	p = out.p + span.off;
+	assert_int_equal(be32_at(p), N);
+	for (i = 0; i < N; i++) {
+		assert_int_equal(be32_at(p + 4 + 8 * i), 4);
+		assert_int_equal(be32_at(p + 8 + 8 * i), i);
+	}
+
+	/* the last value of a repeated key is kept */
+	n = (size_t)snprintf(text, cap, "INSERT INTO t (c) VALUES ({");
+	for (i = 0; i < 2 * N; i++) {
+		k = (i * 7919u) % N;
+		n += (size_t)snprintf(text + n, cap - n, "%s%u: %u", i ? ", " : "", k,
+				      2 * k + (i >= N));
+	}
+	snprintf(text + n, cap - n, "})");
+	convert_long(text, "map<int, int>");
+	p = out.p + span.off;
+	assert_int_equal(be32_at(p), N);
+	for (i = 0; i < N; i++) {
+		assert_int_equal(be32_at(p + 8 + 16 * i), i);
+		assert_int_equal(be32_at(p + 16 + 16 * i), 2 * i + 1);
+	}
+	free(text);
+}
+
+/* Varint and decimal literals: up to SM_CQL_MAX_NUMBER_DIGITS significant digits. */
+static void
+test_long_numbers(void **state)
+{
+	size_t cap = 200000, n, i;
+	char *text = malloc(cap);
+	const struct sm_type *t;
+	struct sm_cql_stmt *s;
+	int rc;
+
+	(void)state;
+	assert_non_null(text);
+	/* 10^9999: 10,000 digits, 4,153 bytes (33,217 bits and a sign bit) */
+	n = (size_t)snprintf(text, cap, "INSERT INTO t (c) VALUES (1");
+	for (i = 1; i < SM_CQL_MAX_NUMBER_DIGITS; i++)
+		text[n++] = '0';
+	snprintf(text + n, cap - n, ")");
+	convert_long(text, "varint");
+	assert_int_equal(span.len, 4153);
+	/* leading zeros do not count */
+	n = (size_t)snprintf(text, cap, "INSERT INTO t (c) VALUES (-");
+	for (i = 0; i < 100000; i++)
+		text[n++] = '0';
+	snprintf(text + n, cap - n, "12345)");
+	convert_long(text, "varint");
+	assert_string_equal(tohex(out.p + span.off, span.len), "cfc7");
+	/* one digit more is refused, for a decimal too */
+	for (i = 0; i < 2; i++) {
+		n = (size_t)snprintf(text, cap, "INSERT INTO t (c) VALUES (%s", i ? "0.9" : "9");
+		while (n < 26 + SM_CQL_MAX_NUMBER_DIGITS + 1 + 2 * i)
+			text[n++] = '9';
+		snprintf(text + n, cap - n, ")");
+		assert_int_equal(sm_cql_parse(text, strlen(text), &s, err, sizeof(err)), 0);
+		assert_int_equal(sm_type_parse(i ? "decimal" : "varint", &t, err, sizeof(err)), 0);
+		sm_cql_buf_reset(&out);
+		rc = sm_cql_term_to_value(s->insert.values[0], t, "c", &ctx, &out, &span, err,
+					  sizeof(err));
+		assert_int_equal(rc, -EINVAL);
+		assert_non_null(strstr(err, "of 10001 digits: shardmark converts at most 10000"));
+		sm_type_free(t);
+		sm_cql_stmt_free(s);
+	}
+	free(text);
+}
+
 int
 main(void)
 {
@@ -734,7 +853,8 @@ main(void)
 		cmocka_unit_test(test_time),	       cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_blob_bool_uuid), cmocka_unit_test(test_collections),
 		cmocka_unit_test(test_functions),      cmocka_unit_test(test_binds),
-		cmocka_unit_test(test_from_text),
+		cmocka_unit_test(test_from_text),      cmocka_unit_test(test_large_collections),
+		cmocka_unit_test(test_long_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -69,6 +69,30 @@ def test_enforced_signatures(serve):
     assert "auth_t" in good.list_tables()["TableNames"]
 
 
+def test_signed_headers_repeated(serve):
+    """A SignedHeaders list that names one long header a thousand times gets
+    InvalidSignatureException: the canonical request it implies is longer
+    than the buffer it is built in (each repeat used to be written past the
+    end of it), and the server goes on serving."""
+    srv = start(serve, "--alternator-enforce-authorization",
+                "--alternator-access-key-id", "k1", "--alternator-secret-access-key", "s3cr3t")
+    auth = ("AWS4-HMAC-SHA256 Credential=k1/20240101/us-east-1/dynamodb/aws4_request, "
+            "SignedHeaders=" + ";".join(["x-big"] * 1000) + ", Signature=" + "0" * 64)
+    for _ in range(3):
+        conn = http.client.HTTPConnection(srv.host, srv.alt_port, timeout=10)
+        conn.request("POST", "/", body="{}",
+                     headers={"X-Amz-Target": "DynamoDB_20120810.ListTables",
+                              "Content-Type": "application/x-amz-json-1.0",
+                              "X-Amz-Date": "20240101T000000Z", "X-Big": "v" * 8000,
+                              "Authorization": auth})
+        resp = conn.getresponse()
+        body = resp.read().decode()
+        conn.close()
+        assert resp.status == 400, body
+        assert "InvalidSignatureException" in body, body
+    assert "TableNames" in client(srv, "k1", "s3cr3t").list_tables()
+
+
 def test_not_enforced_by_default(serve):
     srv = start(serve)
     assert isinstance(client(srv, "anyone", "anything").list_tables()["TableNames"], list)

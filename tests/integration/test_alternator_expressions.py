@@ -396,6 +396,61 @@ def test_nested_paths(table):
     alt_expect_error("ValidationException", update, table, k, "SET x = :v, x = :v", {":v": 1})
 
 
+def test_many_nested_actions(table):
+    """Many nested SET and REMOVE actions on one attribute in one expression
+    give what applying them one request at a time gives, whether they all
+    touch existing members (one rewrite) or one of them does not (an index
+    past the end, a new key under a missing map: action by action)."""
+    import random
+    rnd = random.Random(7)
+    base = {"m": {f"k{i}": ({"x": "v", "l": [0, 1, 2]} if i % 2 else "s") for i in range(40)},
+            "l": [{"x": i} for i in range(10)], "other": 1}
+    for round_ in range(12):
+        keys = list(range(40))
+        rnd.shuffle(keys)
+        idx = list(range(10))
+        rnd.shuffle(idx)
+        actions, values = [], {}
+        for n in range(rnd.randint(2, 30)):
+            kind = rnd.randrange(7)
+            v = f":v{n}"
+            if kind == 0 and keys:
+                actions.append(("SET", f"m.k{keys.pop()} = {v}"))
+            elif kind == 1:
+                actions.append(("SET", f"m.new{n} = {v}"))
+            elif kind == 2 and keys:
+                actions.append(("REMOVE", f"m.k{keys.pop()}"))
+            elif kind == 3 and keys:
+                k = keys.pop()
+                actions.append(("SET", f"m.k{k}.x = {v}" if k % 2 else f"m.k{k} = {v}"))
+            elif kind == 4 and idx:
+                actions.append(("SET", f"l[{idx.pop()}].x = {v}"))
+            elif kind == 5 and idx:
+                actions.append(("SET", f"l[{idx.pop()}] = {v}"))
+            elif kind == 6 and round_ % 3 == 0:
+                actions.append(("SET", f"l[{20 + n}] = {v}"))  # appends: one by one
+            else:
+                continue
+            if actions[-1][0] == "SET":
+                values[v] = {"n": n} if n % 3 else f"val{n}"
+        if not actions:
+            continue
+        one, each = key(), key()
+        for k in (one, each):
+            table.put_item(Item=dict(k, **base))
+        sets = [a for c, a in actions if c == "SET"]
+        removes = [a for c, a in actions if c == "REMOVE"]
+        expr = ("SET " + ", ".join(sets) if sets else "") + \
+            (" REMOVE " + ", ".join(removes) if removes else "")
+        update(table, one, expr.strip(), values or None)
+        for c, a in [("SET", a) for a in sets] + [("REMOVE", a) for a in removes]:
+            used = {p: values[p] for p in values if p in a.split(" = ")[-1].split()}
+            update(table, each, f"{c} {a}", used or None)
+        got, want = get(table, one), get(table, each)
+        got.pop("p"), want.pop("p")
+        assert got == want, (expr, values)
+
+
 def test_remove(table):
     k = key()
     table.put_item(Item=dict(k, a=1, b=2, m={"x": 1, "y": {"z": 2}}, l=[0, 1, 2, 3]))
@@ -442,6 +497,62 @@ def test_delete_from_set(table):
     alt_expect_error("ValidationException", update, table, k, "DELETE ss :v", {":v": {1}})
     alt_expect_error("ValidationException", update, table, k, "DELETE n :v", {":v": {1}})
     assert get(table, k) == dict(k, ss={"b", "c"}, n=1)
+
+
+def test_large_sets(alternator_server, table):
+    """ADD and DELETE on sets of thousands of elements, equality of sets in
+    any order, and duplicates refused by value (1 and 1.0 are one number)
+    wherever they are, at any size."""
+    k = key()
+    table.put_item(Item=dict(k, ss={f"s{i}" for i in range(10000)}, ns=set(range(5000)),
+                             bs={b"%05d" % i for i in range(3000)}))
+    update(table, k, "ADD ss :v DELETE ns :d",
+           {":v": {f"s{i}" for i in range(5000, 15000)},
+            ":d": {Decimal(f"{i}.0") for i in range(0, 6000, 2)}})
+    update(table, k, "DELETE bs :b", {":b": {b"%05d" % i for i in range(1, 3000)}})
+    got = get(table, k)
+    assert got["ss"] == {f"s{i}" for i in range(15000)}
+    assert got["ns"] == set(range(1, 5000, 2))
+    assert got["bs"] == {b"00000"}
+    assert holds(table, k, "ns = :n", {":n": {Decimal(f"{i}E0") for i in range(4999, 0, -2)}})
+    assert not holds(table, k, "ns = :n", {":n": set(range(3, 5001, 2))})
+
+    def put(attr):
+        return alt_raw(alternator_server, "PutItem",
+                       {"TableName": table.name, "Item": {"p": {"S": "dup"}, "x": attr}})
+
+    many = [str(i) for i in range(20000)]
+    for attr in ({"NS": ["1", "2", "1.0"]}, {"NS": ["10E-1", "1"]}, {"NS": many + ["1.00"]},
+                 {"SS": ["a", "b", "a"]}, {"SS": [f"s{i}" for i in range(20000)] + ["s7"]},
+                 {"BS": ["AAE=", "AAI=", "AAE="]}, {"L": [{"SS": ["x", "x"]}]},
+                 {"M": {"m": {"NS": ["5", "5.0"]}}}):
+        r = put(attr)
+        assert r.status == 400, (attr, r.status, r.body[:200])
+        assert "Input collection contains duplicates" in r.json["message"], r.json
+    assert put({"NS": many}).status == 200
+
+
+def test_long_condition_chains(table, item):
+    """Conditions chained as long as 4 KB allows evaluate like short ones:
+    a thousand NOTs, 300 ANDs, 400 ORs, and nesting up to the parser's
+    depth limit (deeper is refused, not a crash)."""
+    nots = "NOT " * 1001 + "a = :one"
+    assert len(nots) <= 4096
+    assert not holds(table, item, nots, {":one": 1})
+    assert holds(table, item, "NOT " + nots, {":one": 1})
+    ands = " AND ".join(["a = :one"] * 300) + " AND a = :two"
+    assert len(ands) <= 4096
+    assert not holds(table, item, ands, {":one": 1, ":two": 2})
+    assert holds(table, item, ands.replace(":two", ":one"), {":one": 1})
+    ors = " OR ".join(["a=:two"] * 400) + " OR a=:one"
+    assert len(ors) <= 4096
+    assert holds(table, item, ors, {":one": 1, ":two": 2})
+    nested = "(a = :one AND " * 150 + "a = :one" + ")" * 150
+    assert holds(table, item, nested, {":one": 1})
+    deep = "(a = :one AND " * 250 + "a = :one" + ")" * 250
+    alt_expect_error("ValidationException", table.update_item, Key=item,
+                     UpdateExpression="SET probe = :one", ConditionExpression=deep,
+                     ExpressionAttributeValues={":one": 1})
 
 
 def test_all_clauses_together(table):

@@ -333,6 +333,26 @@ def test_scan_filter_projection_count(scan_table):
     assert total == NSCAN // 5
 
 
+def test_scan_filter_resolves_names_for_every_item(dynamodb):
+    """#names resolve the same for the last item of a page as for the first,
+    however many items and however long the names (each resolution used to
+    take a copy of the name, until the op's buffer ran out and later items
+    silently stopped matching)."""
+    t = alt_create_table(dynamodb)
+    long_name = "n" * 2000
+    with t.batch_writer() as w:
+        for i in range(60):
+            w.put_item(Item={"p": f"r{i:02}", long_name: i % 2, "m": {long_name: 1}})
+    r = t.scan(ConsistentRead=True, FilterExpression="#a = :one AND #m.#a = :one",
+               ProjectionExpression="p, #m.#a",
+               ExpressionAttributeNames={"#a": long_name, "#m": "m"},
+               ExpressionAttributeValues={":one": 1})
+    assert "LastEvaluatedKey" not in r
+    assert sorted(i["p"] for i in r["Items"]) == [f"r{i:02}" for i in range(1, 60, 2)]
+    assert all(i["m"] == {long_name: 1} for i in r["Items"])
+    t.delete()
+
+
 @pytest.mark.parametrize("total", [1, 2, 3, 4, 7])
 def test_parallel_scan(scan_table, total):
     seen = []

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -1613,6 +1614,122 @@ test_normalize(void **state)
 	sm_type_free(list_set);
 }
 
+static void
+put_be32_at(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t
+get_be32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/*
+ * Thousands of elements: sorted, the first of equal set elements kept (1.0
+ * and 1 are equal decimals with other bytes), the last value of a repeated
+ * map key; one level at a time (sm_value_normalize_outer()) gives the same
+ * as all levels.
+ */
+static void
+test_normalize_large(void **state)
+{
+	enum { N = 20000 };
+	const struct sm_type *set_dec, *map_ii, *set_set;
+	struct sm_bytes *e = malloc(4 * N * sizeof(*e));
+	uint8_t *vals = malloc(16 * N), *in = malloc(40 * N), *buf = malloc(40 * N);
+	uint8_t *want = malloc(40 * N), *inner = malloc(64 * N);
+	struct sm_coll_iter it;
+	struct sm_bytes k, v;
+	char err[128];
+	size_t n;
+	long got;
+	unsigned i;
+
+	(void)state;
+	assert_true(e && vals && in && buf && want && inner);
+	assert_int_equal(sm_type_parse("frozen<set<decimal>>", &set_dec, err, sizeof(err)), 0);
+	assert_int_equal(sm_type_parse("frozen<map<int, int>>", &map_ii, err, sizeof(err)), 0);
+	assert_int_equal(sm_type_parse("frozen<set<frozen<set<int>>>>", &set_set, err, sizeof(err)),
+			 0);
+
+	/* decimals N-1 .. 0 as i.0 (scale 1, unscaled 10 i), then again as i (scale 0) */
+	for (i = 0; i < N; i++) {
+		uint8_t *a = vals + 16 * i, *b = a + 8;
+
+		put_be32_at(a, 1);
+		put_be32_at(a + 4, 10 * (N - 1 - i));
+		put_be32_at(b, 0);
+		put_be32_at(b + 4, N - 1 - i);
+		e[i] = (struct sm_bytes){ a, 8 };
+		e[N + i] = (struct sm_bytes){ b, 8 };
+	}
+	n = sm_coll_build(in, 40 * N, e, 2 * N, false);
+	got = sm_value_normalize(set_dec, (struct sm_bytes){ in, (uint32_t)n }, in, n);
+	assert_true(got > 0);
+	assert_int_equal(sm_coll_iter_init(&it, (struct sm_bytes){ in, (uint32_t)got }), 0);
+	for (i = 0; sm_coll_next(&it, &k, NULL, false); i++) {
+		assert_int_equal(k.len, 8);
+		assert_memory_equal(k.p, vals + 16 * (N - 1 - i), 8); /* i.0: the first written */
+	}
+	assert_int_equal(i, N);
+	assert_false(sm_coll_iter_error(&it));
+
+	/* keys 0 .. N-1 twice in a shuffled order: values 2k, then 2k + 1, which wins */
+	for (i = 0; i < 2 * N; i++) {
+		unsigned key = (i * 7919u) % N, val = 2 * key + (i >= N);
+
+		put_be32_at(vals + 8 * i, key);
+		put_be32_at(vals + 8 * i + 4, val);
+		e[2 * i] = (struct sm_bytes){ vals + 8 * i, 4 };
+		e[2 * i + 1] = (struct sm_bytes){ vals + 8 * i + 4, 4 };
+	}
+	n = sm_coll_build(in, 40 * N, e, 2 * N, true);
+	got = sm_value_normalize(map_ii, (struct sm_bytes){ in, (uint32_t)n }, buf, 40 * N);
+	assert_true(got > 0);
+	assert_int_equal(sm_coll_iter_init(&it, (struct sm_bytes){ buf, (uint32_t)got }), 0);
+	for (i = 0; sm_coll_next(&it, &k, &v, true); i++) {
+		assert_int_equal(k.len, 4);
+		assert_int_equal(get_be32_at(k.p), i);
+		assert_int_equal(get_be32_at(v.p), 2 * i + 1);
+	}
+	assert_int_equal(i, N);
+
+	/* sets of canonical {j} sets, N / 2 of them twice: outer == deep */
+	for (i = 0; i < N; i++) {
+		unsigned j = (N - 1 - i) % (N / 2);
+		struct sm_bytes one = { vals + 4 * i, 4 };
+
+		put_be32_at(vals + 4 * i, j);
+		e[i] = (struct sm_bytes){
+			inner + 12 * i, (uint32_t)sm_coll_build(inner + 12 * i, 12, &one, 1, false)
+		};
+	}
+	n = sm_coll_build(in, 40 * N, e, N, false);
+	got = sm_value_normalize(set_set, (struct sm_bytes){ in, (uint32_t)n }, want, 40 * N);
+	assert_true(got > 0);
+	assert_int_equal(sm_value_normalize_outer(set_set, (struct sm_bytes){ in, (uint32_t)n },
+						  buf, 40 * N),
+			 got);
+	assert_memory_equal(buf, want, (size_t)got);
+	assert_int_equal(sm_coll_iter_init(&it, (struct sm_bytes){ buf, (uint32_t)got }), 0);
+	assert_int_equal(it.left, N / 2);
+
+	sm_type_free(set_dec);
+	sm_type_free(map_ii);
+	sm_type_free(set_set);
+	free(e);
+	free(vals);
+	free(in);
+	free(buf);
+	free(want);
+	free(inner);
+}
+
 int
 main(void)
 {
@@ -1641,6 +1758,7 @@ main(void)
 		cmocka_unit_test_setup(test_coll_malformed, reset),
 		cmocka_unit_test_setup(test_duration_codec, reset),
 		cmocka_unit_test_setup(test_normalize, reset),
+		cmocka_unit_test_setup(test_normalize_large, reset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
