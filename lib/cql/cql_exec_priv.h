@@ -61,16 +61,17 @@ struct cql_prepared {
 	unsigned npk_idx;
 	/* result metadata: SELECT columns, or [applied] and the pre-image */
 	struct sm_cql_colspec *res_specs;
-	unsigned nres;
+	unsigned nres, res_cap;
 	struct out_col *outs; /* SELECT: one per res_spec */
 	uint16_t *read_cols;  /* SELECT: the store columns read; LWT: the pre-image */
-	unsigned nread;
-	bool count; /* SELECT COUNT(*) */
+	unsigned nread, read_cap;
+	uint32_t *read_cell; /* while binding: column id -> its index in read_cols + 1 */
+	bool count;	     /* SELECT COUNT(*) */
 	/* types this statement built (list<T> of IN ?, ...), freed with it */
 	const struct sm_type **owned;
-	unsigned nowned;
+	unsigned nowned, owned_cap;
 	char **owned_str;
-	unsigned nowned_str;
+	unsigned nowned_str, owned_str_cap;
 	/* constant terms converted on first use (cached statements only) */
 	struct cql_const *consts;
 	unsigned nconsts, consts_cap;
@@ -94,6 +95,11 @@ struct cql_shard {
 	unsigned nbuckets;
 	unsigned nprepared;
 	struct sm_pool op_pool;
+	/* scratch sized by the input, kept between requests */
+	uint64_t *insert_seen; /* INSERT: one bit per column id named */
+	unsigned insert_seen_cap;
+	bool *where_used; /* SELECT: one per WHERE relation, consumed by the key plan */
+	unsigned where_used_cap;
 	bool ready;
 };
 

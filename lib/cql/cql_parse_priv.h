@@ -71,6 +71,9 @@ struct cql_parser {
 	unsigned depth;
 	char *err;
 	size_t errlen;
+	/* the lexer: characters from line_start up to col_off, so a long line costs one pass */
+	size_t col_line_start, col_off;
+	uint32_t col;
 };
 
 /* Split @p->text into @p->toks. 0, -EBADMSG (with the message) or -ENOMEM. */

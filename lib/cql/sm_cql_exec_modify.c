@@ -547,6 +547,21 @@ statement_attrs(struct cql_op *op, const struct sm_cql_attrs *a, const struct wc
 	return 0;
 }
 
+/* A cleared bitmap of @t's column ids (per shard), or NULL after failing the op. */
+static uint64_t *
+insert_columns(struct cql_op *op, const struct sm_table *t)
+{
+	unsigned words = ((unsigned)t->ncols + 63) / 64;
+
+	if (cql_grow((void **)&cql_shard.insert_seen, &cql_shard.insert_seen_cap, words,
+		     sizeof(*cql_shard.insert_seen)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return NULL;
+	}
+	memset(cql_shard.insert_seen, 0, words * sizeof(*cql_shard.insert_seen));
+	return cql_shard.insert_seen;
+}
+
 /*
  * Build the store requests of one INSERT, UPDATE or DELETE into op->sreqs.
  * Cell ops and conditions are recorded as indexes (fixed up later).
@@ -574,7 +589,7 @@ build_write(struct cql_op *op, const struct wctx *w)
 	memset(&range, 0, sizeof(range));
 	if (s->kind == SM_CQL_INSERT) {
 		const struct sm_cql_insert *in = &s->insert;
-		bool have[256] = { false };
+		uint64_t *have;
 
 		if (t->counter) {
 			cql_op_fail(
@@ -585,6 +600,9 @@ build_write(struct cql_op *op, const struct wctx *w)
 		}
 		if (statement_attrs(op, &in->attrs, w, &ts, &ttl) < 0)
 			return -EINVAL;
+		have = insert_columns(op, t);
+		if (have == NULL)
+			return -ENOMEM;
 		pk.n = t->npk;
 		ck.n = t->nck;
 		for (i = 0; i < in->ncols; i++) {
@@ -598,12 +616,12 @@ build_write(struct cql_op *op, const struct wctx *w)
 					    in->cols[i]);
 				return -EINVAL;
 			}
-			if (have[c->id]) {
+			if (have[c->id / 64] & (1ull << (c->id % 64))) {
 				cql_op_fail(op, SM_CQL_ERR_INVALID,
 					    "Multiple definitions found for column %s", c->name);
 				return -EINVAL;
 			}
-			have[c->id] = true;
+			have[c->id / 64] |= 1ull << (c->id % 64);
 			if (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING) {
 				ret = where_value(op, in->values[i], c, &v);
 				if (ret < 0)
@@ -628,7 +646,7 @@ build_write(struct cql_op *op, const struct wctx *w)
 			co->null = st == SM_CQL_CONV_NULL;
 		}
 		for (i = 0; i < (unsigned)t->npk + t->nck; i++) {
-			if (!have[i]) {
+			if (!(have[i / 64] & (1ull << (i % 64)))) {
 				cql_op_fail(
 					op, SM_CQL_ERR_INVALID, "Some %s key parts are missing: %s",
 					i < t->npk ? "partition" : "clustering", t->cols[i].name);

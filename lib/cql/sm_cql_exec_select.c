@@ -912,7 +912,7 @@ cql_exec_select(struct cql_op *op)
 	const struct sm_table *t = ps->table;
 	const struct sm_cql_params *pr = op->params;
 	struct col_vals pkv[SM_MAX_KEY_PARTS];
-	bool used[256];
+	bool *used;
 	struct ck_plan *plan;
 	struct sm_cql_metadata meta;
 	struct sm_store_req *sr;
@@ -922,11 +922,13 @@ cql_exec_select(struct cql_op *op)
 	int64_t v;
 	int ret;
 
-	if (s->nwhere > SM_ARRAY_SIZE(used)) {
-		cql_op_fail(op, SM_CQL_ERR_INVALID, "too many WHERE relations");
+	if (cql_grow((void **)&cql_shard.where_used, &cql_shard.where_used_cap, s->nwhere,
+		     sizeof(*used)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
 		return;
 	}
-	memset(used, 0, sizeof(used));
+	used = cql_shard.where_used;
+	memset(used, 0, s->nwhere * sizeof(*used));
 	memset(pkv, 0, sizeof(pkv[0]) * t->npk);
 	if (pr->consistency == SM_CQL_ANY || pr->consistency == SM_CQL_EACH_QUORUM) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,

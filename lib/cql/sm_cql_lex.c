@@ -412,7 +412,7 @@ push_tok(struct cql_parser *p, unsigned *cap, enum cql_tok_type type, size_t off
 {
 	struct cql_tok *t;
 	size_t i;
-	uint32_t col = 0;
+	uint32_t col;
 
 	if (p->ntoks == *cap) {
 		unsigned ncap = *cap * 2;
@@ -423,10 +423,19 @@ push_tok(struct cql_parser *p, unsigned *cap, enum cql_tok_type type, size_t off
 		p->toks = n;
 		*cap = ncap;
 	}
-	/* Columns count characters, not bytes: skip UTF-8 continuation bytes. */
-	for (i = line_start; i < off; i++)
+	/* Columns count characters, not bytes: skip UTF-8 continuation bytes.
+	 * Tokens come in order: count on from the previous one on this line. */
+	if (p->col_line_start != line_start || p->col_off > off) {
+		p->col_line_start = line_start;
+		p->col_off = line_start;
+		p->col = 0;
+	}
+	col = p->col;
+	for (i = p->col_off; i < off; i++)
 		if (((unsigned char)p->text[i] & 0xc0) != 0x80)
 			col++;
+	p->col_off = off;
+	p->col = col;
 	t = &p->toks[p->ntoks++];
 	t->type = type;
 	t->off = (uint32_t)off;
