@@ -240,6 +240,23 @@ cql_lookup_table(const struct sm_cql_qname *q, const char *session_ks, bool *sys
 void
 cql_op_store_error(struct cql_op *op, const struct sm_store_req *r, bool write);
 
+/*
+ * ScyllaDB's max_partition_key_restrictions_per_query and
+ * max_clustering_key_restrictions_per_query (both 100 by default): the
+ * partitions, and the clustering prefixes, that one statement's IN lists
+ * name (their cartesian product).
+ */
+#define CQL_MAX_IN_PARTITIONS 100u
+#define CQL_MAX_IN_CLUSTERING 100u
+
+/*
+ * Fail @op for an IN list or cartesian product of @size keys, over the
+ * limit, with ScyllaDB's message (cql3/restrictions/statement_restrictions.cc).
+ * Returns -EINVAL.
+ */
+int
+cql_fail_in_size(struct cql_op *op, bool partition, uint64_t size);
+
 /* The bigint/int of a converted option value (LIMIT, TTL...). */
 int
 cql_int_option(struct cql_op *op, const struct sm_cql_term *t, const char *what, int64_t min,

@@ -45,6 +45,19 @@ cql_grow(void **arr, unsigned *cap, unsigned need, size_t size)
 	return 0;
 }
 
+int
+cql_fail_in_size(struct cql_op *op, bool partition, uint64_t size)
+{
+	const char *what = partition ? "partition" : "clustering";
+
+	cql_op_fail(op, SM_CQL_ERR_INVALID,
+		    "size of %s-key IN list or %s-key cartesian product of IN list %llu is greater "
+		    "than maximum %u",
+		    what, what, (unsigned long long)size,
+		    partition ? CQL_MAX_IN_PARTITIONS : CQL_MAX_IN_CLUSTERING);
+	return -EINVAL;
+}
+
 /* ---- prepared statements ---- */
 
 static void

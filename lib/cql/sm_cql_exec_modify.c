@@ -17,7 +17,7 @@
 #include "cql_exec_priv.h"
 
 #define MAX_TTL 630720000 /* 20 years, as Cassandra */
-#define MAX_PK_IN 100u
+#define MAX_PK_IN CQL_MAX_IN_PARTITIONS
 
 /* Indexes stored in pointer fields until the arrays stop growing. */
 #define IDX_PTR(i) ((const void *)(uintptr_t)(i))
@@ -298,11 +298,8 @@ read_where(struct cql_op *op, const struct sm_cql_relation *where, unsigned nwhe
 					"key in a modification statement");
 				return -EINVAL;
 			}
-			if (r->nin > MAX_PK_IN) {
-				cql_op_fail(op, SM_CQL_ERR_INVALID,
-					    "IN names more than %u partitions", MAX_PK_IN);
-				return -EINVAL;
-			}
+			if (r->nin > MAX_PK_IN)
+				return cql_fail_in_size(op, true, r->nin);
 			for (j = 0; j < r->nin; j++) {
 				ret = where_value(op, r->in[j], c, &wk->pk[c->pos][j]);
 				if (ret < 0)
@@ -574,6 +571,7 @@ build_write(struct cql_op *op, const struct wctx *w)
 	struct where_keys *wk = NULL;
 	struct sm_key pk, ck;
 	unsigned i, j, first_op = op->nops, first_cond = op->nconds, nkeys = 1;
+	uint64_t product = 1;
 	enum sm_cql_if if_kind = SM_CQL_IF_NONE;
 	const struct sm_cql_relation *conds = NULL;
 	unsigned nconds = 0;
@@ -691,14 +689,14 @@ build_write(struct cql_op *op, const struct wctx *w)
 			goto out;
 		ck = wk->ck;
 		pk.n = t->npk;
+		/* 64-bit and saturated: 16 lists of 100 overflow any int */
 		for (i = 0; i < t->npk; i++)
-			nkeys *= wk->npk[i];
-		if (nkeys > MAX_PK_IN) {
-			cql_op_fail(op, SM_CQL_ERR_INVALID, "IN names more than %u partitions",
-				    MAX_PK_IN);
-			ret = -EINVAL;
+			product = SM_MIN(product * wk->npk[i], (uint64_t)UINT32_MAX);
+		if (product > MAX_PK_IN) {
+			ret = cql_fail_in_size(op, true, product);
 			goto out;
 		}
+		nkeys = (unsigned)product;
 		if (s->kind == SM_CQL_UPDATE) {
 			for (i = 0; i < s->update.nset; i++) {
 				const struct sm_column *c = NULL;

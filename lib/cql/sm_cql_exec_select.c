@@ -12,8 +12,8 @@
 
 #include "cql_exec_priv.h"
 
-#define MAX_IN_KEYS 100u   /* partitions one IN may name (cartesian product) */
-#define MAX_CK_PREFIX 100u /* clustering prefixes one IN may name */
+#define MAX_IN_KEYS CQL_MAX_IN_PARTITIONS   /* partitions one IN may name (cartesian product) */
+#define MAX_CK_PREFIX CQL_MAX_IN_CLUSTERING /* clustering prefixes one IN may name */
 #define COUNT_CHUNK 4096u  /* rows per store read while counting */
 #define PAGING_VERSION 1
 
@@ -417,9 +417,9 @@ key_values(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_c
 			return ret;
 		if (sm_coll_iter_init(&it, cql_span_bytes(op, &op->spans[list])) < 0)
 			goto bad;
+		if (it.left > MAX_IN_KEYS)
+			return cql_fail_in_size(op, c->kind == SM_COL_PARTITION, it.left);
 		while (sm_coll_next(&it, &e, NULL, false)) {
-			if (cv->n >= MAX_IN_KEYS)
-				goto many;
 			if (cql_grow((void **)&op->spans, &op->spans_cap, op->nspans + 1,
 				     sizeof(*op->spans)) < 0)
 				goto nomem;
@@ -430,9 +430,10 @@ key_values(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_c
 		}
 		return 0;
 	}
+	/* Counted up front: nothing is converted for a list over the limit. */
+	if (r->nin > MAX_IN_KEYS)
+		return cql_fail_in_size(op, c->kind == SM_COL_PARTITION, r->nin);
 	for (i = 0; i < r->nin; i++) {
-		if (cv->n >= MAX_IN_KEYS)
-			goto many;
 		ret = cql_value_idx(op, r->in[i], c->type, c->name, &idx);
 		if (ret < 0)
 			return ret;
@@ -444,10 +445,6 @@ key_values(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_c
 		cv->first[cv->n++] = idx;
 	}
 	return 0;
-many:
-	cql_op_fail(op, SM_CQL_ERR_INVALID, "IN on %s names more than %u values", c->name,
-		    MAX_IN_KEYS);
-	return -EINVAL;
 bad:
 	cql_op_fail(op, SM_CQL_ERR_INVALID, "Invalid list for IN on %s", c->name);
 	return -EINVAL;
@@ -582,11 +579,8 @@ ck_extend(struct cql_op *op, struct ck_plan *p, const unsigned *vals, unsigned n
 	unsigned i, j, k, n = 0;
 	static __thread unsigned tmp[MAX_CK_PREFIX][SM_MAX_KEY_PARTS];
 
-	if ((uint64_t)p->nprefix * nvals > MAX_CK_PREFIX) {
-		cql_op_fail(op, SM_CQL_ERR_INVALID,
-			    "IN on clustering columns names more than %u prefixes", MAX_CK_PREFIX);
-		return -EINVAL;
-	}
+	if ((uint64_t)p->nprefix * nvals > MAX_CK_PREFIX)
+		return cql_fail_in_size(op, false, (uint64_t)p->nprefix * nvals);
 	for (i = 0; i < p->nprefix; i++) {
 		for (j = 0; j < nvals; j++) {
 			memcpy(tmp[n], p->prefix[i], sizeof(tmp[n][0]) * p->plen);
@@ -686,7 +680,11 @@ plan_clustering(struct cql_op *op, const struct sm_cql_select *s, struct ck_plan
 							"not supported by shardmark: (a, b) IN ?");
 						return -ENOTSUP;
 					}
-					for (e = 0; e < r->nin && e < MAX_IN_KEYS; e++) {
+					/* vals[] holds MAX_IN_KEYS tuples: refuse more, do not drop them */
+					if ((uint64_t)p->nprefix * r->nin > MAX_CK_PREFIX)
+						return cql_fail_in_size(
+							op, false, (uint64_t)p->nprefix * r->nin);
+					for (e = 0; e < r->nin; e++) {
 						const struct sm_cql_term *tt = r->in[e];
 
 						if (tt->kind != SM_CQL_TERM_TUPLE ||
@@ -918,6 +916,7 @@ cql_exec_select(struct cql_op *op)
 	struct sm_store_req *sr;
 	struct sm_select *sel;
 	unsigned i, npk_set = 0, nkeys;
+	uint64_t product;
 	bool token = false, present, empty;
 	int64_t v;
 	int ret;
@@ -1047,14 +1046,15 @@ cql_exec_select(struct cql_op *op)
 	}
 
 	/* Every value is converted: resolve the spans into keys and slices. */
-	nkeys = 1;
+	/* 64-bit and saturated: 16 lists of 100 overflow any int */
+	product = 1;
 	for (i = 0; i < t->npk && !op->range; i++)
-		nkeys *= pkv[i].n;
-	if (nkeys > MAX_IN_KEYS) {
-		cql_op_fail(op, SM_CQL_ERR_INVALID, "IN selects more than %u partitions",
-			    MAX_IN_KEYS);
+		product = SM_MIN(product * pkv[i].n, (uint64_t)UINT32_MAX);
+	if (product > MAX_IN_KEYS) {
+		cql_fail_in_size(op, true, product);
 		return;
 	}
+	nkeys = (unsigned)product;
 	op->nkeys = op->range ? 0 : nkeys;
 	if (!op->range &&
 	    cql_grow((void **)&op->keys, &op->keys_cap, nkeys, sizeof(*op->keys)) < 0) {

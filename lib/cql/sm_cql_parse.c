@@ -34,6 +34,11 @@ const_text(struct cql_parser *p, const char **out)
 	case T_STRING:
 		p->pos++;
 		*out = cql_tok_string(p, t, &len);
+		/* Options are kept as C strings: a NUL would cut the value short. */
+		if (*out != NULL && strlen(*out) != len)
+			return cql_fail(p, -EINVAL,
+					"Invalid option value: a NUL character (U+0000) is not "
+					"supported in option strings");
 		break;
 	case T_INT:
 	case T_FLOAT:
@@ -42,6 +47,10 @@ const_text(struct cql_parser *p, const char **out)
 	case T_DURATION:
 	case T_IDENT:
 	case T_QIDENT:
+		if (memchr(p->text + t->off, '\0', t->len) != NULL)
+			return cql_fail(p, -EINVAL,
+					"Invalid option value: a NUL character (U+0000) is not "
+					"supported in option strings");
 		p->pos++;
 		*out = cql_strndup(p, p->text + t->off, t->len);
 		break;

@@ -279,7 +279,7 @@ expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, cha
 		   size_t errlen)
 {
 	const char *cls = sm_option_get(def->replication, def->nreplication, "class");
-	const char *full;
+	const char *full, *rf = NULL, *dc = NULL;
 	bool nts;
 	unsigned i;
 	int ret;
@@ -323,12 +323,34 @@ expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, cha
 				 o->value);
 			return -EINVAL;
 		}
-		if (nts && strcmp(o->key, "replication_factor") == 0)
-			ret = options_add(&k->replication, &k->nreplication, SM_DATACENTER,
-					  o->value);
-		else
+		if (!nts) {
 			ret = options_add(&k->replication, &k->nreplication, o->key, o->value);
+			continue;
+		}
+		/* NetworkTopologyStrategy takes the cluster's data centers only
+		 * (ScyllaDB's network_topology_strategy.cc validate_options()), so
+		 * what it keeps is bounded by them, not by the request. */
+		if (strcmp(o->key, "replication_factor") == 0) {
+			rf = o->value;
+		} else if (strcasecmp(o->key, "replication_factor") == 0) {
+			snprintf(err, errlen,
+				 "'%s' is not a valid option, did you mean (lowercase) "
+				 "'replication_factor'?",
+				 o->key);
+			return -EINVAL;
+		} else if (strcmp(o->key, SM_DATACENTER) == 0) {
+			dc = o->value;
+		} else {
+			snprintf(err, errlen,
+				 "Unrecognized strategy option {%s} passed to NetworkTopologyStrategy",
+				 o->key);
+			return -EINVAL;
+		}
 	}
+	/* An explicit factor for the data center wins over replication_factor. */
+	if (ret == 0 && (dc != NULL || rf != NULL))
+		ret = options_add(&k->replication, &k->nreplication, SM_DATACENTER,
+				  dc != NULL ? dc : rf);
 	if (ret < 0)
 		snprintf(err, errlen, "out of memory");
 	return ret;

@@ -16,7 +16,8 @@ import pytest
 
 pytest.importorskip("cassandra")
 
-from cassandra import ConfigurationException, InvalidRequest  # noqa: E402
+from cassandra import InvalidRequest  # noqa: E402
+from cassandra.protocol import ConfigurationException  # noqa: E402
 from cassandra.query import BatchStatement, SimpleStatement  # noqa: E402
 
 from conftest import (CQL_ERR_PROTOCOL, CQL_OP_QUERY, CQL_OP_RESULT,  # noqa: E402
@@ -134,3 +135,150 @@ def test_column_limit_at_create(cql_env):
     assert len(row) == MAX_COLUMNS and getattr(row, f"c{MAX_COLUMNS - 2}") == 42
     s.execute(f"DROP TABLE {ks}.widest")
     cql_assert_serving(cql_env.server.cql_port)
+
+
+# --- IN lists: ScyllaDB's limits, counted before anything is converted -------
+
+
+def in_error(partition, size):
+    what = "partition" if partition else "clustering"
+    return (f"size of {what}-key IN list or {what}-key cartesian product of IN list {size} "
+            f"is greater than maximum 100")
+
+
+@pytest.fixture(scope="module")
+def keyed(cql_env):
+    s, ks = cql_env.session, cql_env.ks
+    s.execute(f"CREATE TABLE {ks}.kc (k int, c1 int, c2 int, v int, PRIMARY KEY (k, c1, c2))")
+    pk = ", ".join(f"p{i} int" for i in range(6))
+    s.execute(f"CREATE TABLE {ks}.pk6 ({pk}, v int, PRIMARY KEY (({', '.join(f'p{i}' for i in range(6))})))")
+    s.execute(f"INSERT INTO {ks}.pk6 (p0, p1, p2, p3, p4, p5, v) VALUES (0, 0, 0, 0, 0, 0, 1)")
+    for c in range(150):
+        s.execute(f"INSERT INTO {ks}.kc (k, c1, c2, v) VALUES (1, {c}, {c}, {c})")
+    return cql_env
+
+
+def test_in_limits_partition(keyed):
+    s, ks = keyed.session, keyed.ks
+    vals = ", ".join(str(i) for i in range(101))
+    e = cql_expect_error(s, f"SELECT * FROM {ks}.kc WHERE k IN ({vals})", InvalidRequest)
+    assert in_error(True, 101) in str(e)
+    e = cql_expect_error(s, f"UPDATE {ks}.kc SET v = 1 WHERE k IN ({vals}) AND c1 = 1 AND c2 = 1",
+                         InvalidRequest)
+    assert in_error(True, 101) in str(e)
+    sel = s.prepare(f"SELECT * FROM {ks}.kc WHERE k IN ?")
+    with pytest.raises(InvalidRequest, match=in_error(True, 150)):
+        s.execute(sel, [list(range(150))])
+    assert len(list(s.execute(sel, [list(range(100))]))) == 150
+    # A cartesian product of exactly 2^32 wrapped a 32-bit count to 0: the
+    # SELECT returned nothing and the UPDATE wrote nothing, without an error.
+    lists = [", ".join(str(i) for i in range(n)) for n in (64, 64, 64, 64, 64, 4)]
+    where = " AND ".join(f"p{i} IN ({v})" for i, v in enumerate(lists))
+    e = cql_expect_error(s, f"SELECT v FROM {ks}.pk6 WHERE {where}", InvalidRequest)
+    assert "greater than maximum 100" in str(e)
+    e = cql_expect_error(s, f"UPDATE {ks}.pk6 SET v = 2 WHERE {where}", InvalidRequest)
+    assert "greater than maximum 100" in str(e)
+    e = cql_expect_error(s, f"DELETE FROM {ks}.pk6 WHERE {where}", InvalidRequest)
+    assert "greater than maximum 100" in str(e)
+    assert s.execute(f"SELECT v FROM {ks}.pk6 WHERE p0 = 0 AND p1 = 0 AND p2 = 0 AND p3 = 0 "
+                     f"AND p4 = 0 AND p5 = 0").one().v == 1
+
+
+def test_in_limits_clustering(keyed):
+    s, ks = keyed.session, keyed.ks
+    vals = ", ".join(str(i) for i in range(150))
+    e = cql_expect_error(s, f"SELECT v FROM {ks}.kc WHERE k = 1 AND c1 IN ({vals})",
+                         InvalidRequest)
+    assert in_error(False, 150) in str(e)
+    # A multi-column IN of 150 tuples answered with the first 100 and
+    # dropped the rest without a word.
+    tuples = ", ".join(f"({i}, {i})" for i in range(150))
+    e = cql_expect_error(s, f"SELECT v FROM {ks}.kc WHERE k = 1 AND (c1, c2) IN ({tuples})",
+                         InvalidRequest)
+    assert in_error(False, 150) in str(e)
+    tuples = ", ".join(f"({i}, {i})" for i in range(100))
+    rows = s.execute(f"SELECT v FROM {ks}.kc WHERE k = 1 AND (c1, c2) IN ({tuples})")
+    assert sorted(r.v for r in rows) == list(range(100))
+    e = cql_expect_error(s, f"SELECT v FROM {ks}.kc WHERE k = 1 AND c1 IN (1, 2, 3) AND c2 IN "
+                         f"({', '.join(str(i) for i in range(40))})", InvalidRequest)
+    assert in_error(False, 120) in str(e)
+
+
+# --- names and options with a NUL ------------------------------------------
+
+
+def test_nul_in_quoted_names(cql_env):
+    """"a\\0b" created a (the name cut at the NUL); now refused, like the
+    keyspace and table names ScyllaDB refuses."""
+    s, ks = cql_env.session, cql_env.ks
+    repl = "{'class': 'NetworkTopologyStrategy', 'replication_factor': 1}"
+    e = cql_expect_error(s, f'CREATE KEYSPACE "nul\x00ks" WITH replication = {repl}',
+                         InvalidRequest)
+    assert 'Invalid name "nul\\0ks": a quoted name may not contain a NUL character' in str(e)
+    assert s.execute("SELECT keyspace_name FROM system_schema.keyspaces "
+                     "WHERE keyspace_name = 'nul'").one() is None
+    cql_expect_error(s, f'CREATE TABLE {ks}."t\x00x" (k int PRIMARY KEY)', InvalidRequest)
+    cql_expect_error(s, f'CREATE TABLE {ks}.nulcol (k int PRIMARY KEY, "v\x00w" int)',
+                     InvalidRequest)
+    assert s.execute(f"SELECT table_name FROM system_schema.tables WHERE keyspace_name = '{ks}' "
+                     f"AND table_name IN ('t', 'nulcol')").all() == []
+    cql_expect_error(s, f"CREATE TABLE {ks}.nulopt (k int PRIMARY KEY) WITH comment = 'a\x00b'",
+                     InvalidRequest)
+    cql_expect_error(s, "CREATE KEYSPACE nuldc WITH replication = {'class': "
+                     "'NetworkTopologyStrategy', 'datacenter1\x00x': 1}", InvalidRequest)
+    # NUL inside string values stays data, as in ScyllaDB.
+    s.execute(f"CREATE TABLE {ks}.nulval (k int PRIMARY KEY, t text)")
+    s.execute(f"INSERT INTO {ks}.nulval (k, t) VALUES (1, 'a\x00b')")
+    assert s.execute(f"SELECT t FROM {ks}.nulval WHERE k = 1").one().t == "a\x00b"
+
+
+# --- replication maps --------------------------------------------------------
+
+
+def test_replication_unknown_dcs(cql_env):
+    """NetworkTopologyStrategy with 10,000 data centers was accepted and about
+    63 of them shown; ScyllaDB refuses a data center the cluster does not
+    have, and so does shardmark now."""
+    s = cql_env.session
+    dcs = ", ".join(f"'dc{i}': 1" for i in range(10000))
+    ks = cql_unique_name("manydc")
+    e = cql_expect_error(s, f"CREATE KEYSPACE {ks} WITH replication = "
+                         f"{{'class': 'NetworkTopologyStrategy', {dcs}}}", ConfigurationException)
+    assert "Unrecognized strategy option {dc0} passed to NetworkTopologyStrategy" in str(e)
+    e = cql_expect_error(s, f"CREATE KEYSPACE {ks} WITH replication = "
+                         "{'class': 'NetworkTopologyStrategy', 'Replication_Factor': 1}",
+                         ConfigurationException)
+    assert "did you mean (lowercase) 'replication_factor'?" in str(e)
+    assert s.execute("SELECT * FROM system_schema.keyspaces WHERE keyspace_name = %s",
+                     (ks,)).one() is None
+    # The known data center, also with replication_factor (the explicit one wins).
+    s.execute(f"CREATE KEYSPACE {ks} WITH replication = {{'class': 'NetworkTopologyStrategy', "
+              "'replication_factor': 1, 'datacenter1': 2}")
+    row = s.execute("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s",
+                    (ks,)).one()
+    assert dict(row.replication) == {
+        "class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "datacenter1": "2"}
+    s.execute(f"DROP KEYSPACE {ks}")
+
+
+def test_replication_many_options_kept(cql_env):
+    """SimpleStrategy keeps every option it is given (as ScyllaDB does): all
+    of them come back, not the first 63."""
+    s = cql_env.session
+    ks = cql_unique_name("manyopt")
+    opts = ", ".join(f"'opt{i:05d}': '{i}'" for i in range(10000))
+    s.execute(f"CREATE KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', "
+              f"'replication_factor': 1, {opts}}}")
+    row = s.execute("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s",
+                    (ks,)).one()
+    assert len(row.replication) == 10002
+    assert row.replication["opt09999"] == "9999"
+    s.execute(f"DROP KEYSPACE {ks}")
+    # A table's map option as long as the client likes comes back as given.
+    t = cql_unique_name("manymap")
+    comp = ", ".join(f"'k{i:04d}': 'v{i}'" for i in range(2000))
+    s.execute(f"CREATE TABLE {cql_env.ks}.{t} (k int PRIMARY KEY) WITH compaction = "
+              f"{{'class': 'SizeTieredCompactionStrategy', {comp}}}")
+    row = s.execute("SELECT compaction FROM system_schema.tables WHERE keyspace_name = %s AND "
+                    "table_name = %s", (cql_env.ks, t)).one()
+    assert len(row.compaction) == 2001 and row.compaction["k1999"] == "v1999"
