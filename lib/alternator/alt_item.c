@@ -39,7 +39,7 @@ static int
 kv_cmp(const void *a, const void *b)
 {
 	const struct kv *x = a, *y = b;
-	int c = memcmp(x->k.p, y->k.p, SM_MIN(x->k.len, y->k.len));
+	int c = x->k.len && y->k.len ? memcmp(x->k.p, y->k.p, SM_MIN(x->k.len, y->k.len)) : 0;
 
 	return c ? c : (int)x->k.len - (int)y->k.len;
 }

@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Alternator endpoint: what a hostile client tries, through boto3.
+
+Tag keys that the stored JSON holds with escapes, through TagResource and
+UntagResource (UBSan stopped on a memcpy(NULL, src, 0) there); many
+concurrent clients creating, deleting and describing one table name on a
+two-shard server, which must only ever get DynamoDB's answers.
+"""
+
+import threading
+
+import pytest
+
+pytest.importorskip("boto3")
+
+from botocore.exceptions import ClientError  # noqa: E402
+
+from conftest import (alt_client, alt_create_table, alt_error,  # noqa: E402
+                      alt_unique_table_name, start_alternator_server)
+
+
+@pytest.fixture(scope="module")
+def two_shards(shardmark_bin, tmp_path_factory):
+    srv = start_alternator_server(shardmark_bin, tmp_path_factory.mktemp("alt-hostile"), smp=2)
+    yield srv
+    srv.kill()
+
+
+def tags_of(client, arn):
+    got = client.list_tags_of_resource(ResourceArn=arn)
+    return {t["Key"]: t["Value"] for t in got.get("Tags", [])}
+
+
+def test_tags_with_escapes(two_shards):
+    """boto3 sends non-ASCII as \\u escapes: a stored key that starts with
+    one made merge_tags() call sm_json_str(.., NULL, 0, ..), which copied 0
+    bytes to NULL before it found the escape."""
+    from conftest import alt_resource
+    dynamodb = alt_resource(two_shards)
+    client = dynamodb.meta.client
+    name = alt_unique_table_name("tagesc")
+    alt_create_table(dynamodb, name=name,
+                     Tags=[{"Key": "\u00e9t\u00e9", "Value": "summer"},
+                           {"Key": "q\"uote\\", "Value": "\u2713"}])
+    arn = client.describe_table(TableName=name)["Table"]["TableArn"]
+    client.tag_resource(ResourceArn=arn, Tags=[{"Key": "plain", "Value": "p"}])
+    assert tags_of(client, arn) == {"\u00e9t\u00e9": "summer", "q\"uote\\": "\u2713",
+                                    "plain": "p"}
+    # The same escaped key again replaces the stored one instead of adding a twin.
+    client.tag_resource(ResourceArn=arn, Tags=[{"Key": "\u00e9t\u00e9", "Value": "winter"}])
+    client.untag_resource(ResourceArn=arn, TagKeys=["q\"uote\\"])
+    assert tags_of(client, arn) == {"\u00e9t\u00e9": "winter", "plain": "p"}
+    client.untag_resource(ResourceArn=arn, TagKeys=["\u00e9t\u00e9"])
+    assert tags_of(client, arn) == {"plain": "p"}
+    client.delete_table(TableName=name)
+
+
+THREADS = 12
+ROUNDS = 25
+EXPECTED = {"ResourceInUseException", "ResourceNotFoundException"}
+
+
+def test_create_delete_describe_race(two_shards):
+    """CreateTable was a CREATE KEYSPACE and then a CREATE TABLE: a DeleteTable
+    of the same name in between dropped the keyspace, and about one
+    CreateTable in five failed with "Keyspace 'alternator_...' does not
+    exist". Now every answer is a success or DynamoDB's exception."""
+    name = alt_unique_table_name("race")
+    schema = [{"AttributeName": "p", "KeyType": "HASH"}]
+    defs = [{"AttributeName": "p", "AttributeType": "S"}]
+    unexpected, counts, lock = [], {}, threading.Lock()
+    start = threading.Barrier(THREADS)
+
+    def worker(i):
+        client = alt_client(two_shards)
+        start.wait()
+        for r in range(ROUNDS):
+            what = (i + r) % 3
+            try:
+                if what == 0:
+                    client.create_table(TableName=name, KeySchema=schema,
+                                        AttributeDefinitions=defs,
+                                        BillingMode="PAY_PER_REQUEST")
+                    got = "created"
+                elif what == 1:
+                    client.delete_table(TableName=name)
+                    got = "deleted"
+                else:
+                    td = client.describe_table(TableName=name)["Table"]
+                    assert td["TableName"] == name and td["KeySchema"] == schema, td
+                    got = "described"
+            except ClientError as e:
+                got, msg = alt_error(e)
+                if got not in EXPECTED:
+                    with lock:
+                        unexpected.append((what, got, msg))
+            except Exception as e:  # noqa: BLE001 - any other failure is a finding
+                with lock:
+                    unexpected.append((what, type(e).__name__, str(e)))
+                got = "error"
+            with lock:
+                counts[got] = counts.get(got, 0) + 1
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not any(t.is_alive() for t in threads), "a client hung"
+    assert unexpected == [], f"answers other than DynamoDB's: {unexpected[:10]} ({counts})"
+    assert counts.get("created", 0) > 0 and counts.get("deleted", 0) > 0, counts
+    # Whatever won last, the table is coherent: described, listed and usable,
+    # or gone everywhere; and it can be created and dropped once more.
+    client = alt_client(two_shards)
+    listed = name in client.list_tables()["TableNames"]
+    try:
+        client.describe_table(TableName=name)
+        exists = True
+    except ClientError as e:
+        assert alt_error(e)[0] == "ResourceNotFoundException"
+        exists = False
+    assert listed == exists
+    if exists:
+        client.put_item(TableName=name, Item={"p": {"S": "x"}})
+        client.delete_table(TableName=name)
+    client.create_table(TableName=name, KeySchema=schema, AttributeDefinitions=defs,
+                        BillingMode="PAY_PER_REQUEST")
+    client.put_item(TableName=name, Item={"p": {"S": "y"}})
+    assert client.get_item(TableName=name, Key={"p": {"S": "y"}})["Item"] == {"p": {"S": "y"}}
+    client.delete_table(TableName=name)
