@@ -282,3 +282,154 @@ def test_replication_many_options_kept(cql_env):
     row = s.execute("SELECT compaction FROM system_schema.tables WHERE keyspace_name = %s AND "
                     "table_name = %s", (cql_env.ks, t)).one()
     assert len(row.compaction) == 2001 and row.compaction["k1999"] == "v1999"
+
+
+# --- raw frames: opcodes, BATCH counts, trailing bytes, declared counts ------
+
+CQL_OP_BATCH = 0x0D
+CQL_OP_REGISTER = 0x0B
+CQL_OP_STARTUP = 0x01
+ONE = 0x0001
+
+
+def batch_body(queries, count=None, kind=0):
+    """A BATCH body: `count` (default: len(queries)) then the statements."""
+    body = struct.pack(">BH", kind, len(queries) if count is None else count)
+    for q in queries:
+        body += b"\x00" + cql_long_string(q) + struct.pack(">H", 0)
+    return body + struct.pack(">HB", ONE, 0)
+
+
+def expect_protocol_error(sock, stream, text):
+    _, got_stream, code, msg, _ = cql_read_error(sock)
+    assert (got_stream, code) == (stream, CQL_ERR_PROTOCOL), (got_stream, hex(code), msg)
+    assert text in msg, msg
+    assert "(null)" not in msg
+    return msg
+
+
+def query_ok(sock, query, stream):
+    sock.sendall(cql_frame(CQL_OP_QUERY, cql_query_body(query), stream=stream))
+    _, _, got, opcode, body = cql_read_frame(sock)
+    assert (got, opcode) == (stream, CQL_OP_RESULT), body[:200]
+    return body
+
+
+def test_unknown_opcode(cql_env):
+    """An unknown opcode read "Invalid (null) message"; ScyllaDB answers
+    "Unknown opcode N" (transport/server.cc), also for a response opcode."""
+    s = raw(cql_env.server.cql_port)
+    for stream, opcode in ((3, 0x42), (4, 0xFF), (5, CQL_OP_RESULT), (6, 0x00)):
+        s.sendall(cql_frame(opcode, b"\x00\x01\x02", stream=stream))
+        expect_protocol_error(s, stream, f"Unknown opcode {opcode}")
+    # The connection goes on.
+    query_ok(s, "SELECT release_version FROM system.local", 7)
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def batch_table(cql_env):
+    cql_env.session.execute(f"CREATE TABLE {cql_env.ks}.bt (k int PRIMARY KEY, v int)")
+    return f"{cql_env.ks}.bt"
+
+
+def test_batch_count_below_statements(cql_env, batch_table):
+    """A BATCH that declares 1 statement and sends 3 ran the first and read
+    the second as its consistency and flags; now the whole BATCH is refused."""
+    s = raw(cql_env.server.cql_port)
+    qs = [f"INSERT INTO {batch_table} (k, v) VALUES ({k}, {k})" for k in (1, 2, 3)]
+    for count in (1, 2):
+        s.sendall(cql_frame(CQL_OP_BATCH, batch_body(qs, count=count), stream=9))
+        expect_protocol_error(s, 9, "Invalid BATCH message: bytes after the last statement")
+    # More declared than sent: truncated, also refused as a whole.
+    s.sendall(cql_frame(CQL_OP_BATCH, batch_body(qs, count=4), stream=10))
+    expect_protocol_error(s, 10, "Invalid BATCH message")
+    s.sendall(cql_frame(CQL_OP_BATCH, batch_body(qs, count=65535), stream=11))
+    expect_protocol_error(s, 11, "Invalid BATCH message")
+    rows = cql_env.session.execute(f"SELECT k FROM {batch_table}").all()
+    assert rows == [], rows
+    # The exact count works.
+    s.sendall(cql_frame(CQL_OP_BATCH, batch_body(qs), stream=12))
+    _, _, stream, opcode, body = cql_read_frame(s)
+    assert (stream, opcode) == (12, CQL_OP_RESULT), body[:200]
+    assert sorted(r.k for r in cql_env.session.execute(f"SELECT k FROM {batch_table}")) == \
+        [1, 2, 3]
+    s.close()
+
+
+def test_trailing_bytes_ignored_as_scylla(cql_env):
+    """ScyllaDB reads what a message needs and ignores the rest of the
+    body; shardmark does the same for messages other than BATCH."""
+    s = raw(cql_env.server.cql_port)
+    body = cql_query_body("SELECT release_version FROM system.local") + b"\xde\xad\xbe\xef" * 8
+    s.sendall(cql_frame(CQL_OP_QUERY, body, stream=13))
+    _, _, stream, opcode, _ = cql_read_frame(s)
+    assert (stream, opcode) == (13, CQL_OP_RESULT)
+    s.close()
+
+
+def test_declared_counts_beyond_body(cql_env):
+    """Counts far beyond a short body are refused by walking the body, not
+    by trusting (or allocating for) the count."""
+    s = raw(cql_env.server.cql_port)
+    cases = [
+        (CQL_OP_QUERY, cql_long_string("SELECT * FROM system.local") +
+         struct.pack(">HBH", ONE, 0x01, 65535) + struct.pack(">i", 4) + b"\x00\x00\x00\x01"),
+        (CQL_OP_QUERY, cql_long_string("SELECT * FROM system.local") +
+         struct.pack(">HBH", ONE, 0x01, 3) + struct.pack(">i", 0x7FFFFFFF)),
+        (CQL_OP_REGISTER, struct.pack(">H", 65535) + struct.pack(">H", 13) + b"SCHEMA_CHANGE"),
+        (CQL_OP_STARTUP, struct.pack(">H", 65535) + struct.pack(">H", 11) + b"CQL_VERSION"),
+        (CQL_OP_BATCH, struct.pack(">BH", 0, 65535) + b"\x00" + struct.pack(">i", 0x7FFFFFF0)),
+        (CQL_OP_QUERY, struct.pack(">i", 0x7FFFFFFF) + b"SELECT"),
+    ]
+    for i, (opcode, body) in enumerate(cases):
+        s.sendall(cql_frame(opcode, body, stream=20 + i))
+        expect_protocol_error(s, 20 + i, "Invalid")
+    query_ok(s, "SELECT release_version FROM system.local", 30)
+    s.close()
+
+
+def shard_memory(srv):
+    from conftest import http_get, metric_by_shard, parse_prometheus
+    status, _, text = http_get(srv.ports[2], "/metrics")
+    assert status == 200
+    return sum(metric_by_shard(parse_prometheus(text), "shardmark_mem_in_use_bytes").values())
+
+
+def test_declared_frame_length_not_allocated(cql_env):
+    """A header declaring a 200 MiB body allocated all of it at once; eight
+    such connections that send a few bytes each must not cost 1.6 GB."""
+    from conftest import connect
+    srv = cql_env.server
+    before = shard_memory(srv)
+    socks = []
+    for i in range(8):
+        s = connect(srv.cql_port)
+        s.sendall(struct.pack(">BBhBI", 4, 0, 1, CQL_OP_QUERY, 200 << 20) + b"x" * 100)
+        socks.append(s)
+    # Each connection answered one request after its partial frame: every
+    # header has been read by then.
+    for s in socks:
+        c = raw(srv.cql_port)
+        query_ok(c, "SELECT release_version FROM system.local", 1)
+        c.close()
+    grown = shard_memory(srv) - before
+    for s in socks:
+        s.close()
+    assert grown < 64 << 20, f"{grown} bytes held for 8 frames of 100 bytes"
+    # An LZ4 body that declares 200 MiB uncompressed in 12 bytes is refused
+    # before anything is sized by it.
+    c = cql_raw_startup(srv.cql_port, startup=False)
+    c.settimeout(RAW_TIMEOUT)
+    from conftest import cql_string_map
+    c.sendall(cql_frame(CQL_OP_STARTUP, cql_string_map({"CQL_VERSION": "3.0.0",
+                                                        "COMPRESSION": "lz4"}), stream=1))
+    cql_read_frame(c)
+    c.sendall(cql_frame(CQL_OP_QUERY, struct.pack(">I", 200 << 20) + b"\x00" * 8, stream=2,
+                        flags=0x01))
+    _, _, stream, opcode, _ = cql_read_frame(c)  # compressed: the header is enough
+    assert (stream, opcode) == (2, 0x00)
+    from conftest import expect_eof
+    expect_eof(c)
+    c.close()
+    cql_assert_serving(srv.cql_port)
