@@ -103,6 +103,7 @@ alt_meta_shard_fini(void)
 	}
 	alt_value_shard_fini();
 	alt_item_shard_fini();
+	alt_eval_shard_fini();
 }
 
 static const char *

@@ -128,3 +128,98 @@ def test_create_delete_describe_race(two_shards):
     client.put_item(TableName=name, Item={"p": {"S": "y"}})
     assert client.get_item(TableName=name, Key={"p": {"S": "y"}})["Item"] == {"p": {"S": "y"}}
     client.delete_table(TableName=name)
+
+
+# --- fixed arrays that a request's counts used to overrun or cut short -------
+
+
+@pytest.fixture(scope="module")
+def wide_table(two_shards):
+    from conftest import alt_resource
+    dynamodb = alt_resource(two_shards)
+    table = alt_create_table(dynamodb, name=alt_unique_table_name("wide"))
+    yield table
+    table.delete()
+
+
+LONG = "x" * 200  # an attribute name that fills 16 KiB of copies in 80 items
+
+
+def test_scan_filter_on_placeholder_every_item(two_shards, wide_table):
+    """Every use of #n copied its name into a 16 KiB buffer: a Scan filter
+    on #n ran out after about 80 items of a 200-character name, and every
+    later item read as lacking the attribute (silently filtered out)."""
+    client = alt_client(two_shards)
+    with wide_table.batch_writer() as bw:
+        for i in range(400):
+            bw.put_item(Item={"p": f"k{i}", LONG: 1, "other": 2})
+    n, kw = 0, {}
+    while True:
+        r = client.scan(TableName=wide_table.name, FilterExpression="#a = :v",
+                        ExpressionAttributeNames={"#a": LONG},
+                        ExpressionAttributeValues={":v": {"N": "1"}}, **kw)
+        n += r["Count"]
+        if "LastEvaluatedKey" not in r:
+            break
+        kw = {"ExclusiveStartKey": r["LastEvaluatedKey"]}
+    assert n == 400
+    r = client.scan(TableName=wide_table.name, ProjectionExpression="#a",
+                    ExpressionAttributeNames={"#a": LONG})
+    assert r["Count"] == 400 and all(list(it) == [LONG] for it in r["Items"])
+
+
+def test_projection_of_many_paths(two_shards, wide_table):
+    """A ProjectionExpression of more than 64 paths returned the first 64."""
+    client = alt_client(two_shards)
+    item = {"p": {"S": "proj"}}
+    item.update({f"a{i}": {"N": str(i)} for i in range(300)})
+    item["m"] = {"M": {f"f{i}": {"N": str(i)} for i in range(100)}}
+    client.put_item(TableName=wide_table.name, Item=item)
+    proj = ", ".join([f"a{i}" for i in range(300)] + [f"m.f{i}" for i in range(0, 100, 2)])
+    got = client.get_item(TableName=wide_table.name, Key={"p": {"S": "proj"}},
+                          ProjectionExpression=proj)["Item"]
+    assert sorted(got) == sorted([f"a{i}" for i in range(300)] + ["m"])
+    assert sorted(got["m"]["M"]) == sorted(f"f{i}" for i in range(0, 100, 2))
+    r = client.scan(TableName=wide_table.name, ProjectionExpression=proj,
+                    FilterExpression="p = :p", ExpressionAttributeValues={":p": {"S": "proj"}})
+    assert r["Items"] == [got]
+
+
+def test_update_wide_items(two_shards, wide_table):
+    """An item of more than 1024 attributes could not be updated (the
+    working set was a fixed array: "invalid update"); UPDATED_NEW named the
+    first 64 actions only; more than 64 REMOVE l[i] took the rest out in the
+    wrong order (each removal shifting the next)."""
+    client = alt_client(two_shards)
+    key = {"p": {"S": "upd"}}
+    item = dict(key)
+    item.update({f"b{i}": {"N": str(i)} for i in range(1500)})
+    item["l"] = {"L": [{"N": str(i)} for i in range(200)]}
+    client.put_item(TableName=wide_table.name, Item=item)
+    sets = ", ".join(f"b{i} = :v" for i in range(100))
+    r = client.update_item(TableName=wide_table.name, Key=key, UpdateExpression=f"SET {sets}",
+                           ExpressionAttributeValues={":v": {"N": "-1"}},
+                           ReturnValues="UPDATED_NEW")
+    assert sorted(r["Attributes"]) == sorted(f"b{i}" for i in range(100))
+    removes = ", ".join(f"l[{i}]" for i in range(0, 200, 2))  # 100 of them
+    client.update_item(TableName=wide_table.name, Key=key, UpdateExpression=f"REMOVE {removes}")
+    got = client.get_item(TableName=wide_table.name, Key=key)["Item"]
+    assert [int(x["N"]) for x in got["l"]["L"]] == list(range(1, 200, 2))
+    assert len(got) == 1 + 1500 + 1
+    assert got["b99"] == {"N": "-1"} and got["b100"] == {"N": "100"}
+
+
+def test_unused_placeholders_past_256(two_shards, wide_table):
+    """Only the first 256 ExpressionAttributeNames were checked for use: an
+    unused one after them was accepted. Thousands unused are listed at once."""
+    from conftest import alt_expect_error
+    client = alt_client(two_shards)
+    names = {f"#n{i}": f"a{i}" for i in range(300)}
+    alt_expect_error("ValidationException", client.get_item, TableName=wide_table.name,
+                     Key={"p": {"S": "proj"}}, ProjectionExpression=", ".join(list(names)[:299]),
+                     ExpressionAttributeNames=names, match=r"unused in expressions: keys: \{#n299\}")
+    many = {f"#u{i}": "a" for i in range(20000)}
+    many["#a"] = "a0"
+    alt_expect_error("ValidationException", client.get_item, TableName=wide_table.name,
+                     Key={"p": {"S": "proj"}}, ProjectionExpression="#a",
+                     ExpressionAttributeNames=many, match="unused in expressions")
