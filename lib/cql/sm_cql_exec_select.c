@@ -902,6 +902,89 @@ build_ranges(struct cql_op *op, const struct ck_plan *p)
 	return 0;
 }
 
+/* An EQ on clustering column @c, alone or in a tuple: it needs no ordering. */
+static bool
+ck_has_eq(const struct sm_cql_select *s, const struct sm_table *t, const struct sm_column *c)
+{
+	unsigned i, k;
+
+	for (i = 0; i < s->nwhere; i++) {
+		const struct sm_cql_relation *r = &s->where[i];
+
+		if (r->op != SM_CQL_OP_EQ ||
+		    (r->kind != SM_CQL_REL_COLUMN && r->kind != SM_CQL_REL_TUPLE))
+			continue;
+		for (k = 0; k < r->ncols; k++)
+			if (sm_table_column(t, r->cols[k]) == c)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Every ORDER BY term, checked as ScyllaDB does (select_statement.cc
+ * verify_ordering_is_valid()): clustering columns in key order, all in the
+ * table's order or all reversed, and a column skipped only when an EQ fixes
+ * it. *@reversed: whether the read goes against clustering order.
+ */
+static int
+order_reversed(struct cql_op *op, const struct sm_cql_select *s, bool *reversed)
+{
+	const struct sm_table *t = op->ps->table;
+	const struct sm_column *c, *prev = NULL;
+	unsigned i, at = 0, pos;
+
+	for (i = 0; i < s->norder; i++, prev = c) {
+		c = sm_table_column(t, s->order[i].col);
+		if (c == NULL) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "Order by on unknown column %s",
+				    s->order[i].col);
+			return -EINVAL;
+		}
+		if (c->kind != SM_COL_CLUSTERING) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Order by is currently only supported on the clustered columns "
+				    "of the PRIMARY KEY, got %s",
+				    s->order[i].col);
+			return -EINVAL;
+		}
+		if (prev != NULL && prev->pos >= c->pos) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Order by currently only supports the ordering of columns following "
+				    "their declared order in the PRIMARY KEY");
+			return -EINVAL;
+		}
+	}
+	if (op->range) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "ORDER BY is only supported when the partition key is restricted by an EQ "
+			    "or an IN.");
+		return -EINVAL;
+	}
+	c = sm_table_column(t, s->order[0].col);
+	*reversed = s->order[0].desc != c->desc;
+	for (pos = 0; pos <= prev->pos; pos++) {
+		c = &t->cols[t->npk + pos];
+		if (c == sm_table_column(t, s->order[at].col)) {
+			if ((s->order[at].desc != c->desc) != *reversed) {
+				cql_op_fail(op, SM_CQL_ERR_INVALID,
+					    "Unsupported order by relation - only reversing all columns "
+					    "is supported, but column %s has opposite ordering",
+					    c->name);
+				return -EINVAL;
+			}
+			at++;
+		} else if (!ck_has_eq(s, t, c)) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Unsupported order by relation - column %s doesn't have an ordering "
+				    "or EQ relation.",
+				    c->name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 void
 cql_exec_select(struct cql_op *op)
 {
@@ -927,7 +1010,8 @@ cql_exec_select(struct cql_op *op)
 		return;
 	}
 	used = cql_shard.where_used;
-	memset(used, 0, s->nwhere * sizeof(*used));
+	if (s->nwhere > 0) /* no WHERE: used may still be NULL */
+		memset(used, 0, s->nwhere * sizeof(*used));
 	memset(pkv, 0, sizeof(pkv[0]) * t->npk);
 	if (pr->consistency == SM_CQL_ANY || pr->consistency == SM_CQL_EACH_QUORUM) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,
@@ -1025,25 +1109,8 @@ cql_exec_select(struct cql_op *op)
 			return;
 		}
 	}
-	if (s->norder > 0) {
-		const struct sm_column *c = sm_table_column(t, s->order[0].col);
-
-		if (c == NULL || c->kind != SM_COL_CLUSTERING) {
-			cql_op_fail(op, SM_CQL_ERR_INVALID,
-				    "Order by is currently only supported on the clustered columns "
-				    "of the PRIMARY KEY, got %s",
-				    s->order[0].col);
-			return;
-		}
-		if (op->range) {
-			cql_op_fail(
-				op, SM_CQL_ERR_INVALID,
-				"ORDER BY is only supported when the partition key is restricted "
-				"by an EQ or an IN.");
-			return;
-		}
-		op->reversed = s->order[0].desc != c->desc;
-	}
+	if (s->norder > 0 && order_reversed(op, s, &op->reversed) < 0)
+		return;
 
 	/* Every value is converted: resolve the spans into keys and slices. */
 	/* 64-bit and saturated: 16 lists of 100 overflow any int */

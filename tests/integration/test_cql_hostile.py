@@ -433,3 +433,28 @@ def test_declared_frame_length_not_allocated(cql_env):
     expect_eof(c)
     c.close()
     cql_assert_serving(srv.cql_port)
+
+
+def test_order_by_every_term(keyed):
+    """Only the first ORDER BY term was looked at: c1 DESC, c2 ASC came back
+    fully reversed, and ORDER BY c2 alone reversed by c1. ScyllaDB checks
+    every term (select_statement.cc), and so does shardmark now."""
+    s, ks = keyed.session, keyed.ks
+    s.execute(f"CREATE TABLE {ks}.ord (k int, c1 int, c2 int, PRIMARY KEY (k, c1, c2))")
+    for c1 in range(3):
+        for c2 in range(3):
+            s.execute(f"INSERT INTO {ks}.ord (k, c1, c2) VALUES (1, {c1}, {c2})")
+    q = f"SELECT c1, c2 FROM {ks}.ord WHERE k = 1"
+    e = cql_expect_error(s, f"{q} ORDER BY c1 DESC, c2 ASC", InvalidRequest)
+    assert "only reversing all columns is supported, but column c2 has opposite ordering" \
+        in str(e)
+    e = cql_expect_error(s, f"{q} ORDER BY c2 DESC", InvalidRequest)
+    assert "column c1 doesn't have an ordering or EQ relation" in str(e)
+    e = cql_expect_error(s, f"{q} ORDER BY c2 DESC, c1 DESC", InvalidRequest)
+    assert "following their declared order in the PRIMARY KEY" in str(e)
+    e = cql_expect_error(s, f"{q} ORDER BY nosuch DESC", InvalidRequest)
+    assert "Order by on unknown column nosuch" in str(e)
+    rows = [(r.c1, r.c2) for r in s.execute(f"{q} ORDER BY c1 DESC, c2 DESC")]
+    assert rows == sorted(rows, reverse=True) and len(rows) == 9
+    rows = [(r.c1, r.c2) for r in s.execute(f"{q} AND c1 = 1 ORDER BY c2 DESC")]
+    assert rows == [(1, 2), (1, 1), (1, 0)]
