@@ -32,7 +32,7 @@ struct sm_cql_conn {
 	struct sm_sendbuf *acc;	   /* a frame body being gathered */
 	struct sm_cql_buf out;	   /* session replies */
 	struct sm_cql_buf scratch; /* LZ4 */
-	char keyspace[64];
+	char keyspace[SM_CQL_KEYSPACE_MAX];
 	/* in-process connection: replies go to this callback, not a socket */
 	void (*local_reply)(void *ctx, const uint8_t *frame, size_t len);
 	void *local_ctx;

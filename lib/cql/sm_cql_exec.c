@@ -184,14 +184,20 @@ own_str(struct cql_prepared *ps, const char *fmt, ...) __attribute__((format(pri
 static const char *
 own_str(struct cql_prepared *ps, const char *fmt, ...)
 {
-	char buf[512];
 	va_list ap;
 	char *s;
+	int n;
 
+	/* sized by the text: a quoted column name may be longer than any buffer */
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	s = sm_strdup(buf);
+	s = n >= 0 ? sm_malloc((size_t)n + 1) : NULL;
+	if (s != NULL) {
+		va_start(ap, fmt);
+		vsnprintf(s, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	if (s == NULL || cql_grow((void **)&ps->owned_str, &ps->owned_str_cap, ps->nowned_str + 1,
 				  sizeof(*ps->owned_str)) < 0) {
 		sm_free(s);
@@ -1398,7 +1404,7 @@ exec_use(struct cql_op *op)
 		cql_op_fail(op, SM_CQL_ERR_INVALID, "Keyspace '%s' does not exist", ks);
 		return;
 	}
-	if (strlen(ks) >= 64) {
+	if (strlen(ks) >= SM_CQL_KEYSPACE_MAX) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID, "Keyspace name %s is too long", ks);
 		return;
 	}

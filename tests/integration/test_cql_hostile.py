@@ -458,3 +458,39 @@ def test_order_by_every_term(keyed):
     assert rows == sorted(rows, reverse=True) and len(rows) == 9
     rows = [(r.c1, r.c2) for r in s.execute(f"{q} AND c1 = 1 ORDER BY c2 DESC")]
     assert rows == [(1, 2), (1, 1), (1, 0)]
+
+
+# --- name lengths -------------------------------------------------------------
+
+
+def test_long_names(cql_env):
+    """Names longer than the fixed buffers they went through: a result column
+    named from a long quoted column ("writetime(...)") was cut at 511
+    characters."""
+    s, ks = cql_env.session, cql_env.ks
+    long_col = "c" * 700
+    s.execute(f'CREATE TABLE {ks}.longcol (k int PRIMARY KEY, "{long_col}" int)')
+    s.execute(f'INSERT INTO {ks}.longcol (k, "{long_col}") VALUES (1, 5)')
+    rs = s.execute(f'SELECT writetime("{long_col}"), ttl("{long_col}") FROM {ks}.longcol '
+                   f'WHERE k = 1')
+    assert rs.column_names == [f"writetime({long_col})", f"ttl({long_col})"]
+    # Bind markers are named from their column too ("in(...)" for IN ?).
+    p = s.prepare(f'SELECT k FROM {ks}.longcol WHERE k IN ? AND "{long_col}" = ? '
+                  'ALLOW FILTERING')
+    assert [c.name for c in p.column_metadata] == ["in(k)", long_col]
+
+
+def test_use_alternator_keyspace(alternator, cql_connect):
+    """USE of an Alternator table's keyspace (up to 233 characters) was
+    refused as too long (a 64-byte session buffer)."""
+    from conftest import alt_client
+    srv = alternator()
+    name = "t" * 222
+    alt_client(srv).create_table(TableName=name,
+                                 KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
+                                 AttributeDefinitions=[{"AttributeName": "p",
+                                                        "AttributeType": "S"}],
+                                 BillingMode="PAY_PER_REQUEST")
+    _, session = cql_connect(srv.cql_port)
+    session.execute(f'USE "alternator_{name}"')
+    assert session.execute(f'SELECT * FROM "{name}"').all() == []
