@@ -988,6 +988,13 @@ sm_cql_parse(const char *text, size_t len, struct sm_cql_stmt **out, char *err, 
 		rc = cql_expect_error(&p, "<EOF>");
 		goto fail;
 	}
+	if (p.extra_binds > 0) {
+		/* ScyllaDB's message (query_processor.cc), with the whole count */
+		rc = cql_fail(&p, -EINVAL,
+			      "Too many markers(?). %llu markers exceed the allowed maximum of %u",
+			      (unsigned long long)p.nbinds + p.extra_binds, SM_CQL_MAX_BINDS);
+		goto fail;
+	}
 	if (p.nbinds) {
 		s->binds = sm_arena_alloc(p.arena, p.nbinds * sizeof(*s->binds));
 		if (s->binds == NULL) {
