@@ -974,7 +974,8 @@ alt_get_item(struct alt_op *op)
 
 /* ---- BatchWriteItem ---- */
 
-#define MAX_BATCH_TABLES 16
+/* Each table names one write at least: as many tables as writes (16 refused valid batches). */
+#define MAX_BATCH_TABLES ALT_MAX_BATCH_WRITE
 
 struct batch_ctx {
 	struct alt_table tabs[MAX_BATCH_TABLES];
@@ -1056,7 +1057,9 @@ alt_batch_write(struct alt_op *op)
 		return;
 	}
 	if (sm_json_count(&op->doc, ri) > MAX_BATCH_TABLES) {
-		alt_fail(op, "ValidationException", "too many tables in one BatchWriteItem");
+		alt_fail(op, "ValidationException",
+			 "1 validation error detected: Value at 'requestItems' failed to satisfy "
+			 "constraint: every table must have between 1 and 25 write requests");
 		return;
 	}
 	b = sm_calloc(1, sizeof(*b));

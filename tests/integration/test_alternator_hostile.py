@@ -223,3 +223,21 @@ def test_unused_placeholders_past_256(two_shards, wide_table):
     alt_expect_error("ValidationException", client.get_item, TableName=wide_table.name,
                      Key={"p": {"S": "proj"}}, ProjectionExpression="#a",
                      ExpressionAttributeNames=many, match="unused in expressions")
+
+
+def test_batch_write_many_tables(two_shards):
+    """A BatchWriteItem of 25 writes over 20 tables is valid DynamoDB; it was
+    refused for naming more than 16 tables."""
+    client = alt_client(two_shards)
+    names = [alt_unique_table_name("bt") for _ in range(20)]
+    for n in names:
+        client.create_table(TableName=n, KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
+                            AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}],
+                            BillingMode="PAY_PER_REQUEST")
+    req = {n: [{"PutRequest": {"Item": {"p": {"S": f"{i}"}}}}] for i, n in enumerate(names)}
+    req[names[0]] += [{"PutRequest": {"Item": {"p": {"S": f"x{i}"}}}} for i in range(5)]
+    assert client.batch_write_item(RequestItems=req)["UnprocessedItems"] == {}
+    for i, n in enumerate(names):
+        assert client.get_item(TableName=n, Key={"p": {"S": f"{i}"}})["Item"] == \
+            {"p": {"S": f"{i}"}}
+        client.delete_table(TableName=n)
