@@ -658,35 +658,20 @@ eval_call(struct alt_op *op, const struct sm_ddb_operand *c, const struct sm_jso
 	}
 }
 
-int
-alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
-	      bool *out)
+/*
+ * A comparison, BETWEEN or IN. Apart from alt_eval_cond() so that its
+ * operand arrays (1.7 KB) are not on the stack of every level of an
+ * AND/OR chain a request may make hundreds deep.
+ */
+static int
+eval_compare(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
+	     bool *out)
 {
 	struct alt_val v[SM_DDB_EXPR_MAX_IN + 1];
-	bool p[SM_DDB_EXPR_MAX_IN + 1], l;
+	bool p[SM_DDB_EXPR_MAX_IN + 1];
 	int cmp, ret;
 	unsigned i;
 
-	switch (c->kind) {
-	case SM_DDB_COND_OR:
-	case SM_DDB_COND_AND:
-		ret = alt_eval_cond(op, c->left, d, itok, &l);
-		if (ret < 0)
-			return ret;
-		if ((c->kind == SM_DDB_COND_OR && l) || (c->kind == SM_DDB_COND_AND && !l)) {
-			*out = l;
-			return 0;
-		}
-		return alt_eval_cond(op, c->right, d, itok, out);
-	case SM_DDB_COND_NOT:
-		ret = alt_eval_cond(op, c->left, d, itok, &l);
-		*out = !l;
-		return ret;
-	case SM_DDB_COND_CALL:
-		return eval_call(op, c->operands[0], d, itok, out);
-	default:
-		break;
-	}
 	for (i = 0; i < c->noperands && i < SM_ARRAY_SIZE(v); i++) {
 		ret = eval_operand(op, c->operands[i], d, itok, &v[i], &p[i]);
 		if (ret < 0)
@@ -737,6 +722,35 @@ alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_js
 		return 0;
 	default:
 		return -EINVAL;
+	}
+}
+
+int
+alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
+	      bool *out)
+{
+	bool l;
+	int ret;
+
+	switch (c->kind) {
+	case SM_DDB_COND_OR:
+	case SM_DDB_COND_AND:
+		ret = alt_eval_cond(op, c->left, d, itok, &l);
+		if (ret < 0)
+			return ret;
+		if ((c->kind == SM_DDB_COND_OR && l) || (c->kind == SM_DDB_COND_AND && !l)) {
+			*out = l;
+			return 0;
+		}
+		return alt_eval_cond(op, c->right, d, itok, out);
+	case SM_DDB_COND_NOT:
+		ret = alt_eval_cond(op, c->left, d, itok, &l);
+		*out = !l;
+		return ret;
+	case SM_DDB_COND_CALL:
+		return eval_call(op, c->operands[0], d, itok, out);
+	default:
+		return eval_compare(op, c, d, itok, out);
 	}
 }
 
