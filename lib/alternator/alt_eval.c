@@ -30,8 +30,8 @@ struct alt_kept {
  * than any reservation (thousands of ExpressionAttributeNames keys), and a
  * NULL here read as "out of memory" or as a missing attribute.
  */
-const char *
-alt_keep_str(struct alt_op *op, const void *p, size_t n)
+static __attribute__((noinline)) const char *
+keep_slow(struct alt_op *op, const void *p, size_t n)
 {
 	struct alt_kept *k = op->kept;
 	uint8_t *d;
@@ -56,6 +56,20 @@ alt_keep_str(struct alt_op *op, const void *p, size_t n)
 	}
 	if (n > 0)
 		memcpy(d, p, n);
+	d[n] = '\0';
+	return (const char *)d;
+}
+
+const char *
+alt_keep_str(struct alt_op *op, const void *p, size_t n)
+{
+	uint8_t *d;
+
+	if (SM_UNLIKELY(op->names.p == NULL || op->names.cap - op->names.len <= n))
+		return keep_slow(op, p, n);
+	d = op->names.p + op->names.len;
+	op->names.len += n + 1;
+	memcpy(d, p, n);
 	d[n] = '\0';
 	return (const char *)d;
 }
@@ -112,6 +126,9 @@ alt_op_free_exprs(struct alt_op *op)
 
 /* ---- placeholders ---- */
 
+/* Resolutions of one request before they are remembered. */
+#define MEMO_AFTER 32u
+
 static uint32_t
 fnv1a(const char *s)
 {
@@ -122,12 +139,17 @@ fnv1a(const char *s)
 	return h;
 }
 
+/*
+ * By the placeholder's address: placeholders live in the request's parsed
+ * expressions, which outlive every lookup of the request, so equal
+ * addresses are the same placeholder (one written twice resolves twice).
+ */
 static uint32_t
 memo_slot(const struct alt_op *op, const char *ref)
 {
-	uint32_t i = fnv1a(ref) & (op->name_memo_cap - 1);
+	uint32_t i = (uint32_t)(((uintptr_t)ref >> 3) * 2654435761u) & (op->name_memo_cap - 1);
 
-	while (op->name_memo[i].ref != NULL && strcmp(op->name_memo[i].ref, ref) != 0)
+	while (op->name_memo[i].ref != NULL && op->name_memo[i].ref != ref)
 		i = (i + 1) & (op->name_memo_cap - 1);
 	return i;
 }
@@ -159,17 +181,31 @@ memo_reserve(struct alt_op *op)
  * use, a Scan filter on #n filled op->names after a few thousand items and
  * every later item read as lacking the attribute (908 of 12,000 matched).
  */
+static __attribute__((noinline)) const char *
+resolve_remember(struct alt_op *op, const char *name, struct sm_bytes s)
+{
+	const char *kept = alt_keep_str(op, s.p, s.len);
+	uint32_t i;
+
+	if (kept == NULL || memo_reserve(op) < 0)
+		return kept;
+	i = memo_slot(op, name);
+	op->name_memo[i].ref = name;
+	op->name_memo[i].name = kept;
+	op->name_memo_n++;
+	return kept;
+}
+
 const char *
 alt_resolve_name(struct alt_op *op, const char *name)
 {
 	struct sm_bytes s;
-	const char *kept, *ref;
 	uint32_t i;
 	int tok;
 
 	if (name[0] != '#')
 		return name;
-	if (op->name_memo_n > 0) {
+	if (SM_UNLIKELY(op->name_memo_n > 0)) {
 		i = memo_slot(op, name);
 		if (op->name_memo[i].ref != NULL)
 			return op->name_memo[i].name;
@@ -177,16 +213,10 @@ alt_resolve_name(struct alt_op *op, const char *name)
 	tok = sm_json_get(&op->doc, op->names_tok, name);
 	if (tok < 0 || alt_payload_str(op, &op->doc, tok, &s) < 0)
 		return NULL;
-	kept = alt_keep_str(op, s.p, s.len);
-	/* the placeholder is copied too: the caller's may be the parser's, gone later */
-	ref = kept != NULL ? alt_keep_str(op, name, strlen(name)) : NULL;
-	if (ref == NULL || memo_reserve(op) < 0)
-		return kept;
-	i = memo_slot(op, ref);
-	op->name_memo[i].ref = ref;
-	op->name_memo[i].name = kept;
-	op->name_memo_n++;
-	return kept;
+	/* The few resolutions of a single-item request are not worth remembering. */
+	if (SM_LIKELY(++op->nresolved <= MEMO_AFTER))
+		return alt_keep_str(op, s.p, s.len);
+	return resolve_remember(op, name, s);
 }
 
 const char *
@@ -272,9 +302,11 @@ static int
 check_map(struct alt_op *op, int map, bool names)
 {
 	struct sm_ddb_expr *ex[] = { op->cond, op->update, op->proj, op->filter, op->keycond };
-	const char **keys = NULL;
-	bool *used = NULL;
-	uint32_t *slots = NULL, mask, s;
+	/* the few keys of most requests on the stack and compared directly; a
+	 * hash table only for many */
+	const char *keys_small[8], **keys = keys_small;
+	bool used_small[8] = { false }, *used = used_small;
+	uint32_t *slots = NULL, mask = 0, s;
 	unsigned n = 0, count, i, j, nrefs;
 	char err[512];
 	struct sm_bytes k;
@@ -287,30 +319,39 @@ check_map(struct alt_op *op, int map, bool names)
 			 names ? "ExpressionAttributeNames" : "ExpressionAttributeValues");
 		return -EINVAL;
 	}
-	if (sm_json_count(&op->doc, map) == 0) {
+	count = sm_json_count(&op->doc, map);
+	if (count == 0) {
 		alt_fail(op, "ValidationException", "ExpressionAttribute%s must not be empty",
 			 names ? "Names" : "Values");
 		return -EINVAL;
 	}
-	count = sm_json_count(&op->doc, map);
-	for (mask = 1; mask < 2 * count; mask <<= 1)
-		;
-	keys = sm_malloc(count * sizeof(*keys));
-	used = sm_calloc(count, sizeof(*used));
-	slots = sm_calloc(mask, sizeof(*slots));
-	if (keys == NULL || used == NULL || slots == NULL)
-		goto nomem;
-	mask--;
+	if (count > SM_ARRAY_SIZE(keys_small)) {
+		for (mask = 1; mask < 2 * count; mask <<= 1)
+			;
+		keys = sm_malloc(count * sizeof(*keys));
+		used = sm_calloc(count, sizeof(*used));
+		slots = sm_calloc(mask, sizeof(*slots));
+		if (keys == NULL || used == NULL || slots == NULL)
+			goto nomem;
+		mask--;
+	}
 	for (e = sm_json_first(&op->doc, map); e >= 0 && n < count;
 	     e = sm_json_next(&op->doc, e)) {
 		if (alt_payload_str(op, &op->doc, e, &k) < 0 ||
 		    (keys[n] = alt_keep_str(op, k.p, k.len)) == NULL)
 			goto nomem;
-		for (s = fnv1a(keys[n]) & mask; slots[s] != 0; s = (s + 1) & mask)
-			;
-		slots[s] = ++n; /* key index + 1 */
+		if (slots != NULL) {
+			for (s = fnv1a(keys[n]) & mask; slots[s] != 0; s = (s + 1) & mask)
+				;
+			slots[s] = n + 1; /* key index + 1 */
+		}
+		n++;
 	}
-	for (i = 0; i < SM_ARRAY_SIZE(ex); i++) {
+	/* few keys: each looked for until found, as sm_ddb_expr_uses() does */
+	for (s = 0; s < n && slots == NULL; s++)
+		for (i = 0; i < SM_ARRAY_SIZE(ex) && !used[s]; i++)
+			used[s] = ex[i] != NULL && sm_ddb_expr_uses(ex[i], keys[s]);
+	for (i = 0; i < SM_ARRAY_SIZE(ex) && slots != NULL; i++) {
 		const char *const *refs;
 
 		if (ex[i] == NULL)
@@ -332,8 +373,10 @@ nomem:
 	alt_fail(op, "InternalServerError", "out of memory");
 	ret = -ENOMEM;
 out:
-	sm_free(keys);
-	sm_free(used);
+	if (keys != keys_small) {
+		sm_free(keys);
+		sm_free(used);
+	}
 	sm_free(slots);
 	return ret;
 }
@@ -1148,10 +1191,11 @@ shard_grow(void **arr, unsigned *cap, unsigned need, size_t size)
 }
 
 /* A new working attribute (wattrs may move: no pointer into it lives across this). */
-static struct wattr *
+static inline struct wattr *
 wattr_new(unsigned *nw)
 {
-	if (shard_grow((void **)&wattrs, &wattrs_cap, *nw + 1, sizeof(*wattrs)) < 0)
+	if (SM_UNLIKELY(*nw >= wattrs_cap) &&
+	    shard_grow((void **)&wattrs, &wattrs_cap, *nw + 1, sizeof(*wattrs)) < 0)
 		return NULL;
 	return &wattrs[(*nw)++];
 }
@@ -1577,15 +1621,16 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 			return ret;
 	}
 	if (op->update != NULL) {
-		const struct sm_ddb_action **idx_removes;
+		const struct sm_ddb_action *ir_small[16], **idx_removes = ir_small;
 		unsigned nir = 0, j;
 
 		/* every REMOVE of a list element, however many (at most one per action) */
-		idx_removes = sm_malloc((op->update->nactions ? op->update->nactions : 1) *
-					sizeof(*idx_removes));
-		if (idx_removes == NULL) {
-			ret = -ENOMEM;
-			goto out;
+		if (op->update->nactions > SM_ARRAY_SIZE(ir_small)) {
+			idx_removes = sm_malloc(op->update->nactions * sizeof(*idx_removes));
+			if (idx_removes == NULL) {
+				ret = -ENOMEM;
+				goto out;
+			}
 		}
 
 		for (i = 0; i < op->update->nactions; i++) {
@@ -1604,7 +1649,8 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 			ret = apply_action(op, d, itok, a->kind, &a->path, a->value,
 					   (struct alt_val){ NULL, -1 }, &nw);
 			if (ret < 0) {
-				sm_free(idx_removes);
+				if (idx_removes != ir_small)
+					sm_free(idx_removes);
 				goto out;
 			}
 		}
@@ -1624,7 +1670,8 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 		for (i = 0, ret = 0; i < nir && ret == 0; i++)
 			ret = apply_action(op, d, itok, SM_DDB_REMOVE, &idx_removes[i]->path, NULL,
 					   (struct alt_val){ NULL, -1 }, &nw);
-		sm_free(idx_removes);
+		if (idx_removes != ir_small)
+			sm_free(idx_removes);
 		if (ret < 0)
 			goto out;
 	} else if (au >= 0) {

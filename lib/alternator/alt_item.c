@@ -393,7 +393,7 @@ cas_decide(void *ctx, bool exists, struct sm_cas *cas)
 static bool
 write_updated_paths(struct alt_op *op)
 {
-	struct sm_ddb_path *paths;
+	struct sm_ddb_path paths_small[16], *paths = paths_small;
 	struct sm_ddb_expr fake, *saved = op->proj;
 	const struct sm_json_doc *src;
 	struct sm_json_out *o, *po;
@@ -402,9 +402,11 @@ write_updated_paths(struct alt_op *op)
 	int itok, ret;
 
 	/* every action's path, however many (the first 64 only, before) */
-	paths = sm_malloc((op->update->nactions ? op->update->nactions : 1) * sizeof(*paths));
-	if (paths == NULL)
-		return false;
+	if (op->update->nactions > SM_ARRAY_SIZE(paths_small)) {
+		paths = sm_malloc(op->update->nactions * sizeof(*paths));
+		if (paths == NULL)
+			return false;
+	}
 	for (i = 0; i < op->update->nactions; i++)
 		paths[n++] = op->update->actions[i].path;
 	memset(&fake, 0, sizeof(fake));
@@ -413,7 +415,8 @@ write_updated_paths(struct alt_op *op)
 	fake.npaths = n;
 	if (op->rv == RV_UPDATED_OLD) {
 		if (!op->have_item) {
-			sm_free(paths);
+			if (paths != paths_small)
+				sm_free(paths);
 			return true; /* nothing was there */
 		}
 		src = &op->idoc;
@@ -421,7 +424,8 @@ write_updated_paths(struct alt_op *op)
 	} else {
 		alt_tmp_doc(op, &o, &d);
 		if (sm_json_parse(d, op->nitem.p, op->nitem.len, 0) < 0) {
-			sm_free(paths);
+			if (paths != paths_small)
+				sm_free(paths);
 			return false;
 		}
 		src = d;
@@ -432,7 +436,8 @@ write_updated_paths(struct alt_op *op)
 	ret = alt_write_projected(op, src, itok, po);
 	op->proj = saved;
 	op->proj_built = NULL; /* built for &fake, on this stack */
-	sm_free(paths);
+	if (paths != paths_small)
+		sm_free(paths);
 	if (ret < 0 || po->err != 0)
 		return false;
 	if (po->len > 2) { /* not {}: something to return */

@@ -83,6 +83,7 @@ struct alt_op {
 		const char *ref, *name;
 	} *name_memo;
 	unsigned name_memo_n, name_memo_cap;
+	unsigned nresolved; /* #names resolved by this request */
 	/* the projection as a tree, built once per request for proj_built (alt_eval.c) */
 	struct alt_proj_node *proj_nodes;
 	unsigned nproj_nodes, proj_nodes_cap;

@@ -92,6 +92,7 @@ op_get(void)
 	op->ntmp = 0;
 	op->keys.len = op->vals.len = op->last.len = op->names.len = op->inflated.len = 0;
 	op->proj_built = NULL;
+	op->nresolved = 0;
 	if (op->name_memo_n > 0) {
 		memset(op->name_memo, 0, op->name_memo_cap * sizeof(*op->name_memo));
 		op->name_memo_n = 0;

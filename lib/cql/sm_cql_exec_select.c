@@ -993,7 +993,7 @@ cql_exec_select(struct cql_op *op)
 	const struct sm_table *t = ps->table;
 	const struct sm_cql_params *pr = op->params;
 	struct col_vals pkv[SM_MAX_KEY_PARTS];
-	bool *used;
+	bool used_small[16] = { false }, *used = used_small;
 	struct ck_plan *plan;
 	struct sm_cql_metadata meta;
 	struct sm_store_req *sr;
@@ -1004,14 +1004,16 @@ cql_exec_select(struct cql_op *op)
 	int64_t v;
 	int ret;
 
-	if (cql_grow((void **)&cql_shard.where_used, &cql_shard.where_used_cap, s->nwhere,
-		     sizeof(*used)) < 0) {
-		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
-		return;
-	}
-	used = cql_shard.where_used;
-	if (s->nwhere > 0) /* no WHERE: used may still be NULL */
+	if (s->nwhere > SM_ARRAY_SIZE(used_small)) {
+		/* more relations than a statement usually has: per-shard scratch */
+		if (cql_grow((void **)&cql_shard.where_used, &cql_shard.where_used_cap,
+			     s->nwhere, sizeof(*used)) < 0) {
+			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+			return;
+		}
+		used = cql_shard.where_used;
 		memset(used, 0, s->nwhere * sizeof(*used));
+	}
 	memset(pkv, 0, sizeof(pkv[0]) * t->npk);
 	if (pr->consistency == SM_CQL_ANY || pr->consistency == SM_CQL_EACH_QUORUM) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,

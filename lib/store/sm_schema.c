@@ -236,16 +236,23 @@ col_slot(const struct sm_table *t, const char *name)
 	return i;
 }
 
+/* Apart, so that the scan of a narrow table stays as lean as it was. */
+static __attribute__((noinline)) const struct sm_column *
+column_by_index(const struct sm_table *t, const char *name)
+{
+	unsigned i = t->col_index[col_slot(t, name)];
+
+	return i != 0 ? &t->cols[i - 1] : NULL;
+}
+
 const struct sm_column *
 sm_table_column(const struct sm_table *t, const char *name)
 {
-	unsigned i;
+	unsigned i, n = t->ncols;
 
-	if (t->ncols > COL_SCAN_MAX && t->col_index != NULL) {
-		i = t->col_index[col_slot(t, name)];
-		return i != 0 ? &t->cols[i - 1] : NULL;
-	}
-	for (i = 0; i < t->ncols; i++)
+	if (SM_UNLIKELY(n > COL_SCAN_MAX))
+		return column_by_index(t, name);
+	for (i = 0; i < n; i++)
 		if (strcmp(t->cols[i].name, name) == 0)
 			return &t->cols[i];
 	return NULL;
@@ -573,6 +580,11 @@ build_table(const struct sm_table_def *def, uint32_t slot, struct sm_table **out
 	for (i = 0; i < t->ncols; i++) {
 		t->cols[i].id = (uint16_t)i;
 		t->col_index[col_slot(t, t->cols[i].name)] = (uint16_t)(i + 1);
+	}
+	/* A narrow table is scanned: the index only found the duplicates. */
+	if (t->ncols <= COL_SCAN_MAX) {
+		sm_free(t->col_index);
+		t->col_index = NULL;
 	}
 	/* Static and regular cell slots follow the sorted order. */
 	counts[SM_COL_STATIC] = counts[SM_COL_REGULAR] = 0;

@@ -64,7 +64,7 @@ struct sm_table {
 	char *name;
 	struct sm_column *cols;
 	uint16_t ncols;
-	/* by name, for wide tables (NULL: few columns, a scan is cheaper):
+	/* by name, for wide tables only (NULL: a scan is cheaper):
 	 * open addressing, id + 1 per slot, 0 empty */
 	uint16_t *col_index;
 	uint32_t col_index_mask;

@@ -1821,8 +1821,9 @@ sm_ptable_read(struct sm_ptable *pt, struct sm_select *s, int32_t now)
 
 	s->rows = 0;
 	s->more = false;
-	if (tls_reserve((void **)&row_cells, &row_cells_cap, s->ncols, sizeof(*row_cells), false) <
-	    0)
+	if (SM_UNLIKELY(s->ncols > row_cells_cap) &&
+	    tls_reserve((void **)&row_cells, &row_cells_cap, s->ncols, sizeof(*row_cells), false) <
+		    0)
 		return -ENOMEM;
 	key.len = (uint32_t)sm_key_encode(&s->pk, kbuf, sizeof(kbuf));
 	key.p = kbuf;
@@ -1902,8 +1903,9 @@ sm_ptable_scan(struct sm_ptable *pt, struct sm_select *s, struct sm_scan_pos *po
 	struct part *p = seek_after(pt, s, pos, resume_named);
 	int ret;
 
-	if (tls_reserve((void **)&row_cells, &row_cells_cap, s->ncols, sizeof(*row_cells), false) <
-	    0)
+	if (SM_UNLIKELY(s->ncols > row_cells_cap) &&
+	    tls_reserve((void **)&row_cells, &row_cells_cap, s->ncols, sizeof(*row_cells), false) <
+		    0)
 		return -ENOMEM;
 	*has_next = false;
 	for (; p != NULL; p = p->next[0]) {
