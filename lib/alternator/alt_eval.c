@@ -15,22 +15,82 @@
 
 /* ---- per-op storage ---- */
 
-/* A NUL-terminated copy of @n bytes in op->names (reserved: never moves). */
+/* A block of kept strings beyond op->names: blocks never move either. */
+struct alt_kept {
+	struct alt_kept *next;
+	size_t len, cap;
+	uint8_t data[];
+};
+
+#define KEPT_BLOCK 16384u
+
+/*
+ * A NUL-terminated copy of @n bytes in op->names (reserved: never moves),
+ * or once that is full in a block of its own: a request may name more
+ * than any reservation (thousands of ExpressionAttributeNames keys), and a
+ * NULL here read as "out of memory" or as a missing attribute.
+ */
+static __attribute__((noinline)) const char *
+keep_slow(struct alt_op *op, const void *p, size_t n)
+{
+	struct alt_kept *k = op->kept;
+	uint8_t *d;
+
+	if (op->names.p == NULL && alt_bytes_reserve(&op->names, KEPT_BLOCK) < 0)
+		return NULL;
+	if (op->names.cap - op->names.len >= n + 1) {
+		d = op->names.p + op->names.len;
+		op->names.len += n + 1;
+	} else {
+		if (k == NULL || k->cap - k->len < n + 1) {
+			k = sm_malloc(sizeof(*k) + SM_MAX(n + 1, KEPT_BLOCK));
+			if (k == NULL)
+				return NULL;
+			k->len = 0;
+			k->cap = SM_MAX(n + 1, KEPT_BLOCK);
+			k->next = op->kept;
+			op->kept = k;
+		}
+		d = k->data + k->len;
+		k->len += n + 1;
+	}
+	if (n > 0)
+		memcpy(d, p, n);
+	d[n] = '\0';
+	return (const char *)d;
+}
+
 const char *
 alt_keep_str(struct alt_op *op, const void *p, size_t n)
 {
 	uint8_t *d;
 
-	/* Before the first copy nothing points in: room for every name a request can hold. */
-	if (op->names.len == 0 && alt_bytes_reserve(&op->names, 2 * op->body_len + 16384) < 0)
-		return NULL;
-	if (op->names.cap - op->names.len < n + 1)
-		return NULL;
+	if (SM_UNLIKELY(op->names.p == NULL || op->names.cap - op->names.len <= n))
+		return keep_slow(op, p, n);
 	d = op->names.p + op->names.len;
+	op->names.len += n + 1;
 	memcpy(d, p, n);
 	d[n] = '\0';
-	op->names.len += n + 1;
 	return (const char *)d;
+}
+
+int
+alt_keep_reserve(struct alt_op *op, size_t n)
+{
+	if (op->names.len > 0 || op->kept != NULL)
+		return 0;
+	return alt_bytes_reserve(&op->names, n);
+}
+
+void
+alt_keep_release(struct alt_op *op)
+{
+	struct alt_kept *k;
+
+	while ((k = op->kept) != NULL) {
+		op->kept = k->next;
+		sm_free(k);
+	}
 }
 
 int
@@ -66,76 +126,97 @@ alt_op_free_exprs(struct alt_op *op)
 
 /* ---- placeholders ---- */
 
-/* The slot of names-map value @tok in op->memo (a free one when absent). */
-static struct alt_name_memo *
-memo_slot(struct alt_op *op, int tok)
-{
-	unsigned i = ((unsigned)tok * 2654435761u) & (op->memo_cap - 1);
+/* Resolutions of one request before they are remembered. */
+#define MEMO_AFTER 32u
 
-	while (op->memo[i].gen == op->memo_gen && op->memo[i].tok != tok)
-		i = (i + 1) & (op->memo_cap - 1);
-	return &op->memo[i];
+static uint32_t
+fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
 }
 
-/* Room for one more entry: the table doubles at half full. */
+/*
+ * By the placeholder's address: placeholders live in the request's parsed
+ * expressions, which outlive every lookup of the request, so equal
+ * addresses are the same placeholder (one written twice resolves twice).
+ */
+static uint32_t
+memo_slot(const struct alt_op *op, const char *ref)
+{
+	uint32_t i = (uint32_t)(((uintptr_t)ref >> 3) * 2654435761u) & (op->name_memo_cap - 1);
+
+	while (op->name_memo[i].ref != NULL && op->name_memo[i].ref != ref)
+		i = (i + 1) & (op->name_memo_cap - 1);
+	return i;
+}
+
+/* Room for one more memo entry, at most half full; 0 or -ENOMEM. */
 static int
 memo_reserve(struct alt_op *op)
 {
-	struct alt_name_memo *old = op->memo, *e;
-	unsigned cap = op->memo_cap, i;
+	struct alt_name_memo *old = op->name_memo;
+	unsigned cap = op->name_memo_cap, i;
 
-	if (op->memo != NULL && 2 * (op->memo_n + 1) <= op->memo_cap)
+	if (2 * (op->name_memo_n + 1) <= cap)
 		return 0;
-	op->memo_cap = cap ? 2 * cap : 64;
-	op->memo = sm_calloc(op->memo_cap, sizeof(*op->memo));
-	if (op->memo == NULL) {
-		op->memo = old;
-		op->memo_cap = cap;
+	op->name_memo = sm_calloc(cap ? 2 * cap : 16, sizeof(*op->name_memo));
+	if (op->name_memo == NULL) {
+		op->name_memo = old;
 		return -ENOMEM;
 	}
-	for (i = 0; i < cap; i++) {
-		if (old[i].gen != op->memo_gen)
-			continue;
-		e = memo_slot(op, old[i].tok);
-		*e = old[i];
-	}
+	op->name_memo_cap = cap ? 2 * cap : 16;
+	for (i = 0; i < cap; i++)
+		if (old[i].ref != NULL)
+			op->name_memo[memo_slot(op, old[i].ref)] = old[i];
 	sm_free(old);
 	return 0;
 }
 
 /*
- * Each #name is copied once per op, however often it is resolved (for every
- * item of a Scan, every path of a projection): a copy per call filled
- * op->names until later items silently stopped matching.
+ * Each placeholder is looked up and copied once per request: as a copy per
+ * use, a Scan filter on #n filled op->names after a few thousand items and
+ * every later item read as lacking the attribute (908 of 12,000 matched).
  */
+static __attribute__((noinline)) const char *
+resolve_remember(struct alt_op *op, const char *name, struct sm_bytes s)
+{
+	const char *kept = alt_keep_str(op, s.p, s.len);
+	uint32_t i;
+
+	if (kept == NULL || memo_reserve(op) < 0)
+		return kept;
+	i = memo_slot(op, name);
+	op->name_memo[i].ref = name;
+	op->name_memo[i].name = kept;
+	op->name_memo_n++;
+	return kept;
+}
+
 const char *
 alt_resolve_name(struct alt_op *op, const char *name)
 {
-	struct alt_name_memo *e;
 	struct sm_bytes s;
-	const char *copy;
+	uint32_t i;
 	int tok;
 
 	if (name[0] != '#')
 		return name;
-	tok = sm_json_get(&op->doc, op->names_tok, name);
-	if (tok < 0)
-		return NULL;
-	if (op->memo != NULL) {
-		e = memo_slot(op, tok);
-		if (e->gen == op->memo_gen)
-			return (const char *)op->names.p + e->off;
+	if (SM_UNLIKELY(op->name_memo_n > 0)) {
+		i = memo_slot(op, name);
+		if (op->name_memo[i].ref != NULL)
+			return op->name_memo[i].name;
 	}
-	if (alt_payload_str(op, &op->doc, tok, &s) < 0)
+	tok = sm_json_get(&op->doc, op->names_tok, name);
+	if (tok < 0 || alt_payload_str(op, &op->doc, tok, &s) < 0)
 		return NULL;
-	copy = alt_keep_str(op, s.p, s.len);
-	if (copy == NULL || memo_reserve(op) < 0)
-		return copy;
-	e = memo_slot(op, tok);
-	*e = (struct alt_name_memo){ op->memo_gen, tok,
-				     (size_t)((const uint8_t *)copy - op->names.p) };
-	op->memo_n++;
-	return copy;
+	/* The few resolutions of a single-item request are not worth remembering. */
+	if (SM_LIKELY(++op->nresolved <= MEMO_AFTER))
+		return alt_keep_str(op, s.p, s.len);
+	return resolve_remember(op, name, s);
 }
 
 const char *
@@ -212,27 +293,24 @@ alt_parse_expr(struct alt_op *op, const char *member, enum sm_ddb_expr_kind kind
 	return 0;
 }
 
-static bool
-used_anywhere(struct alt_op *op, const char *ref)
-{
-	struct sm_ddb_expr *e[] = { op->cond, op->update, op->proj, op->filter, op->keycond };
-	unsigned i;
-
-	for (i = 0; i < SM_ARRAY_SIZE(e); i++)
-		if (e[i] != NULL && sm_ddb_expr_uses(e[i], ref))
-			return true;
-	return false;
-}
-
+/*
+ * Every key of ExpressionAttributeNames (@names) or ...Values must be used
+ * by some expression. Linear in the keys and the placeholders: the keys go
+ * in a hash table that each placeholder marks (a request may hold many).
+ */
 static int
 check_map(struct alt_op *op, int map, bool names)
 {
-	const char *keys[256];
-	bool used[256];
-	unsigned n = 0;
+	struct sm_ddb_expr *ex[] = { op->cond, op->update, op->proj, op->filter, op->keycond };
+	/* the few keys of most requests on the stack and compared directly; a
+	 * hash table only for many */
+	const char *keys_small[8], **keys = keys_small;
+	bool used_small[8] = { false }, *used = used_small;
+	uint32_t *slots = NULL, mask = 0, s;
+	unsigned n = 0, count, i, j, nrefs;
 	char err[512];
 	struct sm_bytes k;
-	int e;
+	int e, ret = -ENOMEM;
 
 	if (map < 0)
 		return 0;
@@ -241,25 +319,66 @@ check_map(struct alt_op *op, int map, bool names)
 			 names ? "ExpressionAttributeNames" : "ExpressionAttributeValues");
 		return -EINVAL;
 	}
-	if (sm_json_count(&op->doc, map) == 0) {
+	count = sm_json_count(&op->doc, map);
+	if (count == 0) {
 		alt_fail(op, "ValidationException", "ExpressionAttribute%s must not be empty",
 			 names ? "Names" : "Values");
 		return -EINVAL;
 	}
-	for (e = sm_json_first(&op->doc, map); e >= 0 && n < 256; e = sm_json_next(&op->doc, e)) {
+	if (count > SM_ARRAY_SIZE(keys_small)) {
+		for (mask = 1; mask < 2 * count; mask <<= 1)
+			;
+		keys = sm_malloc(count * sizeof(*keys));
+		used = sm_calloc(count, sizeof(*used));
+		slots = sm_calloc(mask, sizeof(*slots));
+		if (keys == NULL || used == NULL || slots == NULL)
+			goto nomem;
+		mask--;
+	}
+	for (e = sm_json_first(&op->doc, map); e >= 0 && n < count;
+	     e = sm_json_next(&op->doc, e)) {
 		if (alt_payload_str(op, &op->doc, e, &k) < 0 ||
-		    (keys[n] = alt_keep_str(op, k.p, k.len)) == NULL) {
-			alt_fail(op, "InternalServerError", "out of memory");
-			return -ENOMEM;
+		    (keys[n] = alt_keep_str(op, k.p, k.len)) == NULL)
+			goto nomem;
+		if (slots != NULL) {
+			for (s = fnv1a(keys[n]) & mask; slots[s] != 0; s = (s + 1) & mask)
+				;
+			slots[s] = n + 1; /* key index + 1 */
 		}
-		used[n] = used_anywhere(op, keys[n]);
 		n++;
 	}
-	if (sm_ddb_expr_unused(names, keys, used, n, err, sizeof(err)) < 0) {
-		alt_fail(op, "ValidationException", "%s", err);
-		return -EINVAL;
+	/* few keys: each looked for until found, as sm_ddb_expr_uses() does */
+	for (s = 0; s < n && slots == NULL; s++)
+		for (i = 0; i < SM_ARRAY_SIZE(ex) && !used[s]; i++)
+			used[s] = ex[i] != NULL && sm_ddb_expr_uses(ex[i], keys[s]);
+	for (i = 0; i < SM_ARRAY_SIZE(ex) && slots != NULL; i++) {
+		const char *const *refs;
+
+		if (ex[i] == NULL)
+			continue;
+		refs = names ? ex[i]->names : ex[i]->values;
+		nrefs = names ? ex[i]->nnames : ex[i]->nvalues;
+		for (j = 0; j < nrefs; j++)
+			for (s = fnv1a(refs[j]) & mask; slots[s] != 0; s = (s + 1) & mask)
+				if (strcmp(keys[slots[s] - 1], refs[j]) == 0)
+					used[slots[s] - 1] = true;
 	}
-	return 0;
+	ret = sm_ddb_expr_unused(names, keys, used, n, err, sizeof(err));
+	if (ret == -ENOMEM)
+		goto nomem;
+	if (ret < 0)
+		alt_fail(op, "ValidationException", "%s", err);
+	goto out;
+nomem:
+	alt_fail(op, "InternalServerError", "out of memory");
+	ret = -ENOMEM;
+out:
+	if (keys != keys_small) {
+		sm_free(keys);
+		sm_free(used);
+	}
+	sm_free(slots);
+	return ret;
 }
 
 int
@@ -579,48 +698,14 @@ eval_call(struct alt_op *op, const struct sm_ddb_operand *c, const struct sm_jso
 	}
 }
 
-static int
-eval_leaf(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
-	  bool *out);
-
 /*
- * AND, OR and NOT recurse as deep as an expression chains them (a thousand
- * NOTs fit in 4 KB), so they keep a small frame; the operands' arrays live
- * in eval_leaf() only.
+ * A comparison, BETWEEN or IN. Apart from alt_eval_cond() so that its
+ * operand arrays (1.7 KB) are not on the stack of every level of an
+ * AND/OR chain a request may make hundreds deep.
  */
-int
-alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
-	      bool *out)
-{
-	bool l;
-	int ret;
-
-	switch (c->kind) {
-	case SM_DDB_COND_OR:
-	case SM_DDB_COND_AND:
-		ret = alt_eval_cond(op, c->left, d, itok, &l);
-		if (ret < 0)
-			return ret;
-		if ((c->kind == SM_DDB_COND_OR && l) || (c->kind == SM_DDB_COND_AND && !l)) {
-			*out = l;
-			return 0;
-		}
-		return alt_eval_cond(op, c->right, d, itok, out);
-	case SM_DDB_COND_NOT:
-		ret = alt_eval_cond(op, c->left, d, itok, &l);
-		*out = !l;
-		return ret;
-	case SM_DDB_COND_CALL:
-		return eval_call(op, c->operands[0], d, itok, out);
-	default:
-		return eval_leaf(op, c, d, itok, out);
-	}
-}
-
-/* A comparison, BETWEEN or IN. */
-static __attribute__((noinline)) int
-eval_leaf(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
-	  bool *out)
+static int
+eval_compare(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
+	     bool *out)
 {
 	struct alt_val v[SM_DDB_EXPR_MAX_IN + 1];
 	bool p[SM_DDB_EXPR_MAX_IN + 1];
@@ -677,6 +762,35 @@ eval_leaf(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_d
 		return 0;
 	default:
 		return -EINVAL;
+	}
+}
+
+int
+alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *d, int itok,
+	      bool *out)
+{
+	bool l;
+	int ret;
+
+	switch (c->kind) {
+	case SM_DDB_COND_OR:
+	case SM_DDB_COND_AND:
+		ret = alt_eval_cond(op, c->left, d, itok, &l);
+		if (ret < 0)
+			return ret;
+		if ((c->kind == SM_DDB_COND_OR && l) || (c->kind == SM_DDB_COND_AND && !l)) {
+			*out = l;
+			return 0;
+		}
+		return alt_eval_cond(op, c->right, d, itok, out);
+	case SM_DDB_COND_NOT:
+		ret = alt_eval_cond(op, c->left, d, itok, &l);
+		*out = !l;
+		return ret;
+	case SM_DDB_COND_CALL:
+		return eval_call(op, c->operands[0], d, itok, out);
+	default:
+		return eval_compare(op, c, d, itok, out);
 	}
 }
 
@@ -868,39 +982,90 @@ alt_eval_expected(struct alt_op *op, int expected, const struct sm_json_doc *d, 
 
 /* ---- projection ---- */
 
-static bool
-elem_eq(struct alt_op *op, const struct sm_ddb_path_elem *a, const struct sm_ddb_path_elem *b)
-{
-	const char *x, *y;
+/*
+ * The projection as a tree of its paths' elements, built once per request
+ * (a Scan projects every item it returns): children in the order their
+ * paths were written. Paths neither repeat nor overlap (the parser refuses
+ * that), so a node that ends a path has no children.
+ */
+struct alt_proj_node {
+	const char *name; /* resolved attribute name (NULL: a list index, or unresolved) */
+	bool is_index;
+	uint32_t index;
+	bool leaf;
+	unsigned child, next; /* first child, next sibling; 0 none (node 0 is the root) */
+};
 
-	if ((a->name == NULL) != (b->name == NULL))
-		return false;
-	if (a->name == NULL)
-		return a->index == b->index;
-	x = alt_resolve_name(op, a->name);
-	y = alt_resolve_name(op, b->name);
-	return x && y && strcmp(x, y) == 0;
+static bool
+node_is(const struct alt_proj_node *n, const struct sm_ddb_path_elem *el, const char *name)
+{
+	if (el->name == NULL)
+		return n->is_index && n->index == el->index;
+	return !n->is_index && n->name != NULL && name != NULL && strcmp(n->name, name) == 0;
 }
 
-/* Write value @v restricted to @paths (all equal up to @depth). */
+static int
+proj_build(struct alt_op *op)
+{
+	const struct sm_ddb_expr *e = op->proj;
+	struct alt_proj_node *nodes;
+	unsigned need = 1, i, d, cur, c, last;
+
+	for (i = 0; i < e->npaths; i++)
+		need += e->paths[i].nelems;
+	if (need > op->proj_nodes_cap) {
+		nodes = sm_realloc(op->proj_nodes, need * sizeof(*nodes));
+		if (nodes == NULL)
+			return -ENOMEM;
+		op->proj_nodes = nodes;
+		op->proj_nodes_cap = need;
+	}
+	nodes = op->proj_nodes;
+	memset(&nodes[0], 0, sizeof(nodes[0]));
+	op->nproj_nodes = 1;
+	for (i = 0; i < e->npaths; i++) {
+		const struct sm_ddb_path *p = &e->paths[i];
+
+		for (d = 0, cur = 0; d < p->nelems; d++, cur = c) {
+			const struct sm_ddb_path_elem *el = &p->elems[d];
+			const char *name = el->name ? alt_resolve_name(op, el->name) : NULL;
+
+			for (c = nodes[cur].child, last = 0; c != 0; last = c, c = nodes[c].next)
+				if (node_is(&nodes[c], el, name))
+					break;
+			if (c != 0)
+				continue;
+			c = op->nproj_nodes++;
+			memset(&nodes[c], 0, sizeof(nodes[c]));
+			nodes[c].name = name;
+			nodes[c].is_index = el->name == NULL;
+			nodes[c].index = el->index;
+			if (last == 0)
+				nodes[cur].child = c;
+			else
+				nodes[last].next = c;
+		}
+		nodes[cur].leaf = true;
+	}
+	op->proj_built = e;
+	return 0;
+}
+
+/* Write value @v restricted to the paths below node @at. */
 static void
-write_proj(struct alt_op *op, const struct sm_json_doc *d, int v,
-	   const struct sm_ddb_path *const *paths, unsigned n, unsigned depth,
+proj_write(struct alt_op *op, const struct sm_json_doc *d, int v, unsigned at,
 	   struct sm_json_out *o)
 {
-	const struct sm_ddb_path *sub[64];
+	const struct alt_proj_node *nodes = op->proj_nodes;
 	struct sm_bytes raw;
 	char t[5];
-	unsigned i, j, ns;
-	bool done[64] = { false };
+	unsigned c;
 	int pay, x;
 
-	for (i = 0; i < n; i++) {
-		if (paths[i]->nelems == depth) {
-			raw = sm_json_span(d, v);
-			sm_json_out_raw(o, (const char *)raw.p, raw.len);
-			return;
-		}
+	if (nodes[at].leaf) {
+		raw = sm_json_span(d, v);
+		sm_json_out_raw(o, (const char *)raw.p, raw.len);
+		return;
 	}
 	if (alt_value_type(d, v, t, &pay) < 0)
 		return;
@@ -910,34 +1075,22 @@ write_proj(struct alt_op *op, const struct sm_json_doc *d, int v,
 		sm_json_out_obj_begin(o);
 	else
 		sm_json_out_arr_begin(o);
-	for (i = 0; i < n && i < 64; i++) {
-		const char *name;
-
-		if (done[i])
-			continue;
-		for (ns = 0, j = i; j < n && j < 64; j++) {
-			if (!done[j] &&
-			    elem_eq(op, &paths[i]->elems[depth], &paths[j]->elems[depth])) {
-				sub[ns++] = paths[j];
-				done[j] = true;
-			}
-		}
-		if (paths[i]->elems[depth].name != NULL) {
-			if (strcmp(t, "M") != 0)
+	for (c = nodes[at].child; c != 0; c = nodes[c].next) {
+		if (!nodes[c].is_index) {
+			if (strcmp(t, "M") != 0 || nodes[c].name == NULL)
 				continue;
-			name = alt_resolve_name(op, paths[i]->elems[depth].name);
-			x = name ? sm_json_get(d, pay, name) : -1;
+			x = sm_json_get(d, pay, nodes[c].name);
 			if (x < 0)
 				continue;
-			sm_json_out_key(o, name);
+			sm_json_out_key(o, nodes[c].name);
 		} else {
 			if (strcmp(t, "L") != 0)
 				continue;
-			x = sm_json_at(d, pay, paths[i]->elems[depth].index);
+			x = sm_json_at(d, pay, nodes[c].index);
 			if (x < 0)
 				continue;
 		}
-		write_proj(op, d, x, sub, ns, depth + 1, o);
+		proj_write(op, d, x, c, o);
 	}
 	if (strcmp(t, "M") == 0)
 		sm_json_out_obj_end(o);
@@ -950,10 +1103,8 @@ int
 alt_write_projected(struct alt_op *op, const struct sm_json_doc *d, int itok, struct sm_json_out *o)
 {
 	int atg = op->atg_tok;
-	const struct sm_ddb_path *group[64];
-	bool done[64] = { false };
 	struct sm_bytes raw, k;
-	unsigned i, j, n;
+	unsigned c;
 	int e, v;
 
 	if (op->proj == NULL && atg < 0) {
@@ -976,24 +1127,16 @@ alt_write_projected(struct alt_op *op, const struct sm_json_doc *d, int itok, st
 		sm_json_out_obj_end(o);
 		return o->err;
 	}
-	for (i = 0; i < op->proj->npaths && i < 64; i++) {
-		const char *name;
+	if (op->proj_built != op->proj && proj_build(op) < 0)
+		return -ENOMEM;
+	for (c = op->proj_nodes[0].child; c != 0; c = op->proj_nodes[c].next) {
+		const char *name = op->proj_nodes[c].name;
 
-		if (done[i])
-			continue;
-		for (n = 0, j = i; j < op->proj->npaths && j < 64; j++) {
-			if (!done[j] && elem_eq(op, &op->proj->paths[i].elems[0],
-						&op->proj->paths[j].elems[0])) {
-				group[n++] = &op->proj->paths[j];
-				done[j] = true;
-			}
-		}
-		name = alt_resolve_name(op, op->proj->paths[i].elems[0].name);
 		v = name ? sm_json_get(d, itok, name) : -1;
 		if (v < 0)
 			continue;
 		sm_json_out_key(o, name);
-		write_proj(op, d, v, group, n, 1, o);
+		proj_write(op, d, v, c, o);
 	}
 	sm_json_out_obj_end(o);
 	return o->err;
@@ -1009,9 +1152,48 @@ struct wattr {
 	bool changed;
 };
 
-#define MAX_WATTRS 1024
+/* Per-shard, as many as the widest item updated (DynamoDB bounds only its size). */
+static __thread struct wattr *wattrs;
+static __thread unsigned wattrs_cap;
+static __thread struct alt_change *changes;
+static __thread unsigned changes_cap;
 
-static __thread struct wattr wattrs[MAX_WATTRS];
+void
+alt_eval_shard_fini(void)
+{
+	sm_free(wattrs);
+	sm_free(changes);
+	wattrs = NULL;
+	changes = NULL;
+	wattrs_cap = changes_cap = 0;
+}
+
+/* Grow a per-shard array of @size-byte items to hold @need; 0 or -ENOMEM. */
+static int
+shard_grow(void **arr, unsigned *cap, unsigned need, size_t size)
+{
+	unsigned ncap = SM_MAX(need, *cap ? 2 * *cap : 64u);
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	p = sm_realloc(*arr, (size_t)ncap * size);
+	if (p == NULL)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+/* A new working attribute (wattrs may move: no pointer into it lives across this). */
+static inline struct wattr *
+wattr_new(unsigned *nw)
+{
+	if (SM_UNLIKELY(*nw >= wattrs_cap) &&
+	    shard_grow((void **)&wattrs, &wattrs_cap, *nw + 1, sizeof(*wattrs)) < 0)
+		return NULL;
+	return &wattrs[(*nw)++];
+}
 
 static struct wattr *
 wattr_find(const char *name, unsigned n)
@@ -1283,9 +1465,9 @@ apply_action(struct alt_op *op, const struct sm_json_doc *d, int itok, enum sm_d
 	}
 	w = wattr_find(top, *nw);
 	if (w == NULL) {
-		if (*nw >= MAX_WATTRS)
-			return -E2BIG;
-		w = &wattrs[(*nw)++];
+		w = wattr_new(nw);
+		if (w == NULL)
+			return -ENOMEM;
 		w->name = top;
 		w->removed = true;
 		w->changed = false;
@@ -1716,31 +1898,26 @@ group_nested(struct alt_op *op, const struct sm_json_doc *d, int itok, unsigned 
 	return ret;
 }
 
-/* Names and flags of the changed attributes, for the mutation. */
-unsigned
-alt_update_changes(struct alt_op *op, const char ***names, const char **json, size_t *lens,
-		   bool *removed, unsigned cap);
-
 static __thread unsigned last_nw;
 
-unsigned
-alt_update_changes(struct alt_op *op, const char ***names, const char **json, size_t *lens,
-		   bool *removed, unsigned cap)
+int
+alt_update_changes(struct alt_op *op, const struct alt_change **out)
 {
-	static __thread const char *nm[MAX_WATTRS];
 	unsigned i, n = 0;
 
-	for (i = 0; i < last_nw && n < cap; i++) {
+	if (shard_grow((void **)&changes, &changes_cap, last_nw, sizeof(*changes)) < 0)
+		return -ENOMEM;
+	for (i = 0; i < last_nw; i++) {
 		if (!wattrs[i].changed)
 			continue;
-		nm[n] = wattrs[i].name;
-		json[n] = op->scratch.p + wattrs[i].off;
-		lens[n] = wattrs[i].len;
-		removed[n] = wattrs[i].removed;
+		changes[n].name = wattrs[i].name;
+		changes[n].json = op->scratch.p + wattrs[i].off;
+		changes[n].len = wattrs[i].len;
+		changes[n].removed = wattrs[i].removed;
 		n++;
 	}
-	*names = nm;
-	return n;
+	*out = changes;
+	return (int)n;
 }
 
 int
@@ -1754,7 +1931,7 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 
 	sm_json_out_reset(&op->scratch);
 	/* Names are copied into op->names: make room now, before any is kept. */
-	if (alt_bytes_reserve(&op->names, (itok >= 0 ? sm_json_span(d, itok).len : 0) +
+	if (alt_keep_reserve(op, (itok >= 0 ? sm_json_span(d, itok).len : 0) +
 						  op->body_len + 4096) < 0)
 		return -ENOMEM;
 	/* Start from the old item's attributes. */
@@ -1768,9 +1945,9 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 		if (strcmp(name, op->tab.hash->name) == 0 ||
 		    (op->tab.range && strcmp(name, op->tab.range->name) == 0))
 			continue;
-		if (nw >= MAX_WATTRS)
-			return -E2BIG;
-		w = &wattrs[nw++];
+		w = wattr_new(&nw);
+		if (w == NULL)
+			return -ENOMEM;
 		w->name = name;
 		w->removed = false;
 		w->changed = false;
@@ -1780,8 +1957,17 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 			return ret;
 	}
 	if (op->update != NULL) {
-		const struct sm_ddb_action *idx_removes[64];
+		const struct sm_ddb_action *ir_small[16], **idx_removes = ir_small;
 		unsigned nir = 0, j;
+
+		/* every REMOVE of a list element, however many (at most one per action) */
+		if (op->update->nactions > SM_ARRAY_SIZE(ir_small)) {
+			idx_removes = sm_malloc(op->update->nactions * sizeof(*idx_removes));
+			if (idx_removes == NULL) {
+				ret = -ENOMEM;
+				goto out;
+			}
+		}
 
 		ret = group_nested(op, d, itok, nw, &batched);
 		if (ret < 0)
@@ -1798,14 +1984,17 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 			 * shift the next.
 			 */
 			if (a->kind == SM_DDB_REMOVE && a->path.nelems > 1 &&
-			    a->path.elems[a->path.nelems - 1].name == NULL && nir < 64) {
+			    a->path.elems[a->path.nelems - 1].name == NULL) {
 				idx_removes[nir++] = a;
 				continue;
 			}
 			ret = apply_action(op, d, itok, a->kind, &a->path, a->value,
 					   (struct alt_val){ NULL, -1 }, &nw);
-			if (ret < 0)
+			if (ret < 0) {
+				if (idx_removes != ir_small)
+					sm_free(idx_removes);
 				goto out;
+			}
 		}
 		for (i = 1; i < nir; i++) {
 			const struct sm_ddb_action *x = idx_removes[i];
@@ -1820,12 +2009,13 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 			}
 			idx_removes[j] = x;
 		}
-		for (i = 0; i < nir; i++) {
+		for (i = 0, ret = 0; i < nir && ret == 0; i++)
 			ret = apply_action(op, d, itok, SM_DDB_REMOVE, &idx_removes[i]->path, NULL,
 					   (struct alt_val){ NULL, -1 }, &nw);
-			if (ret < 0)
-				goto out;
-		}
+		if (idx_removes != ir_small)
+			sm_free(idx_removes);
+		if (ret < 0)
+			goto out;
 	} else if (au >= 0) {
 		for (e = sm_json_first(&op->doc, au); e >= 0; e = sm_json_next(&op->doc, e)) {
 			int spec = sm_json_member_value(&op->doc, e);

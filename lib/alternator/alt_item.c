@@ -25,10 +25,6 @@ enum write_kind { W_PUT, W_DELETE, W_UPDATE };
 	"to https://github.com/scylladb/scylla/blob/master/docs/alternator/alternator.md#write-"   \
 	"isolation-policies for more information."
 
-unsigned
-alt_update_changes(struct alt_op *op, const char ***names, const char **json, size_t *lens,
-		   bool *removed, unsigned cap);
-
 /* ---- the attrs map of an item ---- */
 
 struct kv {
@@ -39,7 +35,7 @@ static int
 kv_cmp(const void *a, const void *b)
 {
 	const struct kv *x = a, *y = b;
-	int c = memcmp(x->k.p, y->k.p, SM_MIN(x->k.len, y->k.len));
+	int c = x->k.len && y->k.len ? memcmp(x->k.p, y->k.p, SM_MIN(x->k.len, y->k.len)) : 0;
 
 	return c ? c : (int)x->k.len - (int)y->k.len;
 }
@@ -270,10 +266,8 @@ static bool
 compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 {
 	int itok = old_item(op), exp = sm_json_get(&op->doc, op->root, "Expected");
-	const char **names;
-	const char *json[1024];
-	size_t lens[1024];
-	bool removed[1024], ok = true;
+	const struct alt_change *ch;
+	bool ok = true;
 	unsigned i, n;
 	int ret;
 
@@ -331,9 +325,12 @@ compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 				 "Item size to update has exceeded the maximum allowed size");
 			return false;
 		}
-		n = alt_update_changes(op, &names, json, lens, removed, 1024);
+		ret = alt_update_changes(op, &ch);
+		if (ret < 0)
+			goto nomem;
+		n = (unsigned)ret;
 		for (i = 0; i < n; i++)
-			need += strlen(names[i]) + lens[i];
+			need += strlen(ch[i].name) + ch[i].len;
 		/* the values move into op->vals, which must not move afterwards */
 		op->vals.len = 0;
 		if (alt_bytes_reserve(&op->vals, need + 64) < 0)
@@ -344,7 +341,7 @@ compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 		 */
 		m->flags = n == 0 ? SM_MUT_ROW_MARKER : 0; /* an empty update creates it */
 		for (i = 0; i < n; i++)
-			if (!removed[i])
+			if (!ch[i].removed)
 				m->flags = SM_MUT_ROW_MARKER;
 		for (i = 0; i < n; i++) {
 			struct sm_cell_op *c = new_cell_op(op);
@@ -352,15 +349,15 @@ compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 			if (c == NULL)
 				goto nomem;
 			c->col = op->tab.attrs_col;
-			c->key.p = alt_bytes_put(&op->vals, names[i], strlen(names[i]));
-			c->key.len = (uint32_t)strlen(names[i]);
-			if (removed[i]) {
+			c->key.p = alt_bytes_put(&op->vals, ch[i].name, strlen(ch[i].name));
+			c->key.len = (uint32_t)strlen(ch[i].name);
+			if (ch[i].removed) {
 				c->kind = SM_CELL_DELETE_ELEM;
 				continue;
 			}
 			c->kind = SM_CELL_SET_ELEM;
-			c->value.p = alt_bytes_put(&op->vals, json[i], lens[i]);
-			c->value.len = (uint32_t)lens[i];
+			c->value.p = alt_bytes_put(&op->vals, ch[i].json, ch[i].len);
+			c->value.len = (uint32_t)ch[i].len;
 		}
 		break;
 	}
@@ -396,37 +393,52 @@ cas_decide(void *ctx, bool exists, struct sm_cas *cas)
 static bool
 write_updated_paths(struct alt_op *op)
 {
-	struct sm_ddb_path paths[64];
+	struct sm_ddb_path paths_small[16], *paths = paths_small;
 	struct sm_ddb_expr fake, *saved = op->proj;
 	const struct sm_json_doc *src;
 	struct sm_json_out *o, *po;
 	struct sm_json_doc *d, *pd;
 	unsigned i, n = 0;
-	int itok;
+	int itok, ret;
 
-	for (i = 0; i < op->update->nactions && n < 64; i++)
+	/* every action's path, however many (the first 64 only, before) */
+	if (op->update->nactions > SM_ARRAY_SIZE(paths_small)) {
+		paths = sm_malloc(op->update->nactions * sizeof(*paths));
+		if (paths == NULL)
+			return false;
+	}
+	for (i = 0; i < op->update->nactions; i++)
 		paths[n++] = op->update->actions[i].path;
 	memset(&fake, 0, sizeof(fake));
 	fake.kind = SM_DDB_PROJECTION;
 	fake.paths = paths;
 	fake.npaths = n;
 	if (op->rv == RV_UPDATED_OLD) {
-		if (!op->have_item)
+		if (!op->have_item) {
+			if (paths != paths_small)
+				sm_free(paths);
 			return true; /* nothing was there */
+		}
 		src = &op->idoc;
 		itok = sm_json_root(&op->idoc);
 	} else {
 		alt_tmp_doc(op, &o, &d);
-		if (sm_json_parse(d, op->nitem.p, op->nitem.len, 0) < 0)
+		if (sm_json_parse(d, op->nitem.p, op->nitem.len, 0) < 0) {
+			if (paths != paths_small)
+				sm_free(paths);
 			return false;
+		}
 		src = d;
 		itok = 0;
 	}
 	alt_tmp_doc(op, &po, &pd);
 	op->proj = &fake;
-	alt_write_projected(op, src, itok, po);
+	ret = alt_write_projected(op, src, itok, po);
 	op->proj = saved;
-	if (po->err != 0)
+	op->proj_built = NULL; /* built for &fake, on this stack */
+	if (paths != paths_small)
+		sm_free(paths);
+	if (ret < 0 || po->err != 0)
 		return false;
 	if (po->len > 2) { /* not {}: something to return */
 		sm_json_out_key(&op->out, "Attributes");
@@ -789,7 +801,8 @@ alt_put_item(struct alt_op *op)
 	struct write_ctx w = { .kind = W_PUT };
 	int item = sm_json_get(&op->doc, op->root, "Item");
 	struct kv *pairs;
-	unsigned n;
+	size_t knames;
+	unsigned n, i;
 	int ret;
 
 	if (prepare_common(op, false) < 0)
@@ -806,7 +819,7 @@ alt_put_item(struct alt_op *op)
 		alt_fail(op, "ValidationException", "%s", op->errmsg);
 		return;
 	}
-	if (alt_bytes_reserve(&op->names, op->body_len + 4096) < 0) {
+	if (alt_keep_reserve(op, op->body_len + 4096) < 0) {
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
@@ -818,7 +831,9 @@ alt_put_item(struct alt_op *op)
 		return;
 	}
 	op->vals.len = 0;
-	if (alt_bytes_reserve(&op->vals, op->nitem.len + op->names.len + 16 * n + 64) < 0 ||
+	for (i = 0, knames = 0; i < n; i++)
+		knames += pairs[i].k.len;
+	if (alt_bytes_reserve(&op->vals, op->nitem.len + knames + 16 * n + 64) < 0 ||
 	    build_map(op, pairs, n, &w.put_map) < 0) {
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
@@ -968,7 +983,8 @@ alt_get_item(struct alt_op *op)
 
 /* ---- BatchWriteItem ---- */
 
-#define MAX_BATCH_TABLES 16
+/* Each table names one write at least: as many tables as writes (16 refused valid batches). */
+#define MAX_BATCH_TABLES ALT_MAX_BATCH_WRITE
 
 struct batch_ctx {
 	struct alt_table tabs[MAX_BATCH_TABLES];
@@ -1050,7 +1066,9 @@ alt_batch_write(struct alt_op *op)
 		return;
 	}
 	if (sm_json_count(&op->doc, ri) > MAX_BATCH_TABLES) {
-		alt_fail(op, "ValidationException", "too many tables in one BatchWriteItem");
+		alt_fail(op, "ValidationException",
+			 "1 validation error detected: Value at 'requestItems' failed to satisfy "
+			 "constraint: every table must have between 1 and 25 write requests");
 		return;
 	}
 	b = sm_calloc(1, sizeof(*b));
@@ -1059,7 +1077,7 @@ alt_batch_write(struct alt_op *op)
 		return;
 	}
 	need = op->body_len * 2 + 4096;
-	if (alt_bytes_reserve(&op->keys, need) < 0 || alt_bytes_reserve(&op->names, need) < 0) {
+	if (alt_bytes_reserve(&op->keys, need) < 0 || alt_keep_reserve(op, need) < 0) {
 		batch_release(b);
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;

@@ -44,13 +44,6 @@ struct alt_val {
 	int tok;
 };
 
-/* A resolved #name: the names map's value token, its copy at @off in op->names. */
-struct alt_name_memo {
-	unsigned gen;
-	int tok;
-	size_t off;
-};
-
 /* A growable byte buffer that must not move while views into it live. */
 struct alt_bytes {
 	uint8_t *p;
@@ -83,9 +76,18 @@ struct alt_op {
 	struct alt_bytes keys;	   /* key bytes, reserved up front */
 	struct alt_bytes vals;	   /* map entries for mutations, reserved up front */
 	struct alt_bytes names;	   /* resolved #names and copied strings, NUL-terminated */
-	/* #names resolved by this op (alt_resolve_name()): entries of generation memo_gen */
-	struct alt_name_memo *memo;
-	unsigned memo_cap, memo_n, memo_gen;
+	struct alt_kept *kept;	   /* more of them, once names is full (freed with the op) */
+	/* each #name resolved once per request (a Scan filter resolves it per item):
+	 * open addressing by the placeholder, cap a power of two */
+	struct alt_name_memo {
+		const char *ref, *name;
+	} *name_memo;
+	unsigned name_memo_n, name_memo_cap;
+	unsigned nresolved; /* #names resolved by this request */
+	/* the projection as a tree, built once per request for proj_built (alt_eval.c) */
+	struct alt_proj_node *proj_nodes;
+	unsigned nproj_nodes, proj_nodes_cap;
+	const struct sm_ddb_expr *proj_built;
 	struct alt_bytes inflated; /* a gzip or deflate request body, decompressed */
 	struct alt_table tab;
 	bool have_tab;
@@ -204,6 +206,24 @@ int
 alt_value_type(const struct sm_json_doc *d, int tok, char type[5], int *payload);
 void
 alt_value_shard_fini(void);
+/* Free the update code's per-shard scratch (at shard teardown). */
+void
+alt_eval_shard_fini(void);
+
+/* A top-level attribute an update changed: its new JSON in op->scratch, unless removed. */
+struct alt_change {
+	const char *name;
+	const char *json;
+	size_t len;
+	bool removed;
+};
+
+/*
+ * The attributes the last alt_apply_update() on this shard changed, in
+ * *@out (per-shard, valid until the next update): their count, or -ENOMEM.
+ */
+int
+alt_update_changes(struct alt_op *op, const struct alt_change **out);
 /* Free the item code's per-shard scratch (at shard teardown). */
 void
 alt_item_shard_fini(void);
@@ -233,9 +253,19 @@ alt_key_part(struct alt_op *op, const struct sm_json_doc *d, int obj, const stru
 int
 alt_key_value(struct alt_op *op, const struct sm_json_doc *d, int v, const struct sm_column *c,
 	      char type, struct sm_bytes *out);
-/* A NUL-terminated copy in op->names (reserved; never moves); NULL when full. */
+/* A NUL-terminated copy that lives as long as the op (never moves); NULL when out of memory. */
 const char *
 alt_keep_str(struct alt_op *op, const void *p, size_t n);
+/*
+ * Room for @n bytes of kept strings in op->names, reserved while nothing is
+ * kept yet (growing it later would move kept strings; alt_keep_str() takes
+ * another block then). 0 or -ENOMEM.
+ */
+int
+alt_keep_reserve(struct alt_op *op, size_t n);
+/* Free what alt_keep_str() kept beyond op->names (when the op ends). */
+void
+alt_keep_release(struct alt_op *op);
 /* Read the Key member (or a whole item's key attributes) into pk/ck. */
 int
 alt_item_key(struct alt_op *op, const struct sm_json_doc *d, int obj, bool whole_item,

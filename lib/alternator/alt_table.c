@@ -103,6 +103,7 @@ alt_meta_shard_fini(void)
 	}
 	alt_value_shard_fini();
 	alt_item_shard_fini();
+	alt_eval_shard_fini();
 }
 
 static const char *
@@ -480,7 +481,6 @@ struct create_ctx {
 	char billing[32];
 	char throughput[48];
 	char *tags;
-	int stage;
 };
 
 /*
@@ -561,27 +561,6 @@ create_done(struct sm_ddl_req *r)
 	struct create_ctx *c = r->ctx;
 	struct alt_op *op = c->op;
 
-	if (c->stage == 0) {
-		if (r->result < 0) {
-			alt_fail(op, "InternalServerError", "creating keyspace %s: %s", c->ks,
-				 r->err);
-			goto out;
-		}
-		c->stage = 1;
-		memset(&c->r, 0, sizeof(c->r));
-		c->r.kind = SM_DDL_CREATE_TABLE;
-		c->r.table.ks = c->ks;
-		c->r.table.name = c->name;
-		c->r.table.cols = c->cols;
-		c->r.table.ncols = c->cols[1].kind == SM_COL_CLUSTERING ? 3 : 2;
-		c->r.table.options = c->opts;
-		c->r.table.noptions = 4;
-		c->r.table.wide_names = true;
-		c->r.done = create_done;
-		c->r.ctx = c;
-		sm_store_ddl(&c->r);
-		return;
-	}
 	if (r->result == -EEXIST || r->result == 1) {
 		alt_fail(op, "ResourceInUseException", "Table already exists: %s", c->name);
 		goto out;
@@ -778,13 +757,24 @@ alt_create_table(struct alt_op *op)
 	c->opts[3] = (struct sm_option){ unconst(ALT_OPT_THROUGHPUT), c->throughput };
 	c->repl[0] = (struct sm_option){ unconst("class"), unconst("NetworkTopologyStrategy") };
 	c->repl[1] = (struct sm_option){ unconst("replication_factor"), unconst("1") };
-	c->r.kind = SM_DDL_CREATE_KEYSPACE;
-	c->r.if_exists = true;
+	/*
+	 * The keyspace and the table in one schema change: as two, a DeleteTable
+	 * of the same name could drop the keyspace between them, and the
+	 * CREATE TABLE failed with "Keyspace ... does not exist".
+	 */
+	c->r.kind = SM_DDL_CREATE_KEYSPACE_TABLE;
 	c->r.ks.name = c->ks;
 	c->r.ks.replication = c->repl;
 	c->r.ks.nreplication = 2;
 	c->r.ks.durable_writes = true;
 	c->r.ks.wide_names = true;
+	c->r.table.ks = c->ks;
+	c->r.table.name = c->name;
+	c->r.table.cols = c->cols;
+	c->r.table.ncols = c->cols[1].kind == SM_COL_CLUSTERING ? 3 : 2;
+	c->r.table.options = c->opts;
+	c->r.table.noptions = 4;
+	c->r.table.wide_names = true;
 	c->r.done = create_done;
 	c->r.ctx = c;
 	sm_store_ddl(&c->r);

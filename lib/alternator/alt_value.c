@@ -233,7 +233,8 @@ write_value(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_j
 static int
 bytes_cmp(struct sm_bytes a, struct sm_bytes b)
 {
-	int c = memcmp(a.p, b.p, SM_MIN(a.len, b.len));
+	/* An empty value may come with a NULL pointer: no memcmp of 0 bytes. */
+	int c = a.len && b.len ? memcmp(a.p, b.p, SM_MIN(a.len, b.len)) : 0;
 
 	return c ? c : (a.len < b.len ? -1 : a.len > b.len);
 }

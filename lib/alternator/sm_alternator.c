@@ -91,12 +91,11 @@ op_get(void)
 	op->nsreqs = op->pending = op->nops = 0;
 	op->ntmp = 0;
 	op->keys.len = op->vals.len = op->last.len = op->names.len = op->inflated.len = 0;
-	op->memo_n = 0;
-	if (++op->memo_gen == 0) {
-		/* wrapped: entries of 2^32 ops ago must not look current */
-		if (op->memo != NULL)
-			memset(op->memo, 0, op->memo_cap * sizeof(*op->memo));
-		op->memo_gen = 1;
+	op->proj_built = NULL;
+	op->nresolved = 0;
+	if (op->name_memo_n > 0) {
+		memset(op->name_memo, 0, op->name_memo_cap * sizeof(*op->name_memo));
+		op->name_memo_n = 0;
 	}
 	op->next = NULL;
 	op->first_err = 0;
@@ -146,9 +145,10 @@ op_destroy(struct alt_op *op)
 	bytes_release(&op->last);
 	bytes_release(&op->names);
 	bytes_release(&op->inflated);
-	sm_free(op->memo);
 	sm_free(op->sreqs);
 	sm_free(op->ops);
+	sm_free(op->name_memo);
+	sm_free(op->proj_nodes);
 	sm_free(op);
 }
 
@@ -156,6 +156,7 @@ static void
 op_release(struct alt_op *op)
 {
 	alt_op_free_exprs(op);
+	alt_keep_release(op);
 	if (op->have_tab) {
 		alt_table_release(&op->tab);
 		op->have_tab = false;

@@ -256,7 +256,7 @@ sm_ddb_expr_uses(const struct sm_ddb_expr *e, const char *ref);
  * of the request's expressions used keys[i] (sm_ddb_expr_uses()). 0 when all
  * were used, else -EINVAL with "Value provided in ExpressionAttributeValues
  * unused in expressions: keys: {:a, :b}", the keys in the order DynamoDB
- * lists them (a Java HashSet's).
+ * lists them (a Java HashSet's); -ENOMEM when out of memory.
  */
 int
 sm_ddb_expr_unused(bool names, const char *const *keys, const bool *used, unsigned nkeys, char *err,

@@ -1909,13 +1909,29 @@ java_slot(const char *key, uint32_t cap)
 	return (h ^ (h >> 16)) & (cap - 1);
 }
 
+struct unused_key {
+	uint32_t slot;
+	unsigned i;
+};
+
+static int
+unused_cmp(const void *a, const void *b)
+{
+	const struct unused_key *x = a, *y = b;
+
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
 int
 sm_ddb_expr_unused(bool names, const char *const *keys, const bool *used, unsigned nkeys, char *err,
 		   size_t errlen)
 {
 	struct ddb_ck ck = { .err = err, .errlen = errlen };
-	unsigned i, j, nunused = 0, want, best = 0, prev = 0;
-	uint32_t cap = 1, s, bs = 0, ps = 0;
+	unsigned i, j, nunused = 0, want;
+	struct unused_key *u;
+	uint32_t cap = 1;
 
 	for (i = 0; i < nkeys; i++)
 		nunused += !used[i];
@@ -1930,29 +1946,23 @@ sm_ddb_expr_unused(bool names, const char *const *keys, const bool *used, unsign
 		want = 16;
 	while (cap < want)
 		cap <<= 1;
+	/* by bucket, then insertion order: a sort, not a scan per key (a
+	 * request may leave thousands unused) */
+	u = sm_malloc(nunused * sizeof(*u));
+	if (u == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0, j = 0; i < nkeys; i++)
+		if (!used[i])
+			u[j++] = (struct unused_key){ java_slot(keys[i], cap), i };
+	qsort(u, nunused, sizeof(*u), unused_cmp);
 	ck_append(&ck, "Value provided in %s unused in expressions: keys: {",
 		  names ? "ExpressionAttributeNames" : "ExpressionAttributeValues");
-	/* each time, the first key in that order after the one before */
-	for (j = 0; j < nunused; j++) {
-		bool found = false;
-
-		for (i = 0; i < nkeys; i++) {
-			if (used[i])
-				continue;
-			s = java_slot(keys[i], cap);
-			if (j > 0 && (s < ps || (s == ps && i <= prev)))
-				continue;
-			if (!found || s < bs) {
-				found = true;
-				best = i;
-				bs = s;
-			}
-		}
-		ck_append(&ck, "%s%s", j ? ", " : "", keys[best]);
-		prev = best;
-		ps = bs;
-	}
+	for (j = 0; j < nunused && ck.n < errlen; j++)
+		ck_append(&ck, "%s%s", j ? ", " : "", keys[u[j].i]);
 	ck_append(&ck, "}");
+	sm_free(u);
 	return -EINVAL;
 }
 

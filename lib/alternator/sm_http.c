@@ -989,6 +989,8 @@ reply_copy(struct sm_http_req *req, int status, const char *ctype, const struct 
 	}
 	b->len = write_head(req, b->data, status, ctype, total);
 	for (i = 0; i < n && copy > 0; i++) {
+		if (v[i].len == 0)
+			continue; /* an empty view may have no base */
 		memcpy(b->data + b->len, v[i].base, v[i].len);
 		b->len += v[i].len;
 	}

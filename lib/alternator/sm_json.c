@@ -1221,7 +1221,10 @@ sm_json_str(const struct sm_json_doc *d, int tok, char *buf, size_t cap, struct 
 		m = bs != NULL ? (size_t)(bs - (d->text + i)) : end - i;
 		if (m > cap - j)
 			return -ENOSPC;
-		memcpy(buf + j, d->text + i, m);
+		/* m is 0 when the string starts with an escape, and @buf may be NULL
+		 * then (a caller probing with cap 0): memcpy(NULL, .., 0) is UB. */
+		if (m > 0)
+			memcpy(buf + j, d->text + i, m);
 		j += m;
 		i += m;
 		if (i >= end)
@@ -1329,8 +1332,8 @@ out_reserve(struct sm_json_out *o, size_t extra)
 static void
 out_put(struct sm_json_out *o, const char *s, size_t n)
 {
-	if (!out_reserve(o, n))
-		return;
+	if (n == 0 || !out_reserve(o, n))
+		return; /* nothing to add; @s may be NULL then */
 	memcpy(o->p + o->len, s, n);
 	o->len += n;
 	o->p[o->len] = '\0';

@@ -62,16 +62,17 @@ struct cql_prepared {
 	unsigned npk_idx;
 	/* result metadata: SELECT columns, or [applied] and the pre-image */
 	struct sm_cql_colspec *res_specs;
-	unsigned nres;
+	unsigned nres, res_cap;
 	struct out_col *outs; /* SELECT: one per res_spec */
 	uint16_t *read_cols;  /* SELECT: the store columns read; LWT: the pre-image */
-	unsigned nread;
-	bool count; /* SELECT COUNT(*) */
+	unsigned nread, read_cap;
+	uint32_t *read_cell; /* while binding: column id -> its index in read_cols + 1 */
+	bool count;	     /* SELECT COUNT(*) */
 	/* types this statement built (list<T> of IN ?, ...), freed with it */
 	const struct sm_type **owned;
-	unsigned nowned;
+	unsigned nowned, owned_cap;
 	char **owned_str;
-	unsigned nowned_str;
+	unsigned nowned_str, owned_str_cap;
 	/* constant terms converted on first use (cached statements only) */
 	struct cql_const *consts;
 	unsigned nconsts, consts_cap;
@@ -95,6 +96,11 @@ struct cql_shard {
 	unsigned nbuckets;
 	unsigned nprepared;
 	struct sm_pool op_pool;
+	/* scratch sized by the input, kept between requests */
+	uint64_t *insert_seen; /* INSERT: one bit per column id named */
+	unsigned insert_seen_cap;
+	bool *where_used; /* SELECT: one per WHERE relation, consumed by the key plan */
+	unsigned where_used_cap;
 	bool ready;
 };
 
@@ -259,6 +265,23 @@ cql_lookup_table(const struct sm_cql_qname *q, const char *session_ks, bool *sys
 /* The store's failure as a CQL error. */
 void
 cql_op_store_error(struct cql_op *op, const struct sm_store_req *r, bool write);
+
+/*
+ * ScyllaDB's max_partition_key_restrictions_per_query and
+ * max_clustering_key_restrictions_per_query (both 100 by default): the
+ * partitions, and the clustering prefixes, that one statement's IN lists
+ * name (their cartesian product).
+ */
+#define CQL_MAX_IN_PARTITIONS 100u
+#define CQL_MAX_IN_CLUSTERING 100u
+
+/*
+ * Fail @op for an IN list or cartesian product of @size keys, over the
+ * limit, with ScyllaDB's message (cql3/restrictions/statement_restrictions.cc).
+ * Returns -EINVAL.
+ */
+int
+cql_fail_in_size(struct cql_op *op, bool partition, uint64_t size);
 
 /* The bigint/int of a converted option value (LIMIT, TTL...). */
 int

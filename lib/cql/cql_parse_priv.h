@@ -67,6 +67,7 @@ struct cql_parser {
 	struct sm_cql_bind *binds; /* sm_malloc()ed while parsing */
 	unsigned nbinds;
 	unsigned capbinds;
+	unsigned extra_binds; /* markers past SM_CQL_MAX_BINDS, only counted */
 	unsigned stmt_index; /* of the statement being parsed in a batch */
 	unsigned depth;
 	char *err;

@@ -32,7 +32,7 @@ struct sm_cql_conn {
 	struct sm_sendbuf *acc;	   /* a frame body being gathered */
 	struct sm_cql_buf out;	   /* session replies */
 	struct sm_cql_buf scratch; /* LZ4 */
-	char keyspace[64];
+	char keyspace[SM_CQL_KEYSPACE_MAX];
 	/* in-process connection: replies go to this callback, not a socket */
 	void (*local_reply)(void *ctx, const uint8_t *frame, size_t len);
 	void *local_ctx;
@@ -325,6 +325,25 @@ sm_cql_push_schema_event(const struct sm_cql_schema_change *sc)
 	}
 }
 
+/* An opcode a client may send (the others have no name here, or are responses). */
+static bool
+request_opcode(uint8_t opcode)
+{
+	switch (opcode) {
+	case SM_CQL_OP_STARTUP:
+	case SM_CQL_OP_OPTIONS:
+	case SM_CQL_OP_QUERY:
+	case SM_CQL_OP_PREPARE:
+	case SM_CQL_OP_EXECUTE:
+	case SM_CQL_OP_REGISTER:
+	case SM_CQL_OP_BATCH:
+	case SM_CQL_OP_AUTH_RESPONSE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void
 pending_unlink(struct sm_cql_req *req)
 {
@@ -490,6 +509,12 @@ dispatch(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h, const uint
 		seg = &plain->seg;
 	}
 	ret = sm_cql_request_decode(h, body, len, 0, &msg, &reason);
+	if (ret < 0 && !request_opcode(h->opcode)) {
+		/* ScyllaDB's answer (transport/server.cc), for response opcodes too */
+		snprintf(text, sizeof(text), "Unknown opcode %u", (unsigned)h->opcode);
+		send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, text, false);
+		goto out;
+	}
 	if (ret < 0) {
 		snprintf(text, sizeof(text), "Invalid %s message: %s",
 			 sm_cql_opcode_name(h->opcode), reason ? reason : "malformed");
@@ -623,11 +648,17 @@ header_ok(struct sm_cql_conn *cc, const uint8_t *p, struct sm_cql_frame_header *
 	return true;
 }
 
-/* Gather a body of @h->length bytes that did not arrive whole. */
+/*
+ * Gather a body of @h->length bytes that did not arrive whole. The buffer
+ * starts small and doubles as bytes come: a header that declares 256 MiB
+ * and sends nothing more costs GATHER_FIRST, not the declared length.
+ */
+#define GATHER_FIRST (64u << 10)
+
 static bool
 start_gather(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h)
 {
-	cc->acc = sm_sendbuf_new(h->length);
+	cc->acc = sm_sendbuf_new(SM_MIN(h->length, GATHER_FIRST));
 	if (cc->acc == NULL) {
 		send_error(cc, h->stream, SM_CQL_ERR_SERVER, "out of memory", true);
 		return false;
@@ -635,6 +666,24 @@ start_gather(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h)
 	cc->acc->len = 0;
 	cc->acc_hdr = *h;
 	cc->frame_start_ms = sm_shard_now_ms();
+	return true;
+}
+
+/* Room for @need bytes of the body being gathered: false after failing the connection. */
+static bool
+grow_gather(struct sm_cql_conn *cc, size_t need)
+{
+	size_t cap = SM_MIN(SM_MAX(need, 2 * cc->acc->cap), (size_t)cc->acc_hdr.length);
+	struct sm_sendbuf *b = sm_sendbuf_new(cap);
+
+	if (b == NULL) {
+		send_error(cc, cc->acc_hdr.stream, SM_CQL_ERR_SERVER, "out of memory", true);
+		return false;
+	}
+	memcpy(b->data, cc->acc->data, cc->acc->len);
+	b->len = cc->acc->len;
+	sm_bufseg_put(&cc->acc->seg);
+	cc->acc = b;
 	return true;
 }
 
@@ -650,6 +699,8 @@ consume(struct sm_cql_conn *cc, const struct sm_iov *v)
 			size_t n = SM_MIN(left, (size_t)cc->acc_hdr.length - cc->acc->len);
 			struct sm_sendbuf *b;
 
+			if (n > cc->acc->cap - cc->acc->len && !grow_gather(cc, cc->acc->len + n))
+				return;
 			memcpy(cc->acc->data + cc->acc->len, p, n);
 			cc->acc->len += n;
 			p += n;

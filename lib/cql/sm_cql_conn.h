@@ -104,6 +104,13 @@ sm_cql_reply(struct sm_cql_req *req, struct sm_cql_buf *frame);
 void
 sm_cql_reply_error(struct sm_cql_req *req, int32_t code, const char *message);
 
+/*
+ * Room for the connection's keyspace name with its NUL: Alternator's
+ * keyspaces ("alternator_" and a table name of up to 222 characters) are
+ * longer than CQL's 48, and a CQL client may USE them.
+ */
+#define SM_CQL_KEYSPACE_MAX 256
+
 /* The connection's current keyspace (USE), "" when none; the executor owns it. */
 char *
 sm_cql_conn_keyspace(struct sm_cql_conn *c);

@@ -49,6 +49,19 @@ cql_grow_slow(void **arr, unsigned *cap, unsigned need, size_t size)
 	return 0;
 }
 
+int
+cql_fail_in_size(struct cql_op *op, bool partition, uint64_t size)
+{
+	const char *what = partition ? "partition" : "clustering";
+
+	cql_op_fail(op, SM_CQL_ERR_INVALID,
+		    "size of %s-key IN list or %s-key cartesian product of IN list %llu is greater "
+		    "than maximum %u",
+		    what, what, (unsigned long long)size,
+		    partition ? CQL_MAX_IN_PARTITIONS : CQL_MAX_IN_CLUSTERING);
+	return -EINVAL;
+}
+
 /* ---- prepared statements ---- */
 
 static void
@@ -71,6 +84,7 @@ prepared_free(struct cql_prepared *ps)
 	sm_free(ps->res_specs);
 	sm_free(ps->outs);
 	sm_free(ps->read_cols);
+	sm_free(ps->read_cell);
 	sm_cql_stmt_free(ps->stmt);
 	sm_free(ps->ks);
 	sm_free(ps->text);
@@ -162,9 +176,7 @@ cache_insert(struct cql_prepared *ps)
 static int
 own_type(struct cql_prepared *ps, const struct sm_type *t)
 {
-	unsigned cap = ps->nowned; /* the array is always exactly full: grow it each time */
-
-	if (cql_grow((void **)&ps->owned, &cap, ps->nowned + 1, sizeof(*ps->owned)) < 0)
+	if (cql_grow((void **)&ps->owned, &ps->owned_cap, ps->nowned + 1, sizeof(*ps->owned)) < 0)
 		return -ENOMEM;
 	ps->owned[ps->nowned++] = t;
 	return 0;
@@ -176,16 +188,21 @@ own_str(struct cql_prepared *ps, const char *fmt, ...) __attribute__((format(pri
 static const char *
 own_str(struct cql_prepared *ps, const char *fmt, ...)
 {
-	unsigned cap = ps->nowned_str;
-	char buf[512];
 	va_list ap;
 	char *s;
+	int n;
 
+	/* sized by the text: a quoted column name may be longer than any buffer */
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	s = sm_strdup(buf);
-	if (s == NULL || cql_grow((void **)&ps->owned_str, &cap, ps->nowned_str + 1,
+	s = n >= 0 ? sm_malloc((size_t)n + 1) : NULL;
+	if (s != NULL) {
+		va_start(ap, fmt);
+		vsnprintf(s, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	if (s == NULL || cql_grow((void **)&ps->owned_str, &ps->owned_str_cap, ps->nowned_str + 1,
 				  sizeof(*ps->owned_str)) < 0) {
 		sm_free(s);
 		return NULL;
@@ -431,21 +448,26 @@ bind_markers(struct cql_prepared *ps, const char *session_ks, char *err, size_t 
 	return 0;
 }
 
+/* The cell that reads column @id, added once however often it is selected. */
 static int
 add_read_col(struct cql_prepared *ps, uint16_t id, unsigned *cell)
 {
-	unsigned i, cap = ps->nread;
-
-	for (i = 0; i < ps->nread; i++) {
-		if (ps->read_cols[i] == id) {
-			*cell = i;
-			return 0;
-		}
+	if (ps->read_cell == NULL) {
+		/* a map for the binding only: one statement may name every column */
+		ps->read_cell = sm_calloc(ps->table->ncols ? ps->table->ncols : 1,
+					  sizeof(*ps->read_cell));
+		if (ps->read_cell == NULL)
+			return -ENOMEM;
 	}
-	if (cql_grow((void **)&ps->read_cols, &cap, ps->nread + 1, sizeof(uint16_t)) < 0)
+	if (ps->read_cell[id] != 0) {
+		*cell = ps->read_cell[id] - 1;
+		return 0;
+	}
+	if (cql_grow((void **)&ps->read_cols, &ps->read_cap, ps->nread + 1, sizeof(uint16_t)) < 0)
 		return -ENOMEM;
 	ps->read_cols[ps->nread] = id;
 	*cell = ps->nread++;
+	ps->read_cell[id] = ps->nread;
 	return 0;
 }
 
@@ -453,9 +475,10 @@ static int
 add_res(struct cql_prepared *ps, const char *name, const struct sm_type *type, enum out_kind kind,
 	unsigned cell)
 {
-	unsigned cap = ps->nres, cap2 = ps->nres;
+	unsigned cap2 = ps->res_cap;
 
-	if (cql_grow((void **)&ps->res_specs, &cap, ps->nres + 1, sizeof(*ps->res_specs)) < 0 ||
+	if (cql_grow((void **)&ps->res_specs, &ps->res_cap, ps->nres + 1,
+		     sizeof(*ps->res_specs)) < 0 ||
 	    cql_grow((void **)&ps->outs, &cap2, ps->nres + 1, sizeof(*ps->outs)) < 0)
 		return -ENOMEM;
 	memset(&ps->res_specs[ps->nres], 0, sizeof(ps->res_specs[0]));
@@ -587,28 +610,35 @@ bind_lwt(struct cql_prepared *ps, enum sm_cql_if kind, const struct sm_cql_relat
 	 unsigned nconds, char *err, size_t errlen)
 {
 	const struct sm_table *t = ps->table;
-	unsigned i, j, cell;
+	bool *want = NULL; /* IF conditions: the columns they test, by id */
+	unsigned i, cell;
 	int ret;
 
 	ps->lwt = true;
+	if (kind == SM_CQL_IF_CONDS) {
+		want = sm_calloc(t->ncols ? t->ncols : 1, sizeof(*want));
+		if (want == NULL)
+			return -ENOMEM;
+		for (i = 0; i < nconds; i++) {
+			const struct sm_column *c = sm_table_column(t, conds[i].cols[0]);
+
+			if (c == NULL) {
+				snprintf(err, errlen, "Undefined column name %s", conds[i].cols[0]);
+				sm_free(want);
+				return -EINVAL;
+			}
+			want[c->id] = true;
+		}
+	}
 	ret = add_res(ps, "[applied]", sm_type_simple(SM_TYPE_BOOLEAN), OUT_CELL, 0);
 	for (i = 0; i < t->ncols && ret == 0; i++) {
-		bool want = kind != SM_CQL_IF_CONDS;
-
-		for (j = 0; j < nconds && !want; j++)
-			want = strcmp(conds[j].cols[0], t->cols[i].name) == 0;
-		if (!want)
+		if (want != NULL && !want[i])
 			continue;
 		ret = add_read_col(ps, t->cols[i].id, &cell);
 		if (ret == 0)
 			ret = add_res(ps, t->cols[i].name, t->cols[i].type, OUT_CELL, cell);
 	}
-	for (j = 0; j < nconds && ret == 0; j++) {
-		if (sm_table_column(t, conds[j].cols[0]) == NULL) {
-			snprintf(err, errlen, "Undefined column name %s", conds[j].cols[0]);
-			return -EINVAL;
-		}
-	}
+	sm_free(want);
 	return ret;
 }
 
@@ -654,6 +684,9 @@ cql_bind(struct cql_prepared *ps, const char *session_ks, char *err, size_t errl
 	default:
 		break;
 	}
+	/* Only binding looks columns up by id. */
+	sm_free(ps->read_cell);
+	ps->read_cell = NULL;
 	if (ret < 0)
 		return ret;
 	if (ps->system && s->kind != SM_CQL_SELECT) {
@@ -1255,7 +1288,7 @@ ddl_keyspace(struct cql_op *op, const char *ks)
 static int
 ddl_create_table(struct ddl_ctx *d, const struct sm_cql_create_table *ct, const char *ks)
 {
-	unsigned i, j, n = 0;
+	unsigned i, j, n = 0, nkeys;
 
 	d->cols = sm_calloc(ct->ncols ? ct->ncols : 1, sizeof(*d->cols));
 	d->opts = sm_calloc(ct->nprops ? ct->nprops : 1, sizeof(*d->opts));
@@ -1283,10 +1316,12 @@ ddl_create_table(struct ddl_ctx *d, const struct sm_cql_create_table *ct, const 
 				d->cols[n].desc = ct->clustering_order[j].desc;
 		n++;
 	}
+	nkeys = n;
 	for (j = 0; j < ct->ncols; j++) {
 		bool key = false;
 
-		for (i = 0; i < n && !key; i++)
+		/* only against the key columns: a wide table stays linear */
+		for (i = 0; i < nkeys && !key; i++)
 			key = strcmp(d->cols[i].name, ct->cols[j].name) == 0;
 		if (key)
 			continue;
@@ -1421,7 +1456,7 @@ exec_use(struct cql_op *op)
 		cql_op_fail(op, SM_CQL_ERR_INVALID, "Keyspace '%s' does not exist", ks);
 		return;
 	}
-	if (strlen(ks) >= 64) {
+	if (strlen(ks) >= SM_CQL_KEYSPACE_MAX) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID, "Keyspace name %s is too long", ks);
 		return;
 	}
@@ -1738,6 +1773,8 @@ sm_cql_exec_shard_fini(void)
 			cache_remove(cql_shard.buckets[i]);
 	}
 	sm_free(cql_shard.buckets);
+	sm_free(cql_shard.insert_seen);
+	sm_free(cql_shard.where_used);
 	while ((op = op_free) != NULL) {
 		op_free = op->next_free;
 		op_destroy(op);

@@ -18,7 +18,7 @@
 #include "cql_exec_priv.h"
 
 #define MAX_TTL 630720000 /* 20 years, as Cassandra */
-#define MAX_PK_IN 100u
+#define MAX_PK_IN CQL_MAX_IN_PARTITIONS
 
 /* Indexes stored in pointer fields until the arrays stop growing. */
 #define IDX_PTR(i) ((const void *)(uintptr_t)(i))
@@ -299,11 +299,8 @@ read_where(struct cql_op *op, const struct sm_cql_relation *where, unsigned nwhe
 					"key in a modification statement");
 				return -EINVAL;
 			}
-			if (r->nin > MAX_PK_IN) {
-				cql_op_fail(op, SM_CQL_ERR_INVALID,
-					    "IN names more than %u partitions", MAX_PK_IN);
-				return -EINVAL;
-			}
+			if (r->nin > MAX_PK_IN)
+				return cql_fail_in_size(op, true, r->nin);
 			for (j = 0; j < r->nin; j++) {
 				ret = where_value(op, r->in[j], c, &wk->pk[c->pos][j]);
 				if (ret < 0)
@@ -563,6 +560,21 @@ statement_attrs(struct cql_op *op, const struct sm_cql_attrs *a, const struct wc
 	return 0;
 }
 
+/* A cleared bitmap of @t's column ids (per shard), or NULL after failing the op. */
+static uint64_t *
+insert_columns(struct cql_op *op, const struct sm_table *t)
+{
+	unsigned words = ((unsigned)t->ncols + 63) / 64;
+
+	if (cql_grow((void **)&cql_shard.insert_seen, &cql_shard.insert_seen_cap, words,
+		     sizeof(*cql_shard.insert_seen)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return NULL;
+	}
+	memset(cql_shard.insert_seen, 0, words * sizeof(*cql_shard.insert_seen));
+	return cql_shard.insert_seen;
+}
+
 /*
  * Build the store requests of one INSERT, UPDATE or DELETE into op->sreqs.
  * Cell ops and conditions are recorded as indexes (fixed up later).
@@ -575,6 +587,7 @@ build_write(struct cql_op *op, const struct wctx *w)
 	struct where_keys *wk = NULL;
 	struct sm_key pk, ck;
 	unsigned i, j, first_op = op->nops, first_cond = op->nconds, nkeys = 1;
+	uint64_t product = 1;
 	enum sm_cql_if if_kind = SM_CQL_IF_NONE;
 	const struct sm_cql_relation *conds = NULL;
 	unsigned nconds = 0;
@@ -590,7 +603,7 @@ build_write(struct cql_op *op, const struct wctx *w)
 	memset(&range, 0, sizeof(range));
 	if (s->kind == SM_CQL_INSERT) {
 		const struct sm_cql_insert *in = &s->insert;
-		bool have[256] = { false };
+		uint64_t *have;
 
 		if (t->counter) {
 			cql_op_fail(
@@ -601,6 +614,9 @@ build_write(struct cql_op *op, const struct wctx *w)
 		}
 		if (statement_attrs(op, &in->attrs, w, &ts, &ttl) < 0)
 			return -EINVAL;
+		have = insert_columns(op, t);
+		if (have == NULL)
+			return -ENOMEM;
 		pk.n = t->npk;
 		ck.n = t->nck;
 		for (i = 0; i < in->ncols; i++) {
@@ -614,12 +630,12 @@ build_write(struct cql_op *op, const struct wctx *w)
 					    in->cols[i]);
 				return -EINVAL;
 			}
-			if (have[c->id]) {
+			if (have[c->id / 64] & (1ull << (c->id % 64))) {
 				cql_op_fail(op, SM_CQL_ERR_INVALID,
 					    "Multiple definitions found for column %s", c->name);
 				return -EINVAL;
 			}
-			have[c->id] = true;
+			have[c->id / 64] |= 1ull << (c->id % 64);
 			if (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING) {
 				ret = where_value(op, in->values[i], c, &v);
 				if (ret < 0)
@@ -644,7 +660,7 @@ build_write(struct cql_op *op, const struct wctx *w)
 			co->null = st == SM_CQL_CONV_NULL;
 		}
 		for (i = 0; i < (unsigned)t->npk + t->nck; i++) {
-			if (!have[i]) {
+			if (!(have[i / 64] & (1ull << (i % 64)))) {
 				cql_op_fail(
 					op, SM_CQL_ERR_INVALID, "Some %s key parts are missing: %s",
 					i < t->npk ? "partition" : "clustering", t->cols[i].name);
@@ -689,14 +705,14 @@ build_write(struct cql_op *op, const struct wctx *w)
 			goto out;
 		ck = wk->ck;
 		pk.n = t->npk;
+		/* 64-bit and saturated: 16 lists of 100 overflow any int */
 		for (i = 0; i < t->npk; i++)
-			nkeys *= wk->npk[i];
-		if (nkeys > MAX_PK_IN) {
-			cql_op_fail(op, SM_CQL_ERR_INVALID, "IN names more than %u partitions",
-				    MAX_PK_IN);
-			ret = -EINVAL;
+			product = SM_MIN(product * wk->npk[i], (uint64_t)UINT32_MAX);
+		if (product > MAX_PK_IN) {
+			ret = cql_fail_in_size(op, true, product);
 			goto out;
 		}
+		nkeys = (unsigned)product;
 		if (s->kind == SM_CQL_UPDATE) {
 			for (i = 0; i < s->update.nset; i++) {
 				const struct sm_column *c = NULL;

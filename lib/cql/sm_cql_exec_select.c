@@ -12,8 +12,8 @@
 
 #include "cql_exec_priv.h"
 
-#define MAX_IN_KEYS 100u   /* partitions one IN may name (cartesian product) */
-#define MAX_CK_PREFIX 100u /* clustering prefixes one IN may name */
+#define MAX_IN_KEYS CQL_MAX_IN_PARTITIONS   /* partitions one IN may name (cartesian product) */
+#define MAX_CK_PREFIX CQL_MAX_IN_CLUSTERING /* clustering prefixes one IN may name */
 #define COUNT_CHUNK 4096u  /* rows per store read while counting */
 #define PAGING_VERSION 1
 
@@ -417,9 +417,9 @@ key_values(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_c
 			return ret;
 		if (sm_coll_iter_init(&it, cql_span_bytes(op, &op->spans[list])) < 0)
 			goto bad;
+		if (it.left > MAX_IN_KEYS)
+			return cql_fail_in_size(op, c->kind == SM_COL_PARTITION, it.left);
 		while (sm_coll_next(&it, &e, NULL, false)) {
-			if (cv->n >= MAX_IN_KEYS)
-				goto many;
 			if (cql_grow((void **)&op->spans, &op->spans_cap, op->nspans + 1,
 				     sizeof(*op->spans)) < 0)
 				goto nomem;
@@ -430,9 +430,10 @@ key_values(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_c
 		}
 		return 0;
 	}
+	/* Counted up front: nothing is converted for a list over the limit. */
+	if (r->nin > MAX_IN_KEYS)
+		return cql_fail_in_size(op, c->kind == SM_COL_PARTITION, r->nin);
 	for (i = 0; i < r->nin; i++) {
-		if (cv->n >= MAX_IN_KEYS)
-			goto many;
 		ret = cql_value_idx(op, r->in[i], c->type, c->name, &idx);
 		if (ret < 0)
 			return ret;
@@ -444,10 +445,6 @@ key_values(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_c
 		cv->first[cv->n++] = idx;
 	}
 	return 0;
-many:
-	cql_op_fail(op, SM_CQL_ERR_INVALID, "IN on %s names more than %u values", c->name,
-		    MAX_IN_KEYS);
-	return -EINVAL;
 bad:
 	cql_op_fail(op, SM_CQL_ERR_INVALID, "Invalid list for IN on %s", c->name);
 	return -EINVAL;
@@ -582,11 +579,8 @@ ck_extend(struct cql_op *op, struct ck_plan *p, const unsigned *vals, unsigned n
 	unsigned i, j, k, n = 0;
 	static __thread unsigned tmp[MAX_CK_PREFIX][SM_MAX_KEY_PARTS];
 
-	if ((uint64_t)p->nprefix * nvals > MAX_CK_PREFIX) {
-		cql_op_fail(op, SM_CQL_ERR_INVALID,
-			    "IN on clustering columns names more than %u prefixes", MAX_CK_PREFIX);
-		return -EINVAL;
-	}
+	if ((uint64_t)p->nprefix * nvals > MAX_CK_PREFIX)
+		return cql_fail_in_size(op, false, (uint64_t)p->nprefix * nvals);
 	for (i = 0; i < p->nprefix; i++) {
 		for (j = 0; j < nvals; j++) {
 			memcpy(tmp[n], p->prefix[i], sizeof(tmp[n][0]) * p->plen);
@@ -686,7 +680,11 @@ plan_clustering(struct cql_op *op, const struct sm_cql_select *s, struct ck_plan
 							"not supported by shardmark: (a, b) IN ?");
 						return -ENOTSUP;
 					}
-					for (e = 0; e < r->nin && e < MAX_IN_KEYS; e++) {
+					/* vals[] holds MAX_IN_KEYS tuples: refuse more, do not drop them */
+					if ((uint64_t)p->nprefix * r->nin > MAX_CK_PREFIX)
+						return cql_fail_in_size(
+							op, false, (uint64_t)p->nprefix * r->nin);
+					for (e = 0; e < r->nin; e++) {
 						const struct sm_cql_term *tt = r->in[e];
 
 						if (tt->kind != SM_CQL_TERM_TUPLE ||
@@ -904,6 +902,89 @@ build_ranges(struct cql_op *op, const struct ck_plan *p)
 	return 0;
 }
 
+/* An EQ on clustering column @c, alone or in a tuple: it needs no ordering. */
+static bool
+ck_has_eq(const struct sm_cql_select *s, const struct sm_table *t, const struct sm_column *c)
+{
+	unsigned i, k;
+
+	for (i = 0; i < s->nwhere; i++) {
+		const struct sm_cql_relation *r = &s->where[i];
+
+		if (r->op != SM_CQL_OP_EQ ||
+		    (r->kind != SM_CQL_REL_COLUMN && r->kind != SM_CQL_REL_TUPLE))
+			continue;
+		for (k = 0; k < r->ncols; k++)
+			if (sm_table_column(t, r->cols[k]) == c)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Every ORDER BY term, checked as ScyllaDB does (select_statement.cc
+ * verify_ordering_is_valid()): clustering columns in key order, all in the
+ * table's order or all reversed, and a column skipped only when an EQ fixes
+ * it. *@reversed: whether the read goes against clustering order.
+ */
+static int
+order_reversed(struct cql_op *op, const struct sm_cql_select *s, bool *reversed)
+{
+	const struct sm_table *t = op->ps->table;
+	const struct sm_column *c, *prev = NULL;
+	unsigned i, at = 0, pos;
+
+	for (i = 0; i < s->norder; i++, prev = c) {
+		c = sm_table_column(t, s->order[i].col);
+		if (c == NULL) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "Order by on unknown column %s",
+				    s->order[i].col);
+			return -EINVAL;
+		}
+		if (c->kind != SM_COL_CLUSTERING) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Order by is currently only supported on the clustered columns "
+				    "of the PRIMARY KEY, got %s",
+				    s->order[i].col);
+			return -EINVAL;
+		}
+		if (prev != NULL && prev->pos >= c->pos) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Order by currently only supports the ordering of columns following "
+				    "their declared order in the PRIMARY KEY");
+			return -EINVAL;
+		}
+	}
+	if (op->range) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "ORDER BY is only supported when the partition key is restricted by an EQ "
+			    "or an IN.");
+		return -EINVAL;
+	}
+	c = sm_table_column(t, s->order[0].col);
+	*reversed = s->order[0].desc != c->desc;
+	for (pos = 0; pos <= prev->pos; pos++) {
+		c = &t->cols[t->npk + pos];
+		if (c == sm_table_column(t, s->order[at].col)) {
+			if ((s->order[at].desc != c->desc) != *reversed) {
+				cql_op_fail(op, SM_CQL_ERR_INVALID,
+					    "Unsupported order by relation - only reversing all columns "
+					    "is supported, but column %s has opposite ordering",
+					    c->name);
+				return -EINVAL;
+			}
+			at++;
+		} else if (!ck_has_eq(s, t, c)) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Unsupported order by relation - column %s doesn't have an ordering "
+				    "or EQ relation.",
+				    c->name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 void
 cql_exec_select(struct cql_op *op)
 {
@@ -912,21 +993,27 @@ cql_exec_select(struct cql_op *op)
 	const struct sm_table *t = ps->table;
 	const struct sm_cql_params *pr = op->params;
 	struct col_vals pkv[SM_MAX_KEY_PARTS];
-	bool used[256];
+	bool used_small[16] = { false }, *used = used_small;
 	struct ck_plan *plan;
 	struct sm_cql_metadata meta;
 	struct sm_store_req *sr;
 	struct sm_select *sel;
 	unsigned i, npk_set = 0, nkeys;
+	uint64_t product;
 	bool token = false, present, empty;
 	int64_t v;
 	int ret;
 
-	if (s->nwhere > SM_ARRAY_SIZE(used)) {
-		cql_op_fail(op, SM_CQL_ERR_INVALID, "too many WHERE relations");
-		return;
+	if (s->nwhere > SM_ARRAY_SIZE(used_small)) {
+		/* more relations than a statement usually has: per-shard scratch */
+		if (cql_grow((void **)&cql_shard.where_used, &cql_shard.where_used_cap,
+			     s->nwhere, sizeof(*used)) < 0) {
+			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+			return;
+		}
+		used = cql_shard.where_used;
+		memset(used, 0, s->nwhere * sizeof(*used));
 	}
-	memset(used, 0, sizeof(used));
 	memset(pkv, 0, sizeof(pkv[0]) * t->npk);
 	if (pr->consistency == SM_CQL_ANY || pr->consistency == SM_CQL_EACH_QUORUM) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,
@@ -1024,35 +1111,19 @@ cql_exec_select(struct cql_op *op)
 			return;
 		}
 	}
-	if (s->norder > 0) {
-		const struct sm_column *c = sm_table_column(t, s->order[0].col);
-
-		if (c == NULL || c->kind != SM_COL_CLUSTERING) {
-			cql_op_fail(op, SM_CQL_ERR_INVALID,
-				    "Order by is currently only supported on the clustered columns "
-				    "of the PRIMARY KEY, got %s",
-				    s->order[0].col);
-			return;
-		}
-		if (op->range) {
-			cql_op_fail(
-				op, SM_CQL_ERR_INVALID,
-				"ORDER BY is only supported when the partition key is restricted "
-				"by an EQ or an IN.");
-			return;
-		}
-		op->reversed = s->order[0].desc != c->desc;
-	}
+	if (s->norder > 0 && order_reversed(op, s, &op->reversed) < 0)
+		return;
 
 	/* Every value is converted: resolve the spans into keys and slices. */
-	nkeys = 1;
+	/* 64-bit and saturated: 16 lists of 100 overflow any int */
+	product = 1;
 	for (i = 0; i < t->npk && !op->range; i++)
-		nkeys *= pkv[i].n;
-	if (nkeys > MAX_IN_KEYS) {
-		cql_op_fail(op, SM_CQL_ERR_INVALID, "IN selects more than %u partitions",
-			    MAX_IN_KEYS);
+		product = SM_MIN(product * pkv[i].n, (uint64_t)UINT32_MAX);
+	if (product > MAX_IN_KEYS) {
+		cql_fail_in_size(op, true, product);
 		return;
 	}
+	nkeys = (unsigned)product;
 	op->nkeys = op->range ? 0 : nkeys;
 	if (!op->range &&
 	    cql_grow((void **)&op->keys, &op->keys_cap, nkeys, sizeof(*op->keys)) < 0) {

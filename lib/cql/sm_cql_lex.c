@@ -279,6 +279,27 @@ cql_ident(struct cql_parser *p, const char **out)
 			if (s[i] == '"')
 				i++; /* "" stands for one " */
 		}
+		/* Names are C strings here: "a\0b" would become a. ScyllaDB refuses such
+		 * keyspace and table names (create_keyspace_statement.cc: not \w+) and
+		 * keeps column names whole, which shardmark cannot: refuse them all. */
+		if (memchr(d, '\0', o) != NULL) {
+			char shown[64];
+			size_t k = 0;
+
+			for (i = 0; i < o && k + 3 < sizeof(shown); i++) {
+				if (d[i] == '\0') {
+					shown[k++] = '\\';
+					shown[k++] = '0';
+				} else {
+					shown[k++] = d[i];
+				}
+			}
+			shown[k] = '\0';
+			return cql_fail(p, -EINVAL,
+					"Invalid name \"%s\": a quoted name may not contain a NUL "
+					"character (U+0000)",
+					shown);
+		}
 	}
 	d[o] = '\0';
 	p->pos++;

@@ -34,6 +34,11 @@ const_text(struct cql_parser *p, const char **out)
 	case T_STRING:
 		p->pos++;
 		*out = cql_tok_string(p, t, &len);
+		/* Options are kept as C strings: a NUL would cut the value short. */
+		if (*out != NULL && strlen(*out) != len)
+			return cql_fail(p, -EINVAL,
+					"Invalid option value: a NUL character (U+0000) is not "
+					"supported in option strings");
 		break;
 	case T_INT:
 	case T_FLOAT:
@@ -42,6 +47,10 @@ const_text(struct cql_parser *p, const char **out)
 	case T_DURATION:
 	case T_IDENT:
 	case T_QIDENT:
+		if (memchr(p->text + t->off, '\0', t->len) != NULL)
+			return cql_fail(p, -EINVAL,
+					"Invalid option value: a NUL character (U+0000) is not "
+					"supported in option strings");
 		p->pos++;
 		*out = cql_strndup(p, p->text + t->off, t->len);
 		break;
@@ -1014,6 +1023,13 @@ sm_cql_parse(const char *text, size_t len, struct sm_cql_stmt **out, char *err, 
 		;
 	if (cql_peek(&p, 0)->type != T_EOF) {
 		rc = cql_expect_error(&p, "<EOF>");
+		goto fail;
+	}
+	if (p.extra_binds > 0) {
+		/* ScyllaDB's message (query_processor.cc), with the whole count */
+		rc = cql_fail(&p, -EINVAL,
+			      "Too many markers(?). %llu markers exceed the allowed maximum of %u",
+			      (unsigned long long)p.nbinds + p.extra_binds, SM_CQL_MAX_BINDS);
 		goto fail;
 	}
 	if (p.nbinds) {

@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "sm_core.h"
@@ -43,9 +44,12 @@ add_bind(struct cql_parser *p, struct sm_cql_term *t, const struct cql_tctx *ctx
 {
 	struct sm_cql_bind *b;
 
-	if (p->nbinds >= SM_CQL_MAX_BINDS)
-		return cql_fail(p, -EINVAL, "Too many bind markers (more than %u)",
-				SM_CQL_MAX_BINDS);
+	if (p->nbinds >= SM_CQL_MAX_BINDS) {
+		/* counted, not kept: the statement is refused with the total at the end */
+		p->extra_binds++;
+		t->bind = UINT_MAX;
+		return 0;
+	}
 	if (p->nbinds == p->capbinds) {
 		unsigned ncap = p->capbinds ? p->capbinds * 2 : 16;
 		struct sm_cql_bind *n = sm_realloc(p->binds, ncap * sizeof(*n));

@@ -1430,6 +1430,16 @@ sm_cql_request_decode(const struct sm_cql_frame_header *hdr, const uint8_t *body
 		break;
 	case SM_CQL_OP_BATCH:
 		read_batch(&r, &req->u.batch);
+		/*
+		 * A count below the statements sent would read the next statement
+		 * as the consistency and flags and drop the rest: refuse what is
+		 * left over. ScyllaDB ignores trailing bytes after any message
+		 * (transport/server.cc reads what it needs), and so does this for
+		 * the others; here they are statements the client means to run.
+		 */
+		if (sm_cql_reader_ok(&r) && sm_cql_reader_left(&r) > 0)
+			sm_cql_reader_fail(&r, "bytes after the last statement and its options: the "
+					       "statement count is less than the statements sent");
 		break;
 	case SM_CQL_OP_REGISTER:
 		sm_cql_read_string_list(&r, &req->u.register_events);
@@ -2162,8 +2172,11 @@ read_rows(struct sm_cql_reader *r, struct sm_cql_rows *rows)
 	read_rows_meta(r, &rows->meta);
 	rows->nrows = read_count(r, "negative row count");
 	n = (uint64_t)rows->nrows * rows->meta.ncols;
-	/* Each cell takes at least 4 bytes: refuse impossible counts before walking them. */
-	if (n > sm_cql_reader_left(r) / 4)
+	/* Each cell takes at least 4 bytes: refuse impossible counts before walking them.
+	 * Rows without columns take none: their count is bounded by the body too,
+	 * so that iterating them stays O(body). */
+	if (n > sm_cql_reader_left(r) / 4 ||
+	    (rows->meta.ncols == 0 && rows->nrows > sm_cql_reader_left(r)))
 		sm_cql_reader_fail(r, "row count exceeds the body");
 	start = r->p;
 	for (i = 0; i < n && sm_cql_reader_ok(r); i++)
@@ -2339,7 +2352,9 @@ sm_cql_lz4_decompress(struct sm_cql_buf *out, const uint8_t *src, size_t len, si
 	ulen = get_be32(src);
 	if (ulen > max_len)
 		return -EMSGSIZE;
-	if (ulen > INT_MAX)
+	/* LZ4 expands at most 255 times: a larger declared length is a lie,
+	 * refused before the buffer is sized by it. */
+	if (ulen > INT_MAX || ulen > (uint64_t)(len - 4) * 255 + 16)
 		return -EPROTO;
 	if (sm_cql_buf_reserve(out, ulen) != 0)
 		return out->err;

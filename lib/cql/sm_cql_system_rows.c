@@ -31,9 +31,6 @@
 #define DEF_MIN_INDEX_INTERVAL 128
 #define DEF_SPECULATIVE_RETRY "99.0PERCENTILE"
 
-/* Most entries in a map option given as text ("{'class': 'LZ4Compressor'}"). */
-#define MAX_MAP_OPTION 32
-
 /* ---- the scratch area: rows of cells, values in one growing buffer ---- */
 
 static uint8_t *
@@ -216,17 +213,48 @@ text_cmp(struct sm_bytes a, struct sm_bytes b)
 static void
 put_coll(struct sys_state *s, unsigned col, struct sm_bytes *e, unsigned n, bool is_map)
 {
-	unsigned per = is_map ? 2 : 1, i, j, k, out;
+	unsigned per = is_map ? 2 : 1, i, j, k, out, w;
+	struct sm_bytes *tmp, *from, *to, *swap;
 	size_t size;
 	uint8_t *d;
 
-	for (i = 1; i < n; i++) { /* insertion sort: stable, small n */
+	/* Stable (the last value of a key wins): insertion sort for the few
+	 * entries of most maps, merge sort for a client's thousands. */
+	for (i = 1; i < n && n <= 32; i++) {
 		struct sm_bytes x[2];
 
 		memcpy(x, &e[i * per], per * sizeof(*e));
 		for (j = i; j > 0 && text_cmp(e[(j - 1) * per], x[0]) > 0; j--)
 			memcpy(&e[j * per], &e[(j - 1) * per], per * sizeof(*e));
 		memcpy(&e[j * per], x, per * sizeof(*e));
+	}
+	if (n > 32) {
+		tmp = sm_malloc((size_t)n * per * sizeof(*e));
+		if (tmp == NULL) {
+			s->err = -ENOMEM;
+			return;
+		}
+		from = e;
+		to = tmp;
+		for (w = 1; w < n; w *= 2) {
+			for (i = 0; i < n; i += 2 * w) {
+				unsigned a = i, am = SM_MIN(i + w, n), b = am, bm = SM_MIN(i + 2 * w, n);
+
+				for (k = i; k < bm; k++) {
+					bool left = b == bm ||
+						    (a < am && text_cmp(from[a * per], from[b * per]) <= 0);
+
+					memcpy(&to[k * per], &from[(left ? a++ : b++) * per],
+					       per * sizeof(*e));
+				}
+			}
+			swap = from;
+			from = to;
+			to = swap;
+		}
+		if (from != e)
+			memcpy(e, from, (size_t)n * per * sizeof(*e));
+		sm_free(tmp);
 	}
 	for (i = 0, out = 0; i < n; i = k) {
 		for (k = i + 1; k < n && text_cmp(e[k * per], e[i * per]) == 0; k++)
@@ -454,15 +482,30 @@ static void
 put_opt_map(struct sys_state *s, unsigned col, const struct sm_table *t, const char *key,
 	    const char *const *def)
 {
-	struct sm_bytes e[2 * MAX_MAP_OPTION];
 	const char *v = opt(t, key);
-	char tmp[1024];
+	struct sm_bytes *e;
+	size_t len;
+	char *tmp;
 	int n;
 
-	if (v != NULL && (n = map_parse(v, tmp, sizeof(tmp), e, MAX_MAP_OPTION)) >= 0)
-		put_coll(s, col, e, (unsigned)n, true);
-	else
+	if (v == NULL) {
 		put_text_map(s, col, def);
+		return;
+	}
+	/* Sized by the text: no map as given falls back to the default for
+	 * being long. Each pair takes at least 3 of its bytes ("k:v"). */
+	len = strlen(v);
+	e = sm_malloc((len / 3 + 1) * 2 * sizeof(*e));
+	tmp = sm_malloc(len + 1);
+	if (e == NULL || tmp == NULL) {
+		s->err = -ENOMEM;
+	} else if ((n = map_parse(v, tmp, len + 1, e, (unsigned)(len / 3 + 1))) >= 0) {
+		put_coll(s, col, e, (unsigned)n, true);
+	} else {
+		put_text_map(s, col, def);
+	}
+	sm_free(e);
+	sm_free(tmp);
 }
 
 /* ---- generators: every row of a table (row_end() drops other partitions) ---- */
@@ -596,14 +639,20 @@ gen_keyspaces(struct sys_state *s)
 	unsigned i, j, n;
 
 	for (i = 0; (k = ks_at(s, i)) != NULL; i++) {
-		struct sm_bytes e[2 * 64];
+		struct sm_bytes *e;
 		char cls[160];
 
 		if (!ks_wanted(s, i, k) || !row_begin(s))
 			continue;
 		put_text(s, KS_KEYSPACE_NAME, k->name);
 		put_bool(s, KS_DURABLE_WRITES, k->durable_writes);
-		for (j = 0, n = 0; j < k->nreplication && n < 64; j++, n++) {
+		/* every option the keyspace keeps, however many */
+		e = sm_malloc(2 * (k->nreplication ? k->nreplication : 1) * sizeof(*e));
+		if (e == NULL) {
+			s->err = -ENOMEM;
+			return;
+		}
+		for (j = 0, n = 0; j < k->nreplication; j++, n++) {
 			const struct sm_option *o = &k->replication[j];
 
 			e[2 * n] = str_bytes(o->key);
@@ -616,6 +665,7 @@ gen_keyspaces(struct sys_state *s)
 			}
 		}
 		put_coll(s, KS_REPLICATION, e, n, true);
+		sm_free(e);
 		row_end(s);
 	}
 }

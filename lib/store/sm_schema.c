@@ -73,6 +73,7 @@ table_free(struct sm_table *t)
 		sm_type_free(t->cols[i].type);
 	}
 	sm_free(t->cols);
+	sm_free(t->col_index);
 	sm_free(t->ks);
 	sm_free(t->name);
 	options_free(t->options, t->noptions);
@@ -211,12 +212,47 @@ sm_catalog_table(const struct sm_catalog *c, const char *ks, const char *table)
 	return i < 0 ? NULL : k->tables[i];
 }
 
+/* Up to this many columns a scan finds one faster than hashing its name. */
+#define COL_SCAN_MAX 16
+
+static uint32_t
+name_hash(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The slot of @name in t->col_index: its column's, or the empty one that ends the probe. */
+static uint32_t
+col_slot(const struct sm_table *t, const char *name)
+{
+	uint32_t i = name_hash(name) & t->col_index_mask;
+
+	while (t->col_index[i] != 0 && strcmp(t->cols[t->col_index[i] - 1].name, name) != 0)
+		i = (i + 1) & t->col_index_mask;
+	return i;
+}
+
+/* Apart, so that the scan of a narrow table stays as lean as it was. */
+static __attribute__((noinline)) const struct sm_column *
+column_by_index(const struct sm_table *t, const char *name)
+{
+	unsigned i = t->col_index[col_slot(t, name)];
+
+	return i != 0 ? &t->cols[i - 1] : NULL;
+}
+
 const struct sm_column *
 sm_table_column(const struct sm_table *t, const char *name)
 {
-	unsigned i;
+	unsigned i, n = t->ncols;
 
-	for (i = 0; i < t->ncols; i++)
+	if (SM_UNLIKELY(n > COL_SCAN_MAX))
+		return column_by_index(t, name);
+	for (i = 0; i < n; i++)
 		if (strcmp(t->cols[i].name, name) == 0)
 			return &t->cols[i];
 	return NULL;
@@ -250,7 +286,7 @@ expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, cha
 		   size_t errlen)
 {
 	const char *cls = sm_option_get(def->replication, def->nreplication, "class");
-	const char *full;
+	const char *full, *rf = NULL, *dc = NULL;
 	bool nts;
 	unsigned i;
 	int ret;
@@ -294,12 +330,34 @@ expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, cha
 				 o->value);
 			return -EINVAL;
 		}
-		if (nts && strcmp(o->key, "replication_factor") == 0)
-			ret = options_add(&k->replication, &k->nreplication, SM_DATACENTER,
-					  o->value);
-		else
+		if (!nts) {
 			ret = options_add(&k->replication, &k->nreplication, o->key, o->value);
+			continue;
+		}
+		/* NetworkTopologyStrategy takes the cluster's data centers only
+		 * (ScyllaDB's network_topology_strategy.cc validate_options()), so
+		 * what it keeps is bounded by them, not by the request. */
+		if (strcmp(o->key, "replication_factor") == 0) {
+			rf = o->value;
+		} else if (strcasecmp(o->key, "replication_factor") == 0) {
+			snprintf(err, errlen,
+				 "'%s' is not a valid option, did you mean (lowercase) "
+				 "'replication_factor'?",
+				 o->key);
+			return -EINVAL;
+		} else if (strcmp(o->key, SM_DATACENTER) == 0) {
+			dc = o->value;
+		} else {
+			snprintf(err, errlen,
+				 "Unrecognized strategy option {%s} passed to NetworkTopologyStrategy",
+				 o->key);
+			return -EINVAL;
+		}
 	}
+	/* An explicit factor for the data center wins over replication_factor. */
+	if (ret == 0 && (dc != NULL || rf != NULL))
+		ret = options_add(&k->replication, &k->nreplication, SM_DATACENTER,
+				  dc != NULL ? dc : rf);
 	if (ret < 0)
 		snprintf(err, errlen, "out of memory");
 	return ret;
@@ -409,7 +467,8 @@ build_table(const struct sm_table_def *def, uint32_t slot, struct sm_table **out
 	    size_t errlen)
 {
 	struct sm_table *t;
-	unsigned i, j, ncounter = 0;
+	unsigned i, ncounter = 0;
+	uint32_t mask, hs;
 	uint16_t counts[4] = { 0, 0, 0, 0 };
 	int ret;
 
@@ -422,25 +481,36 @@ build_table(const struct sm_table_def *def, uint32_t slot, struct sm_table **out
 	sm_uuid_random(&t->id);
 	t->ks = dup_str(def->ks);
 	t->name = dup_str(def->name);
+	if (def->ncols > SM_MAX_COLUMNS) {
+		snprintf(err, errlen,
+			 "Table %s.%s has %u columns: shardmark allows at most %u per table",
+			 def->ks, def->name, def->ncols, SM_MAX_COLUMNS);
+		ret = -EINVAL;
+		goto fail;
+	}
 	t->cols = sm_calloc(def->ncols ? def->ncols : 1, sizeof(*t->cols));
-	if (t->ks == NULL || t->name == NULL || t->cols == NULL)
+	/* At most half full, so a probe for a missing name ends soon. */
+	for (mask = 1; mask < 2 * def->ncols; mask <<= 1)
+		;
+	t->col_index = sm_calloc(mask, sizeof(*t->col_index));
+	t->col_index_mask = mask - 1;
+	if (t->ks == NULL || t->name == NULL || t->cols == NULL || t->col_index == NULL)
 		goto nomem_t;
 	for (i = 0; i < def->ncols; i++) {
 		const struct sm_column_def *cd = &def->cols[i];
 		struct sm_column *col = &t->cols[i];
 
-		for (j = 0; j < i; j++) {
-			if (strcmp(def->cols[j].name, cd->name) == 0) {
-				snprintf(err, errlen, "Multiple definition of identifier %s",
-					 cd->name);
-				ret = -EINVAL;
-				goto fail;
-			}
-		}
 		col->name = dup_str(cd->name);
 		if (col->name == NULL)
 			goto nomem_t;
 		t->ncols++;
+		hs = col_slot(t, col->name);
+		if (t->col_index[hs] != 0) {
+			snprintf(err, errlen, "Multiple definition of identifier %s", cd->name);
+			ret = -EINVAL;
+			goto fail;
+		}
+		t->col_index[hs] = (uint16_t)(i + 1);
 		ret = sm_type_parse(cd->type, &col->type, err, errlen);
 		if (ret < 0)
 			goto fail;
@@ -506,8 +576,16 @@ build_table(const struct sm_table_def *def, uint32_t slot, struct sm_table **out
 		t->counter = true;
 	}
 	qsort(t->cols, t->ncols, sizeof(*t->cols), column_order);
-	for (i = 0; i < t->ncols; i++)
+	memset(t->col_index, 0, (size_t)mask * sizeof(*t->col_index));
+	for (i = 0; i < t->ncols; i++) {
 		t->cols[i].id = (uint16_t)i;
+		t->col_index[col_slot(t, t->cols[i].name)] = (uint16_t)(i + 1);
+	}
+	/* A narrow table is scanned: the index only found the duplicates. */
+	if (t->ncols <= COL_SCAN_MAX) {
+		sm_free(t->col_index);
+		t->col_index = NULL;
+	}
 	/* Static and regular cell slots follow the sorted order. */
 	counts[SM_COL_STATIC] = counts[SM_COL_REGULAR] = 0;
 	for (i = 0; i < t->ncols; i++)

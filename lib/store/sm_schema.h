@@ -27,6 +27,14 @@
 /* Most components in a partition or clustering key. */
 #define SM_MAX_KEY_PARTS 16
 
+/*
+ * Most columns in a table: column ids are 16-bit (cell ops, conditions and
+ * selections carry them). ScyllaDB has no hard limit (docs/reference/
+ * limits.rst: "hundreds" per table as a soft one); CREATE TABLE refuses a
+ * wider table with a message naming this one.
+ */
+#define SM_MAX_COLUMNS 65535u
+
 enum sm_col_kind {
 	SM_COL_PARTITION,
 	SM_COL_CLUSTERING,
@@ -56,6 +64,10 @@ struct sm_table {
 	char *name;
 	struct sm_column *cols;
 	uint16_t ncols;
+	/* by name, for wide tables only (NULL: a scan is cheaper):
+	 * open addressing, id + 1 per slot, 0 empty */
+	uint16_t *col_index;
+	uint32_t col_index_mask;
 	uint16_t npk;
 	uint16_t nck;
 	uint16_t nstatic;

@@ -808,6 +808,18 @@ ddl_start(struct sm_ddl_req *r)
 		ret = sm_catalog_create_table(cur, &r->table, r->if_exists, &r->next, r->err,
 					      sizeof(r->err));
 		break;
+	case SM_DDL_CREATE_KEYSPACE_TABLE: {
+		struct sm_catalog *mid = NULL;
+
+		/* Only the final snapshot is published: a failed table leaves no keyspace. */
+		ret = sm_catalog_create_keyspace(cur, &r->ks, true, &mid, r->err, sizeof(r->err));
+		if (ret >= 0)
+			ret = sm_catalog_create_table(mid != NULL ? mid : cur, &r->table,
+						      r->if_exists, &r->next, r->err,
+						      sizeof(r->err));
+		sm_catalog_put(mid);
+		break;
+	}
 	case SM_DDL_DROP_TABLE:
 		ret = sm_catalog_drop_table(cur, r->ks_name, r->table_name, r->if_exists, &r->next,
 					    r->err, sizeof(r->err));

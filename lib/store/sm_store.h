@@ -290,6 +290,12 @@ enum sm_ddl_kind {
 	SM_DDL_CREATE_TABLE,
 	SM_DDL_DROP_TABLE,
 	SM_DDL_TRUNCATE,
+	/*
+	 * The keyspace @ks when missing and the table @table in it, as one
+	 * schema version (an Alternator table): no DROP KEYSPACE can come
+	 * between the two. @if_exists applies to the table.
+	 */
+	SM_DDL_CREATE_KEYSPACE_TABLE,
 };
 
 struct sm_ddl_req {

@@ -114,6 +114,14 @@ struct sm_ptable {
 /* Per-shard scratch for assembling collections and decoded keys. */
 static __thread uint8_t *scratch;
 static __thread size_t scratch_cap;
+/* Per-shard cells of the row a read emits: as many as the widest selection. */
+static __thread struct sm_cell_view *row_cells;
+static __thread unsigned row_cells_cap;
+/* Per-shard columns of a compare-and-set's read, and each one's cell + 1 by column id. */
+static __thread uint16_t *cas_cols;
+static __thread unsigned cas_cols_cap;
+static __thread uint32_t *cas_cell_of;
+static __thread unsigned cas_cell_of_cap;
 
 /* ---- values ---- */
 
@@ -1441,6 +1449,33 @@ sm_ptable_shard_fini(void)
 	sm_free(scratch);
 	scratch = NULL;
 	scratch_cap = 0;
+	sm_free(row_cells);
+	sm_free(cas_cols);
+	sm_free(cas_cell_of);
+	row_cells = NULL;
+	cas_cols = NULL;
+	cas_cell_of = NULL;
+	row_cells_cap = cas_cols_cap = cas_cell_of_cap = 0;
+}
+
+/* Grow the per-shard array *@arr of @size-byte items to hold @need; 0 or -ENOMEM. */
+static int
+tls_reserve(void **arr, unsigned *cap, unsigned need, size_t size, bool zero)
+{
+	unsigned ncap;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	ncap = SM_MAX(need, *cap * 2);
+	p = sm_realloc(*arr, (size_t)ncap * size);
+	if (p == NULL)
+		return -ENOMEM;
+	if (zero)
+		memset((uint8_t *)p + (size_t)*cap * size, 0, (size_t)(ncap - *cap) * size);
+	*arr = p;
+	*cap = ncap;
+	return 0;
 }
 
 static int
@@ -1542,14 +1577,15 @@ cell_view(const struct cell *c, int64_t shadow, int32_t now, struct sm_cell_view
 	cv->ttl = c->ldt ? c->ldt - now : 0;
 }
 
-#define MAX_SELECT 256
-
-/* Build the selected cells of a row (@r NULL: the static-only row). */
+/*
+ * Build the selected cells of a row (@r NULL: the static-only row) in
+ * row_cells, which the read reserved for s->ncols.
+ */
 static int
 emit_row(struct sm_select *s, const struct sm_table *t, const struct part *p, const struct row *r,
 	 const struct sm_key *pk, const struct sm_key *ck, int64_t shadow, int32_t now)
 {
-	struct sm_cell_view cells[MAX_SELECT];
+	struct sm_cell_view *cells = row_cells;
 	struct sm_row_view rv;
 	bool colls = false;
 	size_t off = 0;
@@ -1785,8 +1821,10 @@ sm_ptable_read(struct sm_ptable *pt, struct sm_select *s, int32_t now)
 
 	s->rows = 0;
 	s->more = false;
-	if (s->ncols > MAX_SELECT)
-		return -E2BIG;
+	if (SM_UNLIKELY(s->ncols > row_cells_cap) &&
+	    tls_reserve((void **)&row_cells, &row_cells_cap, s->ncols, sizeof(*row_cells), false) <
+		    0)
+		return -ENOMEM;
 	key.len = (uint32_t)sm_key_encode(&s->pk, kbuf, sizeof(kbuf));
 	key.p = kbuf;
 	if (key.len > sizeof(kbuf))
@@ -1865,8 +1903,10 @@ sm_ptable_scan(struct sm_ptable *pt, struct sm_select *s, struct sm_scan_pos *po
 	struct part *p = seek_after(pt, s, pos, resume_named);
 	int ret;
 
-	if (s->ncols > MAX_SELECT)
-		return -E2BIG;
+	if (SM_UNLIKELY(s->ncols > row_cells_cap) &&
+	    tls_reserve((void **)&row_cells, &row_cells_cap, s->ncols, sizeof(*row_cells), false) <
+		    0)
+		return -ENOMEM;
 	*has_next = false;
 	for (; p != NULL; p = p->next[0]) {
 		if (p->token > s->token_end || (bound != INT64_MAX && p->token >= bound))
@@ -1980,6 +2020,7 @@ struct cas_sink {
 	bool ok;
 	unsigned ncond_cols;
 	const uint16_t *cols;
+	const uint32_t *cell_of; /* column id -> its cell + 1 */
 };
 
 static int
@@ -1987,21 +2028,19 @@ cas_row(void *ctx, const struct sm_row_view *r)
 {
 	struct cas_sink *cs = ctx;
 	const struct sm_cas *c = cs->c;
-	unsigned i, j;
+	unsigned i;
 
 	cs->seen = true;
 	cs->ok = true;
 	for (i = 0; i < c->nconds; i++) {
 		const struct sm_condition *cd = &c->conds[i];
 		const struct sm_column *col = &cs->t->cols[cd->col];
-		const struct sm_cell_view *cv = NULL;
+		const struct sm_cell_view *cv;
 		struct sm_cell_view elem;
 
-		for (j = 0; j < r->ncells; j++)
-			if (cs->cols[j] == cd->col)
-				cv = &r->cells[j];
-		if (cv == NULL)
+		if (cs->cell_of[cd->col] == 0 || cs->cell_of[cd->col] > r->ncells)
 			return -EINVAL;
+		cv = &r->cells[cs->cell_of[cd->col] - 1];
 		if (cd->has_elem) {
 			coll_element(col->type, cv, cd->elem, &elem);
 			if (!cond_holds(cd,
@@ -2029,22 +2068,40 @@ sm_ptable_cas_read(struct sm_ptable *pt, const struct sm_cas *c, int32_t now, bo
 {
 	const struct sm_table *t = pt->t;
 	struct cas_sink cs = { .c = c, .t = t };
-	uint16_t cols[MAX_SELECT];
+	uint16_t *cols;
 	struct sm_ck_range one;
 	struct sm_select s;
-	unsigned n = 0, i, j;
+	unsigned n = 0, i;
 	int ret;
 
+	if (tls_reserve((void **)&cas_cols, &cas_cols_cap, c->ncols + c->nconds, sizeof(*cas_cols),
+			false) < 0 ||
+	    tls_reserve((void **)&cas_cell_of, &cas_cell_of_cap, t->ncols, sizeof(*cas_cell_of),
+			true) < 0)
+		return -ENOMEM;
+	cols = cas_cols;
 	/* Read the caller's columns first, then any condition column missing. */
-	for (i = 0; i < c->ncols && n < MAX_SELECT; i++)
+	for (i = 0; i < c->ncols; i++) {
+		if (c->cols[i] >= t->ncols) {
+			ret = -EINVAL;
+			goto clear_map;
+		}
 		cols[n++] = c->cols[i];
+		if (cas_cell_of[c->cols[i]] == 0)
+			cas_cell_of[c->cols[i]] = n;
+	}
 	for (i = 0; i < c->nconds; i++) {
-		for (j = 0; j < n && cols[j] != c->conds[i].col; j++)
-			;
-		if (j == n && n < MAX_SELECT)
+		if (c->conds[i].col >= t->ncols) {
+			ret = -EINVAL;
+			goto clear_map;
+		}
+		if (cas_cell_of[c->conds[i].col] == 0) {
 			cols[n++] = c->conds[i].col;
+			cas_cell_of[c->conds[i].col] = n;
+		}
 	}
 	cs.cols = cols;
+	cs.cell_of = cas_cell_of;
 	memset(&s, 0, sizeof(s));
 	s.table = t;
 	s.pk = c->mut.pk;
@@ -2061,6 +2118,10 @@ sm_ptable_cas_read(struct sm_ptable *pt, const struct sm_cas *c, int32_t now, bo
 		s.nranges = 1;
 	}
 	ret = sm_ptable_read(pt, &s, now);
+clear_map:
+	/* Leave the map clear for the next one: only these entries were set. */
+	for (i = 0; i < n; i++)
+		cas_cell_of[cols[i]] = 0;
 	if (ret < 0)
 		return ret;
 	*exists = cs.seen;

@@ -1075,7 +1075,8 @@ bn_scratch(uint32_t *stack, size_t limbs)
 static int
 cmp_bytes(struct sm_bytes a, struct sm_bytes b)
 {
-	int c = memcmp(a.p, b.p, SM_MIN(a.len, b.len));
+	/* An empty value may come with a NULL pointer: no memcmp of 0 bytes. */
+	int c = a.len && b.len ? memcmp(a.p, b.p, SM_MIN(a.len, b.len)) : 0;
 
 	if (c)
 		return c < 0 ? -1 : 1;

@@ -319,6 +319,12 @@ test_escapes(void **state)
 		assert_int_equal(sm_json_str(&d, v, exact, span.len, &b), 0);
 		free(exact);
 	}
+	/* No buffer at all (merge_tags probes so): -ENOSPC for an escaped
+	 * string, also one that starts with its escape (that copied 0 bytes
+	 * to NULL first: UBSan stops there). */
+	assert_int_equal(sm_json_str(&d, sm_json_get(&d, 0, "pair"), NULL, 0, &b), -ENOSPC);
+	assert_int_equal(sm_json_str(&d, sm_json_get(&d, 0, "q"), NULL, 0, &b), -ENOSPC);
+	assert_int_equal(sm_json_str(&d, sm_json_get(&d, 0, "raw"), NULL, 0, &b), 0);
 	sm_json_doc_release(&d);
 }
 

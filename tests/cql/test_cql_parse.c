@@ -865,6 +865,34 @@ test_limits(void **state)
 	assert_null(s);
 	assert_int_equal(sm_cql_parse("USE ks", (size_t)INT32_MAX + 1, &s, errbuf, sizeof(errbuf)),
 			 -E2BIG);
+	/* Bind markers past 65535: ScyllaDB's message with the whole count;
+	 * exactly 65535 parse. A long single line lexes in one pass. */
+	{
+		size_t cap = 8u << 20, m;
+		char *txt = malloc(cap);
+		unsigned k;
+
+		assert_non_null(txt);
+		for (k = 65535; k <= 70000; k += 70000 - 65535) {
+			m = (size_t)snprintf(txt, cap, "SELECT * FROM t WHERE a IN (");
+			for (i = 0; i < k; i++)
+				m += (size_t)snprintf(txt + m, cap - m, "%s?", i ? "," : "");
+			txt[m++] = ')';
+			s = NULL;
+			if (k == 65535) {
+				assert_int_equal(sm_cql_parse(txt, m, &s, errbuf, sizeof(errbuf)), 0);
+				assert_int_equal(s->nbinds, 65535);
+				sm_cql_stmt_free(s);
+			} else {
+				assert_int_equal(sm_cql_parse(txt, m, &s, errbuf, sizeof(errbuf)),
+						 -EINVAL);
+				assert_null(s);
+				assert_string_equal(errbuf, "Too many markers(?). 70000 markers exceed "
+							    "the allowed maximum of 65535");
+			}
+		}
+		free(txt);
+	}
 	/* a tiny error buffer still gets a terminated message */
 	assert_int_equal(sm_cql_parse("FOO", 3, &s, errbuf, 5), -EBADMSG);
 	assert_int_equal(strlen(errbuf), 4);

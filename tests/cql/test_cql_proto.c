@@ -674,6 +674,29 @@ test_vector_batch(void **state)
 	assert_int_equal(got[1].state, SM_CQL_VALUE_UNSET);
 	assert_false(sm_cql_batch_next(&it, &s));
 
+	/* A count below the statements sent leaves bytes after the options:
+	 * refused, not run in part. A count above them runs out of body. */
+	{
+		struct sm_cql_frame_header bh;
+		struct sm_cql_request req2;
+		uint8_t w[128];
+		size_t wn = vec("04 00 0003 0d 00000034 01 0001"
+				" 00 00000010 'UPDATE t SET v=1' 0000"
+				" 00 00000010 'UPDATE t SET v=2' 0000"
+				" 0004 00",
+				w, sizeof(w));
+
+		assert_int_equal(sm_cql_frame_header_parse(w, wn, false, &bh, &why), 0);
+		assert_int_equal(sm_cql_request_decode(&bh, w + 9, wn - 9, 0, &req2, &why),
+				 -EPROTO);
+		assert_non_null(strstr(why, "statement count is less"));
+		w[11] = 3;
+		assert_int_equal(sm_cql_request_decode(&bh, w + 9, wn - 9, 0, &req2, &why),
+				 -EPROTO);
+		w[11] = 2;
+		assert_int_equal(sm_cql_request_decode(&bh, w + 9, wn - 9, 0, &req2, &why), 0);
+	}
+
 	/* Re-encoding the decoded batch gives the same bytes. */
 	sm_cql_buf_reset(&b);
 	assert_int_equal(sm_cql_enc_batch(&b, 3, &req.u.batch), 0);
@@ -2015,6 +2038,25 @@ test_lz4(void **state)
 	sm_cql_write_raw(&c, "abcdefgh", 8);
 	sm_cql_buf_reset(&d);
 	assert_int_equal(sm_cql_lz4_decompress(&d, c.p, c.len, SM_CQL_MAX_BODY), -EPROTO);
+	/* A declared size LZ4 cannot reach from the body (it expands at most
+	 * 255 times) is refused before the output is sized by it, while the
+	 * best ratio LZ4 gives still decodes. */
+	sm_cql_buf_reset(&c);
+	sm_cql_write_int(&c, 200u << 20);
+	sm_cql_write_raw(&c, "\x00\x00\x00\x00\x00\x00\x00\x00", 8);
+	sm_cql_buf_reset(&d);
+	assert_int_equal(sm_cql_lz4_decompress(&d, c.p, c.len, SM_CQL_MAX_BODY), -EPROTO);
+	assert_true(d.cap < (1u << 20));
+	sm_cql_buf_reset(&src);
+	q = sm_cql_buf_append(&src, 16u << 20);
+	assert_non_null(q);
+	memset(q, 'z', src.len);
+	sm_cql_buf_reset(&c);
+	assert_int_equal(sm_cql_lz4_compress(&c, src.p, src.len), 0);
+	assert_true(c.len < src.len / 250);
+	sm_cql_buf_reset(&d);
+	assert_int_equal(sm_cql_lz4_decompress(&d, c.p, c.len, SM_CQL_MAX_BODY), 0);
+	assert_int_equal(d.len, src.len);
 	/* A match reaching before the start of the output. */
 	sm_cql_buf_reset(&c);
 	sm_cql_write_int(&c, 20);

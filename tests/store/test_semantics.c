@@ -2560,6 +2560,171 @@ test_validation_collection_errors(void **state)
 	CHECK(READ(PK(1), "ck,l"), "1|[1]");
 }
 
+/* ---- wide tables: columns beyond any fixed array ---- */
+
+#define WIDE 5000
+
+static char wide_names[WIDE][8];
+static struct sm_column_def wide_cols[SM_MAX_COLUMNS + 1];
+
+/* pk int, then @n - 1 int columns c0 .. c{n-2} (names c%u, repeating after WIDE). */
+static unsigned
+wide_defs(unsigned n)
+{
+	unsigned i;
+
+	wide_cols[0] = (struct sm_column_def){ "pk", "int", SM_COL_PARTITION, false };
+	for (i = 1; i < n; i++) {
+		if (i - 1 < WIDE)
+			snprintf(wide_names[i - 1], sizeof(wide_names[0]), "c%u", i - 1);
+		wide_cols[i] = (struct sm_column_def){ wide_names[(i - 1) % WIDE], "int",
+						       SM_COL_REGULAR, false };
+	}
+	return n;
+}
+
+struct wide_seen {
+	unsigned rows, cells, present;
+	int32_t last;
+};
+
+static int
+wide_sink(void *ctx, const struct sm_row_view *r)
+{
+	struct wide_seen *w = ctx;
+	unsigned i;
+
+	w->rows++;
+	w->cells += r->ncells;
+	for (i = 0; i < r->ncells; i++) {
+		if (!r->cells[i].present)
+			continue;
+		w->present++;
+		w->last = (int32_t)((uint32_t)r->cells[i].value.p[0] << 24 |
+				    (uint32_t)r->cells[i].value.p[1] << 16 |
+				    (uint32_t)r->cells[i].value.p[2] << 8 | r->cells[i].value.p[3]);
+	}
+	return 0;
+}
+
+static void
+test_wide_table(void **state)
+{
+	static uint16_t ids[WIDE + 1];
+	static struct sm_condition conds[WIDE];
+	struct sm_select s;
+	struct sm_cas c;
+	struct wide_seen w;
+	bool exists, ok;
+	unsigned i;
+
+	(void)state;
+	open_table(wide_cols, wide_defs(WIDE + 1), 0);
+	assert_int_equal(F.t->ncols, WIDE + 1);
+	/* Every name resolves to its own column (a hash index past a few columns). */
+	for (i = 0; i < WIDE; i++) {
+		const struct sm_column *col = sm_table_column(F.t, wide_names[i]);
+
+		assert_non_null(col);
+		assert_string_equal(col->name, wide_names[i]);
+		assert_ptr_equal(&F.t->cols[col->id], col);
+	}
+	assert_null(sm_table_column(F.t, "c5000"));
+	assert_null(sm_table_column(F.t, ""));
+	/* The last column (id beyond 256) written and read back with every other one. */
+	UPDATE(PK(1), NOKEY, 100, 0, op_set("c4999", I(4999)));
+	memset(&s, 0, sizeof(s));
+	for (i = 0; i <= WIDE; i++)
+		ids[i] = (uint16_t)i;
+	s.table = F.t;
+	s.pk = PK(1);
+	s.cols = ids;
+	s.ncols = WIDE + 1;
+	memset(&w, 0, sizeof(w));
+	s.sink.row = wide_sink;
+	s.sink.ctx = &w;
+	assert_int_equal(sm_ptable_read(F.pt, &s, F.now), 0);
+	assert_int_equal(w.rows, 1);
+	assert_int_equal(w.cells, WIDE + 1);
+	assert_int_equal(w.present, 2); /* pk and c4999 */
+	assert_int_equal(w.last, 4999);
+	/* A compare-and-set that tests every column and returns them all. */
+	for (i = 0; i < WIDE; i++)
+		conds[i] = (struct sm_condition){ .col = cid(wide_names[i]),
+						  .op = SM_COND_EQ,
+						  .null = i != WIDE - 1,
+						  .value = i == WIDE - 1 ? I(4999) : abytes(NULL, 0) };
+	memset(&c, 0, sizeof(c));
+	memset(&w, 0, sizeof(w));
+	c.mut.table = F.t;
+	c.mut.pk = PK(1);
+	c.kind = SM_CAS_IF;
+	c.conds = conds;
+	c.nconds = WIDE;
+	c.cols = ids;
+	c.ncols = WIDE + 1;
+	c.sink.row = wide_sink;
+	c.sink.ctx = &w;
+	assert_int_equal(sm_ptable_cas_read(F.pt, &c, F.now, &exists, &ok), 0);
+	assert_true(exists);
+	assert_true(ok);
+	assert_int_equal(w.cells, WIDE + 1);
+	conds[0].null = false;
+	conds[0].value = I(1);
+	assert_int_equal(sm_ptable_cas_read(F.pt, &c, F.now, &exists, &ok), 0);
+	assert_false(ok);
+	/* A condition column outside the table is refused, not read. */
+	conds[0].col = WIDE + 1;
+	assert_int_equal(sm_ptable_cas_read(F.pt, &c, F.now, &exists, &ok), -EINVAL);
+}
+
+/* Column limits are checked when the table is created, with the reason. */
+static void
+test_wide_table_limits(void **state)
+{
+	static char k_class[] = "class", v_class[] = "SimpleStrategy";
+	static char k_rf[] = "replication_factor", v_rf[] = "1";
+	const struct sm_option repl[] = { { k_class, v_class }, { k_rf, v_rf } };
+	struct sm_keyspace_def kd = { "ks", repl, 2, true };
+	struct sm_table_def td = { "ks", "t", wide_cols, 0, NULL, 0, 0 };
+	struct sm_catalog *next = NULL;
+
+	(void)state;
+	F.cat[0] = sm_catalog_new();
+	assert_int_equal(sm_catalog_create_keyspace(F.cat[0], &kd, false, &F.cat[1], F.err,
+						    sizeof(F.err)),
+			 0);
+	/* One column too many. */
+	td.ncols = wide_defs(SM_MAX_COLUMNS + 1);
+	assert_int_equal(sm_catalog_create_table(F.cat[1], &td, false, &next, F.err,
+						 sizeof(F.err)),
+			 -EINVAL);
+	assert_null(next);
+	assert_string_equal(F.err,
+			    "Table ks.t has 65536 columns: shardmark allows at most 65535 per table");
+	/* A duplicate name among thousands (found by the index, in one pass). */
+	td.ncols = wide_defs(WIDE + 2); /* c0 again at the end */
+	assert_int_equal(sm_catalog_create_table(F.cat[1], &td, false, &next, F.err,
+						 sizeof(F.err)),
+			 -EINVAL);
+	assert_string_equal(F.err, "Multiple definition of identifier c0");
+	/* Exactly the limit works, and every column is found. */
+	td.ncols = wide_defs(SM_MAX_COLUMNS);
+	for (unsigned i = WIDE + 1; i < SM_MAX_COLUMNS; i++) {
+		static char more[SM_MAX_COLUMNS][8];
+
+		snprintf(more[i], sizeof(more[i]), "d%u", i);
+		wide_cols[i].name = more[i];
+	}
+	assert_int_equal(sm_catalog_create_table(F.cat[1], &td, false, &F.cat[2], F.err,
+						 sizeof(F.err)),
+			 0);
+	F.t = sm_catalog_table(F.cat[2], "ks", "t");
+	assert_int_equal(F.t->ncols, SM_MAX_COLUMNS);
+	assert_string_equal(F.t->cols[sm_table_column(F.t, "d65534")->id].name, "d65534");
+	assert_string_equal(F.t->cols[sm_table_column(F.t, "c4999")->id].name, "c4999");
+}
+
 #define T_(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -2604,6 +2769,8 @@ main(void)
 		T_(test_validation_errors),
 		T_(test_validation_counter_errors),
 		T_(test_validation_collection_errors),
+		T_(test_wide_table),
+		T_(test_wide_table_limits),
 	};
 
 	return cmocka_run_group_tests_name("store-semantics", tests, NULL, NULL);
