@@ -135,7 +135,7 @@ static const struct sm_choice sm_write_isolations[] = {
 	K(native_transport_frame_timeout_in_ms, UINT, 0, 86400000, NULL, "30000",                  \
 	  "a CQL frame begun but not whole this long after gets an error and the close "           \
 	  "(clients sending a byte a second); 0 = no limit")                                       \
-	K(connection_max_unsent_bytes, UINT, 4096, 1073741824, NULL, "1048576",                    \
+	K(connection_max_unsent_bytes, UINT, 4096, 1073741824, NULL, "262144",                    \
 	  "unsent reply bytes past which a connection is not read until half have left "           \
 	  "(back-pressure on clients that do not read their replies)")                             \
 	K(batch_size_fail_threshold_in_kb, UINT, 1, 2097151, NULL, "1024",                         \

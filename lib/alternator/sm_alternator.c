@@ -718,10 +718,30 @@ sm_alternator_execute(const char *opname, const char *body, size_t len,
 	return 0;
 }
 
+/* Idle: free ops beyond what a quiet shard reuses (a burst pooled up to OP_FREE_MAX). */
+#define OP_FREE_IDLE 16u
+
+static void
+ops_trim(void *arg)
+{
+	struct alt_op *op;
+
+	(void)arg;
+	while (op_nfree > OP_FREE_IDLE && (op = op_free) != NULL) {
+		op_free = op->next_free;
+		op_nfree--;
+		op_destroy(op);
+	}
+}
+
+static __thread struct sm_idle_hook ops_idle = { .fn = ops_trim };
+
 int
 sm_alternator_shard_init(const struct sm_alternator_config *cfg)
 {
 	alt_cfg = cfg;
+	if (sm_on_shard())
+		sm_shard_on_idle(&ops_idle);
 	return 0;
 }
 
@@ -730,6 +750,8 @@ sm_alternator_shard_fini(void)
 {
 	struct alt_op *op;
 
+	if (sm_on_shard())
+		sm_shard_remove_idle_hook(&ops_idle);
 	while ((op = op_free) != NULL) {
 		op_free = op->next_free;
 		op_destroy(op);

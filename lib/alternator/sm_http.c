@@ -613,6 +613,7 @@ static __thread struct sm_pool conn_pool;
 static __thread struct sm_pool req_pool;
 static __thread bool pools_ready;
 
+
 const struct sm_http_service *
 sm_http_conn_service(const struct sm_http_conn *c)
 {
@@ -1482,6 +1483,8 @@ http_accepted(struct sm_conn *c, void *listen_ctx)
 			return -ENOMEM;
 		}
 		pools_ready = true;
+		sm_pool_trim_when_idle(&conn_pool);
+		sm_pool_trim_when_idle(&req_pool);
 	}
 	cc = sm_pool_get(&conn_pool);
 	if (cc == NULL)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sm_shard.h"
 #include "sm_stats.h"
 
 /*
@@ -85,6 +86,8 @@ sm_strdup(const char *s);
  * puts with zero allocations.
  */
 struct sm_pool {
+	struct sm_idle_hook idle; /* sm_pool_trim_when_idle(): the calling shard's hook */
+	bool idle_armed;
 	const char *name;
 	size_t obj_size;
 	unsigned per_slab;
@@ -105,6 +108,17 @@ sm_pool_get(struct sm_pool *p);
 /* Return @obj to the pool it came from (same shard). */
 void
 sm_pool_put(struct sm_pool *p, void *obj);
+
+/*
+ * When no object is in use, free every slab but the first: what a burst of
+ * connections took goes back.
+ */
+void
+sm_pool_trim(struct sm_pool *p);
+
+/* Trim @p each time the calling shard goes idle (until sm_pool_destroy()). */
+void
+sm_pool_trim_when_idle(struct sm_pool *p);
 
 /* Free every slab; objects still in use become invalid. */
 void

@@ -43,7 +43,8 @@ struct sm_outbox {
 struct sm_shard {
 	struct sm_sw_stats stats;
 	/* written by other shards to wake this one; own cache line */
-	uint64_t collected_ms; /* last sm_mem_collect(), when idle */
+	uint64_t collected_ms;	  /* the idle hooks and sm_mem_collect() last ran */
+	uint64_t collected_frees; /* stats.frees then: more since means a collect is due */
 	int sleeping SM_CACHE_ALIGNED;
 	int wake_fd SM_CACHE_ALIGNED;
 	unsigned id;
@@ -57,6 +58,7 @@ struct sm_shard {
 	struct sm_perf perf;
 	struct sm_outbox *outbox; /* one per destination shard */
 	struct sm_stop_hook *stop_hooks;
+	struct sm_idle_hook *idle_hooks;
 	unsigned holds;
 	bool stopping;
 	uint64_t drain_deadline_ms;
@@ -187,6 +189,38 @@ sm_shard_remove_stop_hook(struct sm_stop_hook *h)
 			return;
 		}
 	}
+}
+
+void
+sm_shard_on_idle(struct sm_idle_hook *h)
+{
+	h->next = sm_self->idle_hooks;
+	sm_self->idle_hooks = h;
+}
+
+void
+sm_shard_remove_idle_hook(struct sm_idle_hook *h)
+{
+	struct sm_idle_hook **pp;
+
+	for (pp = &sm_self->idle_hooks; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == h) {
+			*pp = h->next;
+			h->next = NULL;
+			return;
+		}
+	}
+}
+
+/* Idle: caches trim, then freed memory goes back to the kernel. */
+static void
+run_idle_hooks(struct sm_shard *s)
+{
+	struct sm_idle_hook *h;
+
+	for (h = s->idle_hooks; h != NULL; h = h->next)
+		h->fn(h->arg);
+	sm_mem_collect();
 }
 
 void
@@ -471,6 +505,7 @@ reactor_loop(void)
 	unsigned i, work;
 	uint64_t now_ns, now_ms, next, deadline;
 	int64_t timeout_ns;
+	bool collect_due;
 
 	for (;;) {
 		work = 0;
@@ -515,10 +550,18 @@ reactor_loop(void)
 			continue;
 		}
 
-		/* Idle: hand memory freed since the last time back to the kernel. */
-		if (now_ms - s->collected_ms >= 1000) {
+		/*
+		 * Idle: caches trim and memory freed since the last time goes back
+		 * to the kernel, at most once a second. Too soon after the last
+		 * time, and with frees since, the sleep below ends when it is due,
+		 * or a burst that ended would keep its memory until the next
+		 * request.
+		 */
+		collect_due = s->stats.frees != s->collected_frees;
+		if (collect_due && now_ms - s->collected_ms >= 1000) {
 			s->collected_ms = now_ms;
-			sm_mem_collect();
+			run_idle_hooks(s);
+			s->collected_frees = s->stats.frees;
 			continue;
 		}
 
@@ -536,6 +579,8 @@ reactor_loop(void)
 		 * waiting in the overflow, look again in a millisecond. */
 		if (outbound_pending() && now_ms + 1 < next)
 			next = now_ms + 1;
+		if (collect_due && s->collected_ms + 1000 < next)
+			next = s->collected_ms + 1000;
 		if (next == UINT64_MAX)
 			timeout_ns = -1;
 		else if (next * 1000000 <= now_ns)

@@ -167,6 +167,25 @@ void
 sm_shard_remove_stop_hook(struct sm_stop_hook *h);
 
 /*
+ * A hook run on the calling shard when it goes idle, at most once a second,
+ * before freed memory is handed back to the kernel: caches trim themselves
+ * there, so what a burst took goes back after it. Intrusive, no allocation.
+ */
+struct sm_idle_hook {
+	struct sm_idle_hook *next;
+	void (*fn)(void *arg);
+	void *arg;
+};
+
+/* Register @h on the calling shard. */
+void
+sm_shard_on_idle(struct sm_idle_hook *h);
+
+/* Unregister @h from the calling shard (no-op when not registered). */
+void
+sm_shard_remove_idle_hook(struct sm_idle_hook *h);
+
+/*
  * Keep the calling shard's reactor running through a drain (an in-flight
  * request, a connection still flushing). Every hold is paired with a release.
  */

@@ -750,6 +750,7 @@ consume(struct sm_cql_conn *cc, const struct sm_iov *v)
 	}
 }
 
+
 static int
 pools_init(void)
 {
@@ -759,6 +760,8 @@ pools_init(void)
 	    sm_pool_init(&req_pool, "cql-req", sizeof(struct sm_cql_req), 64) < 0)
 		return -ENOMEM;
 	pools_ready = true;
+	sm_pool_trim_when_idle(&conn_pool);
+	sm_pool_trim_when_idle(&req_pool);
 	return 0;
 }
 

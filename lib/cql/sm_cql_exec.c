@@ -1746,6 +1746,24 @@ const struct sm_cql_executor sm_cql_exec = {
 	.request = exec_request,
 };
 
+/* Idle: free ops beyond what a quiet shard reuses (a burst pooled up to OP_FREE_MAX). */
+#define OP_FREE_IDLE 16u
+
+static void
+ops_trim(void *arg)
+{
+	struct cql_op *op;
+
+	(void)arg;
+	while (op_nfree > OP_FREE_IDLE && (op = op_free) != NULL) {
+		op_free = op->next_free;
+		op_nfree--;
+		op_destroy(op);
+	}
+}
+
+static __thread struct sm_idle_hook ops_idle = { .fn = ops_trim };
+
 int
 sm_cql_exec_shard_init(const struct sm_cql_exec_config *cfg)
 {
@@ -1757,6 +1775,8 @@ sm_cql_exec_shard_init(const struct sm_cql_exec_config *cfg)
 	if (cql_shard.buckets == NULL)
 		return -ENOMEM;
 	cql_shard.ready = true;
+	if (sm_on_shard())
+		sm_shard_on_idle(&ops_idle);
 	return 0;
 }
 
@@ -1768,6 +1788,8 @@ sm_cql_exec_shard_fini(void)
 
 	if (!cql_shard.ready)
 		return;
+	if (sm_on_shard())
+		sm_shard_remove_idle_hook(&ops_idle);
 	for (i = 0; i < cql_shard.nbuckets; i++) {
 		while (cql_shard.buckets[i] != NULL)
 			cache_remove(cql_shard.buckets[i]);

@@ -44,6 +44,24 @@ sendbuf_next(struct sm_sendbuf *b)
 	return (struct sm_sendbuf **)(void *)b->data;
 }
 
+/* Idle: the cache keeps what a quiet shard needs; a burst's buffers go back. */
+#define SM_SENDBUF_CACHE_IDLE 32u
+
+static void
+sendbuf_cache_trim(void *arg)
+{
+	struct sm_sendbuf *b;
+
+	(void)arg;
+	while (sbc.n > SM_SENDBUF_CACHE_IDLE && (b = sbc.head) != NULL) {
+		sbc.head = *sendbuf_next(b);
+		sbc.n--;
+		sm_free(b);
+	}
+}
+
+static __thread struct sm_idle_hook sendbuf_idle = { .fn = sendbuf_cache_trim };
+
 /* Free the cached buffers; buffers released later are freed at once. */
 static void
 sm_net_shard_fini_cache(void)
@@ -55,6 +73,8 @@ sm_net_shard_fini_cache(void)
 		sm_free(b);
 	}
 	sbc.n = 0;
+	if (sbc.ready && sm_on_shard())
+		sm_shard_remove_idle_hook(&sendbuf_idle);
 	sbc.ready = false;
 }
 
@@ -109,6 +129,8 @@ sm_net_shard_init(const struct sm_net_config *cfg)
 	if (cfg == NULL)
 		cfg = &defaults;
 	sbc.ready = true;
+	if (sm_on_shard())
+		sm_shard_on_idle(&sendbuf_idle);
 	sbc.max_unsent = cfg->max_unsent_bytes ? cfg->max_unsent_bytes : SM_NET_DEFAULT_MAX_UNSENT;
 	ret = sm_current->shard_init(cfg);
 	if (ret < 0)

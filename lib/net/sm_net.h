@@ -188,7 +188,7 @@ struct sm_net_config {
 	size_t max_unsent_bytes;
 };
 
-#define SM_NET_DEFAULT_MAX_UNSENT (1u << 20)
+#define SM_NET_DEFAULT_MAX_UNSENT (256u << 10)
 
 /* One of a driver's own per-shard counters, for /metrics. */
 struct sm_net_counter {

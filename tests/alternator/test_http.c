@@ -586,6 +586,7 @@ static void
 conn_gone(struct fconn *f)
 {
 	sm_http_proto_ops.closed(&f->c, 0);
+	sm_conn_net_fini(&f->c); /* what a driver does when it frees a connection */
 	free(f->out);
 	f->out = NULL;
 }

@@ -27,8 +27,9 @@
  *
  * Back-pressure: while c->rx_paused is set (unsent replies above
  * max_unsent_bytes, or the protocol asked), the multishot recv is cancelled
- * and what was already on its way is copied aside; the rest waits in the
- * kernel's socket buffer and TCP slows the peer.
+ * and what was already on its way is held in its ring slots (copied only
+ * when the ring runs low); the rest waits in the kernel's socket buffer and
+ * TCP slows the peer.
  *
  * Send: a per-connection queue of views; one sendmsg in flight per
  * connection covering up to SEND_IOV_MAX views, so replies produced in one
@@ -578,13 +579,20 @@ copy_aside(const struct sm_iov *v, struct sm_iov *out)
 static void
 deliver_rx(struct uconn *u, const struct sm_iov *v)
 {
+	bool low = us->bufs_out > us->cfg.rx_buffers - us->cfg.rx_buffers / 4;
 	struct sm_iov copy;
 	int ret;
 
 	if (u->c.rx_paused || u->held.len > 0) {
-		/* Paused, or older bytes still held: keep the order. */
-		ret = copy_aside(v, &copy);
-		if (ret == 0) {
+		/*
+		 * Paused, or older bytes still held: keep the order. The ring
+		 * slot itself is kept (what the socket held when the pause
+		 * came, up to its receive buffer, costs no heap), unless the
+		 * ring runs low.
+		 */
+		if (!low) {
+			ret = sm_iovq_push(&u->held, v, 1);
+		} else if ((ret = copy_aside(v, &copy)) == 0) {
 			ret = sm_iovq_push(&u->held, &copy, 1);
 			sm_bufseg_put(copy.seg);
 		}
@@ -594,7 +602,7 @@ deliver_rx(struct uconn *u, const struct sm_iov *v)
 			resume_list_add(u);
 		return;
 	}
-	if (us->bufs_out > us->cfg.rx_buffers - us->cfg.rx_buffers / 4) {
+	if (low) {
 		/* The ring runs low: the protocol must not hold a slot. */
 		if (copy_aside(v, &copy) < 0) {
 			conn_abort(u, -ENOMEM);
@@ -1337,6 +1345,7 @@ uring_shard_init(const struct sm_net_config *cfg)
 	sm_shard_set_waiter(&waiter);
 	us->stop_hook.fn = drain_all;
 	sm_shard_on_stop(&us->stop_hook);
+	sm_pool_trim_when_idle(&us->conn_pool);
 	return 0;
 free_pool:
 	sm_pool_destroy(&us->conn_pool);
