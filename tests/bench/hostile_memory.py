@@ -10,7 +10,7 @@ read. It prints the server's RSS and accounted heap (shardmark_mem_in_use)
 before, while they are connected, and after they have gone, and what each
 silent connection costs. A benchmark: it prints figures, asserts nothing.
 
-  tests/bench/hostile_memory.py [path/to/shardmark] [--smp N] [--json]
+  tests/bench/hostile_memory.py [path/to/shardmark] [--smp N] [--json] [--pipeline Q]
 """
 
 import argparse
@@ -90,11 +90,49 @@ def reset(s):
     s.close()
 
 
+def pipeline_case(srv, cql, prom, queries, before, as_json):
+    """4 connections pipeline `queries` queries each and read nothing."""
+    one = cql_query("SELECT * FROM system.local WHERE key = 'local'")
+    socks, sent = [], []
+    for _ in range(4):
+        s = connect(cql)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.sendall(cql_startup())
+        s.settimeout(2)
+        n = 0
+        try:
+            while n < queries:
+                s.sendall(one * 100)
+                n += 100
+        except (socket.timeout, OSError):
+            pass
+        socks.append(s)
+        sent.append(n)
+    time.sleep(1)
+    during = (rss(srv.pid), heap(prom))
+    for s in socks:
+        reset(s)
+    time.sleep(5)
+    after = (rss(srv.pid), heap(prom))
+    res = {"queries_sent": sent, "rss": [before[0], during[0], after[0]],
+           "heap": [before[1], during[1], after[1]]}
+    if as_json:
+        print(json.dumps(res, indent=2))
+        return
+    mib = 1 << 20
+    print(f"4 connections pipelining up to {queries} queries each (sent {sent}), reading nothing")
+    for name, v in (("before", before), ("during", during), ("after", after)):
+        print(f"{name:10} RSS {v[0] / mib:8.1f} MiB   heap {v[1] / mib:8.1f} MiB")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("binary", nargs="?", default="build-release/app/shardmark/shardmark")
     ap.add_argument("--smp", type=int, default=1)
     ap.add_argument("--connections", type=int, default=1000)
+    ap.add_argument("--pipeline", type=int, metavar="Q",
+                    help="instead: 4 CQL connections each pipelining Q queries, reading nothing "
+                         "(issue 14's case: 50000)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--serve-arg", action="append", default=[],
                     help="one more argument for shardmark serve (repeat)")
@@ -135,6 +173,9 @@ def main():
             reset(s)
         time.sleep(3)
         before = (rss(srv.pid), heap(prom))
+        if a.pipeline:
+            pipeline_case(srv, cql, prom, a.pipeline, before, a.json)
+            return
         if os.environ.get("HM_SMAPS"):
             open("/tmp/h/smaps.before", "w").write(open(f"/proc/{srv.pid}/smaps").read())
         n = a.connections // 4
