@@ -464,10 +464,10 @@ pending_add(struct sm_cql_req *req)
 	l->tail = req;
 	req->tstate |= SM_CQL_REQ_PENDING;
 	npending++;
-	if (!sm_timer_armed(&pending_timer)) {
+	if (pending_timer.fn == NULL) /* zeroed is not idle: heap slot 0 */
 		sm_timer_init(&pending_timer, pending_expire, NULL);
+	if (!sm_timer_armed(&pending_timer))
 		sm_timer_arm(&pending_timer, ms);
-	}
 }
 
 static void

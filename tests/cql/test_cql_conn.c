@@ -407,6 +407,150 @@ test_cql_connection(void **state)
 	assert_int_equal(executed, 13);
 }
 
+/* ---- timeouts: a request that waits, a frame that never completes ---- */
+
+/*
+ * The "hang" executor keeps a QUERY with the text "hang" and answers it
+ * 600 ms later (past the 200 ms request timeout); everything else at once.
+ */
+static struct sm_cql_req *held_req;
+static struct sm_timer late_timer;
+
+static void
+late_reply(void *arg)
+{
+	struct sm_cql_buf b;
+
+	(void)arg;
+	sm_cql_buf_init(&b);
+	sm_cql_enc_result_void(&b, held_req->hdr.stream);
+	sm_cql_reply(held_req, &b); /* timed out already: dropped */
+	sm_cql_buf_release(&b);
+	held_req = NULL;
+}
+
+static void
+hang_request(void *ctx, struct sm_cql_req *req)
+{
+	struct sm_bytes q = req->msg.u.query.query;
+
+	if (req->hdr.opcode == SM_CQL_OP_QUERY && q.len == 4 && memcmp(q.p, "hang", 4) == 0) {
+		held_req = req;
+		sm_timer_init(&late_timer, late_reply, NULL);
+		sm_timer_arm(&late_timer, 600);
+		return;
+	}
+	exec_request(ctx, req);
+}
+
+static const struct sm_cql_executor hang_exec = { .request = hang_request };
+static const struct sm_cql_service timeout_svc = {
+	.max_frame = MAX_FRAME,
+	.exec = &hang_exec,
+	.timeout_ms = { [SM_CQL_TIMEOUT_OTHER] = 200 },
+	.frame_timeout_ms = 300,
+};
+
+static void *
+timeout_client(void *arg)
+{
+	struct sm_cql_params params = { .consistency = SM_CQL_ONE };
+	struct sm_cql_frame_header h;
+	struct sm_cql_response r;
+	struct sm_cql_buf out, in;
+	int fd = -1;
+
+	(void)arg;
+	sm_cql_buf_init(&out);
+	sm_cql_buf_init(&in);
+	fd = client_connect();
+	CHECK(fd >= 0);
+	startup_frame(&out, 1, NULL);
+	CHECK(send_all(fd, out.p, out.len));
+	CHECK(read_response(fd, &h, &in, &r, false) && r.opcode == SM_CQL_OP_READY);
+	/* The request that waits gets ReadTimeout (request_timeout_in_ms) on its stream. */
+	sm_cql_buf_reset(&out);
+	sm_cql_enc_query(&out, 3, sm_cql_str("hang"), &params);
+	CHECK(send_all(fd, out.p, out.len));
+	CHECK(read_response(fd, &h, &in, &r, false));
+	CHECK(h.stream == 3 && error_with(&r, SM_CQL_ERR_READ_TIMEOUT, "request_timeout_in_ms"));
+	CHECK(r.u.error.blockfor == 1 && r.u.error.received == 0);
+	/* Others go on; after the late reply would have come, the next frame is ours. */
+	usleep(700 * 1000);
+	sm_cql_buf_reset(&out);
+	query_frame(&out, 5);
+	CHECK(send_all(fd, out.p, out.len));
+	CHECK(read_response(fd, &h, &in, &r, false) && h.stream == 5 &&
+	      r.opcode == SM_CQL_OP_RESULT);
+	close(fd);
+	/* Five bytes of a header, then nothing: a protocol error and the close. */
+	fd = client_connect();
+	CHECK(fd >= 0);
+	CHECK(send_all(fd, "\x04\x00\x00\x01\x07", 5));
+	CHECK(read_response(fd, &h, &in, &r, false));
+	CHECK(error_with(&r, SM_CQL_ERR_PROTOCOL, "native_transport_frame_timeout_in_ms"));
+	CHECK(at_eof(fd));
+out:
+	if (fd >= 0)
+		close(fd);
+	sm_cql_buf_release(&out);
+	sm_cql_buf_release(&in);
+	sm_runtime_stop();
+	return NULL;
+}
+
+static int
+timeout_init(unsigned shard, void *arg)
+{
+	struct sm_listen_opts lo = {
+		.addr = "127.0.0.1",
+		.port = port,
+		.proto = &sm_cql_proto_ops,
+		.ctx = (void *)(uintptr_t)&timeout_svc,
+	};
+	struct sm_listener *l;
+	int ret;
+
+	(void)arg;
+	ret = sm_net_shard_init(NULL);
+	if (ret < 0 || shard != 0)
+		return ret;
+	ret = sm_net_listen(&lo, &l);
+	if (ret < 0)
+		return ret;
+	return -pthread_create(&client, NULL, timeout_client, NULL);
+}
+
+static void
+test_timeouts(void **state)
+{
+	struct sm_runtime_opts o = {
+		.smp = 1,
+		.overprovisioned = true,
+		.drain_timeout_ms = 3000,
+		.shard_init = timeout_init,
+		.shard_fini = shard_fini,
+	};
+	char err[256];
+
+	(void)state;
+	failures = 0;
+	port = free_port();
+	if (sm_net_find("uring") == NULL)
+		assert_int_equal(sm_net_uring_register(), 0);
+	assert_int_equal(sm_net_use("uring"), 0);
+	if (sm_net_driver()->probe(err, sizeof(err)) < 0) {
+		print_message("io_uring unavailable: %s\n", err);
+		skip();
+	}
+	if (sm_runtime_run(&o, err, sizeof(err)) < 0)
+		fail_msg("runtime: %s", err);
+	pthread_join(client, NULL);
+	if (failures)
+		fail_msg("%d failure(s), first: %s", failures, failure_text);
+	assert_null(held_req); /* the late reply ran, and was dropped */
+}
+
 /* ---- in-process connections ---- */
 
 static unsigned local_replies;
@@ -483,6 +627,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cql_connection),
 		cmocka_unit_test(test_local_connection),
+		cmocka_unit_test(test_timeouts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
