@@ -159,7 +159,8 @@ sm_mem_thread_fini(void)
 void
 sm_mem_collect(void)
 {
-	malloc_trim(0);
+	/* The glibc heap is the sanitizers' build: their allocator owns the
+	 * memory, and glibc's malloc_trim() walks arenas it never set up. */
 }
 
 static inline void *
