@@ -14,6 +14,7 @@
 
 #include "sm_core.h"
 #include "sm_net.h"
+#include "sm_net_driver.h"
 
 #define SM_NET_MAX_DRIVERS 4
 #define SM_SENDBUF_POOLED 16384 /* send buffers up to this size are cached */

@@ -25,6 +25,9 @@
  * connection is delivered on the shard chosen by the placement policy (the
  * io_uring driver accepts on shard 0 and hands the socket off; a packet
  * driver with a per-shard TCP stack accepts where the flow hashes).
+ *
+ * What a driver implements, and the helpers drivers call, are in
+ * sm_net_driver.h.
  */
 
 struct sm_bufseg {
@@ -68,37 +71,6 @@ sm_sendbuf_new(size_t cap);
 struct sm_sendbuf *
 sm_sendbuf_dup(const void *p, size_t len);
 
-/*
- * A FIFO of views for drivers (send queues, data held while receiving is
- * paused): a ring that grows by doubling. Pushing takes a reference on the
- * view's segment and merges a view that continues the last one in the same
- * segment (sm_conn_send_copy's appends), so one queued entry covers many
- * small replies.
- */
-struct sm_iovq {
-	struct sm_iov *v;
-	uint32_t head, len, cap;
-	size_t bytes; /* bytes in the queue */
-};
-
-/* Append @n views (empty ones skipped); 0 or -ENOMEM with nothing appended. */
-int
-sm_iovq_push(struct sm_iovq *q, const struct sm_iov *iov, unsigned n);
-
-/* The @i-th view from the front (i < q->len). */
-static inline struct sm_iov *
-sm_iovq_at(struct sm_iovq *q, uint32_t i)
-{
-	return &q->v[(q->head + i) & (q->cap - 1)];
-}
-
-/* Drop @bytes from the front, releasing the views that were wholly consumed. */
-void
-sm_iovq_consume(struct sm_iovq *q, size_t bytes);
-
-/* Release every view and the ring. */
-void
-sm_iovq_fini(struct sm_iovq *q);
 
 struct sm_conn;
 struct sm_listener;
@@ -196,43 +168,6 @@ struct sm_net_counter {
 	const char *help;
 };
 
-/* A driver: one implementation of the transport interface. */
-struct sm_net_driver {
-	const char *name;
-	/* Probe once at start, before shards exist; -errno and a message that
-	 * names cause and fix when the driver cannot run on this machine. */
-	int (*probe)(char *err, size_t errlen);
-	/* Per-shard setup and teardown, on the shard thread. */
-	int (*shard_init)(const struct sm_net_config *cfg);
-	void (*shard_fini)(void);
-	int (*listen)(const struct sm_listen_opts *o, struct sm_listener **l);
-	void (*listener_close)(struct sm_listener *l);
-	int (*connect)(const struct sm_connect_opts *o, struct sm_conn **c);
-	int (*send)(struct sm_conn *c, const struct sm_iov *iov, unsigned n);
-	void (*close)(struct sm_conn *c);
-	/* Bytes that arrived but have not reached received() yet. */
-	long (*rx_pending)(struct sm_conn *c);
-	/*
-	 * Stop (@paused) or restart calling received() for @c. Called by
-	 * lib/net when c->rx_paused goes from 0 to nonzero and back. After a
-	 * restart the driver delivers what it held from the next poll round
-	 * on, never from inside this call.
-	 */
-	void (*set_rx_paused)(struct sm_conn *c, bool paused);
-	/*
-	 * Optional: counters of the driver's own (a userspace TCP stack's
-	 * retransmissions, a NIC's drops). counters() returns how many and
-	 * their descriptions; counters_read() fills vals[0..n) for @shard and
-	 * may run on any thread (the driver publishes them with relaxed
-	 * stores, as lib/core's counters are).
-	 */
-	unsigned (*counters)(const struct sm_net_counter **desc);
-	void (*counters_read)(unsigned shard, uint64_t *vals);
-};
-
-/* Register a driver by name; -EEXIST when the name is taken. */
-int
-sm_net_register(const struct sm_net_driver *d);
 
 /* A registered driver, or NULL. */
 const struct sm_net_driver *
@@ -268,16 +203,6 @@ sm_net_listener_close(struct sm_listener *l);
 int
 sm_net_connect(const struct sm_connect_opts *o, struct sm_conn **c);
 
-/*
- * Queue @n views for sending, in order after everything queued before. The
- * driver takes its own references; the caller keeps its own. Returns 0, or
- * -EPIPE when the connection is closing.
- */
-static inline int
-sm_conn_send(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
-{
-	return c->drv->send(c, iov, n);
-}
 
 /*
  * Copy @len bytes into send buffers and queue them. Small replies share a
@@ -297,42 +222,8 @@ sm_conn_pause_rx(struct sm_conn *c, unsigned why);
 void
 sm_conn_resume_rx(struct sm_conn *c, unsigned why);
 
-/*
- * For drivers, after c->send_queued changed: pause receiving above the
- * shard's max_unsent_bytes, resume once at most half of it is left.
- */
-void
-sm_conn_unsent_changed(struct sm_conn *c);
 
-/* For drivers: every queued byte has left; drop the tail buffer (idle connections hold none). */
-void
-sm_conn_tx_idle(struct sm_conn *c);
 
-/* For drivers, when a connection is freed: release what lib/net keeps for it. */
-void
-sm_conn_net_fini(struct sm_conn *c);
-
-/*
- * Close gracefully: stop receiving, send what is queued, then close; the
- * protocol's closed() follows. Safe to call more than once.
- */
-static inline void
-sm_conn_close(struct sm_conn *c)
-{
-	c->drv->close(c);
-}
-
-/*
- * Bytes that have arrived for @c but not yet been delivered to received()
- * (in the kernel's socket buffer, or the userspace stack's queue). A
- * protocol's drain() uses it to tell an idle connection from one whose
- * request is still arriving. A syscall: not for per-request paths.
- */
-static inline long
-sm_conn_rx_pending(struct sm_conn *c)
-{
-	return c->drv->rx_pending(c);
-}
 
 /*
  * The selected driver's own counters: returns how many and sets *@desc to
@@ -361,5 +252,47 @@ sm_net_addr_str(const struct sockaddr_storage *ss, char *buf, size_t len);
 /* Parse a numeric address and port into @ss; returns its length or -EINVAL. */
 int
 sm_net_addr_parse(const char *addr, uint16_t port, struct sockaddr_storage *ss);
+
+
+/*
+ * The calls on a connection's driver, inline: a protocol's every send goes
+ * through them. The driver interface they need is in sm_net_driver.h, which
+ * protocols do not use otherwise (as DPDK's rte_ethdev.h includes
+ * rte_ethdev_core.h for its inline bursts).
+ */
+#include "sm_net_driver.h"
+
+/*
+ * Queue @n views for sending, in order after everything queued before. The
+ * driver takes its own references; the caller keeps its own. Returns 0, or
+ * -EPIPE when the connection is closing.
+ */
+static inline int
+sm_conn_send(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
+{
+	return c->drv->send(c, iov, n);
+}
+
+/*
+ * Close gracefully: stop receiving, send what is queued, then close; the
+ * protocol's closed() follows. Safe to call more than once.
+ */
+static inline void
+sm_conn_close(struct sm_conn *c)
+{
+	c->drv->close(c);
+}
+
+/*
+ * Bytes that have arrived for @c but not yet been delivered to received()
+ * (in the kernel's socket buffer, or the userspace stack's queue). A
+ * protocol's drain() uses it to tell an idle connection from one whose
+ * request is still arriving. A syscall: not for per-request paths.
+ */
+static inline long
+sm_conn_rx_pending(struct sm_conn *c)
+{
+	return c->drv->rx_pending(c);
+}
 
 #endif /* SM_NET_H */

@@ -10,6 +10,7 @@
 
 #include "sm_core.h"
 #include "sm_net.h"
+#include "sm_net_driver.h"
 
 struct tseg {
 	struct sm_bufseg seg;

@@ -72,6 +72,7 @@
 #include "dpdk_rss.h"
 #include "sm_core.h"
 #include "sm_net.h"
+#include "sm_net_driver.h"
 #include "sm_net_dpdk.h"
 #include "sm_tcpip.h"
 

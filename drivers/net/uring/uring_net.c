@@ -65,6 +65,7 @@
 
 #include "sm_core.h"
 #include "sm_net.h"
+#include "sm_net_driver.h"
 #include "sm_net_uring.h"
 
 #define RING_ENTRIES 1024
