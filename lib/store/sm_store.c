@@ -105,27 +105,6 @@ now_sec(void)
 	return (int32_t)time(NULL);
 }
 
-int64_t
-sm_key_token(const struct sm_key *pk)
-{
-	const void *parts[SM_MAX_KEY_PARTS];
-	uint32_t lens[SM_MAX_KEY_PARTS];
-	uint8_t buf[1024];
-	size_t len;
-	unsigned i;
-
-	if (pk->n == 1)
-		return sm_murmur3_token(pk->part[0].p, pk->part[0].len);
-	for (i = 0; i < pk->n; i++) {
-		parts[i] = pk->part[i].p;
-		lens[i] = pk->part[i].len;
-	}
-	len = sm_partition_key_compose(buf, sizeof(buf), parts, lens, pk->n);
-	if (len > sizeof(buf))
-		len = sizeof(buf); /* keys that long are refused by the write path */
-	return sm_murmur3_token(buf, len);
-}
-
 unsigned
 sm_key_shard(const struct sm_key *pk)
 {

@@ -2,6 +2,8 @@
 #include <endian.h>
 #include <string.h>
 
+#include "sm_mem.h"
+#include "sm_store.h"
 #include "sm_token.h"
 
 __extension__ typedef unsigned __int128 sm_u128;
@@ -241,4 +243,35 @@ sm_shard_next_token(int64_t from, unsigned shard, unsigned nr_shards, unsigned i
 		return false; /* already in the last period */
 	*out = bias(base + mask + 1 + (uint64_t)start);
 	return true;
+}
+
+int64_t
+sm_key_token(const struct sm_key *pk)
+{
+	const void *parts[SM_MAX_KEY_PARTS];
+	uint32_t lens[SM_MAX_KEY_PARTS];
+	uint8_t stack[1024], *buf = stack;
+	size_t len;
+	unsigned i;
+	int64_t t;
+
+	if (pk->n == 1)
+		return sm_murmur3_token(pk->part[0].p, pk->part[0].len);
+	for (i = 0; i < pk->n; i++) {
+		parts[i] = pk->part[i].p;
+		lens[i] = pk->part[i].len;
+	}
+	len = sm_partition_key_compose(buf, sizeof(stack), parts, lens, pk->n);
+	if (SM_UNLIKELY(len > sizeof(stack))) {
+		/* A long composite key (components up to 64 KiB): hash all of it,
+		 * not a prefix, or its token would not be the drivers'. */
+		if (len == SIZE_MAX || (buf = sm_malloc(len)) == NULL)
+			return sm_murmur3_token(stack, 0); /* unframeable or no memory: the
+							     write path refuses such keys */
+		sm_partition_key_compose(buf, len, parts, lens, pk->n);
+	}
+	t = sm_murmur3_token(buf, len);
+	if (buf != stack)
+		sm_free(buf);
+	return t;
 }

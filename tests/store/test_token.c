@@ -9,6 +9,8 @@
 
 #include "sm_test_rng.h"
 
+#include "sm_mem.h"
+#include "sm_store.h"
 #include "sm_token.h"
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
@@ -647,11 +649,37 @@ test_next_token_bad_shard(void **state)
 	assert_int_equal(out, INT64_MIN);
 }
 
+/* A composite key longer than the stack buffer hashes whole (it hashed a 1 KiB prefix). */
+static void
+test_key_token_long_composite(void **state)
+{
+	static uint8_t a[3000], b[5];
+	static uint8_t composed[3000 + 5 + 2 * 3];
+	const void *parts[2] = { a, b };
+	uint32_t lens[2] = { sizeof(a), sizeof(b) };
+	struct sm_key k = { .n = 2 };
+	size_t len;
+
+	(void)state;
+	memset(a, 'a', sizeof(a));
+	memset(b, 'b', sizeof(b));
+	k.part[0] = (struct sm_bytes){ a, sizeof(a) };
+	k.part[1] = (struct sm_bytes){ b, sizeof(b) };
+	len = sm_partition_key_compose(composed, sizeof(composed), parts, lens, 2);
+	assert_int_equal(len, sizeof(composed));
+	assert_int_equal(sm_key_token(&k), sm_murmur3_token(composed, len));
+	b[4] = 'c'; /* past the first KiB: the token changes */
+	k.part[1] = (struct sm_bytes){ b, sizeof(b) };
+	sm_partition_key_compose(composed, sizeof(composed), parts, lens, 2);
+	assert_int_equal(sm_key_token(&k), sm_murmur3_token(composed, len));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_murmur3_vectors),
+		cmocka_unit_test(test_key_token_long_composite),
 		cmocka_unit_test(test_murmur3_tail_is_signed),
 		cmocka_unit_test(test_murmur3_empty_and_unaligned),
 		cmocka_unit_test(test_token_normalize),
