@@ -89,8 +89,8 @@ alt_env_name(void *arg, const char *ref)
 	return alt_resolve_name(op, ref);
 }
 
-static const char *
-env_value_type(void *arg, const char *ref)
+const char *
+alt_env_value_type(void *arg, const char *ref)
 {
 	static const char *const types[] = { "S",  "N",	 "B",  "BOOL", "NULL",
 					     "SS", "NS", "BS", "L",    "M" };
@@ -116,7 +116,7 @@ static const struct sm_ddb_expr_env *
 op_env(struct alt_op *op, struct sm_ddb_expr_env *env)
 {
 	env->name = alt_env_name;
-	env->value_type = env_value_type;
+	env->value_type = alt_env_value_type;
 	env->arg = op;
 	return env;
 }
