@@ -555,11 +555,18 @@ flight(const struct sm_tcp_conn *c)
 	return c->snd_max - c->snd_una;
 }
 
-static void
+/*
+ * Resend the first unacknowledged segment: only bytes sent before (up to
+ * snd_max), which the peer's window took then; anything past them is new
+ * data, which tcp_output() sends within the window and counts in snd_max.
+ * Returns the data bytes resent.
+ */
+static uint32_t
 retransmit_una(struct sm_tcp_conn *c)
 {
 	uint32_t data_end = c->sbuf_seq + c->snd_len;
-	uint32_t len = SEQ_LT(c->snd_una, data_end) ? data_end - c->snd_una : 0;
+	uint32_t sent_end = SEQ_LT(c->snd_max, data_end) ? c->snd_max : data_end;
+	uint32_t len = SEQ_LT(c->snd_una, sent_end) ? sent_end - c->snd_una : 0;
 	uint8_t flags = TH_ACK;
 
 	if (len > c->mss)
@@ -569,6 +576,7 @@ retransmit_una(struct sm_tcp_conn *c)
 	c->s->st.tcp_retransmits++;
 	c->timing = false; /* Karn: no RTT sample from a retransmitted range */
 	tcp_send_seg(c, c->snd_una, len, flags);
+	return len;
 }
 
 /* ---- output ---- */
@@ -1369,12 +1377,10 @@ rtx_timeout(struct sm_tcp_conn *c)
 	if (rto_eff(c) < cfg->rto_max_ns)
 		c->backoff++;
 	/* Go back N: resend from the first unacknowledged byte as cwnd allows. */
-	retransmit_una(c);
 	{
 		uint32_t data_end = c->sbuf_seq + c->snd_len;
-		uint32_t len = SEQ_LT(c->snd_una, data_end) ? data_end - c->snd_una : 0;
 
-		c->snd_nxt = c->snd_una + SM_TCPIP_MIN(len, (uint32_t)c->mss);
+		c->snd_nxt = c->snd_una + retransmit_una(c);
 		if (c->app_closed && c->snd_nxt == data_end && SEQ_GT(c->snd_max, data_end))
 			c->snd_nxt++; /* the FIN went with it */
 	}

@@ -630,6 +630,43 @@ test_retransmission_gives_up(void **state)
 	h_free(h);
 }
 
+/*
+ * An RTO resends what was sent, not a full segment past it: the peer's
+ * window took 255 bytes, so 255 go again. Resending up to the MSS went past
+ * the window and left snd_nxt beyond snd_max; the ACK of the 255 then
+ * stopped the timer with data still to send, and the connection hung
+ * (found by tests/fuzz/fuzz_tcpip).
+ */
+static void
+test_rto_resends_only_what_was_sent(void **state)
+{
+	struct h *h = h_new();
+	uint8_t d[1000];
+	struct t_out o;
+
+	(void)state;
+	h_accept(h, false, 255);
+	fill(d, sizeof(d), 3);
+	assert_int_equal(sm_tcp_send(h->conn, d, sizeof(d), h->now), sizeof(d));
+	o = h_out(h);
+	assert_int_equal(o.dlen, 255);
+	h_none(h);
+	h_poll(h, sm_tcpip_next_timer(h->s));
+	o = h_out(h);
+	assert_int_equal(o.seq, h->iss + 1);
+	assert_int_equal(o.dlen, 255);
+	assert_memory_equal(o.data, d, 255);
+	h_none(h);
+	/* The window opens with the ACK: the rest goes, under a timer. */
+	h_in(h, PISN + 1, h->iss + 256, F_ACK, 65535, NULL, 0);
+	o = h_out(h);
+	assert_int_equal(o.seq, h->iss + 256);
+	assert_int_equal(o.dlen, 745);
+	assert_memory_equal(o.data, d + 255, 745);
+	assert_true(sm_tcpip_next_timer(h->s) != UINT64_MAX);
+	h_free(h);
+}
+
 static void
 test_fast_retransmit_newreno(void **state)
 {
@@ -1217,6 +1254,7 @@ main(void)
 		cmocka_unit_test(test_data_both_ways),
 		cmocka_unit_test(test_retransmission_rto),
 		cmocka_unit_test(test_retransmission_gives_up),
+		cmocka_unit_test(test_rto_resends_only_what_was_sent),
 		cmocka_unit_test(test_fast_retransmit_newreno),
 		cmocka_unit_test(test_out_of_order),
 		cmocka_unit_test(test_zero_copy_receive),
