@@ -495,14 +495,27 @@ notify_closed(struct sm_tcp_conn *c, int err)
 		c->s->ops.closed(c->s->cfg.ctx, c, err);
 }
 
+/*
+ * An active open that has not completed: SYN_SENT, or SYN_RCVD after a
+ * simultaneous open (a passive open's SYN_RCVD is unknown to the
+ * application until accepted(), so app_gone is set for it).
+ */
+static bool
+active_opening(const struct sm_tcp_conn *c)
+{
+	return c->state == TCP_SYN_SENT || (c->state == TCP_SYN_RCVD && !c->app_gone);
+}
+
 /* The peer reset, or we gave up: tell the application and free. */
 static void
 conn_fail(struct sm_tcp_conn *c, int err)
 {
-	if (c->state == TCP_SYN_SENT) {
+	if (active_opening(c)) {
 		if (!c->app_gone && c->s->ops.connected) {
 			c->app_gone = true;
-			c->s->ops.connected(c->s->cfg.ctx, c, err);
+			/* RFC 9293 3.10.7.3: a reset active open was refused. */
+			c->s->ops.connected(c->s->cfg.ctx, c,
+					    err == -ECONNRESET ? -ECONNREFUSED : err);
 		}
 	} else {
 		notify_closed(c, err);
@@ -1140,11 +1153,17 @@ conn_input(struct sm_tcp_conn *c, struct seg *g)
 		c->max_snd_wnd = c->snd_wnd;
 		c->snd_wl1 = g->seq;
 		c->snd_wl2 = g->ack;
-		s->st.tcp_passive_opens++;
-		c->app_gone = false;
-		if (s->ops.accepted && s->ops.accepted(s->cfg.ctx, c) < 0) {
-			sm_tcp_abort(c, s->now);
-			return;
+		if (!c->app_gone) {
+			/* A simultaneous open: the application's connect() completed. */
+			if (s->ops.connected)
+				s->ops.connected(s->cfg.ctx, c, 0);
+		} else {
+			s->st.tcp_passive_opens++;
+			c->app_gone = false;
+			if (s->ops.accepted && s->ops.accepted(s->cfg.ctx, c) < 0) {
+				sm_tcp_abort(c, s->now);
+				return;
+			}
 		}
 		if (c->state == TCP_CLOSED)
 			return;

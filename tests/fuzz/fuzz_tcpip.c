@@ -121,8 +121,13 @@ static int
 accepted(void *ctx, struct sm_tcp_conn *c)
 {
 	uint16_t rport;
+	unsigned i;
 
 	(void)ctx;
+	if (trace)
+		fprintf(stderr, "accepted %p\n", (void *)c);
+	for (i = 0; i < m.nconns; i++) /* not one the application opened */
+		FUZZ_CHECK(m.conns[i] != c);
 	sm_tcp_tuple(c, NULL, NULL, NULL, &rport);
 	if (rport == CLEAN_PORT) {
 		m.clean_conn = c;
@@ -165,6 +170,8 @@ static void
 closed(void *ctx, struct sm_tcp_conn *c, int err)
 {
 	(void)ctx;
+	if (trace)
+		fprintf(stderr, "closed %p: %d\n", (void *)c, err);
 	FUZZ_CHECK(err == 0 || err == -ECONNRESET || err == -ETIMEDOUT);
 	if (c == m.clean_conn)
 		m.clean_conn = NULL;
@@ -175,6 +182,8 @@ static void
 connected(void *ctx, struct sm_tcp_conn *c, int err)
 {
 	(void)ctx;
+	if (trace)
+		fprintf(stderr, "connected %p: %d\n", (void *)c, err);
 	FUZZ_CHECK(err == 0 || err == -ECONNREFUSED || err == -ETIMEDOUT);
 	if (err < 0)
 		forget(c);
@@ -305,8 +314,11 @@ app_move(struct fuzz_in *in)
 	if ((what & 7) == 5) {
 		if (m.nconns < MAX_CONNS &&
 		    sm_tcp_connect(m.s, T_IP_PEER, m.flows[what % NFLOWS].sport,
-				   m.flows[what % NFLOWS].dport, NULL, m.now, &c) == 0)
+				   m.flows[what % NFLOWS].dport, NULL, m.now, &c) == 0) {
+			if (trace)
+				fprintf(stderr, "connecting %p\n", (void *)c);
 			m.conns[m.nconns++] = c;
+		}
 		return;
 	}
 	if (m.nconns == 0)

@@ -355,6 +355,57 @@ test_passive_open_no_wscale(void **state)
 	h_free(h);
 }
 
+/*
+ * A simultaneous open (RFC 9293 figure 8): our SYN crosses the peer's, we
+ * answer with a SYN-ACK, its ACK completes our connect(). The stack took
+ * that ACK for a passive open's and called accepted() for a connection the
+ * application had opened itself (found by fuzz_tcpip: the application then
+ * held it twice); a reset or a timeout before the ACK must say so through
+ * connected(), not closed().
+ */
+static void
+test_simultaneous_open(void **state)
+{
+	static const uint8_t opts[] = { 2, 4, 0x05, 0xb4 };
+	struct h *h = h_new();
+	struct sm_tcp_conn *c;
+	struct t_out o;
+
+	(void)state;
+	assert_int_equal(sm_tcp_connect(h->s, T_IP_PEER, PPORT, PORT, h, h->now, &c), 0);
+	h->iss = h_out(h).seq;
+	h_in_opts(h, PPORT, PORT, PISN, 0, F_SYN, 65535, opts, sizeof(opts));
+	o = h_out(h);
+	assert_int_equal(o.flags, F_SYN | F_ACK);
+	assert_int_equal(o.seq, h->iss);
+	assert_int_equal(o.ack, PISN + 1);
+	assert_string_equal(sm_tcp_state_name(c), "SYN_RCVD");
+	assert_int_equal(h->connected, 0);
+	h_in(h, PISN + 1, h->iss + 1, F_ACK, 65535, NULL, 0);
+	assert_int_equal(h->connected, 1);
+	assert_int_equal(h->connected_err, 0);
+	assert_int_equal(h->accepted, 0);
+	assert_ptr_equal(h->conn, c);
+	assert_string_equal(sm_tcp_state_name(c), "ESTABLISHED");
+	assert_int_equal(h_stats(h).tcp_passive_opens, 0);
+	assert_int_equal(sm_tcp_send(c, "hi", 2, h->now), 2);
+	assert_int_equal(h_out(h).dlen, 2);
+	sm_tcp_abort(c, h->now);
+	h_out(h); /* its RST */
+
+	/* Reset after the SYNs crossed: refused, told by connected(). */
+	assert_int_equal(sm_tcp_connect(h->s, T_IP_PEER, PPORT, PORT, h, h->now, &c), 0);
+	h->iss = h_out(h).seq;
+	h_in_opts(h, PPORT, PORT, PISN, 0, F_SYN, 65535, opts, sizeof(opts));
+	h_out(h);
+	h_in(h, PISN + 1, 0, F_RST, 0, NULL, 0);
+	assert_int_equal(h->connected, 2);
+	assert_int_equal(h->connected_err, -ECONNREFUSED);
+	assert_int_equal(h->closed, 0);
+	assert_int_equal(h_stats(h).tcp_conns, 0);
+	h_free(h);
+}
+
 static void
 test_active_open(void **state)
 {
@@ -1254,6 +1305,7 @@ main(void)
 		cmocka_unit_test(test_data_both_ways),
 		cmocka_unit_test(test_retransmission_rto),
 		cmocka_unit_test(test_retransmission_gives_up),
+		cmocka_unit_test(test_simultaneous_open),
 		cmocka_unit_test(test_rto_resends_only_what_was_sent),
 		cmocka_unit_test(test_fast_retransmit_newreno),
 		cmocka_unit_test(test_out_of_order),
