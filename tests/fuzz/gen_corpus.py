@@ -367,6 +367,7 @@ def http_seeds():
         "expect": ("POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\nbody"),
         "close": "GET / HTTP/1.1\r\nConnection: close\r\n\r\nGET /never HTTP/1.1\r\n\r\n",
         "absolute-uri": "GET http://example.com/x?y HTTP/1.1\r\n\r\n",
+        "absolute-uri-no-path": "GET http://example.com?y HTTP/1.1\r\n\r\n",
         "options-star": "OPTIONS * HTTP/1.1\r\n\r\n",
         "empty-lines": "\r\n\r\nGET / HTTP/1.1\r\n\r\n",
         "many-fields": "GET / HTTP/1.1\r\n" + "".join(f"X-F{i}: v{i}\r\n" for i in range(30))

@@ -12,14 +12,15 @@ if [ "$#" -lt 5 ]; then
 	echo "usage: $0 HARNESS CORPUS DICT WORKDIR RUNS [MAX_SECONDS]" >&2
 	exit 2
 fi
-exe=$1 corpus=$2 dict=$3 work=$4 runs=$5 secs=${6:-60}
+exe=$(realpath "$1") corpus=$2 dict=$3 work=$4 runs=$5 secs=${6:-60}
 name=$(basename "$exe")
 
 rm -rf "$work"
 mkdir -p "$work/new" "$work/artifacts"
-# -timeout: an input that runs a minute is a hang, whatever the load;
-# slow inputs are looked for in the long runs (docs/benchmarks.md).
-args=(-runs="$runs" -max_total_time="$secs" -timeout=60 -rss_limit_mb=2048
+# A fixed seed: the same mutations every run, so a failure here reproduces.
+# -timeout: an input that runs a minute is a hang, whatever the load; slow
+# inputs are looked for in the long runs (docs/benchmarks.md).
+args=(-seed=1 -runs="$runs" -max_total_time="$secs" -timeout=60 -rss_limit_mb=2048
 	-artifact_prefix="$work/artifacts/" -print_final_stats=1)
 if [ -f "$dict" ]; then
 	args+=(-dict="$dict")
