@@ -450,7 +450,7 @@ ITEM = {"p": {"S": "k"}, "a": {"S": "abc"}, "n": {"N": "5"}, "b": {"B": "AQID"},
 
 
 def expr_seed(kind, text, values=None, names=None, item=ITEM, sort=False, extra=None):
-    req = {"Key": {"p": {"S": "k"}}}
+    req = {"Key": {"pk": {"S": "k"}}}
     if sort:
         req["Key"]["sk"] = {"N": "1"}
     if names:
