@@ -807,8 +807,24 @@ elem_eq(struct alt_op *op, const struct sm_ddb_path_elem *a, const struct sm_ddb
 	return x && y && strcmp(x, y) == 0;
 }
 
-/* Write value @v restricted to @paths (all equal up to @depth). */
+/* Take back what @o got since @len (a member that projected to nothing). */
 static void
+out_rewind(struct sm_json_out *o, size_t len, bool comma)
+{
+	o->len = len;
+	o->comma = comma;
+	if (o->p != NULL)
+		o->p[len] = '\0';
+}
+
+/*
+ * Write value @v restricted to @paths (all equal up to @depth); false, with
+ * nothing written, when none of them exists in it. A path into a missing
+ * member, past the end of a list, or into a value that is neither map nor
+ * list projects to nothing (ScyllaDB's test_projection_expression_path),
+ * not to an empty container of the value's type ({"N":[]} is no value).
+ */
+static bool
 write_proj(struct alt_op *op, const struct sm_json_doc *d, int v,
 	   const struct sm_ddb_path *const *paths, unsigned n, unsigned depth,
 	   struct sm_json_out *o)
@@ -817,18 +833,19 @@ write_proj(struct alt_op *op, const struct sm_json_doc *d, int v,
 	struct sm_bytes raw;
 	char t[5];
 	unsigned i, j, ns;
-	bool done[64] = { false };
+	bool done[64] = { false }, any = false, comma0 = o->comma, comma;
+	size_t len0 = o->len, len;
 	int pay, x;
 
 	for (i = 0; i < n; i++) {
 		if (paths[i]->nelems == depth) {
 			raw = sm_json_span(d, v);
 			sm_json_out_raw(o, (const char *)raw.p, raw.len);
-			return;
+			return true;
 		}
 	}
 	if (alt_value_type(d, v, t, &pay) < 0)
-		return;
+		return false;
 	sm_json_out_obj_begin(o);
 	sm_json_out_key(o, t);
 	if (strcmp(t, "M") == 0)
@@ -847,6 +864,8 @@ write_proj(struct alt_op *op, const struct sm_json_doc *d, int v,
 				done[j] = true;
 			}
 		}
+		len = o->len;
+		comma = o->comma;
 		if (paths[i]->elems[depth].name != NULL) {
 			if (strcmp(t, "M") != 0)
 				continue;
@@ -866,13 +885,21 @@ write_proj(struct alt_op *op, const struct sm_json_doc *d, int v,
 			if (x < 0)
 				continue;
 		}
-		write_proj(op, d, x, sub, ns, depth + 1, o);
+		if (write_proj(op, d, x, sub, ns, depth + 1, o))
+			any = true;
+		else
+			out_rewind(o, len, comma);
+	}
+	if (!any) {
+		out_rewind(o, len0, comma0);
+		return false;
 	}
 	if (strcmp(t, "M") == 0)
 		sm_json_out_obj_end(o);
 	else
 		sm_json_out_arr_end(o);
 	sm_json_out_obj_end(o);
+	return true;
 }
 
 int
@@ -880,9 +907,10 @@ alt_write_projected(struct alt_op *op, const struct sm_json_doc *d, int itok, st
 {
 	int atg = op->atg_tok;
 	const struct sm_ddb_path *group[64];
-	bool done[64] = { false };
+	bool done[64] = { false }, comma;
 	struct sm_bytes raw, k;
 	unsigned i, j, n;
+	size_t len;
 	int e, v;
 
 	if (op->proj == NULL && atg < 0) {
@@ -921,8 +949,11 @@ alt_write_projected(struct alt_op *op, const struct sm_json_doc *d, int itok, st
 		v = name ? sm_json_get(d, itok, name) : -1;
 		if (v < 0)
 			continue;
+		len = o->len;
+		comma = o->comma;
 		sm_json_out_key(o, name);
-		write_proj(op, d, v, group, n, 1, o);
+		if (!write_proj(op, d, v, group, n, 1, o))
+			out_rewind(o, len, comma);
 	}
 	sm_json_out_obj_end(o);
 	return o->err;
