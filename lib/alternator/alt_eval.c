@@ -1473,7 +1473,7 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 				ret = -EINVAL;
 				goto out;
 			}
-			if (kind == SM_DDB_SET && val < 0) {
+			if ((kind == SM_DDB_SET || kind == SM_DDB_ADD) && val < 0) {
 				snprintf(op->errmsg, sizeof(op->errmsg),
 					 "One or more parameter values were invalid: Only DELETE "
 					 "action "
