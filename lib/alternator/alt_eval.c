@@ -1212,7 +1212,9 @@ apply_action(struct alt_op *op, const struct sm_json_doc *d, int itok, enum sm_d
 	     const struct sm_ddb_path *path, const struct sm_ddb_operand *value,
 	     struct alt_val given, unsigned *nw)
 {
-	const char *top = alt_resolve_name(op, path->elems[0].name);
+	/* Legacy AttributeUpdates names are literal, "#a" too: only a ref is looked up. */
+	const char *top = path->elems[0].ref ? alt_resolve_name(op, path->elems[0].name)
+					     : path->elems[0].name;
 	struct wattr *w;
 	struct alt_val nv = { NULL, -1 }, cur = { NULL, -1 };
 	struct sm_json_out *tmpo, *co;

@@ -549,6 +549,18 @@ def test_attribute_updates_without_value(table):
     assert get(table, k) == k
 
 
+def test_attribute_updates_names_are_literal(table):
+    """AttributeUpdates names attributes as they are: "#a" is no placeholder
+    there; it failed as "invalid update" (found by tests/fuzz/fuzz_expr)."""
+    k = key()
+    table.update_item(Key=k, AttributeUpdates={"#a": {"Value": 1, "Action": "PUT"},
+                                               "#": {"Value": "x", "Action": "PUT"}})
+    assert get(table, k) == dict(k, **{"#a": 1, "#": "x"})
+    table.update_item(Key=k, AttributeUpdates={"#a": {"Value": 2, "Action": "ADD"},
+                                               "#": {"Action": "DELETE"}})
+    assert get(table, k) == dict(k, **{"#a": 3})
+
+
 def test_mixing_old_and_new_parameters(table):
     k = key()
     table.put_item(Item=dict(k, a=1))
