@@ -1147,7 +1147,8 @@ conn_input(struct sm_tcp_conn *c, struct seg *g)
 			c->listener->syn_rcvd--;
 			c->listener = NULL;
 		}
-		c->state = TCP_ESTABLISHED;
+		/* RFC 9293 3.10.4: a CLOSE in SYN-RECEIVED sends its FIN once established. */
+		c->state = c->app_closed ? TCP_FIN_WAIT_1 : TCP_ESTABLISHED;
 		/* The handshake ACK's window is scaled; take it whatever wl1 says. */
 		c->snd_wnd = (uint32_t)g->wnd << c->snd_ws;
 		c->max_snd_wnd = c->snd_wnd;

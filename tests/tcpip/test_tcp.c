@@ -403,6 +403,28 @@ test_simultaneous_open(void **state)
 	assert_int_equal(h->connected_err, -ECONNREFUSED);
 	assert_int_equal(h->closed, 0);
 	assert_int_equal(h_stats(h).tcp_conns, 0);
+
+	/*
+	 * Closed while the SYNs crossed: the FIN goes once the handshake is
+	 * done, and the close runs its course (FIN_WAIT_1, FIN_WAIT_2 and its
+	 * timeout). The connection stayed ESTABLISHED with its FIN acked and
+	 * no timer: for good (found by fuzz_tcpip).
+	 */
+	assert_int_equal(sm_tcp_connect(h->s, T_IP_PEER, PPORT, PORT, h, h->now, &c), 0);
+	h->iss = h_out(h).seq;
+	h_in_opts(h, PPORT, PORT, PISN, 0, F_SYN, 65535, opts, sizeof(opts));
+	h_out(h);
+	assert_int_equal(sm_tcp_close(c, h->now), 0);
+	h_none(h);
+	h_in(h, PISN + 1, h->iss + 1, F_ACK, 65535, NULL, 0);
+	o = h_out(h);
+	assert_int_equal(o.flags, F_FIN | F_ACK);
+	assert_int_equal(o.seq, h->iss + 1);
+	assert_string_equal(sm_tcp_state_name(c), "FIN_WAIT_1");
+	h_in(h, PISN + 1, h->iss + 2, F_ACK, 65535, NULL, 0);
+	assert_string_equal(sm_tcp_state_name(c), "FIN_WAIT_2");
+	h_poll(h, h->now + 61 * T_SEC); /* FIN_WAIT_2 gives up after time_wait_ns */
+	assert_int_equal(h_stats(h).tcp_conns, 0);
 	h_free(h);
 }
 
