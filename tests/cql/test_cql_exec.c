@@ -31,8 +31,14 @@ struct step {
 	const char *msg;
 };
 
-#define OK(q) { q, SM_CQL_OP_RESULT, 0, NULL }
-#define ERR(q, c, m) { q, SM_CQL_OP_ERROR, c, m }
+#define OK(q)                                                                                      \
+	{                                                                                          \
+		q, SM_CQL_OP_RESULT, 0, NULL                                                       \
+	}
+#define ERR(q, c, m)                                                                               \
+	{                                                                                          \
+		q, SM_CQL_OP_ERROR, c, m                                                           \
+	}
 
 static const struct step *script;
 static unsigned nsteps, cur;
@@ -158,9 +164,9 @@ run_script(const struct step *steps, unsigned n)
 	nsteps = n;
 	cur = 0;
 	failure[0] = '\0';
-	assert_int_equal(sm_cql_cluster_init(&cluster, "test", "127.0.0.1", 9042, NULL, err,
-					     sizeof(err)),
-			 0);
+	assert_int_equal(
+		sm_cql_cluster_init(&cluster, "test", "127.0.0.1", 9042, NULL, err, sizeof(err)),
+		0);
 	if (sm_runtime_run(&o, err, sizeof(err)) < 0)
 		fail_msg("runtime: %s", err);
 	sm_cql_cluster_free(&cluster);
@@ -169,7 +175,9 @@ run_script(const struct step *steps, unsigned n)
 	assert_int_equal(cur, n);
 }
 
-#define KS "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
+#define KS                                                                                         \
+	"CREATE KEYSPACE ks WITH replication = "                                                   \
+	"{'class': 'SimpleStrategy', 'replication_factor': 1}"
 
 /*
  * A key column named twice in PRIMARY KEY is refused as ScyllaDB does; the

@@ -359,8 +359,13 @@ clean_exchange(void)
 {
 	static const uint8_t syn_opts[] = { 2, 4, 0x05, 0xb4 };
 	uint8_t data[2000];
-	struct t_seg sg = { .sport = CLEAN_PORT, .dport = 80, .seq = 7000, .flags = F_SYN,
-			    .wnd = 65535, .opt = syn_opts, .optlen = sizeof(syn_opts) };
+	struct t_seg sg = { .sport = CLEAN_PORT,
+			    .dport = 80,
+			    .seq = 7000,
+			    .flags = F_SYN,
+			    .wnd = 65535,
+			    .opt = syn_opts,
+			    .optlen = sizeof(syn_opts) };
 	size_t i;
 
 	m.hold = false;
@@ -368,8 +373,12 @@ clean_exchange(void)
 	m.flen = t_tcp_frame(m.f, &sg);
 	input();
 	FUZZ_CHECK(m.clean_iss != 0);
-	sg = (struct t_seg){ .sport = CLEAN_PORT, .dport = 80, .seq = 7001,
-			     .ack = m.clean_iss + 1, .flags = F_ACK, .wnd = 65535 };
+	sg = (struct t_seg){ .sport = CLEAN_PORT,
+			     .dport = 80,
+			     .seq = 7001,
+			     .ack = m.clean_iss + 1,
+			     .flags = F_ACK,
+			     .wnd = 65535 };
 	m.flen = t_tcp_frame(m.f, &sg);
 	input();
 	FUZZ_CHECK(m.clean_conn != NULL);
