@@ -4,7 +4,8 @@
 # Install what shardmark needs on Debian 12, and only what is missing.
 #   deploy/install-deps.sh [--build|--test]
 #     --build  compiler, meson/ninja and the libraries (default)
-#     --test   the above plus cmocka, pytest with the CQL and DynamoDB clients, valgrind
+#     --test   the above plus cmocka, pytest with the CQL and DynamoDB clients, valgrind,
+#              and clang with libFuzzer for the fuzz build
 set -euo pipefail
 
 usage() {
@@ -33,7 +34,7 @@ build_pkgs=(gcc libc6-dev meson ninja-build pkg-config liburing-dev libnuma-dev
 	libyaml-dev libmimalloc-dev liblz4-dev nettle-dev libjsmn-dev zlib1g-dev
 	libdpdk-dev)
 test_pkgs=(libcmocka-dev python3 python3-pytest python3-cassandra python3-boto3 awscli valgrind
-	shellcheck)
+	shellcheck clang libclang-rt-14-dev)
 
 pkgs=("${build_pkgs[@]}")
 if [ "$mode" = test ]; then

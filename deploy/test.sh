@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Build shardmark and run every test twice: a normal (debugoptimized) build, then
-# an AddressSanitizer + UBSan build; then check that the release build compiles.
-# Ends with one line "N passed, N failed[, N skipped]".
+# an AddressSanitizer + UBSan build; then check that the release build compiles;
+# then build the libFuzzer harnesses with clang and run each a bounded number of
+# times over its corpus (one test each). Ends with one line
+# "N passed, N failed[, N skipped]".
 #   deploy/test.sh
 set -euo pipefail
 
@@ -53,8 +55,20 @@ if ! ninja -C build-release; then
 	status=1
 fi
 
-# Totals over both runs from meson's JSON test logs (one object per line).
-summary=$(/usr/bin/python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'
+# The fuzz harnesses (tests/fuzz), instrumented for libFuzzer and ASan+UBSan;
+# a crash fails its test and prints the reproducer's path.
+echo "=== build-fuzz: -Dfuzz=true (clang, libFuzzer, ASan+UBSan) ===" >&2
+rm -f build-fuzz/meson-logs/testlog.json
+if CC=clang setup_dir build-fuzz -Dfuzz=true -Dtests=false && ninja -C build-fuzz; then
+	meson test -C build-fuzz --suite fuzz --print-errorlogs --num-processes 2 || status=1
+else
+	echo "test.sh: the fuzz build (build-fuzz, clang) does not compile" >&2
+	status=1
+fi
+
+# Totals over the runs from meson's JSON test logs (one object per line).
+summary=$(/usr/bin/python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
+	build-fuzz/meson-logs/testlog.json <<'PY'
 import json, sys
 
 passed = failed = skipped = 0

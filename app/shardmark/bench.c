@@ -583,12 +583,11 @@ read_stress_figures(const char *text, size_t len, struct figures *f)
 static void
 server_per_op(struct figures *f)
 {
-	double req = 0, hops = 0, tasks = 0, allocs = 0, insns = 0, cycles = 0;
+	double hops = 0, tasks = 0, allocs = 0, insns = 0, cycles = 0;
 	bool insns_ok = true, cycles_ok = true;
 	unsigned i;
 
 	for (i = 0; i < f->srv.nshards; i++) {
-		req += f->srv.requests[i];
 		hops += f->srv.hops[i];
 		tasks += f->srv.tasks[i];
 		allocs += f->srv.allocs[i];

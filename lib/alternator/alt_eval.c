@@ -229,8 +229,8 @@ alt_env_name(void *arg, const char *ref)
 	return alt_resolve_name(op, ref);
 }
 
-static const char *
-env_value_type(void *arg, const char *ref)
+const char *
+alt_env_value_type(void *arg, const char *ref)
 {
 	static const char *const types[] = { "S",  "N",	 "B",  "BOOL", "NULL",
 					     "SS", "NS", "BS", "L",    "M" };
@@ -256,7 +256,7 @@ static const struct sm_ddb_expr_env *
 op_env(struct alt_op *op, struct sm_ddb_expr_env *env)
 {
 	env->name = alt_env_name;
-	env->value_type = env_value_type;
+	env->value_type = alt_env_value_type;
 	env->arg = op;
 	return env;
 }
@@ -1051,12 +1051,30 @@ proj_build(struct alt_op *op)
 	return 0;
 }
 
-/* Write value @v restricted to the paths below node @at. */
+/* Take back what @o got since @len (a member that projected to nothing). */
 static void
+out_rewind(struct sm_json_out *o, size_t len, bool comma)
+{
+	o->len = len;
+	o->comma = comma;
+	if (o->p != NULL)
+		o->p[len] = '\0';
+}
+
+/*
+ * Write value @v restricted to the paths below node @at; false, with
+ * nothing written, when none of them exists in it. A path into a missing
+ * member, past the end of a list, or into a value that is neither map nor
+ * list projects to nothing (ScyllaDB's test_projection_expression_path),
+ * not to an empty container of the value's type ({"N":[]} is no value).
+ */
+static bool
 proj_write(struct alt_op *op, const struct sm_json_doc *d, int v, unsigned at,
 	   struct sm_json_out *o)
 {
 	const struct alt_proj_node *nodes = op->proj_nodes;
+	bool any = false, comma0 = o->comma, comma;
+	size_t len0 = o->len, len;
 	struct sm_bytes raw;
 	char t[5];
 	unsigned c;
@@ -1065,10 +1083,10 @@ proj_write(struct alt_op *op, const struct sm_json_doc *d, int v, unsigned at,
 	if (nodes[at].leaf) {
 		raw = sm_json_span(d, v);
 		sm_json_out_raw(o, (const char *)raw.p, raw.len);
-		return;
+		return true;
 	}
 	if (alt_value_type(d, v, t, &pay) < 0)
-		return;
+		return false;
 	sm_json_out_obj_begin(o);
 	sm_json_out_key(o, t);
 	if (strcmp(t, "M") == 0)
@@ -1076,6 +1094,8 @@ proj_write(struct alt_op *op, const struct sm_json_doc *d, int v, unsigned at,
 	else
 		sm_json_out_arr_begin(o);
 	for (c = nodes[at].child; c != 0; c = nodes[c].next) {
+		len = o->len;
+		comma = o->comma;
 		if (!nodes[c].is_index) {
 			if (strcmp(t, "M") != 0 || nodes[c].name == NULL)
 				continue;
@@ -1090,13 +1110,21 @@ proj_write(struct alt_op *op, const struct sm_json_doc *d, int v, unsigned at,
 			if (x < 0)
 				continue;
 		}
-		proj_write(op, d, x, c, o);
+		if (proj_write(op, d, x, c, o))
+			any = true;
+		else
+			out_rewind(o, len, comma);
+	}
+	if (!any) {
+		out_rewind(o, len0, comma0);
+		return false;
 	}
 	if (strcmp(t, "M") == 0)
 		sm_json_out_obj_end(o);
 	else
 		sm_json_out_arr_end(o);
 	sm_json_out_obj_end(o);
+	return true;
 }
 
 int
@@ -1105,6 +1133,8 @@ alt_write_projected(struct alt_op *op, const struct sm_json_doc *d, int itok, st
 	int atg = op->atg_tok;
 	struct sm_bytes raw, k;
 	unsigned c;
+	size_t len;
+	bool comma;
 	int e, v;
 
 	if (op->proj == NULL && atg < 0) {
@@ -1135,8 +1165,11 @@ alt_write_projected(struct alt_op *op, const struct sm_json_doc *d, int itok, st
 		v = name ? sm_json_get(d, itok, name) : -1;
 		if (v < 0)
 			continue;
+		len = o->len;
+		comma = o->comma;
 		sm_json_out_key(o, name);
-		proj_write(op, d, v, c, o);
+		if (!proj_write(op, d, v, c, o))
+			out_rewind(o, len, comma);
 	}
 	sm_json_out_obj_end(o);
 	return o->err;
@@ -1430,7 +1463,9 @@ apply_action(struct alt_op *op, const struct sm_json_doc *d, int itok, enum sm_d
 	     const struct sm_ddb_path *path, const struct sm_ddb_operand *value,
 	     struct alt_val given, unsigned *nw)
 {
-	const char *top = alt_resolve_name(op, path->elems[0].name);
+	/* Legacy AttributeUpdates names are literal, "#a" too: only a ref is looked up. */
+	const char *top = path->elems[0].ref ? alt_resolve_name(op, path->elems[0].name)
+					     : path->elems[0].name;
 	struct wattr *w;
 	struct alt_val nv = { NULL, -1 }, cur = { NULL, -1 };
 	struct sm_json_out *tmpo, *co;
@@ -2050,7 +2085,7 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 				ret = -EINVAL;
 				goto out;
 			}
-			if (kind == SM_DDB_SET && val < 0) {
+			if ((kind == SM_DDB_SET || kind == SM_DDB_ADD) && val < 0) {
 				snprintf(op->errmsg, sizeof(op->errmsg),
 					 "One or more parameter values were invalid: Only DELETE "
 					 "action "

@@ -349,6 +349,9 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *item, int item_tok
 /* sm_ddb_expr_env's name callback (arg: the op). */
 const char *
 alt_env_name(void *arg, const char *ref);
+/* sm_ddb_expr_env's value_type callback (arg: the op). */
+const char *
+alt_env_value_type(void *arg, const char *ref);
 /* The name a #placeholder stands for, or the name itself. */
 const char *
 alt_resolve_name(struct alt_op *op, const char *name);

@@ -229,7 +229,6 @@ number_text(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_d
 static int
 write_value(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_json_out *o,
 	    unsigned depth);
-
 static int
 bytes_cmp(struct sm_bytes a, struct sm_bytes b)
 {

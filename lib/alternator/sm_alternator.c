@@ -206,7 +206,7 @@ alt_finish(struct alt_op *op)
 		reply(op, 200, op->out.p, op->out.len);
 }
 
-static void
+static void __attribute__((format(printf, 5, 0)))
 fail_v(struct alt_op *op, const char *type, const char *item_json, size_t item_len, const char *fmt,
        va_list ap)
 {

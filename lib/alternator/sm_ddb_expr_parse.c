@@ -1157,7 +1157,7 @@ struct ddb_ck {
 	size_t n; /* bytes of err written so far */
 };
 
-static void
+static void __attribute__((format(printf, 2, 0)))
 ck_vappend(struct ddb_ck *ck, const char *fmt, va_list ap)
 {
 	int w;

@@ -206,10 +206,11 @@ cql_value(struct cql_op *op, const struct sm_cql_term *t, const struct sm_type *
 static inline struct sm_bytes
 cql_span_bytes(const struct cql_op *op, const struct sm_cql_value_span *s)
 {
-	struct sm_bytes b = { op->vals.p + s->off, s->len };
+	struct sm_bytes b = { SM_CQL_EMPTY.p, 0 };
 
-	if (s->len == 0)
-		b.p = SM_CQL_EMPTY.p;
+	/* Only then: vals is NULL before its first value (NULL + 0 is undefined). */
+	if (s->len > 0)
+		b = (struct sm_bytes){ op->vals.p + s->off, s->len };
 	return b;
 }
 

@@ -1298,6 +1298,17 @@ ddl_create_table(struct ddl_ctx *d, const struct sm_cql_create_table *ct, const 
 	for (i = 0; i < ct->npk + ct->nck; i++) {
 		const char *name = i < ct->npk ? ct->pk[i] : ct->ck[i - ct->npk];
 
+		/* A key column named twice: ScyllaDB takes each definition once
+		 * (get_type_and_remove() in create_table_statement.cc), so the
+		 * second use is unknown; and d->cols has room for each once. */
+		for (j = 0; j < n; j++)
+			if (strcmp(d->cols[j].name, name) == 0)
+				break;
+		if (j < n) {
+			snprintf(d->r.err, sizeof(d->r.err),
+				 "Unknown definition %s referenced in PRIMARY KEY", name);
+			return -EINVAL;
+		}
 		for (j = 0; j < ct->ncols; j++) {
 			if (strcmp(ct->cols[j].name, name) != 0)
 				continue;

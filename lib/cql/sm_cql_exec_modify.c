@@ -23,6 +23,8 @@
 /* Indexes stored in pointer fields until the arrays stop growing. */
 #define IDX_PTR(i) ((const void *)(uintptr_t)(i))
 #define PTR_IDX(p) ((unsigned)(uintptr_t)(p))
+/* &base[PTR_IDX(p)]; NULL for an array never allocated (NULL + 0 is undefined). */
+#define IDX_AT(base, p) ((base) != NULL ? (base) + PTR_IDX(p) : NULL)
 
 static bool
 is_serial(uint16_t cl)
@@ -1049,9 +1051,9 @@ submit_writes(struct cql_op *op, const struct cql_prepared *lwt_ps)
 		struct sm_store_req *r = &op->sreqs[i];
 		struct sm_mutation *m = r->kind == SM_REQ_CAS ? &r->cas.mut : &r->mut;
 
-		m->ops = op->ops + PTR_IDX(m->ops);
+		m->ops = IDX_AT(op->ops, m->ops);
 		if (r->kind == SM_REQ_CAS) {
-			r->cas.conds = op->conds + PTR_IDX(r->cas.conds);
+			r->cas.conds = IDX_AT(op->conds, r->cas.conds);
 			r->cas.cols = lwt_ps->read_cols;
 			r->cas.ncols = lwt_ps->nread;
 			r->cas.sink.row = cas_sink;

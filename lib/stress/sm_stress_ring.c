@@ -22,7 +22,7 @@
 /* Replicas a plan can shuffle at once; more is no real replication factor. */
 #define PLAN_MAX_REPLICAS 64
 
-static int
+static int __attribute__((format(printf, 3, 4)))
 ring_fail(struct sm_ring *r, int err, const char *fmt, ...)
 {
 	va_list ap;

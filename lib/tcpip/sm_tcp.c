@@ -495,14 +495,27 @@ notify_closed(struct sm_tcp_conn *c, int err)
 		c->s->ops.closed(c->s->cfg.ctx, c, err);
 }
 
+/*
+ * An active open that has not completed: SYN_SENT, or SYN_RCVD after a
+ * simultaneous open (a passive open's SYN_RCVD is unknown to the
+ * application until accepted(), so app_gone is set for it).
+ */
+static bool
+active_opening(const struct sm_tcp_conn *c)
+{
+	return c->state == TCP_SYN_SENT || (c->state == TCP_SYN_RCVD && !c->app_gone);
+}
+
 /* The peer reset, or we gave up: tell the application and free. */
 static void
 conn_fail(struct sm_tcp_conn *c, int err)
 {
-	if (c->state == TCP_SYN_SENT) {
+	if (active_opening(c)) {
 		if (!c->app_gone && c->s->ops.connected) {
 			c->app_gone = true;
-			c->s->ops.connected(c->s->cfg.ctx, c, err);
+			/* RFC 9293 3.10.7.3: a reset active open was refused. */
+			c->s->ops.connected(c->s->cfg.ctx, c,
+					    err == -ECONNRESET ? -ECONNREFUSED : err);
 		}
 	} else {
 		notify_closed(c, err);
@@ -555,11 +568,18 @@ flight(const struct sm_tcp_conn *c)
 	return c->snd_max - c->snd_una;
 }
 
-static void
+/*
+ * Resend the first unacknowledged segment: only bytes sent before (up to
+ * snd_max), which the peer's window took then; anything past them is new
+ * data, which tcp_output() sends within the window and counts in snd_max.
+ * Returns the data bytes resent.
+ */
+static uint32_t
 retransmit_una(struct sm_tcp_conn *c)
 {
 	uint32_t data_end = c->sbuf_seq + c->snd_len;
-	uint32_t len = SEQ_LT(c->snd_una, data_end) ? data_end - c->snd_una : 0;
+	uint32_t sent_end = SEQ_LT(c->snd_max, data_end) ? c->snd_max : data_end;
+	uint32_t len = SEQ_LT(c->snd_una, sent_end) ? sent_end - c->snd_una : 0;
 	uint8_t flags = TH_ACK;
 
 	if (len > c->mss)
@@ -569,6 +589,7 @@ retransmit_una(struct sm_tcp_conn *c)
 	c->s->st.tcp_retransmits++;
 	c->timing = false; /* Karn: no RTT sample from a retransmitted range */
 	tcp_send_seg(c, c->snd_una, len, flags);
+	return len;
 }
 
 /* ---- output ---- */
@@ -1126,17 +1147,24 @@ conn_input(struct sm_tcp_conn *c, struct seg *g)
 			c->listener->syn_rcvd--;
 			c->listener = NULL;
 		}
-		c->state = TCP_ESTABLISHED;
+		/* RFC 9293 3.10.4: a CLOSE in SYN-RECEIVED sends its FIN once established. */
+		c->state = c->app_closed ? TCP_FIN_WAIT_1 : TCP_ESTABLISHED;
 		/* The handshake ACK's window is scaled; take it whatever wl1 says. */
 		c->snd_wnd = (uint32_t)g->wnd << c->snd_ws;
 		c->max_snd_wnd = c->snd_wnd;
 		c->snd_wl1 = g->seq;
 		c->snd_wl2 = g->ack;
-		s->st.tcp_passive_opens++;
-		c->app_gone = false;
-		if (s->ops.accepted && s->ops.accepted(s->cfg.ctx, c) < 0) {
-			sm_tcp_abort(c, s->now);
-			return;
+		if (!c->app_gone) {
+			/* A simultaneous open: the application's connect() completed. */
+			if (s->ops.connected)
+				s->ops.connected(s->cfg.ctx, c, 0);
+		} else {
+			s->st.tcp_passive_opens++;
+			c->app_gone = false;
+			if (s->ops.accepted && s->ops.accepted(s->cfg.ctx, c) < 0) {
+				sm_tcp_abort(c, s->now);
+				return;
+			}
 		}
 		if (c->state == TCP_CLOSED)
 			return;
@@ -1369,12 +1397,10 @@ rtx_timeout(struct sm_tcp_conn *c)
 	if (rto_eff(c) < cfg->rto_max_ns)
 		c->backoff++;
 	/* Go back N: resend from the first unacknowledged byte as cwnd allows. */
-	retransmit_una(c);
 	{
 		uint32_t data_end = c->sbuf_seq + c->snd_len;
-		uint32_t len = SEQ_LT(c->snd_una, data_end) ? data_end - c->snd_una : 0;
 
-		c->snd_nxt = c->snd_una + SM_TCPIP_MIN(len, (uint32_t)c->mss);
+		c->snd_nxt = c->snd_una + retransmit_una(c);
 		if (c->app_closed && c->snd_nxt == data_end && SEQ_GT(c->snd_max, data_end))
 			c->snd_nxt++; /* the FIN went with it */
 	}

@@ -645,6 +645,33 @@ def test_expected(table):
                      Expected={"a": {"ComparisonOperator": "NOPE", "AttributeValueList": [1]}})
 
 
+def test_attribute_updates_without_value(table):
+    """Only DELETE may leave out the Value, with DynamoDB's message; an ADD
+    without one failed as "invalid update" (found by tests/fuzz/fuzz_expr)."""
+    k = key()
+    table.put_item(Item=dict(k, a=1))
+    for action in ("ADD", "PUT"):
+        alt_expect_error("ValidationException", table.update_item, Key=k,
+                         AttributeUpdates={"a": {"Action": action}},
+                         match="^One or more parameter values were invalid: Only DELETE action "
+                               "is allowed when no attribute value is specified$")
+    assert get(table, k) == dict(k, a=1)
+    table.update_item(Key=k, AttributeUpdates={"a": {"Action": "DELETE"}})
+    assert get(table, k) == k
+
+
+def test_attribute_updates_names_are_literal(table):
+    """AttributeUpdates names attributes as they are: "#a" is no placeholder
+    there; it failed as "invalid update" (found by tests/fuzz/fuzz_expr)."""
+    k = key()
+    table.update_item(Key=k, AttributeUpdates={"#a": {"Value": 1, "Action": "PUT"},
+                                               "#": {"Value": "x", "Action": "PUT"}})
+    assert get(table, k) == dict(k, **{"#a": 1, "#": "x"})
+    table.update_item(Key=k, AttributeUpdates={"#a": {"Value": 2, "Action": "ADD"},
+                                               "#": {"Action": "DELETE"}})
+    assert get(table, k) == dict(k, **{"#a": 3})
+
+
 def test_mixing_old_and_new_parameters(table):
     k = key()
     table.put_item(Item=dict(k, a=1))

@@ -254,4 +254,69 @@ t_parse(const struct t_frame *fr)
 	return o;
 }
 
+/* Recompute the IPv4 header and TCP/ICMP checksums of a frame that still parses. */
+static inline void
+t_fix_checksums(uint8_t *f, size_t len)
+{
+	uint8_t *ip = f + 14;
+	unsigned ihl, total;
+
+	if (len < 34 || t_rd16(f + 12) != 0x0800)
+		return;
+	ihl = (ip[0] & 0xf) * 4u;
+	total = t_rd16(ip + 2);
+	if (ihl < 20 || total < ihl || 14 + total > len)
+		return;
+	t_wr16(ip + 10, 0);
+	t_wr16(ip + 10, t_fold(t_sum(ip, ihl, 0)));
+	if (ip[9] == 6 && total - ihl >= 20) {
+		uint8_t *th = ip + ihl;
+		uint16_t tl = (uint16_t)(total - ihl);
+
+		t_wr16(th + 16, 0);
+		t_wr16(th + 16,
+		       t_fold(t_sum(th, tl, t_pseudo(t_rd32(ip + 12), t_rd32(ip + 16), 6, tl))));
+	} else if (ip[9] == 1 && total - ihl >= 8) {
+		t_wr16(ip + ihl + 2, 0);
+		t_wr16(ip + ihl + 2, t_fold(t_sum(ip + ihl, total - ihl, 0)));
+	}
+}
+
+/*
+ * A frame the stack sent is well formed: from our MAC, ARP long enough, or
+ * IPv4 from our address with a correct header and TCP or ICMP checksum
+ * (unless transmit checksums are offloaded) and lengths that fit the frame.
+ */
+static inline bool
+t_frame_ok(const uint8_t *f, size_t len, unsigned offloads)
+{
+	const uint8_t *ip = f + 14, *th;
+	uint16_t total, tl, hl;
+	bool csum = !(offloads & SM_TCPIP_OFFLOAD_TX_CSUM);
+
+	if (len < 14 || len > 14 + 1500 || memcmp(f + 6, t_mac_us, 6) != 0)
+		return false;
+	if (t_rd16(f + 12) == 0x0806)
+		return len >= 42;
+	if (t_rd16(f + 12) != 0x0800 || len < 34 || ip[0] != 0x45)
+		return false;
+	total = t_rd16(ip + 2);
+	if (total < 20 || 14u + total > len || t_rd32(ip + 12) != T_IP_US)
+		return false;
+	if (csum && t_fold(t_sum(ip, 20, 0)) != 0)
+		return false;
+	if (ip[9] == 1)
+		return t_fold(t_sum(ip + 20, total - 20u, 0)) == 0;
+	if (ip[9] != 6)
+		return false;
+	th = ip + 20;
+	tl = (uint16_t)(total - 20);
+	if (tl < 20)
+		return false;
+	hl = (uint16_t)((th[12] >> 4) * 4);
+	if (hl < 20 || hl > tl)
+		return false;
+	return !csum || t_fold(t_sum(th, tl, t_pseudo(T_IP_US, t_rd32(ip + 16), 6, tl))) == 0;
+}
+
 #endif /* TCPIP_TEST_H */

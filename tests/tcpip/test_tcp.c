@@ -355,6 +355,79 @@ test_passive_open_no_wscale(void **state)
 	h_free(h);
 }
 
+/*
+ * A simultaneous open (RFC 9293 figure 8): our SYN crosses the peer's, we
+ * answer with a SYN-ACK, its ACK completes our connect(). The stack took
+ * that ACK for a passive open's and called accepted() for a connection the
+ * application had opened itself (found by fuzz_tcpip: the application then
+ * held it twice); a reset or a timeout before the ACK must say so through
+ * connected(), not closed().
+ */
+static void
+test_simultaneous_open(void **state)
+{
+	static const uint8_t opts[] = { 2, 4, 0x05, 0xb4 };
+	struct h *h = h_new();
+	struct sm_tcp_conn *c;
+	struct t_out o;
+
+	(void)state;
+	assert_int_equal(sm_tcp_connect(h->s, T_IP_PEER, PPORT, PORT, h, h->now, &c), 0);
+	h->iss = h_out(h).seq;
+	h_in_opts(h, PPORT, PORT, PISN, 0, F_SYN, 65535, opts, sizeof(opts));
+	o = h_out(h);
+	assert_int_equal(o.flags, F_SYN | F_ACK);
+	assert_int_equal(o.seq, h->iss);
+	assert_int_equal(o.ack, PISN + 1);
+	assert_string_equal(sm_tcp_state_name(c), "SYN_RCVD");
+	assert_int_equal(h->connected, 0);
+	h_in(h, PISN + 1, h->iss + 1, F_ACK, 65535, NULL, 0);
+	assert_int_equal(h->connected, 1);
+	assert_int_equal(h->connected_err, 0);
+	assert_int_equal(h->accepted, 0);
+	assert_ptr_equal(h->conn, c);
+	assert_string_equal(sm_tcp_state_name(c), "ESTABLISHED");
+	assert_int_equal(h_stats(h).tcp_passive_opens, 0);
+	assert_int_equal(sm_tcp_send(c, "hi", 2, h->now), 2);
+	assert_int_equal(h_out(h).dlen, 2);
+	sm_tcp_abort(c, h->now);
+	h_out(h); /* its RST */
+
+	/* Reset after the SYNs crossed: refused, told by connected(). */
+	assert_int_equal(sm_tcp_connect(h->s, T_IP_PEER, PPORT, PORT, h, h->now, &c), 0);
+	h->iss = h_out(h).seq;
+	h_in_opts(h, PPORT, PORT, PISN, 0, F_SYN, 65535, opts, sizeof(opts));
+	h_out(h);
+	h_in(h, PISN + 1, 0, F_RST, 0, NULL, 0);
+	assert_int_equal(h->connected, 2);
+	assert_int_equal(h->connected_err, -ECONNREFUSED);
+	assert_int_equal(h->closed, 0);
+	assert_int_equal(h_stats(h).tcp_conns, 0);
+
+	/*
+	 * Closed while the SYNs crossed: the FIN goes once the handshake is
+	 * done, and the close runs its course (FIN_WAIT_1, FIN_WAIT_2 and its
+	 * timeout). The connection stayed ESTABLISHED with its FIN acked and
+	 * no timer: for good (found by fuzz_tcpip).
+	 */
+	assert_int_equal(sm_tcp_connect(h->s, T_IP_PEER, PPORT, PORT, h, h->now, &c), 0);
+	h->iss = h_out(h).seq;
+	h_in_opts(h, PPORT, PORT, PISN, 0, F_SYN, 65535, opts, sizeof(opts));
+	h_out(h);
+	assert_int_equal(sm_tcp_close(c, h->now), 0);
+	h_none(h);
+	h_in(h, PISN + 1, h->iss + 1, F_ACK, 65535, NULL, 0);
+	o = h_out(h);
+	assert_int_equal(o.flags, F_FIN | F_ACK);
+	assert_int_equal(o.seq, h->iss + 1);
+	assert_string_equal(sm_tcp_state_name(c), "FIN_WAIT_1");
+	h_in(h, PISN + 1, h->iss + 2, F_ACK, 65535, NULL, 0);
+	assert_string_equal(sm_tcp_state_name(c), "FIN_WAIT_2");
+	h_poll(h, h->now + 61 * T_SEC); /* FIN_WAIT_2 gives up after time_wait_ns */
+	assert_int_equal(h_stats(h).tcp_conns, 0);
+	h_free(h);
+}
+
 static void
 test_active_open(void **state)
 {
@@ -627,6 +700,43 @@ test_retransmission_gives_up(void **state)
 	assert_int_equal(h->closed, 1);
 	assert_int_equal(h->closed_err, -ETIMEDOUT);
 	assert_int_equal(h_stats(h).tcp_conns, 0);
+	h_free(h);
+}
+
+/*
+ * An RTO resends what was sent, not a full segment past it: the peer's
+ * window took 255 bytes, so 255 go again. Resending up to the MSS went past
+ * the window and left snd_nxt beyond snd_max; the ACK of the 255 then
+ * stopped the timer with data still to send, and the connection hung
+ * (found by tests/fuzz/fuzz_tcpip).
+ */
+static void
+test_rto_resends_only_what_was_sent(void **state)
+{
+	struct h *h = h_new();
+	uint8_t d[1000];
+	struct t_out o;
+
+	(void)state;
+	h_accept(h, false, 255);
+	fill(d, sizeof(d), 3);
+	assert_int_equal(sm_tcp_send(h->conn, d, sizeof(d), h->now), sizeof(d));
+	o = h_out(h);
+	assert_int_equal(o.dlen, 255);
+	h_none(h);
+	h_poll(h, sm_tcpip_next_timer(h->s));
+	o = h_out(h);
+	assert_int_equal(o.seq, h->iss + 1);
+	assert_int_equal(o.dlen, 255);
+	assert_memory_equal(o.data, d, 255);
+	h_none(h);
+	/* The window opens with the ACK: the rest goes, under a timer. */
+	h_in(h, PISN + 1, h->iss + 256, F_ACK, 65535, NULL, 0);
+	o = h_out(h);
+	assert_int_equal(o.seq, h->iss + 256);
+	assert_int_equal(o.dlen, 745);
+	assert_memory_equal(o.data, d + 255, 745);
+	assert_true(sm_tcpip_next_timer(h->s) != UINT64_MAX);
 	h_free(h);
 }
 
@@ -1217,6 +1327,8 @@ main(void)
 		cmocka_unit_test(test_data_both_ways),
 		cmocka_unit_test(test_retransmission_rto),
 		cmocka_unit_test(test_retransmission_gives_up),
+		cmocka_unit_test(test_simultaneous_open),
+		cmocka_unit_test(test_rto_resends_only_what_was_sent),
 		cmocka_unit_test(test_fast_retransmit_newreno),
 		cmocka_unit_test(test_out_of_order),
 		cmocka_unit_test(test_zero_copy_receive),
