@@ -139,6 +139,7 @@ conn_close(int err)
 		return;
 	conn_open = false;
 	sm_cql_proto_ops.closed(&conn.c, err);
+	fuzz_conn_fini(&conn);
 }
 
 /* Send the next frame (everything when pipelined); false when all was sent. */

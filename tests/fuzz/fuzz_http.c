@@ -230,6 +230,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		answer(held[i - 1], i);
 	if (!(manners & 32))
 		sm_http_proto_ops.closed(&f.c, 0);
+	fuzz_conn_fini(&f);
 	FUZZ_CHECK(fuzz_segs_live == 0);
 	return 0;
 }

@@ -90,6 +90,13 @@ fuzz_net_init(void)
 		abort();
 }
 
+/* The connection is gone (after closed()): what a driver frees with it. */
+static inline void
+fuzz_conn_fini(struct fuzz_conn *f)
+{
+	sm_conn_net_fini(&f->c);
+}
+
 struct fuzz_seg {
 	struct sm_bufseg seg;
 	char data[];
