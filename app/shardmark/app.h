@@ -89,5 +89,7 @@ int
 sm_cmd_perf_simple_query(int argc, char **argv);
 int
 sm_cmd_stress(int argc, char **argv);
+int
+sm_cmd_cql(int argc, char **argv);
 
 #endif /* SM_APP_H */

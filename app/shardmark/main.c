@@ -24,6 +24,8 @@ usage(FILE *f)
 		   "            ScyllaDB's in-process simple-query benchmark (CQL or Alternator)\n"
 		   "  stress    cassandra-stress compatible load over the network against\n"
 		   "            shardmark or a ScyllaDB/Cassandra cluster (CQL or Alternator)\n"
+		   "  cql       a CQL shell (cqlsh's commands and output) for shardmark serve,\n"
+		   "            ScyllaDB or Cassandra: shardmark cql [HOST[:PORT]] [-e STATEMENT]\n"
 		   "  version   print the version and build features\n\n"
 		   "Run 'shardmark <command> --help' for the options of a command.\n");
 }
@@ -62,6 +64,8 @@ main(int argc, char **argv)
 		return sm_cmd_perf_simple_query(argc - 2, argv + 2);
 	if (strcmp(argv[1], "stress") == 0)
 		return sm_cmd_stress(argc - 2, argv + 2);
+	if (strcmp(argv[1], "cql") == 0)
+		return sm_cmd_cql(argc - 2, argv + 2);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0)
 		return cmd_version();
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
