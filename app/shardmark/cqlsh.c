@@ -437,17 +437,17 @@ interactive(struct sm_cqlsh *sh)
 	while (ret == 0) {
 		cancelled = false;
 		line = el_gets(el, &n);
-		if (line == NULL || n < 0) {
-			/* Ctrl-D or the end of the input: cqlsh prints a newline. */
-			fputc('\n', stdout);
-			ret = sm_cqlsh_eof(sh);
-			break;
-		}
 		if (cancelled) {
 			/* cqlsh on KeyboardInterrupt: the statement is gone, a new line. */
 			fputc('\n', stdout);
 			sm_cqlsh_cancel(sh);
 			continue;
+		}
+		if (line == NULL || n < 0) {
+			/* Ctrl-D or the end of the input: cqlsh prints a newline. */
+			fputc('\n', stdout);
+			ret = sm_cqlsh_eof(sh);
+			break;
 		}
 		if (n > 0 && line[n - 1] == '\n')
 			n--;
