@@ -75,6 +75,16 @@ sm_app_free_port(unsigned *port);
 void
 sm_app_cpu_model(char *buf, size_t len);
 
+/*
+ * Check, before a run, that output option @opt ("--json") can write
+ * @path: the file is opened for writing (not truncated; removed again if
+ * it did not exist). 0, or -EINVAL with the cause and the fix in @err
+ * ("the directory /x does not exist: create it (mkdir -p /x) or give
+ * another path"), for the usage error (exit 2) it is.
+ */
+int
+sm_app_check_output(const char *opt, const char *path, char *err, size_t errlen);
+
 /* Print "shardmark: <message>" for a failed listen on @what at @port. */
 void
 sm_app_listen_error(const char *what, const char *key, const char *addr, unsigned port, int err);

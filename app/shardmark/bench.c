@@ -163,10 +163,8 @@ o_loads(void *c, const char *v, char *e, size_t l)
 static int
 o_json(void *c, const char *v, char *e, size_t l)
 {
-	(void)e;
-	(void)l;
 	((struct suite *)c)->json = v;
-	return 0;
+	return sm_app_check_output("--json", v, e, l);
 }
 
 static int

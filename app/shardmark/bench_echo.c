@@ -155,10 +155,8 @@ opt_port(void *ctx, const char *v, char *err, size_t errlen)
 static int
 opt_json(void *ctx, const char *v, char *err, size_t errlen)
 {
-	(void)err;
-	(void)errlen;
 	((struct bench_ctx *)ctx)->json = v;
-	return 0;
+	return sm_app_check_output("--json", v, err, errlen);
 }
 
 static const struct sm_cli_opt bench_opts[] = {

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -409,4 +412,55 @@ sm_app_free_port(unsigned *port)
 		*port = ntohs(in.sin_port);
 	close(fd);
 	return ret;
+}
+
+int
+sm_app_check_output(const char *opt, const char *path, char *err, size_t errlen)
+{
+	char copy[4096], dir[4096], shown[4200];
+	struct stat st;
+	bool existed;
+	int fd, e;
+
+	/* "--json FILE" and "-log json=FILE" as they were typed */
+	snprintf(shown, sizeof(shown), "%s%s%s", opt,
+		 opt[0] != '\0' && opt[strlen(opt) - 1] == '=' ? "" : " ", path ? path : "");
+	if (path == NULL || path[0] == '\0') {
+		snprintf(err, errlen, "%s needs a file name", opt);
+		return -EINVAL;
+	}
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s is a directory: give the name of a file in it", shown);
+		return -EINVAL;
+	}
+	existed = access(path, F_OK) == 0;
+	/* Open it as the run will, without truncating: a file that was there stays as it was. */
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		e = errno;
+		snprintf(copy, sizeof(copy), "%s", path);
+		snprintf(dir, sizeof(dir), "%s", dirname(copy));
+		if ((e == ENOENT || e == ENOTDIR) && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+			snprintf(err, errlen, "%s: %s takes no new files (%s): give another path",
+				 shown, dir, strerror(e));
+		else if (e == ENOENT || e == ENOTDIR)
+			snprintf(err, errlen,
+				 "%s: the directory %s does not exist: create it (mkdir -p %s) or "
+				 "give another path",
+				 shown, dir, dir);
+		else if (e == EACCES || e == EPERM)
+			snprintf(err, errlen,
+				 "%s: permission denied: give a path in a directory you may write to",
+				 shown);
+		else if (e == EROFS)
+			snprintf(err, errlen,
+				 "%s: read-only file system: give a path on a writable one", shown);
+		else
+			snprintf(err, errlen, "%s: cannot write: %s", shown, strerror(e));
+		return -EINVAL;
+	}
+	close(fd);
+	if (!existed)
+		unlink(path);
+	return 0;
 }

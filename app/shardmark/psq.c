@@ -691,7 +691,8 @@ print_shards(void)
 	}
 }
 
-static void
+/* The JSON result; -EIO after saying why it could not be written. */
+static int
 write_json(void)
 {
 	struct sm_bench_stats st;
@@ -708,7 +709,7 @@ write_json(void)
 	if (f == NULL) {
 		fprintf(stderr, "shardmark perf-simple-query: cannot write %s: %s\n",
 			psq->json_path, strerror(errno));
-		return;
+		return -EIO;
 	}
 	for (i = 0; i < n; i++)
 		v[i] = psq->results[i].tps;
@@ -785,7 +786,12 @@ write_json(void)
 		"  ],\n  \"machine\": {\n    \"cpu\": \"%s\",\n    \"kernel\": \"%s %s\",\n"
 		"    \"shards\": %u,\n    \"network_stack\": \"none (in-process)\"\n  }\n}\n",
 		cpu, un.sysname, un.release, psq->nshards);
-	fclose(f);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "shardmark perf-simple-query: writing %s: %s\n", psq->json_path,
+			strerror(errno));
+		return -EIO;
+	}
+	return 0;
 }
 
 static void
@@ -1211,10 +1217,8 @@ o_timeout(void *c, const char *v, char *e, size_t l)
 static int
 o_json(void *c, const char *v, char *e, size_t l)
 {
-	(void)e;
-	(void)l;
 	P(c)->json_path = v;
-	return 0;
+	return sm_app_check_output("--json-result", v, e, l);
 }
 static int
 o_alternator(void *c, const char *v, char *e, size_t l)
@@ -1440,8 +1444,8 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 		}
 		print_summary();
 		print_shards();
-		if (ctx.json_path != NULL)
-			write_json();
+		if (ctx.json_path != NULL && write_json() < 0)
+			ret = SM_EXIT_FAIL;
 	}
 	if (ctx.setup_err[0] != '\0') {
 		fprintf(stderr, "shardmark perf-simple-query: %s\n", ctx.setup_err);

@@ -2242,6 +2242,25 @@ sm_cmd_stress(int argc, char **argv)
 		ret = SM_EXIT_OK;
 		goto out_settings;
 	}
+	{
+		/* Every output file can be written, before anything runs. */
+		const struct {
+			const char *opt, *path;
+		} outs[] = {
+			{ "-log hdrfile=", ctx.s.log.hdrfile },
+			{ "-log file=", ctx.s.log.file },
+			{ "-log json=", ctx.s.log.json },
+		};
+
+		for (i = 0; i < SM_ARRAY_SIZE(outs); i++) {
+			if (outs[i].path != NULL &&
+			    sm_app_check_output(outs[i].opt, outs[i].path, err, sizeof(err)) < 0) {
+				fprintf(stderr, "shardmark stress: %s\n", err);
+				ret = SM_EXIT_USAGE;
+				goto out_settings;
+			}
+		}
+	}
 	if (ctx.s.col.count.kind != SM_STRESS_DIST_FIXED || ctx.s.col.count.min == 0 ||
 	    ctx.s.col.count.min > MAX_COLS) {
 		fprintf(stderr, "shardmark stress: -col n= must be FIXED(N) with N from 1 to %d\n",

@@ -271,3 +271,32 @@ def test_config_from_environment(shardmark_bin, tmp_path):
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 2
     assert "SHARDMARK_CONFIG" in r.stderr and "smpp" in r.stderr, r.stderr
+
+
+# --- output files are checked before anything runs ---------------------------
+
+@pytest.mark.parametrize("args", [
+    ["perf-simple-query", "--json-result", "/nonexistent/p.json"],
+    ["bench", "--json", "/nonexistent/dir/b.json"],
+    ["bench", "echo", "--json", "/nonexistent/e.json"],
+    ["stress", "write", "n=10", "-log", "json=/nonexistent/s.json"],
+    ["stress", "write", "n=10", "-log", "hdrfile=/nonexistent/s.hdr"],
+    ["stress", "write", "n=10", "-log", "file=/nonexistent/s.txt"],
+], ids=["psq-json", "bench-json", "bench-echo-json", "stress-json", "stress-hdr", "stress-file"])
+def test_output_path_checked_first(run_cli, args):
+    r = run_cli(*args, timeout=60)
+    assert r.returncode == 2, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
+    assert "/nonexistent" in r.stderr and "mkdir -p /nonexistent" in r.stderr, r.stderr
+    # nothing ran: no iteration, no load row, no connection attempt
+    assert "tps" not in r.stdout and "Running" not in r.stdout, r.stdout
+    assert "cannot connect" not in r.stderr, r.stderr
+
+
+def test_output_path_is_a_directory(run_cli, tmp_path):
+    r = run_cli("perf-simple-query", "--json-result", tmp_path)
+    assert r.returncode == 2 and "is a directory" in r.stderr, r.stderr
+    # an existing file is kept as it was until the run writes it
+    kept = tmp_path / "old.json"
+    kept.write_text("old")
+    r = run_cli("perf-simple-query", "--json-result", kept, "--no-such-option")
+    assert r.returncode == 2 and kept.read_text() == "old", r.stderr
