@@ -179,10 +179,12 @@ o_verbose(void *c, const char *v, char *e, size_t l)
 
 static const struct sm_cli_opt suite_opts[] = {
 	{ "--loads", "LIST",
-	  "comma-separated loads to run, in order [default: all]; see the list below", o_loads },
+	  "comma-separated loads to run, in order [default: all]; see the list above", o_loads },
 	{ "--duration", "SECONDS",
-	  "measured time per load: perf-simple-query iterations of 1 s, echo seconds "
-	  "[default: 2]",
+	  "measured time per load: perf-simple-query runs this many 1-second iterations, "
+	  "echo measures this many seconds (after 0.5 s of warm-up), stress runs "
+	  "duration=SECONDS (after a warm-up of 2000 operations; stress-cql-read first writes "
+	  "the keys if stress-cql-write did not run) [default: 2]",
 	  o_duration },
 	{ "--json", "FILE", "also write every load's full JSON result to FILE", o_json },
 	{ "--verbose", NULL, "show each load's own output as it runs", o_verbose },
@@ -896,9 +898,9 @@ sm_cmd_bench(int argc, char **argv)
 		argc, argv, "bench",
 		"The appliance's benchmark suite. Runs each load in its own shardmark process\n"
 		"and prints one row per load: median throughput (tps for perf-simple-query,\n"
-		"requests/s for echo), its MAD, allocations, tasks, instructions and cycles per\n"
-		"operation, and cross-shard hops per operation. Configuration options (--smp,\n"
-		"--cpuset, ...) apply to every load.\n\n"
+		"requests/s for echo, the client's ops/s for stress), its MAD, allocations,\n"
+		"tasks, instructions and cycles per operation, and cross-shard hops per\n"
+		"operation. Configuration options (--smp, --cpuset, ...) apply to every load.\n\n"
 		"loads: cql-read, cql-write (perf-simple-query on the CQL executor),\n"
 		"  alternator-forbid_rmw, alternator-unsafe, alternator-always_use_lwt,\n"
 		"  alternator-only_rmw_uses_lwt (perf-simple-query --alternator MODE --write),\n"

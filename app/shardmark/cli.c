@@ -21,6 +21,38 @@
 #include "sm_net_dpdk.h"
 #endif
 
+/* "  --flag ARG   help text", the text wrapped at 79 columns under itself. */
+static void
+print_opt(const char *flag, const char *help, const char *tail)
+{
+	const size_t indent = 31, width = 79;
+	char text[2048];
+	const char *p = text;
+	size_t col;
+
+	snprintf(text, sizeof(text), "%s%s", help, tail);
+	printf("  %-28s ", flag);
+	col = strlen(flag) > 28 ? 3 + strlen(flag) : indent;
+	while (*p != '\0') {
+		const char *sp = strchr(p, ' ');
+		size_t n = sp != NULL ? (size_t)(sp - p) : strlen(p);
+
+		if (col > indent && col + 1 + n > width) {
+			printf("\n%*s", (int)indent, "");
+			col = indent;
+		} else if (col > indent) {
+			putchar(' ');
+			col++;
+		}
+		printf("%.*s", (int)n, p);
+		col += n;
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	putchar('\n');
+}
+
 static void
 print_help(const char *cmd, const char *summary, const struct sm_cli_opt *opts, size_t nopts)
 {
@@ -34,14 +66,15 @@ print_help(const char *cmd, const char *summary, const struct sm_cli_opt *opts, 
 		for (i = 0; i < nopts; i++) {
 			snprintf(flag, sizeof(flag), "%s%s%s", opts[i].name, opts[i].arg ? " " : "",
 				 opts[i].arg ? opts[i].arg : "");
-			printf("  %-28s %s\n", flag, opts[i].help);
+			print_opt(flag, opts[i].help, "");
 		}
 		printf("\n");
 	}
 	printf("configuration (config/shardmark.yaml keys; each has a command-line override):\n");
-	printf("  %-28s %s\n", "--config FILE",
-	       "read settings from a YAML file first [default: $SHARDMARK_CONFIG, "
-	       "else " SM_DEFAULT_CONFIG " when it exists]");
+	print_opt("--config FILE",
+		  "read settings from a YAML file first [default: $SHARDMARK_CONFIG, "
+		  "else " SM_DEFAULT_CONFIG " when it exists]",
+		  "");
 	keys = sm_config_keys(&nkeys);
 	for (i = 0; i < nkeys; i++) {
 		size_t len = (size_t)snprintf(flag, sizeof(flag), "--%s", keys[i].name);
@@ -54,11 +87,15 @@ print_help(const char *cmd, const char *summary, const struct sm_cli_opt *opts, 
 				 strcmp(keys[i].type, "port") == 0  ? "PORT"
 				 : strcmp(keys[i].type, "int") == 0 ? "N"
 								    : "VALUE");
-		printf("  %-28s %s%s%s%s\n", flag, keys[i].help,
-		       keys[i].defval[0] ? " [default: " : "", keys[i].defval,
-		       keys[i].defval[0] ? "]" : "");
+		{
+			char tail[256] = "";
+
+			if (keys[i].defval[0])
+				snprintf(tail, sizeof(tail), " [default: %s]", keys[i].defval);
+			print_opt(flag, keys[i].help, tail);
+		}
 	}
-	printf("  %-28s %s\n", "--help", "show this help");
+	print_opt("--help", "show this help", "");
 }
 
 static const struct sm_cli_opt *

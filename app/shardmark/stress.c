@@ -2238,8 +2238,17 @@ sm_cmd_stress(int argc, char **argv)
 		return SM_EXIT_USAGE;
 	}
 	if (ctx.s.cmd == SM_STRESS_CMD_HELP) {
-		sm_stress_usage(stdout);
 		ret = SM_EXIT_OK;
+		if (ctx.s.help_topic == NULL)
+			sm_stress_usage(stdout);
+		else if (sm_stress_usage_topic(stdout, ctx.s.help_topic) < 0) {
+			fprintf(stderr,
+				"shardmark stress: no help on '%s': give a command (write, read, "
+				"mixed, counter_write, counter_read) or an option (-pop, -col, -rate, "
+				"-schema, -node, -port, -mode, -log, -errors, -route, -shards)\n",
+				ctx.s.help_topic);
+			ret = SM_EXIT_USAGE;
+		}
 		goto out_settings;
 	}
 	{

@@ -316,6 +316,14 @@ sm_stress_settings_print(FILE *f, const struct sm_stress_settings *s);
 void
 sm_stress_usage(FILE *f);
 
+/*
+ * Print the help of one command ("write", its alias "insert", ...) or
+ * option ("-rate", or "rate"), as cassandra-stress's `help TOPIC` does.
+ * 0, or -ENOENT (nothing printed) for a topic that is neither.
+ */
+int
+sm_stress_usage_topic(FILE *f, const char *topic);
+
 /* "write", "read", "mixed", "counter_write", "counter_read" or "help". */
 const char *
 sm_stress_cmd_name(enum sm_stress_cmd cmd);

@@ -300,3 +300,45 @@ def test_output_path_is_a_directory(run_cli, tmp_path):
     kept.write_text("old")
     r = run_cli("perf-simple-query", "--json-result", kept, "--no-such-option")
     assert r.returncode == 2 and kept.read_text() == "old", r.stderr
+
+
+# --- help says what the commands do --------------------------------------------
+
+def test_top_help_names_the_stress_loads(run_cli):
+    r = run_cli("--help")
+    assert r.returncode == 0
+    bench = r.stdout.split("  bench ")[1].split("\n  perf-simple-query")[0]
+    assert "stress" in bench and "Alternator writes" in bench, bench
+
+
+def test_bench_help_duration_for_stress(run_cli):
+    r = run_cli("bench", "--help")
+    text = " ".join(r.stdout.split())
+    assert "stress runs duration=SECONDS" in text, r.stdout
+
+
+@pytest.mark.parametrize("topic, want, not_want", [
+    ("write", "n=N[k|m|b]", "-rate threads=N"),
+    ("insert", "write (insert)", "-pop seq="),
+    ("-rate", "-rate threads=N", "Command sub-options"),
+    ("rate", "-rate threads=N", "-pop seq="),
+    ("-pop", "DIST: FIXED(n)", "-rate threads=N"),
+])
+def test_stress_help_topic(run_cli, topic, want, not_want):
+    r = run_cli("stress", "help", topic)
+    assert r.returncode == 0, r.stderr
+    assert want in r.stdout and not_want not in r.stdout, r.stdout
+    whole = run_cli("stress", "help")
+    assert len(r.stdout) < len(whole.stdout) / 2
+
+
+def test_stress_help_unknown_topic(run_cli):
+    r = run_cli("stress", "help", "nosuch")
+    assert r.returncode == 2 and "nosuch" in r.stderr and "-rate" in r.stderr, r.stderr
+
+
+def test_version_help(run_cli):
+    r = run_cli("version", "--help")
+    assert r.returncode == 0 and r.stdout.startswith("usage: shardmark version"), r.stdout
+    r = run_cli("version", "extra")
+    assert r.returncode == 2 and "extra" in r.stderr, r.stderr
