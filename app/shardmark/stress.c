@@ -129,6 +129,8 @@ struct sshard {
 	struct err_count errs[MAX_ERR_CODES];
 	uint64_t misrouted, routed, validation_failures;
 	double cpu0, cpu1; /* thread CPU seconds at measure start and end */
+	/* the reactor's busy and idle-polling time at measure start and end (ns) */
+	uint64_t busy0, busy1, idle0, idle1;
 	bool failed_run;
 	struct sm_json_doc json_doc;
 } SM_CACHE_ALIGNED;
@@ -189,6 +191,16 @@ thread_cpu_s(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The calling shard's reactor time so far: rounds with work, and idle polling (ns). */
+static void
+reactor_time(uint64_t *busy, uint64_t *idle)
+{
+	const struct sm_sw_stats *st = sm_shard_stats(sm_shard_id());
+
+	*busy = st->busy_ns;
+	*idle = st->idle_ns;
 }
 
 /* Print to stdout and, with -log file=, to the file too. */
@@ -730,9 +742,10 @@ static void
 pump(void *arg)
 {
 	struct sshard *sh = arg;
-	uint64_t now = sm_now_ns();
+	uint64_t now = sm_now_ns(), started;
 
 	sh->pump_queued = false;
+	started = sh->started;
 	while (sh->idle != NULL && !sh->stopping && !sh->failed_run) {
 		struct worker *w = sh->idle;
 		uint64_t due;
@@ -743,10 +756,14 @@ pump(void *arg)
 			due = sh->pace.start_ns +
 			      (uint64_t)((double)sh->pace.issued * sh->pace.interval_ns);
 			if (due > now) {
-				if (due - now > SPIN_NS)
+				if (due - now > SPIN_NS) {
 					sm_timer_arm(&sh->pump_timer, (due - now) / 1000000);
-				else
-					schedule_pump(sh); /* poll until it is due */
+				} else {
+					/* poll until it is due: idle, not work */
+					if (sh->started == started)
+						sm_shard_note_idle();
+					schedule_pump(sh);
+				}
 				return;
 			}
 			sm_stress_pace_next(&sh->pace);
@@ -805,6 +822,7 @@ shard_start_phase(void *arg)
 		sh->misrouted = sh->routed = sh->validation_failures = 0;
 		sh->active = 0;
 		sh->cpu0 = thread_cpu_s();
+		reactor_time(&sh->busy0, &sh->idle0);
 	}
 	sh->quota = total / sx->nshards + (sh->id < total % sx->nshards ? 1 : 0);
 	if (total != 0 && sh->quota == 0)
@@ -851,6 +869,7 @@ shard_flip(void *arg)
 	}
 	sh->active = next;
 	sh->cpu1 = thread_cpu_s();
+	reactor_time(&sh->busy1, &sh->idle1);
 }
 
 /* ---- connections (every shard) ---- */
@@ -1926,6 +1945,7 @@ final_report(void)
 	struct err_count errs[MAX_ERR_CODES * 4];
 	uint64_t ops = 0, rows = 0, errors = 0, misrouted = 0, routed = 0, bad = 0;
 	double secs = (double)(sx->last_tick_ns - sx->measure_start_ns) / 1e9, cpu = 0;
+	double busy = 0, idle = 0;
 	unsigned i, k, e, nerr = 0, nnet;
 	const struct sm_net_counter *net_desc = NULL;
 	uint64_t *net_sum;
@@ -1966,6 +1986,8 @@ final_report(void)
 		routed += sh->routed;
 		bad += sh->validation_failures;
 		cpu += sh->cpu1 - sh->cpu0;
+		busy += (double)(sh->busy1 - sh->busy0) / 1e9;
+		idle += (double)(sh->idle1 - sh->idle0) / 1e9;
 		for (e = 0; e < MAX_ERR_CODES && sh->errs[e].n; e++) {
 			for (k = 0; k < nerr && errs[k].code != sh->errs[e].code; k++)
 				;
@@ -1977,14 +1999,20 @@ final_report(void)
 	}
 	/* Our additions, before cassandra-stress's block so parsers of it still work. */
 	out("\n");
-	out("Client: %u shards, %u threads; loader CPU %.2f s for %" PRIu64
-	    " ops = %.0f ops per client CPU-second (%.2f us/op)\n",
-	    sx->nshards, sx->s.rate.threads, cpu, ops, cpu > 0 ? (double)ops / cpu : 0,
-	    ops ? cpu * 1e6 / (double)ops : 0);
-	if (secs > 0 && cpu / (secs * sx->nshards) > 0.9)
+	/*
+	 * Busy time is what the operations cost the loader; idle polling is
+	 * the reactor spinning for the next due time or reply, which a
+	 * throttled rate makes large and which is no cost per operation.
+	 */
+	out("Client: %u %s, %u threads; loader CPU %.2f s for %" PRIu64
+	    " ops: busy %.2f s = %.2f us/op (%.0f ops per busy CPU-second), idle polling "
+	    "%.2f s\n",
+	    sx->nshards, sx->nshards == 1 ? "shard" : "shards", sx->s.rate.threads, cpu, ops,
+	    busy, ops ? busy * 1e6 / (double)ops : 0, busy > 0 ? (double)ops / busy : 0, idle);
+	if (secs > 0 && busy / (secs * sx->nshards) > 0.9)
 		out("WARNING: the client shards were busy %.0f%% of the run: the load generator, "
 		    "not the server, may be the limit (add -shards or more loaders)\n",
-		    100 * cpu / (secs * sx->nshards));
+		    100 * busy / (secs * sx->nshards));
 	if (sx->s.mode.api == SM_STRESS_API_CQL) {
 		if (sx->scylla)
 			out("Routing: %" PRIu64 " of %" PRIu64
@@ -2053,6 +2081,8 @@ final_report(void)
 				",\n  \"rows\": %" PRIu64 ",\n  \"errors\": %" PRIu64
 				",\n  \"ops_per_s\": %.3f,\n"
 				"  \"client_cpu_s\": %.6f,\n  \"ops_per_client_cpu_s\": %.3f,\n"
+				"  \"client_busy_s\": %.6f,\n  \"client_idle_s\": %.6f,\n"
+				"  \"client_busy_us_per_op\": %.3f,\n"
 				"  \"routing\": {\"scylla\": %s, \"shard_aware\": %s, "
 				"\"token_aware\": "
 				"%s, \"routed\": %" PRIu64 ", \"misrouted\": %" PRIu64 "},\n"
@@ -2066,7 +2096,8 @@ final_report(void)
 									     : "none",
 				sx->s.rate.ops_per_s, secs, ops, rows, errors,
 				secs > 0 ? (double)ops / secs : 0, cpu,
-				cpu > 0 ? (double)ops / cpu : 0, sx->scylla ? "true" : "false",
+				cpu > 0 ? (double)ops / cpu : 0, busy, idle,
+				ops ? busy * 1e6 / (double)ops : 0, sx->scylla ? "true" : "false",
 				sx->use_shard_port ? "true" : "false",
 				sx->s.route.token_aware && sx->ring_ok ? "true" : "false", routed,
 				misrouted, bad, sx->failure ? "true" : "false");

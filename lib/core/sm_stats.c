@@ -52,6 +52,9 @@ sm_sw_stats_read(const struct sm_sw_stats *src, struct sm_sw_stats *dst)
 	dst->accept_errors = SM_READ_ONCE(src->accept_errors);
 	dst->writes_refused = SM_READ_ONCE(src->writes_refused);
 	dst->mem_budget = SM_READ_ONCE(src->mem_budget);
+	dst->busy_ns = SM_READ_ONCE(src->busy_ns);
+	dst->idle_ns = SM_READ_ONCE(src->idle_ns);
+	dst->sleep_ns = SM_READ_ONCE(src->sleep_ns);
 }
 
 /* The reason text of a snapshot's unavailable counter, via the perf module. */
