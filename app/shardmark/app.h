@@ -87,7 +87,8 @@ sm_app_check_output(const char *opt, const char *path, char *err, size_t errlen)
 
 /* Print "shardmark: <message>" for a failed listen on @what at @port. */
 void
-sm_app_listen_error(const char *what, const char *key, const char *addr, unsigned port, int err);
+sm_app_listen_error(const struct sm_config *cfg, const char *what, const char *key,
+		    const char *addr, unsigned port, int err);
 
 int
 sm_cmd_serve(int argc, char **argv);

@@ -435,7 +435,7 @@ bench_shard_init(unsigned shard, void *arg)
 
 		ret = sm_net_listen(&lo, &l);
 		if (ret < 0) {
-			sm_app_listen_error("bench echo", "--port", "127.0.0.1", b->port, ret);
+			sm_app_listen_error(NULL, "bench echo", "--port", "127.0.0.1", b->port, ret);
 			return ret;
 		}
 	}

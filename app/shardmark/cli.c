@@ -243,6 +243,10 @@ sm_cli_parse(int argc, char **argv, const char *cmd, const char *summary, struct
 				return ret;
 		}
 	}
+	/* Names become addresses once, here: everything later needs an IP. */
+	ret = sm_config_resolve(cfg, err, errlen);
+	if (ret < 0)
+		return ret;
 	return sm_config_validate(cfg, err, errlen);
 }
 
@@ -393,22 +397,37 @@ sm_app_prepare(const struct sm_config *cfg)
 }
 
 void
-sm_app_listen_error(const char *what, const char *key, const char *addr, unsigned port, int err)
+sm_app_listen_error(const struct sm_config *cfg, const char *what, const char *key,
+		    const char *addr, unsigned port, int err)
 {
+	char k[80], la[80], where[96];
+
+	/* The keys as the user gave them: --native-transport-port or native_transport_port */
+	if (cfg != NULL) {
+		sm_config_spelling(cfg, key, k, sizeof(k));
+		sm_config_spelling(cfg, "listen_address", la, sizeof(la));
+	} else {
+		snprintf(k, sizeof(k), "%s", key);
+		snprintf(la, sizeof(la), "listen_address");
+	}
+	sm_net_hostport(addr, port, where, sizeof(where));
 	if (err == -EADDRINUSE)
 		SM_ERR("%s port %u on %s is in use: set %s to a free port or stop the other "
 		       "server",
-		       what, port, addr, key);
+		       what, port, addr, k);
 	else if (err == -EACCES)
 		SM_ERR("%s port %u needs privileges: run as root, grant CAP_NET_BIND_SERVICE, "
 		       "or set %s above 1023",
-		       what, port, key);
+		       what, port, k);
 	else if (err == -EADDRNOTAVAIL || err == -EINVAL)
-		SM_ERR("%s: cannot listen on %s:%u (%s): set listen_address to an address of "
-		       "this machine",
-		       what, addr, port, strerror(-err));
+		SM_ERR("%s: cannot listen on %s (%s): set %s to an address of this machine", what,
+		       where, strerror(-err), la);
+	else if (err == -EMFILE || err == -ENFILE)
+		SM_ERR("%s: cannot listen on %s: %s: raise the open file limit (ulimit -n, or "
+		       "LimitNOFILE= in systemd)",
+		       what, where, strerror(-err));
 	else
-		SM_ERR("%s: cannot listen on %s:%u: %s", what, addr, port, strerror(-err));
+		SM_ERR("%s: cannot listen on %s: %s", what, where, strerror(-err));
 }
 
 void

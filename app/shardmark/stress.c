@@ -1834,10 +1834,8 @@ stress_shard_init(unsigned shard, void *arg)
 		ret = sm_cqlc_connect(&o, &c->ctl);
 	}
 	if (ret < 0) {
-		fprintf(stderr,
-			"shardmark stress: cannot connect to %s: %s (-node takes numeric "
-			"addresses)\n",
-			c->s.nodes.hosts[0], strerror(-ret));
+		fprintf(stderr, "shardmark stress: cannot connect to %s: %s\n", c->s.nodes.hosts[0],
+			strerror(-ret));
 		return ret;
 	}
 	return 0;
@@ -2337,21 +2335,27 @@ sm_cmd_stress(int argc, char **argv)
 		goto out_settings;
 	}
 	for (i = 0; i < ctx.s.nodes.n; i++) {
-		struct sockaddr_storage ss;
+		char addr[64], why[256], *copy;
 
-		if (sm_net_addr_parse(ctx.s.nodes.hosts[i], 1, &ss) < 0 &&
-		    strcmp(ctx.s.nodes.hosts[i], "localhost") != 0) {
+		/* Names resolve here, once: the client connects to addresses. */
+		if (sm_net_addr_resolve(ctx.s.nodes.hosts[i], addr, sizeof(addr), why,
+					sizeof(why)) < 0) {
 			fprintf(stderr,
-				"shardmark stress: -node %s: give a numeric IPv4 or IPv6 address "
-				"(names are not resolved)\n",
-				ctx.s.nodes.hosts[i]);
+				"shardmark stress: -node %s does not resolve (%s): give a name that "
+				"resolves or an IPv4 or IPv6 address\n",
+				ctx.s.nodes.hosts[i], why);
 			ret = SM_EXIT_USAGE;
 			goto out_settings;
 		}
-		if (strcmp(ctx.s.nodes.hosts[i], "localhost") == 0) {
-			sm_free(ctx.s.nodes.hosts[i]);
-			ctx.s.nodes.hosts[i] = sm_strdup("127.0.0.1");
+		if (strcmp(addr, ctx.s.nodes.hosts[i]) == 0)
+			continue;
+		copy = sm_strdup(addr);
+		if (copy == NULL) {
+			ret = SM_EXIT_FAIL;
+			goto out_settings;
 		}
+		sm_free(ctx.s.nodes.hosts[i]);
+		ctx.s.nodes.hosts[i] = copy;
 	}
 	build_statements();
 	/*

@@ -749,6 +749,16 @@ test_validate(void **state)
 	assert_non_null(strstr(fx->err, "dpdk_args is set but network_stack is 'uring'"));
 	set_ok(fx, "network_stack", "dpdk");
 	assert_int_equal(sm_config_validate(&fx->cfg, fx->err, sizeof(fx->err)), 0);
+	/* A key given as a --flag is named as the flag. */
+	set_ok(fx, "network_stack", "uring");
+	set_ok(fx, "--dpdk-args", "--no-huge");
+	assert_int_equal(sm_config_validate(&fx->cfg, fx->err, sizeof(fx->err)), -EINVAL);
+	assert_non_null(strstr(fx->err, "--dpdk-args is set but network_stack is 'uring'"));
+	set_ok(fx, "--echo-port", "9042");
+	assert_int_equal(sm_config_validate(&fx->cfg, fx->err, sizeof(fx->err)), -EINVAL);
+	assert_non_null(strstr(fx->err, "native_transport_port and --echo-port are both 9042"));
+	set_ok(fx, "echo_port", "0");
+	set_ok(fx, "network_stack", "dpdk");
 
 	/* Values set by code, not parsed, are checked too. */
 	fx->cfg.smp = 5000;

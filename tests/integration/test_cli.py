@@ -342,3 +342,57 @@ def test_version_help(run_cli):
     assert r.returncode == 0 and r.stdout.startswith("usage: shardmark version"), r.stdout
     r = run_cli("version", "extra")
     assert r.returncode == 2 and "extra" in r.stderr, r.stderr
+
+
+# --- addresses -----------------------------------------------------------------
+
+def test_listen_address_name_is_resolved(serve):
+    """--listen-address localhost works, as stress -node localhost does."""
+    srv = serve("--smp", "1", "--listen-address", "localhost")
+    with connect(srv.echo_port) as s:
+        echo(s, b"by name")
+    assert re.search(r"echo on 127\.0\.0\.1:\d+", srv.stderr()), srv.describe()
+    assert "(1 shard, " in srv.stderr(), srv.describe()
+    srv.stop()
+
+
+def test_ipv6_banner_is_a_url(serve):
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    srv = serve("--smp", "1", "--listen-address", "::1", echo=False, ready=False)
+    srv.host = "::1"
+    srv.wait_ready(ports=[srv.prom_port])
+    err = srv.stderr()
+    assert re.search(r"alternator on http://\[::1\]:\d+ ", err), err
+    assert re.search(r"stats on http://\[::1\]:\d+/metrics", err), err
+    assert re.search(r"cql on \[::1\]:\d+ ", err), err
+    srv.stop()
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["--listen-address", "no-such-host.invalid"], "--listen-address 'no-such-host.invalid'"),
+    (["--dpdk-args", "--no-huge"], "--dpdk-args is set"),
+    (["--echo-port", "9042", "--native-transport-port", "9042"],
+     "--native-transport-port and --echo-port are both 9042"),
+])
+def test_errors_name_the_flag_used(run_cli, args, flag):
+    r = run_cli("serve", "--prometheus-port", "0", *args)
+    assert r.returncode == 2, f"exit {r.returncode}\n{r.stderr}"
+    assert flag in r.stderr, r.stderr
+
+
+def test_errors_name_the_key_from_a_file(run_cli, tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("listen_address: no-such-host.invalid\nprometheus_port: 0\n")
+    r = run_cli("serve", "--config", cfg)
+    assert r.returncode == 2, r.stderr
+    assert "listen_address 'no-such-host.invalid' does not resolve" in r.stderr, r.stderr
+
+
+def test_stress_node_names(run_cli):
+    r = run_cli("stress", "write", "n=10", "-node", "no-such-host.invalid", "-log", "no-settings")
+    assert r.returncode == 2, r.stderr
+    assert "-node no-such-host.invalid does not resolve" in r.stderr, r.stderr
