@@ -396,3 +396,22 @@ def test_stress_node_names(run_cli):
     r = run_cli("stress", "write", "n=10", "-node", "no-such-host.invalid", "-log", "no-settings")
     assert r.returncode == 2, r.stderr
     assert "-node no-such-host.invalid does not resolve" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("nofile", [6, 8])
+def test_low_open_file_limit_names_the_fix(shardmark_bin, nofile):
+    """Too few file descriptors at start (the ring, or a listener): exit 1
+    with the fix, as the accept path says it."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    ports = [str(free_port()) for _ in range(2)]
+    r = subprocess.run([str(shardmark_bin), "serve", "--smp", "1", "--prometheus-port", "0",
+                        "--alternator-port", "0", "--native-transport-port", ports[0],
+                        "--native-shard-aware-transport-port", ports[1]],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                       preexec_fn=limit)
+    assert r.returncode == 1, f"exit {r.returncode}\n{r.stderr}"
+    assert "Too many open files: raise the open file limit (ulimit -n" in r.stderr, r.stderr
