@@ -240,6 +240,79 @@ select_loads(struct suite *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* ---- the progress line (on a terminal) ---- */
+
+/*
+ * On a TTY the suite shows, while a load runs, one line that it rewrites
+ * in place: which load, how long it has run, and when the suite should end.
+ * The estimate is each load's measured time (--duration) plus what the
+ * loads so far took beyond theirs, on average. Off a TTY nothing is added:
+ * the rows are the progress, and logs stay clean.
+ */
+static struct {
+	bool on;
+	unsigned idx, n;
+	const char *name;
+	uint64_t suite_start_ns, load_start_ns;
+	double overhead_s; /* the loads so far beyond their --duration, summed */
+	unsigned done;
+	unsigned duration;
+	bool shown;
+} progress;
+
+static void
+progress_clear(void)
+{
+	if (progress.shown) {
+		fputs("\r\033[K", stdout);
+		fflush(stdout);
+		progress.shown = false;
+	}
+}
+
+static void
+progress_show(void)
+{
+	uint64_t now = sm_now_ns();
+	double load_s = (double)(now - progress.load_start_ns) / 1e9;
+	double suite_s = (double)(now - progress.suite_start_ns) / 1e9;
+	double per_load = progress.duration + (progress.done ? progress.overhead_s / progress.done
+							     : 1.0);
+	double left = per_load * (progress.n - progress.idx) - load_s;
+	unsigned eta = left > 0 ? (unsigned)(left + 0.5) : 0;
+
+	printf("\r\033[K[%u/%u] %s: %.0f s; suite %u:%02u, about %u:%02u left", progress.idx + 1,
+	       progress.n, progress.name, load_s, (unsigned)suite_s / 60, (unsigned)suite_s % 60,
+	       eta / 60, eta % 60);
+	fflush(stdout);
+	progress.shown = true;
+}
+
+/* Wait for the load's process, updating the progress line every second. */
+static void
+wait_child(pid_t pid, int *status)
+{
+	uint64_t next = 0;
+
+	if (!progress.on) {
+		while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+			;
+		return;
+	}
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid || (r < 0 && errno != EINTR))
+			break;
+		if (sm_now_ns() >= next) {
+			progress_show();
+			next = sm_now_ns() + 1000000000ull;
+		}
+		usleep(100000);
+	}
+	progress_clear();
+}
+
 /* ---- running one load ---- */
 
 static char *
@@ -733,8 +806,7 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		fprintf(stderr, "shardmark bench: exec %s: %s\n", exe, strerror(errno));
 		_exit(127);
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	wait_child(pid, &status);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		if (WIFEXITED(status))
 			fprintf(stderr, "shardmark bench: load %s failed (exit status %d)\n",
@@ -943,15 +1015,26 @@ sm_cmd_bench(int argc, char **argv)
 		}
 		fwd[nfwd++] = argv[a];
 	}
-	printf("shardmark bench: %u loads, %u s each, %u shards\n", s.nrun, s.duration,
-	       sm_app_shard_count(&s.cfg));
+	printf("shardmark bench: %u %s, %u s each, %u %s\n", s.nrun, s.nrun == 1 ? "load" : "loads",
+	       s.duration, sm_app_shard_count(&s.cfg),
+	       sm_app_shard_count(&s.cfg) == 1 ? "shard" : "shards");
 	print_machine(stdout, false);
 	printf("\n%-30s %12s %9s %10s %10s %10s %10s %10s\n", "load", "ops/s", "mad", "allocs/op",
 	       "tasks/op", "insns/op", "cycles/op", "hops/op");
 	fflush(stdout);
+	progress.on = isatty(STDOUT_FILENO) && !s.verbose;
+	progress.n = s.nrun;
+	progress.duration = s.duration;
+	progress.suite_start_ns = sm_now_ns();
 	for (i = 0; i < s.nrun; i++) {
 		memset(&figs[i], 0, sizeof(figs[i]));
+		progress.idx = i;
+		progress.name = s.run[i]->name;
+		progress.load_start_ns = sm_now_ns();
 		results[i] = run_load(&s, s.run[i], (int)nfwd, fwd, &figs[i]);
+		progress.overhead_s +=
+			(double)(sm_now_ns() - progress.load_start_ns) / 1e9 - s.duration;
+		progress.done++;
 		if (results[i] == NULL) {
 			failed++;
 			printf("%-30s %12s\n", s.run[i]->name, "FAILED");

@@ -415,3 +415,40 @@ def test_low_open_file_limit_names_the_fix(shardmark_bin, nofile):
                        preexec_fn=limit)
     assert r.returncode == 1, f"exit {r.returncode}\n{r.stderr}"
     assert "Too many open files: raise the open file limit (ulimit -n" in r.stderr, r.stderr
+
+
+# --- bench progress on a terminal ------------------------------------------------
+
+def test_bench_progress_only_on_a_tty(shardmark_bin, run_cli):
+    import pty
+    import select
+
+    args = ["bench", "--loads", "echo", "--duration", "1", "--smp", "1"]
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(str(shardmark_bin), [str(shardmark_bin), *args])
+    out = b""
+    while True:
+        r, _, _ = select.select([fd], [], [], 120)
+        if not r:
+            break
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    _, status = os.waitpid(pid, 0)
+    text = out.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    # the line names the load, its time and the suite's end, and is rewritten in place
+    assert re.search(r"\r\x1b\[K\[1/1\] echo: \d+ s; suite \d+:\d\d, about \d+:\d\d left",
+                     text), repr(text)
+    # ... and is gone before the row
+    assert re.search(r"\r\x1b\[Kecho +\d+", text), repr(text)
+    assert "shardmark bench: 1 load, 1 s each, 1 shard" in text, text
+
+    r = run_cli(*args, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "\r" not in r.stdout and "left" not in r.stdout, repr(r.stdout)
