@@ -130,6 +130,8 @@ struct suite {
 	unsigned duration;
 	const char *loads_arg;
 	const char *json;
+	const char *csv;
+	FILE *csv_file; /* rows are appended as each load ends */
 	bool verbose;
 	const struct load *run[MAX_LOADS];
 	unsigned nrun;
@@ -168,6 +170,13 @@ o_json(void *c, const char *v, char *e, size_t l)
 }
 
 static int
+o_csv(void *c, const char *v, char *e, size_t l)
+{
+	((struct suite *)c)->csv = v;
+	return sm_app_check_output("--csv", v, e, l);
+}
+
+static int
 o_verbose(void *c, const char *v, char *e, size_t l)
 {
 	(void)v;
@@ -187,6 +196,11 @@ static const struct sm_cli_opt suite_opts[] = {
 	  "the keys if stress-cql-write did not run) [default: 2]",
 	  o_duration },
 	{ "--json", "FILE", "also write every load's full JSON result to FILE", o_json },
+	{ "--csv", "FILE",
+	  "also write one flat row per interval (per op type for stress) of every load to FILE: "
+	  "perf-simple-query's 1-second iterations, stress's report intervals, echo's whole run; "
+	  "a header first",
+	  o_csv },
 	{ "--verbose", NULL, "show each load's own output as it runs", o_verbose },
 };
 
@@ -410,6 +424,87 @@ show_output(const char *path)
 		fprintf(stderr, "---- its output ----\n%s---- end of its output ----\n", text);
 		free(text);
 	}
+}
+
+/* ---- --csv: the loads' own rows, in one set of columns ---- */
+
+static const char *const csv_columns[] = {
+	"load",		 "interval",	  "seconds",	   "type",	   "total_ops",
+	"ops_per_s",	 "partitions_per_s", "rows_per_s",   "mean_ms",	   "p50_ms",
+	"p95_ms",	 "p99_ms",	  "p999_ms",	   "max_ms",	   "allocs_per_op",
+	"logallocs_per_op", "tasks_per_op", "insns_per_op", "cycles_per_op", "errors",
+};
+
+static void
+csv_header(FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(csv_columns); i++)
+		fprintf(f, "%s%s", i ? "," : "", csv_columns[i]);
+	fputc('\n', f);
+}
+
+/* The @n comma-separated fields of @line (modified) into @field. */
+static unsigned
+csv_split(char *line, char **field, unsigned n)
+{
+	unsigned k = 0;
+
+	while (k < n) {
+		field[k++] = line;
+		line = strchr(line, ',');
+		if (line == NULL)
+			break;
+		*line++ = '\0';
+	}
+	return k;
+}
+
+/*
+ * Append the rows of a load's CSV (perf-simple-query --csv, stress -log
+ * csv=) to the suite's, each column found by its name: "load" is the
+ * load's, a column the load has not is left empty.
+ */
+static void
+csv_append(FILE *out, const char *load, char *text)
+{
+	char *names[SM_ARRAY_SIZE(csv_columns)], *vals[SM_ARRAY_SIZE(csv_columns)];
+	char *line, *save = NULL;
+	unsigned nnames = 0, nvals, i, k;
+
+	line = strtok_r(text, "\n", &save);
+	if (line == NULL)
+		return;
+	nnames = csv_split(line, names, SM_ARRAY_SIZE(names));
+	while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+		nvals = csv_split(line, vals, SM_ARRAY_SIZE(vals));
+		for (i = 0; i < SM_ARRAY_SIZE(csv_columns); i++) {
+			const char *v = i == 0 ? load : "";
+
+			for (k = 0; i > 0 && k < nnames && k < nvals; k++)
+				if (strcmp(names[k], csv_columns[i]) == 0)
+					v = vals[k];
+			fprintf(out, "%s%s", i ? "," : "", v);
+		}
+		fputc('\n', out);
+	}
+	fflush(out);
+}
+
+/* echo has no intervals: one row for the whole measurement. */
+static void
+csv_echo(FILE *out, const char *load, unsigned duration, const struct figures *f)
+{
+	char insns[32] = "", cycles[32] = "";
+
+	if (f->insns >= 0)
+		snprintf(insns, sizeof(insns), "%.3f", f->insns);
+	if (f->cycles >= 0)
+		snprintf(cycles, sizeof(cycles), "%.3f", f->cycles);
+	fprintf(out, "%s,1,%u,total,,%.3f,,,,,,,,,%.6f,,%.6f,%s,%s,0\n", load, duration, f->rate,
+		f->allocs, f->tasks, insns, cycles);
+	fflush(out);
 }
 
 /* ---- a served instance for the stress loads ---- */
@@ -689,12 +784,13 @@ static char *
 run_load(const struct suite *s, const struct load *ld, int argc, char **argv, struct figures *f)
 {
 	char exe[4096], json_path[] = "/tmp/shardmark-bench-XXXXXX",
-			out_path[] = "/tmp/shardmark-bench-out-XXXXXX", dur[16], sdur[32],
-			port_native[32], port_alt[32], json_opt[64], pop[64];
+			out_path[] = "/tmp/shardmark-bench-out-XXXXXX",
+			csv_path[] = "/tmp/shardmark-bench-csv-XXXXXX", dur[16], sdur[32],
+			port_native[32], port_alt[32], json_opt[64], csv_opt[64], pop[64];
 	struct server_counters before;
 	const char *args[MAX_CHILD_ARGS];
 	unsigned n = 0, i;
-	int json_fd, out_fd = -1, status;
+	int json_fd, out_fd = -1, csv_fd = -1, status;
 	char *text = NULL;
 	size_t len = 0;
 	ssize_t el;
@@ -708,7 +804,8 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 	}
 	exe[el] = '\0';
 	json_fd = mkstemp(json_path);
-	if (json_fd < 0 || (!s->verbose && (out_fd = mkstemp(out_path)) < 0)) {
+	if (json_fd < 0 || (!s->verbose && (out_fd = mkstemp(out_path)) < 0) ||
+	    (s->csv_file != NULL && ld->kind != LOAD_ECHO && (csv_fd = mkstemp(csv_path)) < 0)) {
 		fprintf(stderr, "shardmark bench: cannot create a file in /tmp: %s\n",
 			strerror(errno));
 		goto out;
@@ -763,6 +860,10 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		args[n++] = "-log";
 		args[n++] = "no-settings";
 		args[n++] = json_opt;
+		if (csv_fd >= 0) {
+			snprintf(csv_opt, sizeof(csv_opt), "csv=%s", csv_path);
+			args[n++] = csv_opt;
+		}
 		argc = 0; /* the configuration options went to the server */
 		if (server_counters(&before) < 0) {
 			fprintf(stderr, "shardmark bench: cannot read the server's /metrics\n");
@@ -772,6 +873,10 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		args[n++] = "perf-simple-query";
 		args[n++] = "--duration";
 		args[n++] = dur;
+		if (csv_fd >= 0) {
+			args[n++] = "--csv";
+			args[n++] = csv_path;
+		}
 		args[n++] = "--json-result";
 	} else {
 		args[n++] = "bench";
@@ -841,7 +946,20 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		if (out_fd >= 0)
 			show_output(out_path);
 	}
+	if (text != NULL && s->csv_file != NULL) {
+		char *rows = csv_fd >= 0 ? slurp(csv_path, &len) : NULL;
+
+		if (rows != NULL)
+			csv_append(s->csv_file, ld->name, rows);
+		else if (ld->kind == LOAD_ECHO)
+			csv_echo(s->csv_file, ld->name, s->duration, f);
+		free(rows);
+	}
 out:
+	if (csv_fd >= 0) {
+		close(csv_fd);
+		unlink(csv_path);
+	}
 	if (json_fd >= 0) {
 		close(json_fd);
 		unlink(json_path);
@@ -1022,6 +1140,16 @@ sm_cmd_bench(int argc, char **argv)
 	printf("\n%-30s %12s %9s %10s %10s %10s %10s %10s\n", "load", "ops/s", "mad", "allocs/op",
 	       "tasks/op", "insns/op", "cycles/op", "hops/op");
 	fflush(stdout);
+	if (s.csv != NULL) {
+		s.csv_file = fopen(s.csv, "w");
+		if (s.csv_file == NULL) {
+			fprintf(stderr, "shardmark bench: cannot write --csv %s: %s\n", s.csv,
+				strerror(errno));
+			sm_config_free(&s.cfg);
+			return SM_EXIT_USAGE;
+		}
+		csv_header(s.csv_file);
+	}
 	progress.on = isatty(STDOUT_FILENO) && !s.verbose;
 	progress.n = s.nrun;
 	progress.duration = s.duration;
@@ -1111,6 +1239,10 @@ sm_cmd_bench(int argc, char **argv)
 	}
 	for (i = 0; i < s.nrun; i++)
 		free(results[i]);
+	if (s.csv_file != NULL && fclose(s.csv_file) != 0) {
+		fprintf(stderr, "shardmark bench: writing %s: %s\n", s.csv, strerror(errno));
+		failed++;
+	}
 	sm_config_free(&s.cfg);
 	if (failed > 0) {
 		fprintf(stderr, "shardmark bench: %u of %u loads failed\n", failed, s.nrun);

@@ -174,7 +174,8 @@ struct stress_ctx {
 	struct sm_hdr tmp_rt, tmp_st;
 	double rate_sum, rate_sq; /* per-interval row rates for stderr */
 	unsigned rate_n;
-	FILE *hdr_log, *text_log;
+	FILE *hdr_log, *text_log, *csv_log;
+	unsigned csv_interval; /* the interval being reported, from 1 */
 	bool failure;
 	int result;
 	char msg[512];
@@ -1488,7 +1489,18 @@ interval_row(const char *type, const struct sm_hdr *h, uint64_t total_ops, uint6
 	sm_cs_print_interval(stdout, &iv);
 	if (sx->text_log != NULL)
 		sm_cs_print_interval(sx->text_log, &iv);
+	if (sx->csv_log != NULL)
+		fprintf(sx->csv_log,
+			"%u,%.3f,%s,%" PRIu64 ",%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%" PRIu64
+			"\n",
+			sx->csv_interval, iv.time_s, iv.type, iv.total_ops, iv.op_s, iv.pk_s, iv.row_s,
+			iv.mean_ms, iv.med_ms, iv.p95_ms, iv.p99_ms, iv.p999_ms, iv.max_ms, iv.errors);
 }
+
+/* The columns of -log csv=: one row per interval and op type ("total" too). */
+#define CSV_HEADER                                                                                 \
+	"interval,seconds,type,total_ops,ops_per_s,partitions_per_s,rows_per_s,mean_ms,p50_ms,"     \
+	"p95_ms,p99_ms,p999_ms,max_ms,errors\n"
 
 static void
 report_interval(void)
@@ -1499,6 +1511,7 @@ report_interval(void)
 	unsigned k;
 
 	merge_interval();
+	sx->csv_interval++;
 	sm_hdr_reset(&sx->tmp_rt);
 	sm_hdr_reset(&sx->tmp_st);
 	for (k = 0; k < SM_STRESS_NR_OPS; k++) {
@@ -1537,6 +1550,8 @@ report_interval(void)
 	interval_row("total", sx->s.rate.kind == SM_STRESS_RATE_FIXED ? &sx->tmp_rt : &sx->tmp_st,
 		     ops, d_ops, d_ops, errs - sx->last_errors, dt, elapsed, stderr_);
 	fflush(stdout);
+	if (sx->csv_log != NULL)
+		fflush(sx->csv_log);
 	if (sx->hdr_log != NULL) {
 		double start = (double)(sx->last_tick_ns - sx->measure_start_ns) / 1e9;
 
@@ -2288,6 +2303,7 @@ sm_cmd_stress(int argc, char **argv)
 			{ "-log hdrfile=", ctx.s.log.hdrfile },
 			{ "-log file=", ctx.s.log.file },
 			{ "-log json=", ctx.s.log.json },
+			{ "-log csv=", ctx.s.log.csv },
 		};
 
 		for (i = 0; i < SM_ARRAY_SIZE(outs); i++) {
@@ -2390,6 +2406,14 @@ sm_cmd_stress(int argc, char **argv)
 		ret = SM_EXIT_USAGE;
 		goto out_shards;
 	}
+	if (ctx.s.log.csv != NULL && (ctx.csv_log = fopen(ctx.s.log.csv, "w")) == NULL) {
+		fprintf(stderr, "shardmark stress: cannot write -log csv=%s: %s\n", ctx.s.log.csv,
+			strerror(errno));
+		ret = SM_EXIT_USAGE;
+		goto out_shards;
+	}
+	if (ctx.csv_log != NULL)
+		fputs(CSV_HEADER, ctx.csv_log);
 	if (ctx.s.log.file != NULL && (ctx.text_log = fopen(ctx.s.log.file, "w")) == NULL) {
 		fprintf(stderr, "shardmark stress: cannot write -log file=%s: %s\n", ctx.s.log.file,
 			strerror(errno));
@@ -2431,6 +2455,11 @@ out_shards:
 		fclose(ctx.hdr_log);
 	if (ctx.text_log != NULL)
 		fclose(ctx.text_log);
+	if (ctx.csv_log != NULL && fclose(ctx.csv_log) != 0) {
+		fprintf(stderr, "shardmark stress: writing -log csv=%s: %s\n", ctx.s.log.csv,
+			strerror(errno));
+		ret = SM_EXIT_FAIL;
+	}
 	for (k = 0; k < SM_STRESS_NR_OPS; k++)
 		stats_fini(&ctx.merged[k]);
 	sm_hdr_fini(&ctx.tmp_rt);

@@ -23,8 +23,8 @@
  *       alternator_write_isolation decides.
  *   -port alternator=N
  *       the Alternator port (default 8000).
- *   -log json=FILE
- *       a machine-readable report.
+ *   -log json=FILE, -log csv=FILE
+ *       a machine-readable report; one flat row per interval and op type.
  *   warmup=N (command sub-option)
  *       warm-up operations per op type, instead of cassandra-stress's rule.
  *
@@ -210,6 +210,7 @@ struct sm_stress_log {
 	char *hdrfile;	      /* HDR interval log, NULL: none */
 	char *file;	      /* copy of the text output, NULL: none */
 	char *json;	      /* JSON report, NULL: none */
+	char *csv;	      /* one row per interval and op type, NULL: none */
 	bool no_summary, no_settings, print_statements_on_error;
 	enum sm_stress_log_level level;
 };

@@ -1352,6 +1352,10 @@ bad_interval:
 			if ((rc = once(c, where, &seen, 3, "json=")) < 0 ||
 			    (rc = dup_str(c, &l->json, v)) < 0)
 				return rc;
+		} else if ((v = after(t, "csv=")) != NULL) {
+			if ((rc = once(c, where, &seen, 8, "csv=")) < 0 ||
+			    (rc = dup_str(c, &l->csv, v)) < 0)
+				return rc;
 		} else if ((v = after(t, "level=")) != NULL) {
 			if ((rc = once(c, where, &seen, 4, "level=")) < 0)
 				return rc;
@@ -1379,7 +1383,7 @@ bad_interval:
 		} else {
 			return fail(c,
 				    "-log: unknown sub-option '%s' (expected interval=, file=, "
-				    "hdrfile=, json=, level=, no-summary, no-settings or "
+				    "hdrfile=, json=, csv=, level=, no-summary, no-settings or "
 				    "print-statements-on-error)",
 				    t);
 		}
@@ -1917,6 +1921,7 @@ sm_stress_settings_free(struct sm_stress_settings *s)
 	sm_free(s->log.hdrfile);
 	sm_free(s->log.file);
 	sm_free(s->log.json);
+	sm_free(s->log.csv);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -2094,6 +2099,7 @@ sm_stress_settings_print(FILE *f, const struct sm_stress_settings *s)
 	fprintf(f, "  File: %s\n", str_or_null(s->log.file));
 	fprintf(f, "  HDR File: %s\n", str_or_null(s->log.hdrfile));
 	fprintf(f, "  JSON File: %s\n", str_or_null(s->log.json));
+	fprintf(f, "  CSV File: %s\n", str_or_null(s->log.csv));
 	fprintf(f, "  Interval Millis: %u\n", s->log.interval_ms);
 	fprintf(f, "  Level: %s\n", level[s->log.level]);
 	fprintf(f, "  Print Statements On Error: %s\n", yes_no(s->log.print_statements_on_error));

@@ -176,8 +176,9 @@ def test_bench_suite_runs_every_load(run_cli, tmp_path):
     """`shardmark bench` with defaults: a row per load, all measured, JSON per load."""
     if allowed_cpus() < 2:
         pytest.skip(f"needs 2 allowed CPUs for --smp 2, this process has {allowed_cpus()}")
-    out = tmp_path / "suite.json"
-    r = run_cli("bench", "--duration", "1", "--smp", "2", "--json", out, timeout=300)
+    out, csv_out = tmp_path / "suite.json", tmp_path / "suite.csv"
+    r = run_cli("bench", "--duration", "1", "--smp", "2", "--json", out, "--csv", csv_out,
+                timeout=300)
     assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
     rows = {}
     for line in r.stdout.splitlines():
@@ -223,6 +224,18 @@ def test_bench_suite_runs_every_load(run_cli, tmp_path):
     # the reads found what the write load wrote (validated rows, no errors)
     assert by_name["stress-cql-read"]["read_validation_failures"] == 0
     assert "stress over loopback" in r.stdout, r.stdout
+    # --csv: one header, then every load's intervals in the same columns
+    import csv
+    rows = list(csv.DictReader(csv_out.open()))
+    assert csv_out.read_text().splitlines()[0].startswith("load,interval,seconds,type,")
+    loads = [row["load"] for row in rows]
+    assert sorted(set(loads)) == sorted(SUITE_LOADS), loads
+    for row in rows:
+        assert float(row["ops_per_s"]) >= 0 and int(row["interval"]) >= 1, row
+        if row["load"] in PSQ_LOADS:
+            assert row["tasks_per_op"] and row["p50_ms"] == "", row
+        if row["load"] in STRESS_LOADS:
+            assert row["type"] in ("total", "WRITE", "READ") and row["p50_ms"], row
 
 
 def test_bench_suite_errors(run_cli):
@@ -282,7 +295,11 @@ def test_config_from_environment(shardmark_bin, tmp_path):
     ["stress", "write", "n=10", "-log", "json=/nonexistent/s.json"],
     ["stress", "write", "n=10", "-log", "hdrfile=/nonexistent/s.hdr"],
     ["stress", "write", "n=10", "-log", "file=/nonexistent/s.txt"],
-], ids=["psq-json", "bench-json", "bench-echo-json", "stress-json", "stress-hdr", "stress-file"])
+    ["perf-simple-query", "--csv", "/nonexistent/p.csv"],
+    ["bench", "--csv", "/nonexistent/b.csv"],
+    ["stress", "write", "n=10", "-log", "csv=/nonexistent/s.csv"],
+], ids=["psq-json", "bench-json", "bench-echo-json", "stress-json", "stress-hdr", "stress-file",
+        "psq-csv", "bench-csv", "stress-csv"])
 def test_output_path_checked_first(run_cli, args):
     r = run_cli(*args, timeout=60)
     assert r.returncode == 2, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
@@ -452,3 +469,18 @@ def test_bench_progress_only_on_a_tty(shardmark_bin, run_cli):
     r = run_cli(*args, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "\r" not in r.stdout and "left" not in r.stdout, repr(r.stdout)
+
+
+
+def test_psq_csv(run_cli, tmp_path):
+    out = tmp_path / "p.csv"
+    r = run_cli("perf-simple-query", "--duration", "2", "--smp", "1", "--partitions", "100",
+                "--csv", out, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0] == ("interval,seconds,type,ops_per_s,allocs_per_op,logallocs_per_op,"
+                        "tasks_per_op,insns_per_op,cycles_per_op,errors"), lines
+    assert [l.split(",")[0] for l in lines[1:]] == ["1", "2"], lines
+    assert all(l.split(",")[2] == "read" for l in lines[1:]), lines
+    # the old line about compaction, which nothing here does, is gone
+    assert "compaction" not in r.stdout, r.stdout

@@ -574,6 +574,21 @@ def test_json_report_hdr_log_and_merge(cql, stress_bin, tmp_path):
         f"merged counts {counts}, expected 3000 + 2000 for WRITE-st and WRITE-rt\n{m.stdout}"
 
 
+def test_csv_log(written, cql, tmp_path):
+    """-log csv=: a header, then a row per interval and op type, and "total"."""
+    out = tmp_path / "m.csv"
+    ok(cql("mixed", "ratio(write=1,read=1)", "duration=2s", "-rate", "threads=8",
+           "-pop", "dist=UNIFORM(1..10000)", "-log", "no-settings", f"csv={out}"))
+    lines = out.read_text().splitlines()
+    assert lines[0] == ("interval,seconds,type,total_ops,ops_per_s,partitions_per_s,rows_per_s,"
+                        "mean_ms,p50_ms,p95_ms,p99_ms,p999_ms,max_ms,errors"), lines[0]
+    rows = [l.split(",") for l in lines[1:]]
+    assert {r[2] for r in rows} == {"READ", "WRITE", "total"}, rows
+    intervals = sorted({int(r[0]) for r in rows})
+    assert intervals == list(range(1, len(intervals) + 1)) and len(intervals) >= 2, rows
+    assert all(len(r) == 14 for r in rows), rows
+
+
 def test_merge_errors(stress_bin, tmp_path):
     r = stress_bin("merge")
     assert r.returncode == 2 and "usage: shardmark stress merge" in r.stderr, describe(r)
