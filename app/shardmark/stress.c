@@ -243,6 +243,8 @@ error_name(int32_t code, char *buf, size_t len)
 		snprintf(buf, len, "HTTP %d", code);
 	else if (code == 0x7fffffff)
 		snprintf(buf, len, "read validation failed");
+	else if (code == 0x7ffffffe)
+		snprintf(buf, len, "read validation failed: no such row");
 	else
 		snprintf(buf, len, "CQL error 0x%04x%s", (unsigned)code,
 			 code == 0x1000	  ? " (Unavailable)"
@@ -255,7 +257,8 @@ error_name(int32_t code, char *buf, size_t len)
 	return buf;
 }
 
-#define VALIDATION_ERROR 0x7fffffff
+#define VALIDATION_ERROR 0x7fffffff   /* a row with other values than its key makes */
+#define VALIDATION_MISSING 0x7ffffffe /* no row at all: the key was never written */
 
 static bool
 is_write(enum sm_stress_op op)
@@ -372,34 +375,36 @@ fill_write_values(struct worker *w)
 	w->vals[sx->ncols] = (struct sm_bytes){ w->key, SM_STRESS_KEY_LEN };
 }
 
-/* Check a read's row against the values the key generates. */
-static bool
-valid_row(const struct worker *w, const struct sm_cqlc_result *r)
+/* Check a read's row against the values the key generates: 0, or the error code. */
+static int32_t
+check_row(const struct worker *w, const struct sm_cqlc_result *r)
 {
 	struct sm_cqlc_rows_iter it;
 	struct sm_bytes cells[MAX_COLS + 1];
 	uint8_t want[4096];
 	unsigned c;
 
+	if (r->nrows == 0)
+		return VALIDATION_MISSING;
 	if (r->nrows != 1 || r->ncols < sx->ncols + 1)
-		return false;
+		return VALIDATION_ERROR;
 	if (w->op == SM_STRESS_OP_COUNTER_READ)
-		return true; /* counters accumulate: any value is right */
+		return 0; /* counters accumulate: any value is right */
 	sm_cqlc_rows_iter(&it, r);
 	if (!sm_cqlc_rows_next(&it, cells, SM_ARRAY_SIZE(cells)))
-		return false;
+		return VALIDATION_ERROR;
 	if (cells[0].len != SM_STRESS_KEY_LEN || memcmp(cells[0].p, w->key, SM_STRESS_KEY_LEN))
-		return false;
+		return VALIDATION_ERROR;
 	for (c = 0; c < sx->ncols; c++) {
 		uint32_t len = cell_size(w->key_index, c);
 
 		if (len > sizeof(want) || cells[c + 1].len != len)
-			return false;
+			return VALIDATION_ERROR;
 		sm_stress_value(w->key_index, c, want, len);
 		if (memcmp(cells[c + 1].p, want, len) != 0)
-			return false;
+			return VALIDATION_ERROR;
 	}
-	return true;
+	return 0;
 }
 
 static void
@@ -465,9 +470,13 @@ cql_done(void *arg, const struct sm_cqlc_result *r)
 		worker_finish(w, 0, 1);
 		return;
 	}
-	if (!sx->s.errors.skip_read_validation && !valid_row(w, r)) {
-		worker_finish(w, VALIDATION_ERROR, 0);
-		return;
+	if (!sx->s.errors.skip_read_validation) {
+		int32_t bad = check_row(w, r);
+
+		if (bad != 0) {
+			worker_finish(w, bad, 0);
+			return;
+		}
 	}
 	worker_finish(w, 0, r->nrows);
 }
@@ -526,8 +535,8 @@ b64(const uint8_t *p, size_t n, char *o)
 	return k;
 }
 
-static bool
-alt_valid_item(struct worker *w, const char *body, size_t len)
+static int32_t
+alt_check_item(struct worker *w, const char *body, size_t len)
 {
 	struct sm_json_doc *d = &w->sh->json_doc;
 	char want[8192], name[16];
@@ -536,27 +545,27 @@ alt_valid_item(struct worker *w, const char *body, size_t len)
 	unsigned c;
 
 	if (sm_json_parse(d, body, len, 0) < 0)
-		return false;
+		return VALIDATION_ERROR;
 	item = sm_json_get(d, sm_json_root(d), "Item");
 	if (item < 0)
-		return false;
+		return VALIDATION_MISSING; /* GetItem of a key never put: {} */
 	for (c = 0; c < sx->ncols; c++) {
 		uint32_t n = cell_size(w->key_index, c);
 		size_t wl;
 
 		if (n > sizeof(val))
-			return false;
+			return VALIDATION_ERROR;
 		snprintf(name, sizeof(name), "C%u", c);
 		attr = sm_json_get(d, item, name);
 		b = attr >= 0 ? sm_json_get(d, attr, "B") : -1;
 		if (b < 0)
-			return false;
+			return VALIDATION_ERROR;
 		sm_stress_value(w->key_index, c, val, n);
 		wl = b64(val, n, want);
 		if (!sm_json_str_eqn(d, b, want, wl))
-			return false;
+			return VALIDATION_ERROR;
 	}
-	return true;
+	return 0;
 }
 
 static void
@@ -572,10 +581,13 @@ alt_done(void *arg, int err, int status, const char *body, size_t len)
 		worker_finish(w, status, 0);
 		return;
 	}
-	if (w->op == SM_STRESS_OP_READ && !sx->s.errors.skip_read_validation &&
-	    !alt_valid_item(w, body, len)) {
-		worker_finish(w, VALIDATION_ERROR, 0);
-		return;
+	if (w->op == SM_STRESS_OP_READ && !sx->s.errors.skip_read_validation) {
+		int32_t bad = alt_check_item(w, body, len);
+
+		if (bad != 0) {
+			worker_finish(w, bad, 0);
+			return;
+		}
 	}
 	worker_finish(w, 0, 1);
 }
@@ -689,6 +701,32 @@ schedule_pump(struct sshard *sh)
 	}
 }
 
+/*
+ * A read found no row: the keys it draws were never written (cassandra-
+ * stress's usual first step is `write` over the same population). Say so,
+ * and the write that fills the range.
+ */
+static void
+missing_text(char *buf, size_t len, const struct worker *w)
+{
+	const struct sm_stress_dist *d = &sx->s.pop.dist;
+	const char *write = w->op == SM_STRESS_OP_COUNTER_READ ? "counter_write" : "write";
+	const char *kind = d->kind == SM_STRESS_DIST_SEQ	 ? "seq="
+			   : d->kind == SM_STRESS_DIST_UNIFORM	 ? "dist=UNIFORM("
+			   : d->kind == SM_STRESS_DIST_GAUSSIAN ? "dist=GAUSSIAN("
+								 : "dist=FIXED(";
+
+	snprintf(buf, len,
+		 "read validation failed on %s: no row for key %" PRIu64 " after %u tries: the "
+		 "keys this read draws (-pop %s%" PRIu64 "..%" PRIu64 "%s) were never written: "
+		 "write them first, with the same -pop: shardmark stress %s n=%" PRIu64
+		 " -pop seq=%" PRIu64 "..%" PRIu64 " (and the same -node, -port, -mode), or add "
+		 "-errors ignore to go on",
+		 sm_stress_op_name(w->op), w->key_index, w->tries + 1, kind, d->min, d->max,
+		 d->kind == SM_STRESS_DIST_SEQ ? "" : ")", write, d->max - d->min + 1, d->min,
+		 d->max);
+}
+
 static void
 worker_finish(struct worker *w, int32_t err_code, uint64_t rows)
 {
@@ -709,7 +747,7 @@ worker_finish(struct worker *w, int32_t err_code, uint64_t rows)
 		if (err_code != 0) {
 			o->errors++;
 			count_error(sh, err_code);
-			if (err_code == VALIDATION_ERROR)
+			if (err_code == VALIDATION_ERROR || err_code == VALIDATION_MISSING)
 				sh->validation_failures++;
 		} else {
 			o->ops++;
@@ -725,10 +763,13 @@ worker_finish(struct worker *w, int32_t err_code, uint64_t rows)
 		char name[96];
 
 		sh->failed_run = true;
-		snprintf(sh->fail_text, sizeof(sh->fail_text),
-			 "%s on %s after %u tries (add -errors ignore to go on)",
-			 error_name(err_code, name, sizeof(name)), sm_stress_op_name(w->op),
-			 w->tries + 1);
+		if (err_code == VALIDATION_MISSING)
+			missing_text(sh->fail_text, sizeof(sh->fail_text), w);
+		else
+			snprintf(sh->fail_text, sizeof(sh->fail_text),
+				 "%s on %s after %u tries (add -errors ignore to go on)",
+				 error_name(err_code, name, sizeof(name)), sm_stress_op_name(w->op),
+				 w->tries + 1);
 	}
 	w->busy = false;
 	sh->busy--;
@@ -1295,10 +1336,10 @@ start_connect(void)
 				out("Host: /%s\n", sx->addrs[i]);
 		}
 		if (sx->use_shard_port)
-			out("Routing: %s, shard-aware: %u shards per host through port %u "
+			out("Routing: %s, shard-aware: %u %s per host through port %u "
 			    "(source port %% %u picks the shard)\n",
 			    sx->s.route.token_aware ? "token-aware" : "round-robin", sx->nr_shards,
-			    sx->shard_port, sx->nr_shards);
+			    sx->nr_shards == 1 ? "shard" : "shards", sx->shard_port, sx->nr_shards);
 		else if (!sx->scylla)
 			out("Routing: %s; the server does not advertise ScyllaDB's sharding "
 			    "(SCYLLA_NR_SHARDS): not shard-aware\n",

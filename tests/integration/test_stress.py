@@ -451,7 +451,9 @@ def test_reads_of_missing_keys_counted_with_errors_ignore(cql, tmp_path):
     assert r.returncode == 0, describe(r)
     m = VALIDATION.search(r.stdout)
     assert m and int(m.group(1)) > 0, f"no Read validation: line\n{r.stdout}"
-    assert re.search(r"^Errors: 200 x read validation failed$", r.stdout, re.M), r.stdout
+    # a missing row is told apart from a row with wrong values
+    assert re.search(r"^Errors: 200 x read validation failed: no such row$", r.stdout, re.M), \
+        r.stdout
     res = parse_results(r.stdout, end="END")
     assert num(res["errors"][0]) == 200, res["errors"]
     assert res["errors"][1] == {"READ": "200"}, res["errors"]
@@ -459,7 +461,7 @@ def test_reads_of_missing_keys_counted_with_errors_ignore(cql, tmp_path):
     assert j["errors"] == 200 and j["ops"] == 0 and j["failure"] is False, j
     assert j["read_validation_failures"] > 0, j
     assert [(e["what"], e["count"]) for e in j["errors_by_code"]] == \
-        [("read validation failed", 200)], j["errors_by_code"]
+        [("read validation failed: no such row", 200)], j["errors_by_code"]
 
 
 def test_reads_of_missing_keys_fail_the_run(cql):
@@ -470,6 +472,9 @@ def test_reads_of_missing_keys_fail_the_run(cql):
     assert VALIDATION.search(r.stdout), r.stdout
     assert "read validation failed on READ" in r.stderr, describe(r)
     assert "-errors ignore" in r.stderr, describe(r)
+    # the cause, and the write that fixes it: the same population
+    assert "were never written" in r.stderr, describe(r)
+    assert "shardmark stress write n=200 -pop seq=1000001..1000200" in r.stderr, describe(r)
 
 
 def test_read_validation_failure_in_warmup_names_the_cause(cql):
@@ -481,6 +486,7 @@ def test_read_validation_failure_in_warmup_names_the_cause(cql):
     assert r.returncode != 0, describe(r)
     assert "Warming up READ" in r.stdout, r.stdout
     assert "validation" in r.stderr, describe(r)
+    assert "(-pop seq=1000001..1000200) were never written" in r.stderr, describe(r)
     assert "the shard is stopping" not in r.stderr, describe(r)
 
 
@@ -639,6 +645,14 @@ def test_alternator_reads_of_missing_items_fail_validation(alt_stress):
     assert VALIDATION.search(r.stdout), r.stdout
     res = parse_results(r.stdout)
     assert num(res["errors"][0]) == 100, res["errors"]
+
+
+def test_alternator_read_before_write_names_the_cause(alt_stress):
+    r = alt_stress("read", "n=50", "-pop", "dist=UNIFORM(3000001..3000050)", "-rate", "threads=4",
+                   "-log", "no-settings")
+    assert r.returncode != 0, describe(r)
+    assert "(-pop dist=UNIFORM(3000001..3000050)) were never written" in r.stderr, describe(r)
+    assert "shardmark stress write n=50 -pop seq=3000001..3000050" in r.stderr, describe(r)
 
 
 def test_alternator_closed_port(stress_bin):
