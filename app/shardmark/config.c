@@ -1221,8 +1221,16 @@ sm_print_string(const char *s, FILE *f)
 	fputc('"', f);
 }
 
+/* Keys whose values are credentials: --print-config does not show them. */
+static bool
+sm_key_secret(const struct sm_key *k)
+{
+	return strcmp(k->name, "auth_superuser_password") == 0 ||
+	       strcmp(k->name, "alternator_secret_access_key") == 0;
+}
+
 void
-sm_config_print(const struct sm_config *c, FILE *f)
+sm_config_print(const struct sm_config *c, FILE *f, bool secrets)
 {
 	size_t i;
 
@@ -1232,6 +1240,12 @@ sm_config_print(const struct sm_config *c, FILE *f)
 		const char *s;
 
 		fprintf(f, "%s: ", k->name);
+		if (!secrets && sm_key_secret(k) && *(char *const *)sm_cfield(c, k) != NULL) {
+			fputs("\"********\"  # masked: a credential; the file or --flag that set it "
+			      "has the value\n",
+			      f);
+			continue;
+		}
 		if (sm_key_is_uint(k)) {
 			fprintf(f, "%u", *(const unsigned *)sm_cfield(c, k));
 		} else if (k->type == SM_KT_BOOL) {

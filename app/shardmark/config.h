@@ -176,9 +176,12 @@ sm_config_resolve(struct sm_config *c, char *err, size_t errlen);
 
 /*
  * Write the effective configuration to @f as YAML that sm_config_load_file()
- * reads back to the same values (shardmark serve --print-config).
+ * reads back to the same values (shardmark serve --print-config). Without
+ * @secrets the passwords and secret keys (auth_superuser_password,
+ * alternator_secret_access_key) print as "********" with a comment saying
+ * so, and those two do not read back.
  */
 void
-sm_config_print(const struct sm_config *c, FILE *f);
+sm_config_print(const struct sm_config *c, FILE *f, bool secrets);
 
 #endif /* SM_APP_CONFIG_H */

@@ -348,7 +348,7 @@ sm_cmd_serve(int argc, char **argv)
 		return ret > 0 ? SM_EXIT_OK : SM_EXIT_USAGE;
 	}
 	if (s.print_config) {
-		sm_config_print(&s.cfg, stdout);
+		sm_config_print(&s.cfg, stdout, false);
 		sm_config_free(&s.cfg);
 		return SM_EXIT_OK;
 	}

@@ -484,3 +484,13 @@ def test_psq_csv(run_cli, tmp_path):
     assert all(l.split(",")[2] == "read" for l in lines[1:]), lines
     # the old line about compaction, which nothing here does, is gone
     assert "compaction" not in r.stdout, r.stdout
+
+
+def test_print_config_masks_credentials(run_cli):
+    r = run_cli("serve", "--auth-superuser-password", "hunter2",
+                "--alternator-secret-access-key", "s3cr3t", "--print-config")
+    assert r.returncode == 0, r.stderr
+    assert "hunter2" not in r.stdout and "s3cr3t" not in r.stdout, r.stdout
+    for key in ("auth_superuser_password", "alternator_secret_access_key"):
+        assert re.search(rf'^{key}: "\*\*\*\*\*\*\*\*"  # masked', r.stdout, re.M), r.stdout
+    assert re.search(r"^auth_superuser_name: cassandra$", r.stdout, re.M), r.stdout
