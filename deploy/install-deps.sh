@@ -31,7 +31,7 @@ case "$#" in
 esac
 
 build_pkgs=(gcc libc6-dev meson ninja-build pkg-config liburing-dev libnuma-dev
-	libyaml-dev libmimalloc-dev liblz4-dev nettle-dev libjsmn-dev zlib1g-dev
+	libyaml-dev libmimalloc-dev liblz4-dev nettle-dev libjsmn-dev zlib1g-dev libedit-dev
 	libdpdk-dev)
 test_pkgs=(libcmocka-dev python3 python3-pytest python3-cassandra python3-boto3 awscli valgrind
 	shellcheck clang libclang-rt-14-dev)

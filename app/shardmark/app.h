@@ -75,9 +75,20 @@ sm_app_free_port(unsigned *port);
 void
 sm_app_cpu_model(char *buf, size_t len);
 
+/*
+ * Check, before a run, that output option @opt ("--json") can write
+ * @path: the file is opened for writing (not truncated; removed again if
+ * it did not exist). 0, or -EINVAL with the cause and the fix in @err
+ * ("the directory /x does not exist: create it (mkdir -p /x) or give
+ * another path"), for the usage error (exit 2) it is.
+ */
+int
+sm_app_check_output(const char *opt, const char *path, char *err, size_t errlen);
+
 /* Print "shardmark: <message>" for a failed listen on @what at @port. */
 void
-sm_app_listen_error(const char *what, const char *key, const char *addr, unsigned port, int err);
+sm_app_listen_error(const struct sm_config *cfg, const char *what, const char *key,
+		    const char *addr, unsigned port, int err);
 
 int
 sm_cmd_serve(int argc, char **argv);
@@ -89,5 +100,7 @@ int
 sm_cmd_perf_simple_query(int argc, char **argv);
 int
 sm_cmd_stress(int argc, char **argv);
+int
+sm_cmd_cql(int argc, char **argv);
 
 #endif /* SM_APP_H */

@@ -130,6 +130,8 @@ struct suite {
 	unsigned duration;
 	const char *loads_arg;
 	const char *json;
+	const char *csv;
+	FILE *csv_file; /* rows are appended as each load ends */
 	bool verbose;
 	const struct load *run[MAX_LOADS];
 	unsigned nrun;
@@ -163,10 +165,15 @@ o_loads(void *c, const char *v, char *e, size_t l)
 static int
 o_json(void *c, const char *v, char *e, size_t l)
 {
-	(void)e;
-	(void)l;
 	((struct suite *)c)->json = v;
-	return 0;
+	return sm_app_check_output("--json", v, e, l);
+}
+
+static int
+o_csv(void *c, const char *v, char *e, size_t l)
+{
+	((struct suite *)c)->csv = v;
+	return sm_app_check_output("--csv", v, e, l);
 }
 
 static int
@@ -181,12 +188,19 @@ o_verbose(void *c, const char *v, char *e, size_t l)
 
 static const struct sm_cli_opt suite_opts[] = {
 	{ "--loads", "LIST",
-	  "comma-separated loads to run, in order [default: all]; see the list below", o_loads },
+	  "comma-separated loads to run, in order [default: all]; see the list above", o_loads },
 	{ "--duration", "SECONDS",
-	  "measured time per load: perf-simple-query iterations of 1 s, echo seconds "
-	  "[default: 2]",
+	  "measured time per load: perf-simple-query runs this many 1-second iterations, "
+	  "echo measures this many seconds (after 0.5 s of warm-up), stress runs "
+	  "duration=SECONDS (after a warm-up of 2000 operations; stress-cql-read first writes "
+	  "the keys if stress-cql-write did not run) [default: 2]",
 	  o_duration },
 	{ "--json", "FILE", "also write every load's full JSON result to FILE", o_json },
+	{ "--csv", "FILE",
+	  "also write one flat row per interval (per op type for stress) of every load to FILE: "
+	  "perf-simple-query's 1-second iterations, stress's report intervals, echo's whole run; "
+	  "a header first",
+	  o_csv },
 	{ "--verbose", NULL, "show each load's own output as it runs", o_verbose },
 };
 
@@ -238,6 +252,79 @@ select_loads(struct suite *s, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* ---- the progress line (on a terminal) ---- */
+
+/*
+ * On a TTY the suite shows, while a load runs, one line that it rewrites
+ * in place: which load, how long it has run, and when the suite should end.
+ * The estimate is each load's measured time (--duration) plus what the
+ * loads so far took beyond theirs, on average. Off a TTY nothing is added:
+ * the rows are the progress, and logs stay clean.
+ */
+static struct {
+	bool on;
+	unsigned idx, n;
+	const char *name;
+	uint64_t suite_start_ns, load_start_ns;
+	double overhead_s; /* the loads so far beyond their --duration, summed */
+	unsigned done;
+	unsigned duration;
+	bool shown;
+} progress;
+
+static void
+progress_clear(void)
+{
+	if (progress.shown) {
+		fputs("\r\033[K", stdout);
+		fflush(stdout);
+		progress.shown = false;
+	}
+}
+
+static void
+progress_show(void)
+{
+	uint64_t now = sm_now_ns();
+	double load_s = (double)(now - progress.load_start_ns) / 1e9;
+	double suite_s = (double)(now - progress.suite_start_ns) / 1e9;
+	double per_load = progress.duration + (progress.done ? progress.overhead_s / progress.done
+							     : 1.0);
+	double left = per_load * (progress.n - progress.idx) - load_s;
+	unsigned eta = left > 0 ? (unsigned)(left + 0.5) : 0;
+
+	printf("\r\033[K[%u/%u] %s: %.0f s; suite %u:%02u, about %u:%02u left", progress.idx + 1,
+	       progress.n, progress.name, load_s, (unsigned)suite_s / 60, (unsigned)suite_s % 60,
+	       eta / 60, eta % 60);
+	fflush(stdout);
+	progress.shown = true;
+}
+
+/* Wait for the load's process, updating the progress line every second. */
+static void
+wait_child(pid_t pid, int *status)
+{
+	uint64_t next = 0;
+
+	if (!progress.on) {
+		while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+			;
+		return;
+	}
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+
+		if (r == pid || (r < 0 && errno != EINTR))
+			break;
+		if (sm_now_ns() >= next) {
+			progress_show();
+			next = sm_now_ns() + 1000000000ull;
+		}
+		usleep(100000);
+	}
+	progress_clear();
 }
 
 /* ---- running one load ---- */
@@ -337,6 +424,87 @@ show_output(const char *path)
 		fprintf(stderr, "---- its output ----\n%s---- end of its output ----\n", text);
 		free(text);
 	}
+}
+
+/* ---- --csv: the loads' own rows, in one set of columns ---- */
+
+static const char *const csv_columns[] = {
+	"load",		 "interval",	  "seconds",	   "type",	   "total_ops",
+	"ops_per_s",	 "partitions_per_s", "rows_per_s",   "mean_ms",	   "p50_ms",
+	"p95_ms",	 "p99_ms",	  "p999_ms",	   "max_ms",	   "allocs_per_op",
+	"logallocs_per_op", "tasks_per_op", "insns_per_op", "cycles_per_op", "errors",
+};
+
+static void
+csv_header(FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(csv_columns); i++)
+		fprintf(f, "%s%s", i ? "," : "", csv_columns[i]);
+	fputc('\n', f);
+}
+
+/* The @n comma-separated fields of @line (modified) into @field. */
+static unsigned
+csv_split(char *line, char **field, unsigned n)
+{
+	unsigned k = 0;
+
+	while (k < n) {
+		field[k++] = line;
+		line = strchr(line, ',');
+		if (line == NULL)
+			break;
+		*line++ = '\0';
+	}
+	return k;
+}
+
+/*
+ * Append the rows of a load's CSV (perf-simple-query --csv, stress -log
+ * csv=) to the suite's, each column found by its name: "load" is the
+ * load's, a column the load has not is left empty.
+ */
+static void
+csv_append(FILE *out, const char *load, char *text)
+{
+	char *names[SM_ARRAY_SIZE(csv_columns)], *vals[SM_ARRAY_SIZE(csv_columns)];
+	char *line, *save = NULL;
+	unsigned nnames = 0, nvals, i, k;
+
+	line = strtok_r(text, "\n", &save);
+	if (line == NULL)
+		return;
+	nnames = csv_split(line, names, SM_ARRAY_SIZE(names));
+	while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+		nvals = csv_split(line, vals, SM_ARRAY_SIZE(vals));
+		for (i = 0; i < SM_ARRAY_SIZE(csv_columns); i++) {
+			const char *v = i == 0 ? load : "";
+
+			for (k = 0; i > 0 && k < nnames && k < nvals; k++)
+				if (strcmp(names[k], csv_columns[i]) == 0)
+					v = vals[k];
+			fprintf(out, "%s%s", i ? "," : "", v);
+		}
+		fputc('\n', out);
+	}
+	fflush(out);
+}
+
+/* echo has no intervals: one row for the whole measurement. */
+static void
+csv_echo(FILE *out, const char *load, unsigned duration, const struct figures *f)
+{
+	char insns[32] = "", cycles[32] = "";
+
+	if (f->insns >= 0)
+		snprintf(insns, sizeof(insns), "%.3f", f->insns);
+	if (f->cycles >= 0)
+		snprintf(cycles, sizeof(cycles), "%.3f", f->cycles);
+	fprintf(out, "%s,1,%u,total,,%.3f,,,,,,,,,%.6f,,%.6f,%s,%s,0\n", load, duration, f->rate,
+		f->allocs, f->tasks, insns, cycles);
+	fflush(out);
 }
 
 /* ---- a served instance for the stress loads ---- */
@@ -566,7 +734,10 @@ read_stress_figures(const char *text, size_t len, struct figures *f)
 	f->rate = json_num(&d, root, "ops_per_s", -1);
 	f->ops = json_num(&d, root, "ops", 0);
 	f->errors = json_num(&d, root, "errors", 0);
-	cpu = json_num(&d, root, "client_cpu_s", 0);
+	/* The loader's busy time per op (its idle polling is no cost of an op). */
+	cpu = json_num(&d, root, "client_busy_s", -1);
+	if (cpu < 0)
+		cpu = json_num(&d, root, "client_cpu_s", 0);
 	f->client_us_per_op = f->ops > 0 ? cpu * 1e6 / f->ops : 0;
 	rt = sm_json_get(&d, root, "routing");
 	f->misrouted = json_num(&d, rt, "misrouted", 0);
@@ -612,12 +783,13 @@ static char *
 run_load(const struct suite *s, const struct load *ld, int argc, char **argv, struct figures *f)
 {
 	char exe[4096], json_path[] = "/tmp/shardmark-bench-XXXXXX",
-			out_path[] = "/tmp/shardmark-bench-out-XXXXXX", dur[16], sdur[32],
-			port_native[32], port_alt[32], json_opt[64], pop[64];
+			out_path[] = "/tmp/shardmark-bench-out-XXXXXX",
+			csv_path[] = "/tmp/shardmark-bench-csv-XXXXXX", dur[16], sdur[32],
+			port_native[32], port_alt[32], json_opt[64], csv_opt[64], pop[64];
 	struct server_counters before;
 	const char *args[MAX_CHILD_ARGS];
 	unsigned n = 0, i;
-	int json_fd, out_fd = -1, status;
+	int json_fd, out_fd = -1, csv_fd = -1, status;
 	char *text = NULL;
 	size_t len = 0;
 	ssize_t el;
@@ -631,7 +803,8 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 	}
 	exe[el] = '\0';
 	json_fd = mkstemp(json_path);
-	if (json_fd < 0 || (!s->verbose && (out_fd = mkstemp(out_path)) < 0)) {
+	if (json_fd < 0 || (!s->verbose && (out_fd = mkstemp(out_path)) < 0) ||
+	    (s->csv_file != NULL && ld->kind != LOAD_ECHO && (csv_fd = mkstemp(csv_path)) < 0)) {
 		fprintf(stderr, "shardmark bench: cannot create a file in /tmp: %s\n",
 			strerror(errno));
 		goto out;
@@ -686,6 +859,10 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		args[n++] = "-log";
 		args[n++] = "no-settings";
 		args[n++] = json_opt;
+		if (csv_fd >= 0) {
+			snprintf(csv_opt, sizeof(csv_opt), "csv=%s", csv_path);
+			args[n++] = csv_opt;
+		}
 		argc = 0; /* the configuration options went to the server */
 		if (server_counters(&before) < 0) {
 			fprintf(stderr, "shardmark bench: cannot read the server's /metrics\n");
@@ -695,6 +872,10 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		args[n++] = "perf-simple-query";
 		args[n++] = "--duration";
 		args[n++] = dur;
+		if (csv_fd >= 0) {
+			args[n++] = "--csv";
+			args[n++] = csv_path;
+		}
 		args[n++] = "--json-result";
 	} else {
 		args[n++] = "bench";
@@ -729,8 +910,7 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		fprintf(stderr, "shardmark bench: exec %s: %s\n", exe, strerror(errno));
 		_exit(127);
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	wait_child(pid, &status);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		if (WIFEXITED(status))
 			fprintf(stderr, "shardmark bench: load %s failed (exit status %d)\n",
@@ -765,7 +945,20 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		if (out_fd >= 0)
 			show_output(out_path);
 	}
+	if (text != NULL && s->csv_file != NULL) {
+		char *rows = csv_fd >= 0 ? slurp(csv_path, &len) : NULL;
+
+		if (rows != NULL)
+			csv_append(s->csv_file, ld->name, rows);
+		else if (ld->kind == LOAD_ECHO)
+			csv_echo(s->csv_file, ld->name, s->duration, f);
+		free(rows);
+	}
 out:
+	if (csv_fd >= 0) {
+		close(csv_fd);
+		unlink(csv_path);
+	}
 	if (json_fd >= 0) {
 		close(json_fd);
 		unlink(json_path);
@@ -897,9 +1090,9 @@ sm_cmd_bench(int argc, char **argv)
 		argc, argv, "bench",
 		"The appliance's benchmark suite. Runs each load in its own shardmark process\n"
 		"and prints one row per load: median throughput (tps for perf-simple-query,\n"
-		"requests/s for echo), its MAD, allocations, tasks, instructions and cycles per\n"
-		"operation, and cross-shard hops per operation. Configuration options (--smp,\n"
-		"--cpuset, ...) apply to every load.\n\n"
+		"requests/s for echo, the client's ops/s for stress), its MAD, allocations,\n"
+		"tasks, instructions and cycles per operation, and cross-shard hops per\n"
+		"operation. Configuration options (--smp, --cpuset, ...) apply to every load.\n\n"
 		"loads: cql-read, cql-write (perf-simple-query on the CQL executor),\n"
 		"  alternator-forbid_rmw, alternator-unsafe, alternator-always_use_lwt,\n"
 		"  alternator-only_rmw_uses_lwt (perf-simple-query --alternator MODE --write),\n"
@@ -939,15 +1132,36 @@ sm_cmd_bench(int argc, char **argv)
 		}
 		fwd[nfwd++] = argv[a];
 	}
-	printf("shardmark bench: %u loads, %u s each, %u shards\n", s.nrun, s.duration,
-	       sm_app_shard_count(&s.cfg));
+	printf("shardmark bench: %u %s, %u s each, %u %s\n", s.nrun, s.nrun == 1 ? "load" : "loads",
+	       s.duration, sm_app_shard_count(&s.cfg),
+	       sm_app_shard_count(&s.cfg) == 1 ? "shard" : "shards");
 	print_machine(stdout, false);
 	printf("\n%-30s %12s %9s %10s %10s %10s %10s %10s\n", "load", "ops/s", "mad", "allocs/op",
 	       "tasks/op", "insns/op", "cycles/op", "hops/op");
 	fflush(stdout);
+	if (s.csv != NULL) {
+		s.csv_file = fopen(s.csv, "w");
+		if (s.csv_file == NULL) {
+			fprintf(stderr, "shardmark bench: cannot write --csv %s: %s\n", s.csv,
+				strerror(errno));
+			sm_config_free(&s.cfg);
+			return SM_EXIT_USAGE;
+		}
+		csv_header(s.csv_file);
+	}
+	progress.on = isatty(STDOUT_FILENO) && !s.verbose;
+	progress.n = s.nrun;
+	progress.duration = s.duration;
+	progress.suite_start_ns = sm_now_ns();
 	for (i = 0; i < s.nrun; i++) {
 		memset(&figs[i], 0, sizeof(figs[i]));
+		progress.idx = i;
+		progress.name = s.run[i]->name;
+		progress.load_start_ns = sm_now_ns();
 		results[i] = run_load(&s, s.run[i], (int)nfwd, fwd, &figs[i]);
+		progress.overhead_s +=
+			(double)(sm_now_ns() - progress.load_start_ns) / 1e9 - s.duration;
+		progress.done++;
 		if (results[i] == NULL) {
 			failed++;
 			printf("%-30s %12s\n", s.run[i]->name, "FAILED");
@@ -975,7 +1189,7 @@ sm_cmd_bench(int argc, char **argv)
 		       "server's "
 		       "counters per shard, per client operation\n");
 		printf("%-30s %12s %9s %9s %12s %9s %10s\n", "load", "client ops/s", "p50 ms",
-		       "p99 ms", "client us/op", "errors", "misrouted");
+		       "p99 ms", "busy us/op", "errors", "misrouted");
 		printf("    %-16s %10s %10s %10s %10s %10s %10s %10s\n", "", "requests", "req/op",
 		       "hops/op", "tasks/op", "allocs/op", "insns/op", "cycles/op");
 		for (i = 0; i < s.nrun; i++)
@@ -1024,6 +1238,10 @@ sm_cmd_bench(int argc, char **argv)
 	}
 	for (i = 0; i < s.nrun; i++)
 		free(results[i]);
+	if (s.csv_file != NULL && fclose(s.csv_file) != 0) {
+		fprintf(stderr, "shardmark bench: writing %s: %s\n", s.csv, strerror(errno));
+		failed++;
+	}
 	sm_config_free(&s.cfg);
 	if (failed > 0) {
 		fprintf(stderr, "shardmark bench: %u of %u loads failed\n", failed, s.nrun);

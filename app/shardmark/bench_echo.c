@@ -155,10 +155,8 @@ opt_port(void *ctx, const char *v, char *err, size_t errlen)
 static int
 opt_json(void *ctx, const char *v, char *err, size_t errlen)
 {
-	(void)err;
-	(void)errlen;
 	((struct bench_ctx *)ctx)->json = v;
-	return 0;
+	return sm_app_check_output("--json", v, err, errlen);
 }
 
 static const struct sm_cli_opt bench_opts[] = {
@@ -353,8 +351,8 @@ control_tick(void *arg)
 			sm_timer_arm(&bench->timer, CONNECT_POLL_MS);
 			return;
 		}
-		printf("%u connections up on %u shards; warming up for %.1f s\n", bench->conns,
-		       bench->nshards, bench->warmup_s);
+		printf("%u connections up on %u %s; warming up for %.1f s\n", bench->conns,
+		       bench->nshards, bench->nshards == 1 ? "shard" : "shards", bench->warmup_s);
 		fflush(stdout);
 		bench->phase_start_ns = now;
 		sm_timer_arm(&bench->timer, (uint64_t)(bench->warmup_s * 1000));
@@ -437,7 +435,7 @@ bench_shard_init(unsigned shard, void *arg)
 
 		ret = sm_net_listen(&lo, &l);
 		if (ret < 0) {
-			sm_app_listen_error("bench echo", "--port", "127.0.0.1", b->port, ret);
+			sm_app_listen_error(NULL, "bench echo", "--port", "127.0.0.1", b->port, ret);
 			return ret;
 		}
 	}
@@ -559,9 +557,10 @@ print_report(void)
 	unsigned i, k;
 
 	memset(&total, 0, sizeof(total));
-	printf("\necho load: %u shards, %u connections, %u-byte payload, pipeline %u, %.1f s "
+	printf("\necho load: %u %s, %u connections, %u-byte payload, pipeline %u, %.1f s "
 	       "measured\n",
-	       bench->nshards, bench->conns, bench->size, bench->pipeline, bench->duration_s);
+	       bench->nshards, bench->nshards == 1 ? "shard" : "shards", bench->conns, bench->size,
+	       bench->pipeline, bench->duration_s);
 	printf("%-6s %12s %12s %9s %9s %9s %9s %9s", "shard", "requests", "requests/s", "enters/op",
 	       "allocs/op", "tasks/op", "polls/op", "xmsgs/op");
 	for (k = 0; k < SM_ARRAY_SIZE(shown_perf); k++)

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -17,6 +20,38 @@
 #if SM_HAVE_DPDK
 #include "sm_net_dpdk.h"
 #endif
+
+/* "  --flag ARG   help text", the text wrapped at 79 columns under itself. */
+static void
+print_opt(const char *flag, const char *help, const char *tail)
+{
+	const size_t indent = 31, width = 79;
+	char text[2048];
+	const char *p = text;
+	size_t col;
+
+	snprintf(text, sizeof(text), "%s%s", help, tail);
+	printf("  %-28s ", flag);
+	col = strlen(flag) > 28 ? 3 + strlen(flag) : indent;
+	while (*p != '\0') {
+		const char *sp = strchr(p, ' ');
+		size_t n = sp != NULL ? (size_t)(sp - p) : strlen(p);
+
+		if (col > indent && col + 1 + n > width) {
+			printf("\n%*s", (int)indent, "");
+			col = indent;
+		} else if (col > indent) {
+			putchar(' ');
+			col++;
+		}
+		printf("%.*s", (int)n, p);
+		col += n;
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	putchar('\n');
+}
 
 static void
 print_help(const char *cmd, const char *summary, const struct sm_cli_opt *opts, size_t nopts)
@@ -31,14 +66,15 @@ print_help(const char *cmd, const char *summary, const struct sm_cli_opt *opts, 
 		for (i = 0; i < nopts; i++) {
 			snprintf(flag, sizeof(flag), "%s%s%s", opts[i].name, opts[i].arg ? " " : "",
 				 opts[i].arg ? opts[i].arg : "");
-			printf("  %-28s %s\n", flag, opts[i].help);
+			print_opt(flag, opts[i].help, "");
 		}
 		printf("\n");
 	}
 	printf("configuration (config/shardmark.yaml keys; each has a command-line override):\n");
-	printf("  %-28s %s\n", "--config FILE",
-	       "read settings from a YAML file first [default: $SHARDMARK_CONFIG, "
-	       "else " SM_DEFAULT_CONFIG " when it exists]");
+	print_opt("--config FILE",
+		  "read settings from a YAML file first [default: $SHARDMARK_CONFIG, "
+		  "else " SM_DEFAULT_CONFIG " when it exists]",
+		  "");
 	keys = sm_config_keys(&nkeys);
 	for (i = 0; i < nkeys; i++) {
 		size_t len = (size_t)snprintf(flag, sizeof(flag), "--%s", keys[i].name);
@@ -51,11 +87,15 @@ print_help(const char *cmd, const char *summary, const struct sm_cli_opt *opts, 
 				 strcmp(keys[i].type, "port") == 0  ? "PORT"
 				 : strcmp(keys[i].type, "int") == 0 ? "N"
 								    : "VALUE");
-		printf("  %-28s %s%s%s%s\n", flag, keys[i].help,
-		       keys[i].defval[0] ? " [default: " : "", keys[i].defval,
-		       keys[i].defval[0] ? "]" : "");
+		{
+			char tail[256] = "";
+
+			if (keys[i].defval[0])
+				snprintf(tail, sizeof(tail), " [default: %s]", keys[i].defval);
+			print_opt(flag, keys[i].help, tail);
+		}
 	}
-	printf("  %-28s %s\n", "--help", "show this help");
+	print_opt("--help", "show this help", "");
 }
 
 static const struct sm_cli_opt *
@@ -203,6 +243,10 @@ sm_cli_parse(int argc, char **argv, const char *cmd, const char *summary, struct
 				return ret;
 		}
 	}
+	/* Names become addresses once, here: everything later needs an IP. */
+	ret = sm_config_resolve(cfg, err, errlen);
+	if (ret < 0)
+		return ret;
 	return sm_config_validate(cfg, err, errlen);
 }
 
@@ -353,22 +397,37 @@ sm_app_prepare(const struct sm_config *cfg)
 }
 
 void
-sm_app_listen_error(const char *what, const char *key, const char *addr, unsigned port, int err)
+sm_app_listen_error(const struct sm_config *cfg, const char *what, const char *key,
+		    const char *addr, unsigned port, int err)
 {
+	char k[80], la[80], where[96];
+
+	/* The keys as the user gave them: --native-transport-port or native_transport_port */
+	if (cfg != NULL) {
+		sm_config_spelling(cfg, key, k, sizeof(k));
+		sm_config_spelling(cfg, "listen_address", la, sizeof(la));
+	} else {
+		snprintf(k, sizeof(k), "%s", key);
+		snprintf(la, sizeof(la), "listen_address");
+	}
+	sm_net_hostport(addr, port, where, sizeof(where));
 	if (err == -EADDRINUSE)
 		SM_ERR("%s port %u on %s is in use: set %s to a free port or stop the other "
 		       "server",
-		       what, port, addr, key);
+		       what, port, addr, k);
 	else if (err == -EACCES)
 		SM_ERR("%s port %u needs privileges: run as root, grant CAP_NET_BIND_SERVICE, "
 		       "or set %s above 1023",
-		       what, port, key);
+		       what, port, k);
 	else if (err == -EADDRNOTAVAIL || err == -EINVAL)
-		SM_ERR("%s: cannot listen on %s:%u (%s): set listen_address to an address of "
-		       "this machine",
-		       what, addr, port, strerror(-err));
+		SM_ERR("%s: cannot listen on %s (%s): set %s to an address of this machine", what,
+		       where, strerror(-err), la);
+	else if (err == -EMFILE || err == -ENFILE)
+		SM_ERR("%s: cannot listen on %s: %s: raise the open file limit (ulimit -n, or "
+		       "LimitNOFILE= in systemd)",
+		       what, where, strerror(-err));
 	else
-		SM_ERR("%s: cannot listen on %s:%u: %s", what, addr, port, strerror(-err));
+		SM_ERR("%s: cannot listen on %s: %s", what, where, strerror(-err));
 }
 
 void
@@ -409,4 +468,55 @@ sm_app_free_port(unsigned *port)
 		*port = ntohs(in.sin_port);
 	close(fd);
 	return ret;
+}
+
+int
+sm_app_check_output(const char *opt, const char *path, char *err, size_t errlen)
+{
+	char copy[4096], dir[4096], shown[4200];
+	struct stat st;
+	bool existed;
+	int fd, e;
+
+	/* "--json FILE" and "-log json=FILE" as they were typed */
+	snprintf(shown, sizeof(shown), "%s%s%s", opt,
+		 opt[0] != '\0' && opt[strlen(opt) - 1] == '=' ? "" : " ", path ? path : "");
+	if (path == NULL || path[0] == '\0') {
+		snprintf(err, errlen, "%s needs a file name", opt);
+		return -EINVAL;
+	}
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s is a directory: give the name of a file in it", shown);
+		return -EINVAL;
+	}
+	existed = access(path, F_OK) == 0;
+	/* Open it as the run will, without truncating: a file that was there stays as it was. */
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		e = errno;
+		snprintf(copy, sizeof(copy), "%s", path);
+		snprintf(dir, sizeof(dir), "%s", dirname(copy));
+		if ((e == ENOENT || e == ENOTDIR) && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+			snprintf(err, errlen, "%s: %s takes no new files (%s): give another path",
+				 shown, dir, strerror(e));
+		else if (e == ENOENT || e == ENOTDIR)
+			snprintf(err, errlen,
+				 "%s: the directory %s does not exist: create it (mkdir -p %s) or "
+				 "give another path",
+				 shown, dir, dir);
+		else if (e == EACCES || e == EPERM)
+			snprintf(err, errlen,
+				 "%s: permission denied: give a path in a directory you may write to",
+				 shown);
+		else if (e == EROFS)
+			snprintf(err, errlen,
+				 "%s: read-only file system: give a path on a writable one", shown);
+		else
+			snprintf(err, errlen, "%s: cannot write: %s", shown, strerror(e));
+		return -EINVAL;
+	}
+	close(fd);
+	if (!existed)
+		unlink(path);
+	return 0;
 }

@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "sm_net.h"
 
 /* The build's max_shards option tops out at 1024; the runtime checks its own bound. */
 #define SM_CONFIG_MAX_SMP 1024
@@ -227,6 +228,7 @@ static const struct sm_key sm_keys[] = { SM_CONFIG_TABLE(SM_KEY_ROW) };
 static const struct sm_config_key_info sm_key_infos[] = { SM_CONFIG_TABLE(SM_KEY_INFO_ROW) };
 
 #define SM_NKEYS (sizeof(sm_keys) / sizeof(sm_keys[0]))
+_Static_assert(SM_NKEYS <= 64, "struct sm_config.from_cmdline has a bit per key");
 
 union sm_value {
 	unsigned u;
@@ -728,6 +730,59 @@ sm_config_set(struct sm_config *c, const char *key, const char *value, char *err
 	if (rc < 0)
 		return rc;
 	sm_store_value(c, k, v);
+	/* "--listen-address": typed on the command line, so messages say it so */
+	if (strncmp(key, "--", 2) == 0)
+		c->from_cmdline |= 1ull << (k - sm_keys);
+	return 0;
+}
+
+const char *
+sm_config_spelling(const struct sm_config *c, const char *key, char *buf, size_t len)
+{
+	const struct sm_key *k = sm_key_find(key);
+	size_t i;
+
+	if (k == NULL || !(c->from_cmdline & (1ull << (k - sm_keys)))) {
+		snprintf(buf, len, "%s", key);
+		return buf;
+	}
+	snprintf(buf, len, "--%s", key);
+	for (i = 2; buf[i] != '\0'; i++)
+		if (buf[i] == '_')
+			buf[i] = '-';
+	return buf;
+}
+
+int
+sm_config_resolve(struct sm_config *c, char *err, size_t errlen)
+{
+	char **fields[] = { &c->listen_address, &c->prometheus_address };
+	const char *names[] = { "listen_address", "prometheus_address" };
+	char addr[64], why[256], shown[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		char *copy;
+
+		if (*fields[i] == NULL)
+			continue;
+		if (sm_net_addr_resolve(*fields[i], addr, sizeof(addr), why, sizeof(why)) < 0) {
+			sm_errf(err, errlen,
+				"%s '%s' does not resolve (%s): give an IP address of this machine "
+				"or a name that resolves to one",
+				sm_config_spelling(c, names[i], shown, sizeof(shown)), *fields[i], why);
+			return -EINVAL;
+		}
+		if (strcmp(addr, *fields[i]) == 0)
+			continue;
+		copy = strdup(addr);
+		if (copy == NULL) {
+			sm_errf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		free(*fields[i]);
+		*fields[i] = copy;
+	}
 	return 0;
 }
 
@@ -1038,18 +1093,23 @@ sm_config_validate(const struct sm_config *c, char *err, size_t errlen)
 			if (sm_keys[j].type != SM_KT_LISTEN_PORT ||
 			    *(const unsigned *)sm_cfield(c, &sm_keys[j]) != pi)
 				continue;
+			char a[SM_CONFIG_KEY_MAX + 3], b[SM_CONFIG_KEY_MAX + 3];
+
 			sm_errf(err, errlen,
 				"%s and %s are both %u: give each service its own port",
-				sm_keys[i].name, sm_keys[j].name, pi);
+				sm_config_spelling(c, sm_keys[i].name, a, sizeof(a)),
+				sm_config_spelling(c, sm_keys[j].name, b, sizeof(b)), pi);
 			return -EINVAL;
 		}
 	}
 
 	if (c->dpdk_args != NULL && strcmp(c->network_stack, "dpdk") != 0) {
+		char a[SM_CONFIG_KEY_MAX + 3], b[SM_CONFIG_KEY_MAX + 3];
+
 		sm_errf(err, errlen,
-			"dpdk_args is set but network_stack is '%s': set network_stack to dpdk, "
-			"or remove dpdk_args",
-			c->network_stack);
+			"%s is set but %s is '%s': set %s to dpdk, or remove %s",
+			sm_config_spelling(c, "dpdk_args", a, sizeof(a)),
+			sm_config_spelling(c, "network_stack", b, sizeof(b)), c->network_stack, b, a);
 		return -EINVAL;
 	}
 	return 0;
@@ -1161,8 +1221,16 @@ sm_print_string(const char *s, FILE *f)
 	fputc('"', f);
 }
 
+/* Keys whose values are credentials: --print-config does not show them. */
+static bool
+sm_key_secret(const struct sm_key *k)
+{
+	return strcmp(k->name, "auth_superuser_password") == 0 ||
+	       strcmp(k->name, "alternator_secret_access_key") == 0;
+}
+
 void
-sm_config_print(const struct sm_config *c, FILE *f)
+sm_config_print(const struct sm_config *c, FILE *f, bool secrets)
 {
 	size_t i;
 
@@ -1172,6 +1240,12 @@ sm_config_print(const struct sm_config *c, FILE *f)
 		const char *s;
 
 		fprintf(f, "%s: ", k->name);
+		if (!secrets && sm_key_secret(k) && *(char *const *)sm_cfield(c, k) != NULL) {
+			fputs("\"********\"  # masked: a credential; the file or --flag that set it "
+			      "has the value\n",
+			      f);
+			continue;
+		}
 		if (sm_key_is_uint(k)) {
 			fprintf(f, "%u", *(const unsigned *)sm_cfield(c, k));
 		} else if (k->type == SM_KT_BOOL) {

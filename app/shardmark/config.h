@@ -69,6 +69,10 @@ struct sm_config {
 	/* ours */
 	unsigned echo_port;	 /* 0 = echo service off */
 	unsigned echo_max_frame; /* largest echo frame accepted, bytes */
+	/* Not a key: which keys were set as --flags (bit = row of the key
+	 * table, set by sm_config_set() given the "--" spelling), so messages
+	 * name the flag that was typed. */
+	uint64_t from_cmdline;
 };
 
 /*
@@ -154,10 +158,30 @@ bool
 sm_config_is_key(const char *key, bool *is_bool);
 
 /*
+ * @key (YAML name) as the user gave it: "--listen-address" when the
+ * command line set it, else "listen_address" (the file's or the default's
+ * spelling). Returns @buf.
+ */
+const char *
+sm_config_spelling(const struct sm_config *c, const char *key, char *buf, size_t len);
+
+/*
+ * Turn host names in listen_address and prometheus_address into numeric
+ * addresses ("localhost" -> "127.0.0.1"), as stress -node does, so every
+ * later use sees an IP. 0, or -EINVAL with a message naming the key as
+ * the user spelled it and the fix, or -ENOMEM.
+ */
+int
+sm_config_resolve(struct sm_config *c, char *err, size_t errlen);
+
+/*
  * Write the effective configuration to @f as YAML that sm_config_load_file()
- * reads back to the same values (shardmark serve --print-config).
+ * reads back to the same values (shardmark serve --print-config). Without
+ * @secrets the passwords and secret keys (auth_superuser_password,
+ * alternator_secret_access_key) print as "********" with a comment saying
+ * so, and those two do not read back.
  */
 void
-sm_config_print(const struct sm_config *c, FILE *f);
+sm_config_print(const struct sm_config *c, FILE *f, bool secrets);
 
 #endif /* SM_APP_CONFIG_H */

@@ -18,19 +18,35 @@ usage(FILE *f)
 		   "commands:\n"
 		   "  serve     run the server: CQL, Alternator, stats endpoint, echo service\n"
 		   "  bench     the benchmark suite: perf-simple-query on CQL and on Alternator\n"
-		   "            under each write isolation mode, then the echo load; one\n"
-		   "            summary row per load ('bench echo' runs the echo load alone)\n"
+		   "            under each write isolation mode, the echo load, then stress\n"
+		   "            against a shardmark serve it starts (CQL write and read,\n"
+		   "            Alternator writes under each isolation mode); one summary row\n"
+		   "            per load ('bench echo' runs the echo load alone)\n"
 		   "  perf-simple-query\n"
 		   "            ScyllaDB's in-process simple-query benchmark (CQL or Alternator)\n"
 		   "  stress    cassandra-stress compatible load over the network against\n"
 		   "            shardmark or a ScyllaDB/Cassandra cluster (CQL or Alternator)\n"
+		   "  cql       a CQL shell (cqlsh's commands and output) for shardmark serve,\n"
+		   "            ScyllaDB or Cassandra: shardmark cql [HOST[:PORT]] [-e STATEMENT]\n"
 		   "  version   print the version and build features\n\n"
 		   "Run 'shardmark <command> --help' for the options of a command.\n");
 }
 
 static int
-cmd_version(void)
+cmd_version(int argc, char **argv)
 {
+	if (argc > 0 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+		printf("usage: shardmark version\n\n"
+		       "Print shardmark's version and what this build has: the io_uring driver\n"
+		       "and its liburing, the DPDK driver (or 'not built'), the per-shard heap.\n");
+		return SM_EXIT_OK;
+	}
+	if (argc > 0) {
+		fprintf(stderr, "shardmark version: unexpected argument '%s' (see shardmark version "
+				"--help)\n",
+			argv[0]);
+		return SM_EXIT_USAGE;
+	}
 	printf("shardmark %s (io_uring driver with liburing %s; DPDK driver: %s; heap: %s)\n",
 	       SM_VERSION, SM_LIBURING_VERSION,
 #if SM_HAVE_DPDK
@@ -62,8 +78,10 @@ main(int argc, char **argv)
 		return sm_cmd_perf_simple_query(argc - 2, argv + 2);
 	if (strcmp(argv[1], "stress") == 0)
 		return sm_cmd_stress(argc - 2, argv + 2);
+	if (strcmp(argv[1], "cql") == 0)
+		return sm_cmd_cql(argc - 2, argv + 2);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0)
-		return cmd_version();
+		return cmd_version(argc - 2, argv + 2);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		usage(stdout);

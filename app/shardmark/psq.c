@@ -102,6 +102,9 @@ struct psq_ctx {
 	bool stop_on_error;
 	const char *timeout;
 	const char *json_path;
+	const char *csv_path;
+	FILE *csv;	       /* one row per iteration */
+	uint64_t measure_t0;   /* the first iteration's start */
 	bool alternator;
 	enum sm_alt_isolation iso;
 	const char *iso_name;
@@ -562,6 +565,30 @@ statement_text(char *buf, size_t len, bool populate)
 
 /* ---- measurement on shard 0 ---- */
 
+/* --csv: the columns, then a row per iteration (n/a counters left empty). */
+#define CSV_HEADER                                                                                 \
+	"interval,seconds,type,ops_per_s,allocs_per_op,logallocs_per_op,tasks_per_op,insns_per_op," \
+	"cycles_per_op,errors\n"
+
+static void
+csv_row(unsigned interval, double seconds, const struct sm_bench_result *r)
+{
+	char insns[32] = "", cycles[32] = "";
+
+	if (r->insns_ok)
+		snprintf(insns, sizeof(insns), "%.3f", r->insns_per_op);
+	if (r->cycles_ok)
+		snprintf(cycles, sizeof(cycles), "%.3f", r->cycles_per_op);
+	fprintf(psq->csv, "%u,%.3f,%s,%.3f,%.6f,%.6f,%.6f,%s,%s,%" PRIu64 "\n", interval, seconds,
+		psq->mode == MODE_READ	      ? "read"
+		: psq->mode == MODE_DELETE    ? "delete"
+		: psq->mode == MODE_WRITE_RMW ? "write_rmw"
+					      : "write",
+		r->tps, r->allocs_per_op, r->logallocs_per_op, r->tasks_per_op, insns, cycles,
+		r->errors);
+	fflush(psq->csv);
+}
+
 static double
 per_op(uint64_t d, uint64_t ops)
 {
@@ -685,13 +712,15 @@ print_shards(void)
 		}
 		printf(" %9.3f\n", per_op(b->sw.hops - a->sw.hops, ops));
 	}
-	if (any_na) {
+	/* The reason was printed once, above the summary. */
+	if (any_na && psq->results[0].insns_ok && psq->results[0].cycles_ok) {
 		perf_reason(reason, sizeof(reason));
-		printf("n/a: the hardware counters cannot be read here: %s\n", reason);
+		printf("cmiss/op, bmiss/op: n/a: %s\n", reason);
 	}
 }
 
-static void
+/* The JSON result; -EIO after saying why it could not be written. */
+static int
 write_json(void)
 {
 	struct sm_bench_stats st;
@@ -708,7 +737,7 @@ write_json(void)
 	if (f == NULL) {
 		fprintf(stderr, "shardmark perf-simple-query: cannot write %s: %s\n",
 			psq->json_path, strerror(errno));
-		return;
+		return -EIO;
 	}
 	for (i = 0; i < n; i++)
 		v[i] = psq->results[i].tps;
@@ -785,7 +814,12 @@ write_json(void)
 		"  ],\n  \"machine\": {\n    \"cpu\": \"%s\",\n    \"kernel\": \"%s %s\",\n"
 		"    \"shards\": %u,\n    \"network_stack\": \"none (in-process)\"\n  }\n}\n",
 		cpu, un.sysname, un.release, psq->nshards);
-	fclose(f);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "shardmark perf-simple-query: writing %s: %s\n", psq->json_path,
+			strerror(errno));
+		return -EIO;
+	}
+	return 0;
 }
 
 static void
@@ -951,6 +985,8 @@ control_step(void *arg)
 			memcpy(psq->ops_first, psq->ops0, sizeof(*psq->ops0) * psq->nshards);
 		}
 		psq->t0 = sm_now_ns();
+		if (psq->iter == 0)
+			psq->measure_t0 = psq->t0;
 		MEASURE_ON();
 		ph.populate = false;
 		ph.target = psq->ops_per_shard;
@@ -971,6 +1007,8 @@ control_step(void *arg)
 		iteration_result(sm_now_ns() - psq->t0, r);
 		sm_bench_print_result(stdout, r);
 		fflush(stdout);
+		if (psq->csv != NULL)
+			csv_row(psq->iter + 1, (double)(sm_now_ns() - psq->measure_t0) / 1e9, r);
 		memcpy(psq->shard_last, psq->s1, sizeof(*psq->s1) * psq->nshards);
 		for (s = 0; s < psq->nshards; s++)
 			psq->shard_ops[s] -= psq->ops_first[s];
@@ -1211,10 +1249,14 @@ o_timeout(void *c, const char *v, char *e, size_t l)
 static int
 o_json(void *c, const char *v, char *e, size_t l)
 {
-	(void)e;
-	(void)l;
 	P(c)->json_path = v;
-	return 0;
+	return sm_app_check_output("--json-result", v, e, l);
+}
+static int
+o_csv(void *c, const char *v, char *e, size_t l)
+{
+	P(c)->csv_path = v;
+	return sm_app_check_output("--csv", v, e, l);
 }
 static int
 o_alternator(void *c, const char *v, char *e, size_t l)
@@ -1279,6 +1321,7 @@ static const struct sm_cli_opt psq_opts[] = {
 	  o_stop_on_error },
 	{ "--timeout", "T", "add USING TIMEOUT T to the statements", o_timeout },
 	{ "--json-result", "FILE", "also write the result as JSON", o_json },
+	{ "--csv", "FILE", "also write one row per iteration as CSV (a header first)", o_csv },
 	{ "--alternator", "MODE", "Alternator frontend with this write isolation (f, a, o, u ...)",
 	  o_alternator },
 	{ "--workload", "W",
@@ -1413,8 +1456,17 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 	       ctx.alternator ? ", write_isolation=" : "", ctx.alternator ? ctx.iso_name : "",
 	       ctx.single_key ? "yes" : "no", ctx.counters ? "yes" : "no", ctx.collection,
 	       ctx.shard_aware ? "yes" : "no");
-	printf("Disabling auto compaction\n");
 	fflush(stdout);
+	if (ctx.csv_path != NULL) {
+		ctx.csv = fopen(ctx.csv_path, "w");
+		if (ctx.csv == NULL) {
+			fprintf(stderr, "shardmark perf-simple-query: cannot write --csv %s: %s\n",
+				ctx.csv_path, strerror(errno));
+			ret = SM_EXIT_USAGE;
+			goto out;
+		}
+		fputs(CSV_HEADER, ctx.csv);
+	}
 	sm_app_runtime_opts(&ctx.cfg, &ro);
 	ro.shard_init = psq_shard_init;
 	ro.shard_fini = psq_shard_fini;
@@ -1433,21 +1485,27 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 			char reason[200];
 
 			perf_reason(reason, sizeof(reason));
-			printf("insns/op and cycles/op: n/a: %s (tests/bench/insns-per-op.sh "
-			       "counts "
-			       "instructions under callgrind)\n",
+			/* The one line that says why, for the iterations and the shard table. */
+			printf("insns/op, cycles/op, cmiss/op and bmiss/op: n/a: %s "
+			       "(tests/bench/insns-per-op.sh counts instructions under callgrind)\n",
 			       reason);
 		}
 		print_summary();
 		print_shards();
-		if (ctx.json_path != NULL)
-			write_json();
+		if (ctx.json_path != NULL && write_json() < 0)
+			ret = SM_EXIT_FAIL;
 	}
 	if (ctx.setup_err[0] != '\0') {
 		fprintf(stderr, "shardmark perf-simple-query: %s\n", ctx.setup_err);
 		ret = SM_EXIT_FAIL;
 	}
 out:
+	if (ctx.csv != NULL && fclose(ctx.csv) != 0) {
+		fprintf(stderr, "shardmark perf-simple-query: writing --csv %s: %s\n", ctx.csv_path,
+			strerror(errno));
+		ret = SM_EXIT_FAIL;
+	}
+	ctx.csv = NULL;
 	sm_cql_cluster_free(&ctx.cluster);
 	free_runtime();
 	sm_config_free(&ctx.cfg);

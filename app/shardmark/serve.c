@@ -47,8 +47,9 @@ static const struct sm_cli_opt serve_opts[] = {
 };
 
 static int
-open_listener(const char *what, const char *key, const char *addr, unsigned port,
-	      enum sm_placement placement, const struct sm_proto_ops *proto, void *ctx)
+open_listener(const struct sm_config *cfg, const char *what, const char *key, const char *addr,
+	      unsigned port, enum sm_placement placement, const struct sm_proto_ops *proto,
+	      void *ctx)
 {
 	struct sm_listen_opts lo = {
 		.addr = addr,
@@ -62,7 +63,7 @@ open_listener(const char *what, const char *key, const char *addr, unsigned port
 
 	ret = sm_net_listen(&lo, &l);
 	if (ret < 0)
-		sm_app_listen_error(what, key, addr, port, ret);
+		sm_app_listen_error(cfg, what, key, addr, port, ret);
 	return ret;
 }
 
@@ -125,10 +126,14 @@ cql_setup(struct serve_ctx *s, unsigned nshards)
 		for (i = 0; i < s->nviews; i++) {
 			if (!addr_plus(c->listen_address, i, s->node_addr[i],
 				       sizeof(s->node_addr[i]))) {
+				char sn[64], la[64];
+
 				fprintf(stderr,
-					"shardmark serve: shard_nodes needs an IPv4 listen_address "
-					"(got %s): shard i listens on listen_address + i\n",
-					c->listen_address);
+					"shardmark serve: %s needs an IPv4 %s (got %s): shard i "
+					"listens on %s + i\n",
+					sm_config_spelling(c, "shard_nodes", sn, sizeof(sn)),
+					sm_config_spelling(c, "listen_address", la, sizeof(la)),
+					c->listen_address, la);
 				return SM_EXIT_USAGE;
 			}
 		}
@@ -193,7 +198,7 @@ serve_shard_init(unsigned shard, void *arg)
 	struct serve_ctx *s = arg;
 	struct sm_net_config nc;
 	const char *stats_addr;
-	char services[256];
+	char services[512], hp[80];
 	size_t off = 0;
 	int ret;
 
@@ -234,7 +239,8 @@ serve_shard_init(unsigned shard, void *arg)
 
 			ret = sm_net_listen(&lo, &l);
 			if (ret < 0) {
-				sm_app_listen_error("cql", "native_transport_port", s->node_addr[i],
+				sm_app_listen_error(&s->cfg, "cql", "native_transport_port",
+						    s->node_addr[i],
 						    s->cfg.native_transport_port, ret);
 				return ret;
 			}
@@ -243,53 +249,59 @@ serve_shard_init(unsigned shard, void *arg)
 					"cql on %s..%s:%u (one node per shard)", s->node_addr[0],
 					s->node_addr[s->nviews - 1], s->cfg.native_transport_port);
 	} else {
-		ret = open_listener("cql", "native_transport_port", s->cfg.listen_address,
+		ret = open_listener(&s->cfg, "cql", "native_transport_port", s->cfg.listen_address,
 				    s->cfg.native_transport_port, SM_PLACE_BALANCED,
 				    &sm_cql_proto_ops, &s->cql[0]);
 		if (ret < 0)
 			return ret;
-		ret = open_listener("cql", "native_shard_aware_transport_port",
+		ret = open_listener(&s->cfg, "cql", "native_shard_aware_transport_port",
 				    s->cfg.listen_address, s->cfg.native_shard_aware_transport_port,
 				    SM_PLACE_SRC_PORT, &sm_cql_proto_ops, &s->cql[1]);
 		if (ret < 0)
 			return ret;
 		off += (size_t)snprintf(services + off, sizeof(services) - off,
-					"cql on %s:%u (shard-aware %u)", s->cfg.listen_address,
-					s->cfg.native_transport_port,
+					"cql on %s (shard-aware %u)",
+					sm_net_hostport(s->cfg.listen_address,
+							s->cfg.native_transport_port, hp, sizeof(hp)),
 					s->cfg.native_shard_aware_transport_port);
 	}
 	if (s->cfg.alternator_port != 0) {
-		ret = open_listener("alternator", "alternator_port", s->cfg.listen_address,
+		ret = open_listener(&s->cfg, "alternator", "alternator_port", s->cfg.listen_address,
 				    s->cfg.alternator_port, SM_PLACE_BALANCED, &sm_http_proto_ops,
 				    &s->alt_svc);
 		if (ret < 0)
 			return ret;
 		off += (size_t)snprintf(services + off, sizeof(services) - off,
-					", alternator on http://%s:%u (%s)", s->cfg.listen_address,
-					s->cfg.alternator_port, s->cfg.alternator_write_isolation);
+					", alternator on http://%s (%s)",
+					sm_net_hostport(s->cfg.listen_address, s->cfg.alternator_port,
+							hp, sizeof(hp)),
+					s->cfg.alternator_write_isolation);
 	}
 	if (s->cfg.echo_port != 0) {
-		ret = open_listener("echo", "echo_port", s->cfg.listen_address, s->cfg.echo_port,
+		ret = open_listener(&s->cfg, "echo", "echo_port", s->cfg.listen_address, s->cfg.echo_port,
 				    SM_PLACE_BALANCED, &sm_echo_proto, &s->echo);
 		if (ret < 0)
 			return ret;
-		off += (size_t)snprintf(services + off, sizeof(services) - off, ", echo on %s:%u",
-					s->cfg.listen_address, s->cfg.echo_port);
+		off += (size_t)snprintf(services + off, sizeof(services) - off, ", echo on %s",
+					sm_net_hostport(s->cfg.listen_address, s->cfg.echo_port, hp,
+							sizeof(hp)));
 	}
 	if (s->cfg.prometheus_port != 0) {
 		stats_addr = s->cfg.prometheus_address ? s->cfg.prometheus_address
 						       : s->cfg.listen_address;
-		ret = open_listener("stats", "prometheus_port", stats_addr, s->cfg.prometheus_port,
+		ret = open_listener(&s->cfg, "stats", "prometheus_port", stats_addr, s->cfg.prometheus_port,
 				    SM_PLACE_BALANCED, &sm_stats_http_proto, &s->stats_svc);
 		if (ret < 0)
 			return ret;
 		off += (size_t)snprintf(services + off, sizeof(services) - off,
-					", stats on http://%s:%u/metrics", stats_addr,
-					s->cfg.prometheus_port);
+					", stats on http://%s/metrics",
+					sm_net_hostport(stats_addr, s->cfg.prometheus_port, hp,
+							sizeof(hp)));
 	}
-	SM_INFO("serving %s (%u shards, network stack %s); SIGUSR1 prints counters, SIGTERM "
+	SM_INFO("serving %s (%u %s, network stack %s); SIGUSR1 prints counters, SIGTERM "
 		"drains and exits",
-		services, sm_shard_count(), sm_net_driver()->name);
+		services, sm_shard_count(), sm_shard_count() == 1 ? "shard" : "shards",
+		sm_net_driver()->name);
 	return 0;
 }
 
@@ -336,7 +348,7 @@ sm_cmd_serve(int argc, char **argv)
 		return ret > 0 ? SM_EXIT_OK : SM_EXIT_USAGE;
 	}
 	if (s.print_config) {
-		sm_config_print(&s.cfg, stdout);
+		sm_config_print(&s.cfg, stdout, false);
 		sm_config_free(&s.cfg);
 		return SM_EXIT_OK;
 	}

@@ -129,6 +129,8 @@ struct sshard {
 	struct err_count errs[MAX_ERR_CODES];
 	uint64_t misrouted, routed, validation_failures;
 	double cpu0, cpu1; /* thread CPU seconds at measure start and end */
+	/* the reactor's busy and idle-polling time at measure start and end (ns) */
+	uint64_t busy0, busy1, idle0, idle1;
 	bool failed_run;
 	struct sm_json_doc json_doc;
 } SM_CACHE_ALIGNED;
@@ -172,7 +174,8 @@ struct stress_ctx {
 	struct sm_hdr tmp_rt, tmp_st;
 	double rate_sum, rate_sq; /* per-interval row rates for stderr */
 	unsigned rate_n;
-	FILE *hdr_log, *text_log;
+	FILE *hdr_log, *text_log, *csv_log;
+	unsigned csv_interval; /* the interval being reported, from 1 */
 	bool failure;
 	int result;
 	char msg[512];
@@ -189,6 +192,16 @@ thread_cpu_s(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The calling shard's reactor time so far: rounds with work, and idle polling (ns). */
+static void
+reactor_time(uint64_t *busy, uint64_t *idle)
+{
+	const struct sm_sw_stats *st = sm_shard_stats(sm_shard_id());
+
+	*busy = st->busy_ns;
+	*idle = st->idle_ns;
 }
 
 /* Print to stdout and, with -log file=, to the file too. */
@@ -230,6 +243,8 @@ error_name(int32_t code, char *buf, size_t len)
 		snprintf(buf, len, "HTTP %d", code);
 	else if (code == 0x7fffffff)
 		snprintf(buf, len, "read validation failed");
+	else if (code == 0x7ffffffe)
+		snprintf(buf, len, "read validation failed: no such row");
 	else
 		snprintf(buf, len, "CQL error 0x%04x%s", (unsigned)code,
 			 code == 0x1000	  ? " (Unavailable)"
@@ -242,7 +257,8 @@ error_name(int32_t code, char *buf, size_t len)
 	return buf;
 }
 
-#define VALIDATION_ERROR 0x7fffffff
+#define VALIDATION_ERROR 0x7fffffff   /* a row with other values than its key makes */
+#define VALIDATION_MISSING 0x7ffffffe /* no row at all: the key was never written */
 
 static bool
 is_write(enum sm_stress_op op)
@@ -359,34 +375,36 @@ fill_write_values(struct worker *w)
 	w->vals[sx->ncols] = (struct sm_bytes){ w->key, SM_STRESS_KEY_LEN };
 }
 
-/* Check a read's row against the values the key generates. */
-static bool
-valid_row(const struct worker *w, const struct sm_cqlc_result *r)
+/* Check a read's row against the values the key generates: 0, or the error code. */
+static int32_t
+check_row(const struct worker *w, const struct sm_cqlc_result *r)
 {
 	struct sm_cqlc_rows_iter it;
 	struct sm_bytes cells[MAX_COLS + 1];
 	uint8_t want[4096];
 	unsigned c;
 
+	if (r->nrows == 0)
+		return VALIDATION_MISSING;
 	if (r->nrows != 1 || r->ncols < sx->ncols + 1)
-		return false;
+		return VALIDATION_ERROR;
 	if (w->op == SM_STRESS_OP_COUNTER_READ)
-		return true; /* counters accumulate: any value is right */
+		return 0; /* counters accumulate: any value is right */
 	sm_cqlc_rows_iter(&it, r);
 	if (!sm_cqlc_rows_next(&it, cells, SM_ARRAY_SIZE(cells)))
-		return false;
+		return VALIDATION_ERROR;
 	if (cells[0].len != SM_STRESS_KEY_LEN || memcmp(cells[0].p, w->key, SM_STRESS_KEY_LEN))
-		return false;
+		return VALIDATION_ERROR;
 	for (c = 0; c < sx->ncols; c++) {
 		uint32_t len = cell_size(w->key_index, c);
 
 		if (len > sizeof(want) || cells[c + 1].len != len)
-			return false;
+			return VALIDATION_ERROR;
 		sm_stress_value(w->key_index, c, want, len);
 		if (memcmp(cells[c + 1].p, want, len) != 0)
-			return false;
+			return VALIDATION_ERROR;
 	}
-	return true;
+	return 0;
 }
 
 static void
@@ -452,9 +470,13 @@ cql_done(void *arg, const struct sm_cqlc_result *r)
 		worker_finish(w, 0, 1);
 		return;
 	}
-	if (!sx->s.errors.skip_read_validation && !valid_row(w, r)) {
-		worker_finish(w, VALIDATION_ERROR, 0);
-		return;
+	if (!sx->s.errors.skip_read_validation) {
+		int32_t bad = check_row(w, r);
+
+		if (bad != 0) {
+			worker_finish(w, bad, 0);
+			return;
+		}
 	}
 	worker_finish(w, 0, r->nrows);
 }
@@ -513,8 +535,8 @@ b64(const uint8_t *p, size_t n, char *o)
 	return k;
 }
 
-static bool
-alt_valid_item(struct worker *w, const char *body, size_t len)
+static int32_t
+alt_check_item(struct worker *w, const char *body, size_t len)
 {
 	struct sm_json_doc *d = &w->sh->json_doc;
 	char want[8192], name[16];
@@ -523,27 +545,27 @@ alt_valid_item(struct worker *w, const char *body, size_t len)
 	unsigned c;
 
 	if (sm_json_parse(d, body, len, 0) < 0)
-		return false;
+		return VALIDATION_ERROR;
 	item = sm_json_get(d, sm_json_root(d), "Item");
 	if (item < 0)
-		return false;
+		return VALIDATION_MISSING; /* GetItem of a key never put: {} */
 	for (c = 0; c < sx->ncols; c++) {
 		uint32_t n = cell_size(w->key_index, c);
 		size_t wl;
 
 		if (n > sizeof(val))
-			return false;
+			return VALIDATION_ERROR;
 		snprintf(name, sizeof(name), "C%u", c);
 		attr = sm_json_get(d, item, name);
 		b = attr >= 0 ? sm_json_get(d, attr, "B") : -1;
 		if (b < 0)
-			return false;
+			return VALIDATION_ERROR;
 		sm_stress_value(w->key_index, c, val, n);
 		wl = b64(val, n, want);
 		if (!sm_json_str_eqn(d, b, want, wl))
-			return false;
+			return VALIDATION_ERROR;
 	}
-	return true;
+	return 0;
 }
 
 static void
@@ -559,10 +581,13 @@ alt_done(void *arg, int err, int status, const char *body, size_t len)
 		worker_finish(w, status, 0);
 		return;
 	}
-	if (w->op == SM_STRESS_OP_READ && !sx->s.errors.skip_read_validation &&
-	    !alt_valid_item(w, body, len)) {
-		worker_finish(w, VALIDATION_ERROR, 0);
-		return;
+	if (w->op == SM_STRESS_OP_READ && !sx->s.errors.skip_read_validation) {
+		int32_t bad = alt_check_item(w, body, len);
+
+		if (bad != 0) {
+			worker_finish(w, bad, 0);
+			return;
+		}
 	}
 	worker_finish(w, 0, 1);
 }
@@ -676,6 +701,32 @@ schedule_pump(struct sshard *sh)
 	}
 }
 
+/*
+ * A read found no row: the keys it draws were never written (cassandra-
+ * stress's usual first step is `write` over the same population). Say so,
+ * and the write that fills the range.
+ */
+static void
+missing_text(char *buf, size_t len, const struct worker *w)
+{
+	const struct sm_stress_dist *d = &sx->s.pop.dist;
+	const char *write = w->op == SM_STRESS_OP_COUNTER_READ ? "counter_write" : "write";
+	const char *kind = d->kind == SM_STRESS_DIST_SEQ	 ? "seq="
+			   : d->kind == SM_STRESS_DIST_UNIFORM	 ? "dist=UNIFORM("
+			   : d->kind == SM_STRESS_DIST_GAUSSIAN ? "dist=GAUSSIAN("
+								 : "dist=FIXED(";
+
+	snprintf(buf, len,
+		 "read validation failed on %s: no row for key %" PRIu64 " after %u tries: the "
+		 "keys this read draws (-pop %s%" PRIu64 "..%" PRIu64 "%s) were never written: "
+		 "write them first, with the same -pop: shardmark stress %s n=%" PRIu64
+		 " -pop seq=%" PRIu64 "..%" PRIu64 " (and the same -node, -port, -mode), or add "
+		 "-errors ignore to go on",
+		 sm_stress_op_name(w->op), w->key_index, w->tries + 1, kind, d->min, d->max,
+		 d->kind == SM_STRESS_DIST_SEQ ? "" : ")", write, d->max - d->min + 1, d->min,
+		 d->max);
+}
+
 static void
 worker_finish(struct worker *w, int32_t err_code, uint64_t rows)
 {
@@ -696,7 +747,7 @@ worker_finish(struct worker *w, int32_t err_code, uint64_t rows)
 		if (err_code != 0) {
 			o->errors++;
 			count_error(sh, err_code);
-			if (err_code == VALIDATION_ERROR)
+			if (err_code == VALIDATION_ERROR || err_code == VALIDATION_MISSING)
 				sh->validation_failures++;
 		} else {
 			o->ops++;
@@ -712,10 +763,13 @@ worker_finish(struct worker *w, int32_t err_code, uint64_t rows)
 		char name[96];
 
 		sh->failed_run = true;
-		snprintf(sh->fail_text, sizeof(sh->fail_text),
-			 "%s on %s after %u tries (add -errors ignore to go on)",
-			 error_name(err_code, name, sizeof(name)), sm_stress_op_name(w->op),
-			 w->tries + 1);
+		if (err_code == VALIDATION_MISSING)
+			missing_text(sh->fail_text, sizeof(sh->fail_text), w);
+		else
+			snprintf(sh->fail_text, sizeof(sh->fail_text),
+				 "%s on %s after %u tries (add -errors ignore to go on)",
+				 error_name(err_code, name, sizeof(name)), sm_stress_op_name(w->op),
+				 w->tries + 1);
 	}
 	w->busy = false;
 	sh->busy--;
@@ -730,9 +784,10 @@ static void
 pump(void *arg)
 {
 	struct sshard *sh = arg;
-	uint64_t now = sm_now_ns();
+	uint64_t now = sm_now_ns(), started;
 
 	sh->pump_queued = false;
+	started = sh->started;
 	while (sh->idle != NULL && !sh->stopping && !sh->failed_run) {
 		struct worker *w = sh->idle;
 		uint64_t due;
@@ -743,10 +798,14 @@ pump(void *arg)
 			due = sh->pace.start_ns +
 			      (uint64_t)((double)sh->pace.issued * sh->pace.interval_ns);
 			if (due > now) {
-				if (due - now > SPIN_NS)
+				if (due - now > SPIN_NS) {
 					sm_timer_arm(&sh->pump_timer, (due - now) / 1000000);
-				else
-					schedule_pump(sh); /* poll until it is due */
+				} else {
+					/* poll until it is due: idle, not work */
+					if (sh->started == started)
+						sm_shard_note_idle();
+					schedule_pump(sh);
+				}
 				return;
 			}
 			sm_stress_pace_next(&sh->pace);
@@ -805,6 +864,7 @@ shard_start_phase(void *arg)
 		sh->misrouted = sh->routed = sh->validation_failures = 0;
 		sh->active = 0;
 		sh->cpu0 = thread_cpu_s();
+		reactor_time(&sh->busy0, &sh->idle0);
 	}
 	sh->quota = total / sx->nshards + (sh->id < total % sx->nshards ? 1 : 0);
 	if (total != 0 && sh->quota == 0)
@@ -851,6 +911,7 @@ shard_flip(void *arg)
 	}
 	sh->active = next;
 	sh->cpu1 = thread_cpu_s();
+	reactor_time(&sh->busy1, &sh->idle1);
 }
 
 /* ---- connections (every shard) ---- */
@@ -1275,10 +1336,10 @@ start_connect(void)
 				out("Host: /%s\n", sx->addrs[i]);
 		}
 		if (sx->use_shard_port)
-			out("Routing: %s, shard-aware: %u shards per host through port %u "
+			out("Routing: %s, shard-aware: %u %s per host through port %u "
 			    "(source port %% %u picks the shard)\n",
 			    sx->s.route.token_aware ? "token-aware" : "round-robin", sx->nr_shards,
-			    sx->shard_port, sx->nr_shards);
+			    sx->nr_shards == 1 ? "shard" : "shards", sx->shard_port, sx->nr_shards);
 		else if (!sx->scylla)
 			out("Routing: %s; the server does not advertise ScyllaDB's sharding "
 			    "(SCYLLA_NR_SHARDS): not shard-aware\n",
@@ -1469,7 +1530,18 @@ interval_row(const char *type, const struct sm_hdr *h, uint64_t total_ops, uint6
 	sm_cs_print_interval(stdout, &iv);
 	if (sx->text_log != NULL)
 		sm_cs_print_interval(sx->text_log, &iv);
+	if (sx->csv_log != NULL)
+		fprintf(sx->csv_log,
+			"%u,%.3f,%s,%" PRIu64 ",%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%" PRIu64
+			"\n",
+			sx->csv_interval, iv.time_s, iv.type, iv.total_ops, iv.op_s, iv.pk_s, iv.row_s,
+			iv.mean_ms, iv.med_ms, iv.p95_ms, iv.p99_ms, iv.p999_ms, iv.max_ms, iv.errors);
 }
+
+/* The columns of -log csv=: one row per interval and op type ("total" too). */
+#define CSV_HEADER                                                                                 \
+	"interval,seconds,type,total_ops,ops_per_s,partitions_per_s,rows_per_s,mean_ms,p50_ms,"     \
+	"p95_ms,p99_ms,p999_ms,max_ms,errors\n"
 
 static void
 report_interval(void)
@@ -1480,6 +1552,7 @@ report_interval(void)
 	unsigned k;
 
 	merge_interval();
+	sx->csv_interval++;
 	sm_hdr_reset(&sx->tmp_rt);
 	sm_hdr_reset(&sx->tmp_st);
 	for (k = 0; k < SM_STRESS_NR_OPS; k++) {
@@ -1518,6 +1591,8 @@ report_interval(void)
 	interval_row("total", sx->s.rate.kind == SM_STRESS_RATE_FIXED ? &sx->tmp_rt : &sx->tmp_st,
 		     ops, d_ops, d_ops, errs - sx->last_errors, dt, elapsed, stderr_);
 	fflush(stdout);
+	if (sx->csv_log != NULL)
+		fflush(sx->csv_log);
 	if (sx->hdr_log != NULL) {
 		double start = (double)(sx->last_tick_ns - sx->measure_start_ns) / 1e9;
 
@@ -1815,10 +1890,8 @@ stress_shard_init(unsigned shard, void *arg)
 		ret = sm_cqlc_connect(&o, &c->ctl);
 	}
 	if (ret < 0) {
-		fprintf(stderr,
-			"shardmark stress: cannot connect to %s: %s (-node takes numeric "
-			"addresses)\n",
-			c->s.nodes.hosts[0], strerror(-ret));
+		fprintf(stderr, "shardmark stress: cannot connect to %s: %s\n", c->s.nodes.hosts[0],
+			strerror(-ret));
 		return ret;
 	}
 	return 0;
@@ -1926,6 +1999,7 @@ final_report(void)
 	struct err_count errs[MAX_ERR_CODES * 4];
 	uint64_t ops = 0, rows = 0, errors = 0, misrouted = 0, routed = 0, bad = 0;
 	double secs = (double)(sx->last_tick_ns - sx->measure_start_ns) / 1e9, cpu = 0;
+	double busy = 0, idle = 0;
 	unsigned i, k, e, nerr = 0, nnet;
 	const struct sm_net_counter *net_desc = NULL;
 	uint64_t *net_sum;
@@ -1966,6 +2040,8 @@ final_report(void)
 		routed += sh->routed;
 		bad += sh->validation_failures;
 		cpu += sh->cpu1 - sh->cpu0;
+		busy += (double)(sh->busy1 - sh->busy0) / 1e9;
+		idle += (double)(sh->idle1 - sh->idle0) / 1e9;
 		for (e = 0; e < MAX_ERR_CODES && sh->errs[e].n; e++) {
 			for (k = 0; k < nerr && errs[k].code != sh->errs[e].code; k++)
 				;
@@ -1977,14 +2053,20 @@ final_report(void)
 	}
 	/* Our additions, before cassandra-stress's block so parsers of it still work. */
 	out("\n");
-	out("Client: %u shards, %u threads; loader CPU %.2f s for %" PRIu64
-	    " ops = %.0f ops per client CPU-second (%.2f us/op)\n",
-	    sx->nshards, sx->s.rate.threads, cpu, ops, cpu > 0 ? (double)ops / cpu : 0,
-	    ops ? cpu * 1e6 / (double)ops : 0);
-	if (secs > 0 && cpu / (secs * sx->nshards) > 0.9)
+	/*
+	 * Busy time is what the operations cost the loader; idle polling is
+	 * the reactor spinning for the next due time or reply, which a
+	 * throttled rate makes large and which is no cost per operation.
+	 */
+	out("Client: %u %s, %u threads; loader CPU %.2f s for %" PRIu64
+	    " ops: busy %.2f s = %.2f us/op (%.0f ops per busy CPU-second), idle polling "
+	    "%.2f s\n",
+	    sx->nshards, sx->nshards == 1 ? "shard" : "shards", sx->s.rate.threads, cpu, ops,
+	    busy, ops ? busy * 1e6 / (double)ops : 0, busy > 0 ? (double)ops / busy : 0, idle);
+	if (secs > 0 && busy / (secs * sx->nshards) > 0.9)
 		out("WARNING: the client shards were busy %.0f%% of the run: the load generator, "
 		    "not the server, may be the limit (add -shards or more loaders)\n",
-		    100 * cpu / (secs * sx->nshards));
+		    100 * busy / (secs * sx->nshards));
 	if (sx->s.mode.api == SM_STRESS_API_CQL) {
 		if (sx->scylla)
 			out("Routing: %" PRIu64 " of %" PRIu64
@@ -2053,6 +2135,8 @@ final_report(void)
 				",\n  \"rows\": %" PRIu64 ",\n  \"errors\": %" PRIu64
 				",\n  \"ops_per_s\": %.3f,\n"
 				"  \"client_cpu_s\": %.6f,\n  \"ops_per_client_cpu_s\": %.3f,\n"
+				"  \"client_busy_s\": %.6f,\n  \"client_idle_s\": %.6f,\n"
+				"  \"client_busy_us_per_op\": %.3f,\n"
 				"  \"routing\": {\"scylla\": %s, \"shard_aware\": %s, "
 				"\"token_aware\": "
 				"%s, \"routed\": %" PRIu64 ", \"misrouted\": %" PRIu64 "},\n"
@@ -2066,7 +2150,8 @@ final_report(void)
 									     : "none",
 				sx->s.rate.ops_per_s, secs, ops, rows, errors,
 				secs > 0 ? (double)ops / secs : 0, cpu,
-				cpu > 0 ? (double)ops / cpu : 0, sx->scylla ? "true" : "false",
+				cpu > 0 ? (double)ops / cpu : 0, busy, idle,
+				ops ? busy * 1e6 / (double)ops : 0, sx->scylla ? "true" : "false",
 				sx->use_shard_port ? "true" : "false",
 				sx->s.route.token_aware && sx->ring_ok ? "true" : "false", routed,
 				misrouted, bad, sx->failure ? "true" : "false");
@@ -2238,9 +2323,38 @@ sm_cmd_stress(int argc, char **argv)
 		return SM_EXIT_USAGE;
 	}
 	if (ctx.s.cmd == SM_STRESS_CMD_HELP) {
-		sm_stress_usage(stdout);
 		ret = SM_EXIT_OK;
+		if (ctx.s.help_topic == NULL)
+			sm_stress_usage(stdout);
+		else if (sm_stress_usage_topic(stdout, ctx.s.help_topic) < 0) {
+			fprintf(stderr,
+				"shardmark stress: no help on '%s': give a command (write, read, "
+				"mixed, counter_write, counter_read) or an option (-pop, -col, -rate, "
+				"-schema, -node, -port, -mode, -log, -errors, -route, -shards)\n",
+				ctx.s.help_topic);
+			ret = SM_EXIT_USAGE;
+		}
 		goto out_settings;
+	}
+	{
+		/* Every output file can be written, before anything runs. */
+		const struct {
+			const char *opt, *path;
+		} outs[] = {
+			{ "-log hdrfile=", ctx.s.log.hdrfile },
+			{ "-log file=", ctx.s.log.file },
+			{ "-log json=", ctx.s.log.json },
+			{ "-log csv=", ctx.s.log.csv },
+		};
+
+		for (i = 0; i < SM_ARRAY_SIZE(outs); i++) {
+			if (outs[i].path != NULL &&
+			    sm_app_check_output(outs[i].opt, outs[i].path, err, sizeof(err)) < 0) {
+				fprintf(stderr, "shardmark stress: %s\n", err);
+				ret = SM_EXIT_USAGE;
+				goto out_settings;
+			}
+		}
 	}
 	if (ctx.s.col.count.kind != SM_STRESS_DIST_FIXED || ctx.s.col.count.min == 0 ||
 	    ctx.s.col.count.min > MAX_COLS) {
@@ -2278,21 +2392,27 @@ sm_cmd_stress(int argc, char **argv)
 		goto out_settings;
 	}
 	for (i = 0; i < ctx.s.nodes.n; i++) {
-		struct sockaddr_storage ss;
+		char addr[64], why[256], *copy;
 
-		if (sm_net_addr_parse(ctx.s.nodes.hosts[i], 1, &ss) < 0 &&
-		    strcmp(ctx.s.nodes.hosts[i], "localhost") != 0) {
+		/* Names resolve here, once: the client connects to addresses. */
+		if (sm_net_addr_resolve(ctx.s.nodes.hosts[i], addr, sizeof(addr), why,
+					sizeof(why)) < 0) {
 			fprintf(stderr,
-				"shardmark stress: -node %s: give a numeric IPv4 or IPv6 address "
-				"(names are not resolved)\n",
-				ctx.s.nodes.hosts[i]);
+				"shardmark stress: -node %s does not resolve (%s): give a name that "
+				"resolves or an IPv4 or IPv6 address\n",
+				ctx.s.nodes.hosts[i], why);
 			ret = SM_EXIT_USAGE;
 			goto out_settings;
 		}
-		if (strcmp(ctx.s.nodes.hosts[i], "localhost") == 0) {
-			sm_free(ctx.s.nodes.hosts[i]);
-			ctx.s.nodes.hosts[i] = sm_strdup("127.0.0.1");
+		if (strcmp(addr, ctx.s.nodes.hosts[i]) == 0)
+			continue;
+		copy = sm_strdup(addr);
+		if (copy == NULL) {
+			ret = SM_EXIT_FAIL;
+			goto out_settings;
 		}
+		sm_free(ctx.s.nodes.hosts[i]);
+		ctx.s.nodes.hosts[i] = copy;
 	}
 	build_statements();
 	/*
@@ -2327,6 +2447,14 @@ sm_cmd_stress(int argc, char **argv)
 		ret = SM_EXIT_USAGE;
 		goto out_shards;
 	}
+	if (ctx.s.log.csv != NULL && (ctx.csv_log = fopen(ctx.s.log.csv, "w")) == NULL) {
+		fprintf(stderr, "shardmark stress: cannot write -log csv=%s: %s\n", ctx.s.log.csv,
+			strerror(errno));
+		ret = SM_EXIT_USAGE;
+		goto out_shards;
+	}
+	if (ctx.csv_log != NULL)
+		fputs(CSV_HEADER, ctx.csv_log);
 	if (ctx.s.log.file != NULL && (ctx.text_log = fopen(ctx.s.log.file, "w")) == NULL) {
 		fprintf(stderr, "shardmark stress: cannot write -log file=%s: %s\n", ctx.s.log.file,
 			strerror(errno));
@@ -2368,6 +2496,11 @@ out_shards:
 		fclose(ctx.hdr_log);
 	if (ctx.text_log != NULL)
 		fclose(ctx.text_log);
+	if (ctx.csv_log != NULL && fclose(ctx.csv_log) != 0) {
+		fprintf(stderr, "shardmark stress: writing -log csv=%s: %s\n", ctx.s.log.csv,
+			strerror(errno));
+		ret = SM_EXIT_FAIL;
+	}
 	for (k = 0; k < SM_STRESS_NR_OPS; k++)
 		stats_fini(&ctx.merged[k]);
 	sm_hdr_fini(&ctx.tmp_rt);

@@ -142,6 +142,7 @@ sm_perf_unavailable_reason(const struct sm_perf *p, enum sm_perf_counter c, char
 		snprintf(buf, len, "counter could not be read");
 		return buf;
 	}
+	/* A known cause says what it is; the errno text would only repeat it. */
 	if (sm_perf_defs[c].type == PERF_TYPE_HARDWARE &&
 	    (err == ENOENT || err == EOPNOTSUPP || err == ENODEV))
 		hint = "no hardware PMU on this machine (common on VMs); "
@@ -149,7 +150,11 @@ sm_perf_unavailable_reason(const struct sm_perf *p, enum sm_perf_counter c, char
 	else if (err == EACCES || err == EPERM)
 		hint = "not permitted: lower /proc/sys/kernel/perf_event_paranoid or run as root";
 	else
-		hint = "perf_event_open failed";
-	snprintf(buf, len, "%s: %s", strerror_r(err, errbuf, sizeof(errbuf)), hint);
+		hint = NULL;
+	if (hint != NULL)
+		snprintf(buf, len, "%s", hint);
+	else
+		snprintf(buf, len, "perf_event_open failed: %s",
+			 strerror_r(err, errbuf, sizeof(errbuf)));
 	return buf;
 }

@@ -194,6 +194,15 @@ sm_shard_hold(void);
 void
 sm_shard_release(void);
 
+/*
+ * Called by a task that found nothing to do yet and queued itself again
+ * (polling for a due time closer than a timer can wait): it is not work
+ * (its round counts as idle polling in busy_ns and idle_ns), and the task
+ * run ends after it, so the reactor polls its I/O before it runs again.
+ */
+void
+sm_shard_note_idle(void);
+
 /* True once the drain has started on the calling shard. */
 bool
 sm_shard_stopping(void);

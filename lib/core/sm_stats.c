@@ -52,6 +52,9 @@ sm_sw_stats_read(const struct sm_sw_stats *src, struct sm_sw_stats *dst)
 	dst->accept_errors = SM_READ_ONCE(src->accept_errors);
 	dst->writes_refused = SM_READ_ONCE(src->writes_refused);
 	dst->mem_budget = SM_READ_ONCE(src->mem_budget);
+	dst->busy_ns = SM_READ_ONCE(src->busy_ns);
+	dst->idle_ns = SM_READ_ONCE(src->idle_ns);
+	dst->sleep_ns = SM_READ_ONCE(src->sleep_ns);
 }
 
 /* The reason text of a snapshot's unavailable counter, via the perf module. */
@@ -172,36 +175,76 @@ sm_table_cell(const struct sm_col *col, const struct sm_shard_snapshot *s, char 
 	}
 }
 
-/* One line per (counter, reason): "  cycles: n/a on shard(s) 0,1 — <reason>". */
-static void
-sm_table_perf_notes(FILE *f, const struct sm_shard_snapshot *snap, unsigned n,
-		    enum sm_perf_counter c)
-{
-	char reason[256], other[256];
-	unsigned i, j;
-	bool seen;
+/*
+ * The reasons of the table's n/a cells, one line for each reason and set of
+ * shards, naming every counter it covers: "  instructions, cycles: n/a on
+ * shard(s) 0,1 \u2014 <reason>" (a VM without a PMU gets one line, not one
+ * per hardware counter).
+ */
+#define SM_NOTES_MAX 32
 
-	for (i = 0; i < n; i++) {
-		if (snap[i].perf_ok[c])
+struct sm_note {
+	char reason[256];
+	char shards[256];
+	char counters[256];
+};
+
+static void
+sm_table_perf_notes(FILE *f, const struct sm_shard_snapshot *snap, unsigned n)
+{
+	static __thread struct sm_note notes[SM_NOTES_MAX];
+	char reason[256], other[256], shards[256];
+	unsigned nnotes = 0, k, i, j, m;
+	size_t off;
+
+	for (k = 0; k < SM_ARRAY_SIZE(sm_table_cols); k++) {
+		enum sm_perf_counter c = sm_table_cols[k].perf;
+
+		if (sm_table_cols[k].kind != SM_COL_PERF && sm_table_cols[k].kind != SM_COL_PERF_MS)
 			continue;
-		sm_snap_perf_reason(&snap[i], c, reason, sizeof(reason));
-		/* Shards sharing a reason were listed with the first of them. */
-		seen = false;
-		for (j = 0; j < i && !seen; j++)
-			seen = !snap[j].perf_ok[c] &&
-			       strcmp(sm_snap_perf_reason(&snap[j], c, other, sizeof(other)),
-				      reason) == 0;
-		if (seen)
-			continue;
-		fprintf(f, "  %s: n/a on shard(s) %u", sm_perf_counter_name(c), snap[i].shard);
-		for (j = i + 1; j < n; j++) {
-			if (!snap[j].perf_ok[c] &&
-			    strcmp(sm_snap_perf_reason(&snap[j], c, other, sizeof(other)),
-				   reason) == 0)
-				fprintf(f, ",%u", snap[j].shard);
+		for (i = 0; i < n; i++) {
+			bool seen = false;
+
+			if (snap[i].perf_ok[c])
+				continue;
+			sm_snap_perf_reason(&snap[i], c, reason, sizeof(reason));
+			/* Shards sharing a reason were listed with the first of them. */
+			for (j = 0; j < i && !seen; j++)
+				seen = !snap[j].perf_ok[c] &&
+				       strcmp(sm_snap_perf_reason(&snap[j], c, other, sizeof(other)),
+					      reason) == 0;
+			if (seen)
+				continue;
+			off = (size_t)snprintf(shards, sizeof(shards), "%u", snap[i].shard);
+			for (j = i + 1; j < n && off < sizeof(shards); j++)
+				if (!snap[j].perf_ok[c] &&
+				    strcmp(sm_snap_perf_reason(&snap[j], c, other, sizeof(other)),
+					   reason) == 0)
+					off += (size_t)snprintf(shards + off, sizeof(shards) - off,
+								",%u", snap[j].shard);
+			for (m = 0; m < nnotes; m++)
+				if (strcmp(notes[m].reason, reason) == 0 &&
+				    strcmp(notes[m].shards, shards) == 0)
+					break;
+			if (m == nnotes && nnotes == SM_NOTES_MAX) {
+				fprintf(f, "  %s: n/a on shard(s) %s \u2014 %s\n",
+					sm_perf_counter_name(c), shards, reason);
+				continue;
+			}
+			if (m == nnotes) {
+				nnotes++;
+				snprintf(notes[m].reason, sizeof(notes[m].reason), "%s", reason);
+				snprintf(notes[m].shards, sizeof(notes[m].shards), "%s", shards);
+				notes[m].counters[0] = '\0';
+			}
+			off = strlen(notes[m].counters);
+			snprintf(notes[m].counters + off, sizeof(notes[m].counters) - off, "%s%s",
+				 off ? ", " : "", sm_perf_counter_name(c));
 		}
-		fprintf(f, " \u2014 %s\n", reason);
 	}
+	for (m = 0; m < nnotes; m++)
+		fprintf(f, "  %s: n/a on shard(s) %s \u2014 %s\n", notes[m].counters, notes[m].shards,
+			notes[m].reason);
 }
 
 void
@@ -233,10 +276,7 @@ sm_stats_print_table(FILE *f, const struct sm_shard_snapshot *snap, unsigned n)
 		fputc('\n', f);
 	}
 
-	for (k = 0; k < SM_ARRAY_SIZE(sm_table_cols); k++) {
-		if (sm_table_cols[k].kind == SM_COL_PERF || sm_table_cols[k].kind == SM_COL_PERF_MS)
-			sm_table_perf_notes(f, snap, n, sm_table_cols[k].perf);
-	}
+	sm_table_perf_notes(f, snap, n);
 }
 
 /*

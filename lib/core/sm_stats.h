@@ -53,6 +53,14 @@ struct sm_sw_stats {
 	uint64_t accept_errors;	 /* accept(2) failures (EMFILE, ENFILE, ENOMEM, ...) */
 	uint64_t writes_refused; /* writes refused because the memory budget is full */
 	int64_t mem_budget;	 /* this shard's memory budget in bytes; 0: none */
+	/*
+	 * The reactor's own clock: time in rounds that found work (busy),
+	 * in rounds that found none and spun (idle polling, CPU spent on
+	 * nothing), and blocked in the waiter (asleep, no CPU).
+	 */
+	uint64_t busy_ns;
+	uint64_t idle_ns;
+	uint64_t sleep_ns;
 } SM_CACHE_ALIGNED;
 
 /* The calling thread's counter block: its shard's, or a private one. */

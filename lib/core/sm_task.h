@@ -22,6 +22,7 @@ struct sm_task_queue {
 	struct sm_task *head;
 	struct sm_task **tail;
 	unsigned len;
+	bool yield; /* end the current run after this task (sm_task_queue_yield) */
 };
 
 static inline void
@@ -39,6 +40,18 @@ sm_task_queue_init(struct sm_task_queue *q)
 	q->head = NULL;
 	q->tail = &q->head;
 	q->len = 0;
+	q->yield = false;
+}
+
+/*
+ * End sm_task_queue_run() after the running task: a task that only polls
+ * (and queued itself again) lets the reactor poll its I/O before it runs
+ * again, instead of spinning in the queue until the quota ends.
+ */
+static inline void
+sm_task_queue_yield(struct sm_task_queue *q)
+{
+	q->yield = true;
 }
 
 static inline bool

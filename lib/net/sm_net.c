@@ -5,6 +5,7 @@
  */
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
@@ -438,6 +439,52 @@ sm_net_addr_parse(const char *addr, uint16_t port, struct sockaddr_storage *ss)
 		return sizeof(*in6);
 	}
 	return -EINVAL;
+}
+
+int
+sm_net_addr_resolve(const char *host, char *out, size_t len, char *err, size_t errlen)
+{
+	struct addrinfo hints, *res = NULL, *ai, *pick = NULL;
+	struct sockaddr_storage ss;
+	int ret;
+
+	if (host != NULL && strcmp(host, "localhost") != 0 && sm_net_addr_parse(host, 0, &ss) >= 0) {
+		if (strlen(host) >= len)
+			return -ENOSPC;
+		snprintf(out, len, "%s", host);
+		return 0;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	ret = getaddrinfo(host != NULL ? host : "", NULL, &hints, &res);
+	if (ret != 0) {
+		snprintf(err, errlen, "%s", ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
+		return -ENOENT;
+	}
+	for (ai = res; ai != NULL && pick == NULL; ai = ai->ai_next)
+		if (ai->ai_family == AF_INET)
+			pick = ai;
+	for (ai = res; ai != NULL && pick == NULL; ai = ai->ai_next)
+		if (ai->ai_family == AF_INET6)
+			pick = ai;
+	ret = -ENOENT;
+	if (pick == NULL)
+		snprintf(err, errlen, "no IPv4 or IPv6 address");
+	else if (getnameinfo(pick->ai_addr, pick->ai_addrlen, out, (socklen_t)len, NULL, 0,
+			     NI_NUMERICHOST) != 0)
+		ret = -ENOSPC;
+	else
+		ret = 0;
+	freeaddrinfo(res);
+	return ret;
+}
+
+const char *
+sm_net_hostport(const char *addr, unsigned port, char *buf, size_t len)
+{
+	snprintf(buf, len, strchr(addr, ':') != NULL ? "[%s]:%u" : "%s:%u", addr, port);
+	return buf;
 }
 
 /* snprintf into buf[pos..len), returning the new position even past @len. */

@@ -253,6 +253,22 @@ sm_net_addr_str(const struct sockaddr_storage *ss, char *buf, size_t len);
 int
 sm_net_addr_parse(const char *addr, uint16_t port, struct sockaddr_storage *ss);
 
+/*
+ * A host name or numeric address to the numeric address in @out
+ * ("localhost" -> "127.0.0.1"): numeric ones as they are, names through
+ * getaddrinfo(), IPv4 first when a name has both (servers listen on IPv4
+ * by default). Returns 0, or -ENOENT with the resolver's reason in @err
+ * ("Name or service not known"), or -ENOSPC when @out is too small.
+ */
+int
+sm_net_addr_resolve(const char *host, char *out, size_t len, char *err, size_t errlen);
+
+/*
+ * "addr:port" as a URL or a client wants it: "127.0.0.1:9042",
+ * "[::1]:9042" (an IPv6 address in brackets). Returns @buf.
+ */
+const char *
+sm_net_hostport(const char *addr, unsigned port, char *buf, size_t len);
 
 /*
  * The calls on a connection's driver, inline: a protocol's every send goes

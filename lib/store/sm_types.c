@@ -1524,9 +1524,8 @@ fmt_float(struct sbuf *sb, double x, bool single)
 	sb_printf(sb, "E%d", exp10);
 }
 
-/* Proleptic Gregorian date of a day count from 1970-01-01 (Howard Hinnant's civil_from_days). */
-static void
-civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+void
+sm_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
 {
 	int64_t era, doe, yoe, doy, mp;
 
@@ -1547,7 +1546,7 @@ fmt_date(struct sbuf *sb, int64_t days)
 	unsigned m, d;
 	int64_t y;
 
-	civil_from_days(days, &y, &m, &d);
+	sm_civil_from_days(days, &y, &m, &d);
 	sb_printf(sb, "%04lld-%02u-%02u", (long long)y, m, d);
 }
 

@@ -251,6 +251,13 @@ sm_value_normalize_outer(const struct sm_type *t, struct sm_bytes v, uint8_t *bu
 size_t
 sm_duration_build(uint8_t *buf, size_t len, int32_t months, int32_t days, int64_t nanos);
 
+/*
+ * The proleptic Gregorian date of day @z counted from 1970-01-01 (Howard
+ * Hinnant's civil_from_days): year, month 1..12, day 1..31.
+ */
+void
+sm_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
+
 /* Decode a serialized, non-empty duration; -EINVAL unless it passes sm_value_validate(). */
 int
 sm_duration_decode(struct sm_bytes v, int32_t *months, int32_t *days, int64_t *nanos);

@@ -23,8 +23,8 @@
  *       alternator_write_isolation decides.
  *   -port alternator=N
  *       the Alternator port (default 8000).
- *   -log json=FILE
- *       a machine-readable report.
+ *   -log json=FILE, -log csv=FILE
+ *       a machine-readable report; one flat row per interval and op type.
  *   warmup=N (command sub-option)
  *       warm-up operations per op type, instead of cassandra-stress's rule.
  *
@@ -210,6 +210,7 @@ struct sm_stress_log {
 	char *hdrfile;	      /* HDR interval log, NULL: none */
 	char *file;	      /* copy of the text output, NULL: none */
 	char *json;	      /* JSON report, NULL: none */
+	char *csv;	      /* one row per interval and op type, NULL: none */
 	bool no_summary, no_settings, print_statements_on_error;
 	enum sm_stress_log_level level;
 };
@@ -315,6 +316,14 @@ sm_stress_settings_print(FILE *f, const struct sm_stress_settings *s);
 /* Print the help text: commands, options, defaults, extensions and what is not supported. */
 void
 sm_stress_usage(FILE *f);
+
+/*
+ * Print the help of one command ("write", its alias "insert", ...) or
+ * option ("-rate", or "rate"), as cassandra-stress's `help TOPIC` does.
+ * 0, or -ENOENT (nothing printed) for a topic that is neither.
+ */
+int
+sm_stress_usage_topic(FILE *f, const char *topic);
 
 /* "write", "read", "mixed", "counter_write", "counter_read" or "help". */
 const char *

@@ -670,8 +670,7 @@ session_step(struct sm_cqlc *c, const struct sm_cql_frame_header *h,
 		c->info.auth = true;
 		if (c->user == NULL) {
 			set_error(c,
-				  "%s:%u requires authentication (%.*s): give a user and password "
-				  "(-mode user= password=)",
+				  "%s:%u requires authentication (%.*s): give a user and password",
 				  c->addr, c->port, (int)SM_MIN(resp->u.authenticator.len, 100u),
 				  sv(resp->u.authenticator));
 			conn_end(c, -EACCES);

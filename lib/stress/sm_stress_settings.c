@@ -1352,6 +1352,10 @@ bad_interval:
 			if ((rc = once(c, where, &seen, 3, "json=")) < 0 ||
 			    (rc = dup_str(c, &l->json, v)) < 0)
 				return rc;
+		} else if ((v = after(t, "csv=")) != NULL) {
+			if ((rc = once(c, where, &seen, 8, "csv=")) < 0 ||
+			    (rc = dup_str(c, &l->csv, v)) < 0)
+				return rc;
 		} else if ((v = after(t, "level=")) != NULL) {
 			if ((rc = once(c, where, &seen, 4, "level=")) < 0)
 				return rc;
@@ -1379,7 +1383,7 @@ bad_interval:
 		} else {
 			return fail(c,
 				    "-log: unknown sub-option '%s' (expected interval=, file=, "
-				    "hdrfile=, json=, level=, no-summary, no-settings or "
+				    "hdrfile=, json=, csv=, level=, no-summary, no-settings or "
 				    "print-statements-on-error)",
 				    t);
 		}
@@ -1917,6 +1921,7 @@ sm_stress_settings_free(struct sm_stress_settings *s)
 	sm_free(s->log.hdrfile);
 	sm_free(s->log.file);
 	sm_free(s->log.json);
+	sm_free(s->log.csv);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -2094,6 +2099,7 @@ sm_stress_settings_print(FILE *f, const struct sm_stress_settings *s)
 	fprintf(f, "  File: %s\n", str_or_null(s->log.file));
 	fprintf(f, "  HDR File: %s\n", str_or_null(s->log.hdrfile));
 	fprintf(f, "  JSON File: %s\n", str_or_null(s->log.json));
+	fprintf(f, "  CSV File: %s\n", str_or_null(s->log.csv));
 	fprintf(f, "  Interval Millis: %u\n", s->log.interval_ms);
 	fprintf(f, "  Level: %s\n", level[s->log.level]);
 	fprintf(f, "  Print Statements On Error: %s\n", yes_no(s->log.print_statements_on_error));
@@ -2161,104 +2167,179 @@ sm_stress_settings_print(FILE *f, const struct sm_stress_settings *s)
 	fputc('\n', f);
 }
 
+/*
+ * The help, in parts: `shardmark stress help` prints them all, `help
+ * write` or `help -rate` only the part asked for, as cassandra-stress's
+ * help does (SettingsMisc.printHelp and each option's printHelp()).
+ */
+static const char usage_intro[] =
+	"Usage: shardmark stress [--key VALUE ...] <command> [sub-options] [-option "
+	"sub-options ...]\n"
+	"\n"
+	"A cassandra-stress compatible load generator: cassandra-stress command lines\n"
+	"work unchanged, with cassandra-stress's defaults and report layout.\n"
+	"\n"
+	"Options of shardmark itself (those of `shardmark serve --help`: --config FILE,\n"
+	"--smp N, --cpuset LIST, --overprovisioned, --log-level L, --network-stack\n"
+	"uring|dpdk, --dpdk-args ARGS, ...) may come before the command: they set up\n"
+	"the loader's own runtime and network stack. Only --config reads a file;\n"
+	"-shards N wins over --smp. Over DPDK's memif to a server at 10.0.0.1:\n"
+	"  shardmark stress --network-stack dpdk --dpdk-args \"--no-huge -m 512 \\\n"
+	"    --vdev net_memif0,role=client,socket=/tmp/sm.sock -- --ipv4 10.0.0.2/24\" \\\n"
+	"    write n=100000 -node 10.0.0.1 -shards 1\n"
+	"\n";
+
+/* One line per command; the first word and its alias name the help topic. */
+static const struct {
+	const char *names[3];
+	const char *line;
+} usage_commands[] = {
+	{ { "write", "insert" },
+	  "  write (insert)                   write partitions of keyspace1.standard1\n" },
+	{ { "read" }, "  read                             read them (write them first)\n" },
+	{ { "mixed" }, "  mixed ratio(read=N,write=M)      interleave reads and writes (default 1:1)\n" },
+	{ { "counter_write", "counter_add", "counterwrite" },
+	  "  counter_write (counter_add)      increment counters of keyspace1.counter1\n" },
+	{ { "counter_read", "counter_get", "counterread" },
+	  "  counter_read (counter_get)       read counters\n" },
+	{ { "help" }, "  help [command|-option]           this text, or the part about one command\n"
+		      "                                   or option\n" },
+};
+
+static const char usage_sub_options[] =
+	"Command sub-options:\n"
+	"  n=N[k|m|b]                       number of operations (k=1000, m=10^6, b=10^9)\n"
+	"  duration=N[s|m|h]                or run for this long (one of the two is required)\n"
+	"  cl=CL                            consistency level (default LOCAL_ONE): ONE, TWO,\n"
+	"                                   THREE, QUORUM, ALL, ANY, LOCAL_QUORUM, EACH_QUORUM,\n"
+	"                                   LOCAL_ONE, SERIAL, LOCAL_SERIAL\n"
+	"  serial-cl=SERIAL|LOCAL_SERIAL    (default SERIAL)\n"
+	"  no-warmup                        skip the warm-up\n"
+	"  warmup=N                         [extension] warm-up operations per op type\n"
+	"                                   (default: min(50000, n/4) x nodes, 50000 x nodes\n"
+	"                                   with duration=; run at up to 100 threads)\n"
+	"  truncate=never|once|always       truncate the table first (default never)\n"
+	"  keysize=N                        partition key bytes (default 10)\n"
+	"  add=DIST                         counter increment (default FIXED(1))\n"
+	"  clustering=DIST                  mixed: run lengths of one op type\n"
+	"                                   (default GAUSSIAN(1..10))\n";
+
+/* One block per option, named by the option. */
+static const struct {
+	const char *name;
+	const char *text;
+} usage_options[] = {
+	{ "-pop", "  -pop seq=A..B [no-wrap] | dist=DIST\n"
+		  "        partition keys; default seq=1..N for write/counter_write and\n"
+		  "        dist=GAUSSIAN(1..N) otherwise, N = n or 1000000\n" },
+	{ "-col", "  -col n=DIST size=DIST [slice] [timestamp=N]\n"
+		  "        columns per row (default n=FIXED(5)) and bytes per cell\n"
+		  "        (default size=FIXED(34))\n" },
+	{ "-rate", "  -rate threads=N [throttle=R/s | fixed=R/s]\n"
+		   "        concurrent operations (default threads=200, where cassandra-stress\n"
+		   "        would ramp with auto; give threads= explicitly, auto is not supported);\n"
+		   "        throttle= caps the rate, fixed= also measures latency from each\n"
+		   "        operation's scheduled start (coordinated-omission corrected)\n" },
+	{ "-schema", "  -schema [replication(strategy=S,factor=N,<dc>=<rf>)] [keyspace=NAME]\n"
+		     "          [compaction(strategy=S,...)] [compression=C]\n"
+		     "        default NetworkTopologyStrategy, factor 1, keyspace1\n" },
+	{ "-node", "  -node HOST[,HOST...] | file=F [datacenter=DC] [rack=R] [whitelist]\n"
+		   "        [loadbalance=round-robin|dc-aware|rack-aware] [remote-dc=N]\n"
+		   "        default localhost; names are resolved\n" },
+	{ "-port", "  -port native=N [alternator=N]\n"
+		   "        default native=9042, alternator=8000 (alternator= is an extension)\n" },
+	{ "-mode", "  -mode native cql3 [user=U password=P] [protocolVersion=3|4]\n"
+		   "        [compression=none|lz4] [connectionsPerHost=N] (default 8)\n"
+		   "        [maxPending=N] [requestTimeout=MS] (default 12000) [unprepared]\n"
+		   "  -mode alternator [op=put|update|update-conditional] [isolation=MODE]\n"
+		   "        [extension] DynamoDB API over HTTP: write -> PutItem (or UpdateItem),\n"
+		   "        read -> GetItem; isolation= is only a hint, the server's\n"
+		   "        alternator_write_isolation decides\n" },
+	{ "-log", "  -log [interval=Ns|Nms] (default 1s) [file=F] [hdrfile=F] [json=F] [csv=F]\n"
+		  "       [level=minimal|normal|verbose] [no-summary] [no-settings]\n"
+		  "       [print-statements-on-error]\n"
+		  "        json= and csv= are extensions: a machine-readable report, and one\n"
+		  "        flat row per interval and op type (header first) for spreadsheets\n" },
+	{ "-errors", "  -errors [ignore] [retries=N] (default 9) [fail-fast] [skip-read-validation]\n"
+		     "          [delay-policy=constant|linear|exponential] [min-delay-ms=N]\n"
+		     "          [max-delay-ms=N]\n" },
+	{ "-route", "  -route token-aware|none [ordering=random|topological|neutral]\n"
+		    "         [shard-aware|no-shard-aware]\n"
+		    "        [extension] replica and shard choice; default token-aware,\n"
+		    "        ordering=random (as cassandra-stress's driver policy), shard-aware\n" },
+	{ "-shards", "  -shards N\n"
+		     "        [extension] client shards, one thread pinned per CPU; 0 (default):\n"
+		     "        one per CPU\n" },
+};
+
+static const char usage_dist[] =
+	"DIST: FIXED(n), UNIFORM(min..max), GAUSSIAN(min..max[,stdvrng]) (stdvrng 3 by\n"
+	"default), GAUSSIAN(min..max,mean,stdev), SEQ(min..max) (-pop only); names are\n"
+	"case-insensitive.\n";
+
+static const char usage_unsupported[] =
+	"Not supported (refused with an error): the user command and profiles, print,\n"
+	"legacy, the err< run-until-stable mode, -rate auto, -insert, -transport (TLS),\n"
+	"-sendto, -graph, -tokenrange, -mode thrift/simplenative/auth-provider=,\n"
+	"compression=snappy, -col names=, -pop read-lookback=, EXP/EXTREME/QEXTREME and\n"
+	"inverted (~) distributions. Accepted and ignored: -port jmx=/thrift=, -mode port=,\n"
+	"-pop contents=, -errors skip-unsupported-columns.\n";
+
 void
 sm_stress_usage(FILE *f)
 {
-	fputs("Usage: shardmark stress [--key VALUE ...] <command> [sub-options] [-option "
-	      "sub-options ...]\n"
-	      "\n"
-	      "A cassandra-stress compatible load generator: cassandra-stress command lines\n"
-	      "work unchanged, with cassandra-stress's defaults and report layout.\n"
-	      "\n"
-	      "Options of shardmark itself (those of `shardmark serve --help`: --config FILE,\n"
-	      "--smp N, --cpuset LIST, --overprovisioned, --log-level L, --network-stack\n"
-	      "uring|dpdk, --dpdk-args ARGS, ...) may come before the command: they set up\n"
-	      "the loader's own runtime and network stack. Only --config reads a file;\n"
-	      "-shards N wins over --smp. Over DPDK's memif to a server at 10.0.0.1:\n"
-	      "  shardmark stress --network-stack dpdk --dpdk-args \"--no-huge -m 512 \\\n"
-	      "    --vdev net_memif0,role=client,socket=/tmp/sm.sock -- --ipv4 10.0.0.2/24\" \\\n"
-	      "    write n=100000 -node 10.0.0.1 -shards 1\n"
-	      "\n"
-	      "Commands:\n"
-	      "  write (insert)                   write partitions of keyspace1.standard1\n"
-	      "  read                             read them (write them first)\n"
-	      "  mixed ratio(read=N,write=M)      interleave reads and writes (default 1:1)\n"
-	      "  counter_write (counter_add)      increment counters of keyspace1.counter1\n"
-	      "  counter_read (counter_get)       read counters\n"
-	      "  help [command|-option]           this text\n"
-	      "\n"
-	      "Command sub-options:\n"
-	      "  n=N[k|m|b]                       number of operations (k=1000, m=10^6, b=10^9)\n"
-	      "  duration=N[s|m|h]                or run for this long (one of the two is "
-	      "required)\n"
-	      "  cl=CL                            consistency level (default LOCAL_ONE): ONE, "
-	      "TWO,\n"
-	      "                                   THREE, QUORUM, ALL, ANY, LOCAL_QUORUM, "
-	      "EACH_QUORUM,\n"
-	      "                                   LOCAL_ONE, SERIAL, LOCAL_SERIAL\n"
-	      "  serial-cl=SERIAL|LOCAL_SERIAL    (default SERIAL)\n"
-	      "  no-warmup                        skip the warm-up\n"
-	      "  warmup=N                         [extension] warm-up operations per op type\n"
-	      "                                   (default: min(50000, n/4) x nodes, 50000 x "
-	      "nodes\n"
-	      "                                   with duration=; run at up to 100 threads)\n"
-	      "  truncate=never|once|always       truncate the table first (default never)\n"
-	      "  keysize=N                        partition key bytes (default 10)\n"
-	      "  add=DIST                         counter increment (default FIXED(1))\n"
-	      "  clustering=DIST                  mixed: run lengths of one op type\n"
-	      "                                   (default GAUSSIAN(1..10))\n"
-	      "\n"
-	      "Options:\n"
-	      "  -pop seq=A..B [no-wrap] | dist=DIST\n"
-	      "        partition keys; default seq=1..N for write/counter_write and\n"
-	      "        dist=GAUSSIAN(1..N) otherwise, N = n or 1000000\n"
-	      "  -col n=DIST size=DIST [slice] [timestamp=N]\n"
-	      "        columns per row (default n=FIXED(5)) and bytes per cell\n"
-	      "        (default size=FIXED(34))\n"
-	      "  -rate threads=N [throttle=R/s | fixed=R/s]\n"
-	      "        concurrent operations (default threads=200, where cassandra-stress\n"
-	      "        would ramp with auto; give threads= explicitly, auto is not supported);\n"
-	      "        throttle= caps the rate, fixed= also measures latency from each\n"
-	      "        operation's scheduled start (coordinated-omission corrected)\n"
-	      "  -schema [replication(strategy=S,factor=N,<dc>=<rf>)] [keyspace=NAME]\n"
-	      "          [compaction(strategy=S,...)] [compression=C]\n"
-	      "        default NetworkTopologyStrategy, factor 1, keyspace1\n"
-	      "  -node HOST[,HOST...] | file=F [datacenter=DC] [rack=R] [whitelist]\n"
-	      "        [loadbalance=round-robin|dc-aware|rack-aware] [remote-dc=N]\n"
-	      "        default localhost\n"
-	      "  -port native=N [alternator=N]\n"
-	      "        default native=9042, alternator=8000 (alternator= is an extension)\n"
-	      "  -mode native cql3 [user=U password=P] [protocolVersion=3|4]\n"
-	      "        [compression=none|lz4] [connectionsPerHost=N] (default 8)\n"
-	      "        [maxPending=N] [requestTimeout=MS] (default 12000) [unprepared]\n"
-	      "  -mode alternator [op=put|update|update-conditional] [isolation=MODE]\n"
-	      "        [extension] DynamoDB API over HTTP: write -> PutItem (or UpdateItem),\n"
-	      "        read -> GetItem; isolation= is only a hint, the server's\n"
-	      "        alternator_write_isolation decides\n"
-	      "  -log [interval=Ns|Nms] (default 1s) [file=F] [hdrfile=F] [json=F]\n"
-	      "       [level=minimal|normal|verbose] [no-summary] [no-settings]\n"
-	      "       [print-statements-on-error]\n"
-	      "        json= is an extension: a machine-readable report\n"
-	      "  -errors [ignore] [retries=N] (default 9) [fail-fast] [skip-read-validation]\n"
-	      "          [delay-policy=constant|linear|exponential] [min-delay-ms=N]\n"
-	      "          [max-delay-ms=N]\n"
-	      "  -route token-aware|none [ordering=random|topological|neutral]\n"
-	      "         [shard-aware|no-shard-aware]\n"
-	      "        [extension] replica and shard choice; default token-aware,\n"
-	      "        ordering=random (as cassandra-stress's driver policy), shard-aware\n"
-	      "  -shards N\n"
-	      "        [extension] client shards, one thread pinned per CPU; 0 (default):\n"
-	      "        one per CPU\n"
-	      "\n"
-	      "DIST: FIXED(n), UNIFORM(min..max), GAUSSIAN(min..max[,stdvrng]) (stdvrng 3 by\n"
-	      "default), GAUSSIAN(min..max,mean,stdev), SEQ(min..max) (-pop only); names are\n"
-	      "case-insensitive.\n"
-	      "\n"
-	      "Not supported (refused with an error): the user command and profiles, print,\n"
-	      "legacy, the err< run-until-stable mode, -rate auto, -insert, -transport (TLS),\n"
-	      "-sendto, -graph, -tokenrange, -mode thrift/simplenative/auth-provider=,\n"
-	      "compression=snappy, -col names=, -pop read-lookback=, EXP/EXTREME/QEXTREME and\n"
-	      "inverted (~) distributions. Accepted and ignored: -port jmx=/thrift=, -mode port=,\n"
-	      "-pop contents=, -errors skip-unsupported-columns.\n",
-	      f);
+	size_t i;
+
+	fputs(usage_intro, f);
+	fputs("Commands:\n", f);
+	for (i = 0; i < SM_ARRAY_SIZE(usage_commands); i++)
+		fputs(usage_commands[i].line, f);
+	fputc('\n', f);
+	fputs(usage_sub_options, f);
+	fputs("\nOptions:\n", f);
+	for (i = 0; i < SM_ARRAY_SIZE(usage_options); i++)
+		fputs(usage_options[i].text, f);
+	fputc('\n', f);
+	fputs(usage_dist, f);
+	fputc('\n', f);
+	fputs(usage_unsupported, f);
+}
+
+int
+sm_stress_usage_topic(FILE *f, const char *topic)
+{
+	char opt[32];
+	size_t i, k;
+
+	/* "-rate" or "rate" */
+	snprintf(opt, sizeof(opt), "%s%s", topic[0] == '-' ? "" : "-", topic);
+	for (i = 0; i < SM_ARRAY_SIZE(usage_options); i++) {
+		if (strcasecmp(opt, usage_options[i].name) != 0)
+			continue;
+		fprintf(f, "Usage: shardmark stress <command> ... %s ...\n\n%s", usage_options[i].name,
+			usage_options[i].text);
+		if (strcmp(usage_options[i].name, "-pop") == 0 ||
+		    strcmp(usage_options[i].name, "-col") == 0)
+			fprintf(f, "\n%s", usage_dist);
+		return 0;
+	}
+	for (i = 0; i < SM_ARRAY_SIZE(usage_commands); i++) {
+		for (k = 0; k < SM_ARRAY_SIZE(usage_commands[i].names) && usage_commands[i].names[k];
+		     k++) {
+			if (strcasecmp(topic, usage_commands[i].names[k]) != 0)
+				continue;
+			if (strcmp(usage_commands[i].names[0], "help") == 0) {
+				sm_stress_usage(f);
+				return 0;
+			}
+			fprintf(f,
+				"Usage: shardmark stress %s n=N|duration=N[s|m|h] [sub-options] "
+				"[-option sub-options ...]\n\n%s\n%s\n"
+				"Options: -pop, -col, -rate, -schema, -node, -port, -mode, -log,\n"
+				"-errors, -route, -shards (shardmark stress help -OPTION)\n",
+				usage_commands[i].names[0], usage_commands[i].line, usage_sub_options);
+			return 0;
+		}
+	}
+	return -ENOENT;
 }

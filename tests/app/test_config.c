@@ -749,6 +749,16 @@ test_validate(void **state)
 	assert_non_null(strstr(fx->err, "dpdk_args is set but network_stack is 'uring'"));
 	set_ok(fx, "network_stack", "dpdk");
 	assert_int_equal(sm_config_validate(&fx->cfg, fx->err, sizeof(fx->err)), 0);
+	/* A key given as a --flag is named as the flag. */
+	set_ok(fx, "network_stack", "uring");
+	set_ok(fx, "--dpdk-args", "--no-huge");
+	assert_int_equal(sm_config_validate(&fx->cfg, fx->err, sizeof(fx->err)), -EINVAL);
+	assert_non_null(strstr(fx->err, "--dpdk-args is set but network_stack is 'uring'"));
+	set_ok(fx, "--echo-port", "9042");
+	assert_int_equal(sm_config_validate(&fx->cfg, fx->err, sizeof(fx->err)), -EINVAL);
+	assert_non_null(strstr(fx->err, "native_transport_port and --echo-port are both 9042"));
+	set_ok(fx, "echo_port", "0");
+	set_ok(fx, "network_stack", "dpdk");
 
 	/* Values set by code, not parsed, are checked too. */
 	fx->cfg.smp = 5000;
@@ -771,7 +781,7 @@ print_then_load(struct fixture *fx)
 
 	f = open_memstream(&text, &len);
 	assert_non_null(f);
-	sm_config_print(&fx->cfg, f);
+	sm_config_print(&fx->cfg, f, true);
 	fclose(f);
 	write_tmp(fx, text);
 	sm_config_defaults(&back);
@@ -801,10 +811,34 @@ test_print_round_trip(void **state)
 	print_then_load(fx);
 }
 
+static void
+test_print_masks_secrets(void **state)
+{
+	struct fixture *fx = *state;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	set_ok(fx, "auth_superuser_password", "hunter2");
+	set_ok(fx, "alternator_secret_access_key", "s3cr3t");
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	sm_config_print(&fx->cfg, f, false);
+	fclose(f);
+	assert_null(strstr(text, "hunter2"));
+	assert_null(strstr(text, "s3cr3t"));
+	assert_non_null(strstr(text, "\nauth_superuser_password: \"********\"  # masked"));
+	assert_non_null(strstr(text, "\nalternator_secret_access_key: \"********\"  # masked"));
+	/* the rest as before */
+	assert_non_null(strstr(text, "\nauth_superuser_name: cassandra\n"));
+	free(text);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_print_masks_secrets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_free_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shipped_file, setup, teardown),

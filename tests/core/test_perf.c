@@ -144,12 +144,13 @@ test_all_fail_unavailable_never_zero(void **state)
 
 		r = sm_perf_unavailable_reason(&p, c, buf, sizeof(buf));
 		assert_ptr_equal(r, buf);
-		snprintf(text, sizeof(text), "%s: ", strerror(fake[c].err));
-		assert_ptr_equal(strstr(r, text), r);
+		/* The cause in words, without the errno text in front. */
+		snprintf(text, sizeof(text), "%s", strerror(fake[c].err));
+		assert_null(strstr(r, text));
 		if (is_hw(c))
-			assert_non_null(strstr(r, "no hardware PMU"));
+			assert_ptr_equal(strstr(r, "no hardware PMU"), r);
 		else
-			assert_non_null(strstr(r, "perf_event_paranoid"));
+			assert_ptr_equal(strstr(r, "not permitted"), r);
 	}
 	sm_perf_close(&p);
 }
@@ -325,11 +326,14 @@ make_snaps(struct sm_shard_snapshot s[2])
 	s[1].perf_err[SM_PERF_PAGE_FAULTS] = EACCES;
 }
 
+static unsigned
+count(const char *hay, const char *needle);
+
 static void
 test_print_table(void **state)
 {
 	struct sm_shard_snapshot s[2];
-	char *out = NULL, want[512];
+	char *out = NULL;
 	size_t outlen = 0;
 	FILE *f;
 
@@ -349,15 +353,12 @@ test_print_table(void **state)
 	assert_non_null(strstr(out, "-128"));
 	assert_non_null(strstr(out, "2.5"));
 	assert_non_null(strstr(out, "107")); /* page-faults on shard 0 */
-	/* Reasons listed once per counter below the table, with the shards. */
-	snprintf(want, sizeof(want),
-		 "  instructions: n/a on shard(s) 0,1 \u2014 %s: no hardware PMU",
-		 strerror(ENOENT));
-	assert_non_null(strstr(out, want));
-	assert_non_null(strstr(out, "  cycles: n/a on shard(s) 0,1"));
-	snprintf(want, sizeof(want), "  page-faults: n/a on shard(s) 1 \u2014 %s: not permitted",
-		 strerror(EACCES));
-	assert_non_null(strstr(out, want));
+	/* One line per reason and set of shards, naming every counter it covers. */
+	assert_non_null(strstr(out, "  instructions, cycles, cache-misses, branch-misses: n/a on "
+				    "shard(s) 0,1 \u2014 no hardware PMU on this machine"));
+	assert_int_equal(count(out, "no hardware PMU"), 1);
+	assert_null(strstr(out, strerror(ENOENT)));
+	assert_non_null(strstr(out, "  page-faults: n/a on shard(s) 1 \u2014 not permitted"));
 	assert_null(strstr(out, "task-clock: n/a"));
 
 	/* Header plus one row per shard, all the same width (aligned columns). */
@@ -425,9 +426,8 @@ test_prometheus(void **state)
 	assert_non_null(
 		strstr(full, "shardmark_perf_available{shard=\"1\",counter=\"page-faults\"} 0\n"));
 	snprintf(want, sizeof(want),
-		 "# shardmark_perf_unavailable shard=1 counter=page-faults reason=\"%s: not "
-		 "permitted",
-		 strerror(EACCES));
+		 "# shardmark_perf_unavailable shard=1 counter=page-faults reason=\"not "
+		 "permitted");
 	assert_non_null(strstr(full, want));
 
 	/* snprintf semantics: the needed length, truncated and terminated, no overflow. */

@@ -167,6 +167,41 @@ test_quota_zero_runs_one(void **state)
 	assert_int_equal(sm_task_queue_run(&q, 0), 0);
 }
 
+/* A task that polls: it queues itself again and yields, so one run runs it once. */
+static void
+on_poll(void *arg)
+{
+	struct ttask *tt = arg;
+
+	if (run_n < RUN_LOG_MAX)
+		run_log[run_n++] = tt->id;
+	assert_true(sm_task_queue_push(tt->q, &tt->t));
+	sm_task_queue_yield(tt->q);
+}
+
+static void
+test_yield_ends_run(void **state)
+{
+	struct sm_task_queue q;
+	struct ttask a, b;
+
+	(void)state;
+	sm_task_queue_init(&q);
+	tt_init(&a, 1, &q);
+	tt_init(&b, 2, &q);
+	sm_task_init(&b.t, on_poll, &b);
+	assert_true(sm_task_queue_push(&q, &a.t));
+	assert_true(sm_task_queue_push(&q, &b.t));
+	/* a, then b once (it yields), although the quota would allow more */
+	assert_int_equal(sm_task_queue_run(&q, UINT64_MAX), 2);
+	assert_int_equal(run_n, 2);
+	assert_int_equal(run_log[0], 1);
+	assert_int_equal(run_log[1], 2);
+	assert_false(sm_task_queue_empty(&q));
+	assert_int_equal(sm_task_queue_run(&q, UINT64_MAX), 1);
+	assert_int_equal(run_n, 3);
+}
+
 int
 main(void)
 {
@@ -176,6 +211,7 @@ main(void)
 		cmocka_unit_test_setup(test_push_during_run, setup),
 		cmocka_unit_test_setup(test_quota_stops_run, setup),
 		cmocka_unit_test_setup(test_quota_zero_runs_one, setup),
+		cmocka_unit_test_setup(test_yield_ends_run, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -162,3 +162,19 @@ def test_delete_table(aws):
     assert name not in aws("list-tables")["TableNames"]
     p = aws("describe-table", "--table-name", name, check=False)
     assert p.returncode != 0 and "ResourceNotFoundException" in p.stderr, p.stderr
+
+
+def test_readme_example(alternator_server, tmp_path):
+    """The README's aws command, as a newcomer pastes it: only the variables it
+    sets, a HOME without AWS files, the port changed to this server's."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = next(b for b in readme.split("```sh\n")[1:] if "aws dynamodb" in b.split("```")[0])
+    command = block.split("```")[0].replace("\\\n", " ")
+    command = command.replace("http://127.0.0.1:8000", alternator_server.alt_url)
+    assert "AWS_DEFAULT_REGION=" in command and "AWS_ACCESS_KEY_ID=" in command, command
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "AWS_PAGER": "", "AWS_EC2_METADATA_DISABLED": "true", "LC_ALL": "C.UTF-8"}
+    p = subprocess.run(["/bin/sh", "-c", command], env=env, stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, f"{command}\n{p.stderr}"
+    assert "TableNames" in json.loads(p.stdout), p.stdout

@@ -176,8 +176,9 @@ def test_bench_suite_runs_every_load(run_cli, tmp_path):
     """`shardmark bench` with defaults: a row per load, all measured, JSON per load."""
     if allowed_cpus() < 2:
         pytest.skip(f"needs 2 allowed CPUs for --smp 2, this process has {allowed_cpus()}")
-    out = tmp_path / "suite.json"
-    r = run_cli("bench", "--duration", "1", "--smp", "2", "--json", out, timeout=300)
+    out, csv_out = tmp_path / "suite.json", tmp_path / "suite.csv"
+    r = run_cli("bench", "--duration", "1", "--smp", "2", "--json", out, "--csv", csv_out,
+                timeout=300)
     assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
     rows = {}
     for line in r.stdout.splitlines():
@@ -223,6 +224,18 @@ def test_bench_suite_runs_every_load(run_cli, tmp_path):
     # the reads found what the write load wrote (validated rows, no errors)
     assert by_name["stress-cql-read"]["read_validation_failures"] == 0
     assert "stress over loopback" in r.stdout, r.stdout
+    # --csv: one header, then every load's intervals in the same columns
+    import csv
+    rows = list(csv.DictReader(csv_out.open()))
+    assert csv_out.read_text().splitlines()[0].startswith("load,interval,seconds,type,")
+    loads = [row["load"] for row in rows]
+    assert sorted(set(loads)) == sorted(SUITE_LOADS), loads
+    for row in rows:
+        assert float(row["ops_per_s"]) >= 0 and int(row["interval"]) >= 1, row
+        if row["load"] in PSQ_LOADS:
+            assert row["tasks_per_op"] and row["p50_ms"] == "", row
+        if row["load"] in STRESS_LOADS:
+            assert row["type"] in ("total", "WRITE", "READ") and row["p50_ms"], row
 
 
 def test_bench_suite_errors(run_cli):
@@ -271,3 +284,213 @@ def test_config_from_environment(shardmark_bin, tmp_path):
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 2
     assert "SHARDMARK_CONFIG" in r.stderr and "smpp" in r.stderr, r.stderr
+
+
+# --- output files are checked before anything runs ---------------------------
+
+@pytest.mark.parametrize("args", [
+    ["perf-simple-query", "--json-result", "/nonexistent/p.json"],
+    ["bench", "--json", "/nonexistent/dir/b.json"],
+    ["bench", "echo", "--json", "/nonexistent/e.json"],
+    ["stress", "write", "n=10", "-log", "json=/nonexistent/s.json"],
+    ["stress", "write", "n=10", "-log", "hdrfile=/nonexistent/s.hdr"],
+    ["stress", "write", "n=10", "-log", "file=/nonexistent/s.txt"],
+    ["perf-simple-query", "--csv", "/nonexistent/p.csv"],
+    ["bench", "--csv", "/nonexistent/b.csv"],
+    ["stress", "write", "n=10", "-log", "csv=/nonexistent/s.csv"],
+], ids=["psq-json", "bench-json", "bench-echo-json", "stress-json", "stress-hdr", "stress-file",
+        "psq-csv", "bench-csv", "stress-csv"])
+def test_output_path_checked_first(run_cli, args):
+    r = run_cli(*args, timeout=60)
+    assert r.returncode == 2, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
+    assert "/nonexistent" in r.stderr and "mkdir -p /nonexistent" in r.stderr, r.stderr
+    # nothing ran: no iteration, no load row, no connection attempt
+    assert "tps" not in r.stdout and "Running" not in r.stdout, r.stdout
+    assert "cannot connect" not in r.stderr, r.stderr
+
+
+def test_output_path_is_a_directory(run_cli, tmp_path):
+    r = run_cli("perf-simple-query", "--json-result", tmp_path)
+    assert r.returncode == 2 and "is a directory" in r.stderr, r.stderr
+    # an existing file is kept as it was until the run writes it
+    kept = tmp_path / "old.json"
+    kept.write_text("old")
+    r = run_cli("perf-simple-query", "--json-result", kept, "--no-such-option")
+    assert r.returncode == 2 and kept.read_text() == "old", r.stderr
+
+
+# --- help says what the commands do --------------------------------------------
+
+def test_top_help_names_the_stress_loads(run_cli):
+    r = run_cli("--help")
+    assert r.returncode == 0
+    bench = r.stdout.split("  bench ")[1].split("\n  perf-simple-query")[0]
+    assert "stress" in bench and "Alternator writes" in bench, bench
+
+
+def test_bench_help_duration_for_stress(run_cli):
+    r = run_cli("bench", "--help")
+    text = " ".join(r.stdout.split())
+    assert "stress runs duration=SECONDS" in text, r.stdout
+
+
+@pytest.mark.parametrize("topic, want, not_want", [
+    ("write", "n=N[k|m|b]", "-rate threads=N"),
+    ("insert", "write (insert)", "-pop seq="),
+    ("-rate", "-rate threads=N", "Command sub-options"),
+    ("rate", "-rate threads=N", "-pop seq="),
+    ("-pop", "DIST: FIXED(n)", "-rate threads=N"),
+])
+def test_stress_help_topic(run_cli, topic, want, not_want):
+    r = run_cli("stress", "help", topic)
+    assert r.returncode == 0, r.stderr
+    assert want in r.stdout and not_want not in r.stdout, r.stdout
+    whole = run_cli("stress", "help")
+    assert len(r.stdout) < len(whole.stdout) / 2
+
+
+def test_stress_help_unknown_topic(run_cli):
+    r = run_cli("stress", "help", "nosuch")
+    assert r.returncode == 2 and "nosuch" in r.stderr and "-rate" in r.stderr, r.stderr
+
+
+def test_version_help(run_cli):
+    r = run_cli("version", "--help")
+    assert r.returncode == 0 and r.stdout.startswith("usage: shardmark version"), r.stdout
+    r = run_cli("version", "extra")
+    assert r.returncode == 2 and "extra" in r.stderr, r.stderr
+
+
+# --- addresses -----------------------------------------------------------------
+
+def test_listen_address_name_is_resolved(serve):
+    """--listen-address localhost works, as stress -node localhost does."""
+    srv = serve("--smp", "1", "--listen-address", "localhost")
+    with connect(srv.echo_port) as s:
+        echo(s, b"by name")
+    assert re.search(r"echo on 127\.0\.0\.1:\d+", srv.stderr()), srv.describe()
+    assert "(1 shard, " in srv.stderr(), srv.describe()
+    srv.stop()
+
+
+def test_ipv6_banner_is_a_url(serve):
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    srv = serve("--smp", "1", "--listen-address", "::1", echo=False, ready=False)
+    srv.host = "::1"
+    srv.wait_ready(ports=[srv.prom_port])
+    err = srv.stderr()
+    assert re.search(r"alternator on http://\[::1\]:\d+ ", err), err
+    assert re.search(r"stats on http://\[::1\]:\d+/metrics", err), err
+    assert re.search(r"cql on \[::1\]:\d+ ", err), err
+    srv.stop()
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["--listen-address", "no-such-host.invalid"], "--listen-address 'no-such-host.invalid'"),
+    (["--dpdk-args", "--no-huge"], "--dpdk-args is set"),
+    (["--echo-port", "9042", "--native-transport-port", "9042"],
+     "--native-transport-port and --echo-port are both 9042"),
+])
+def test_errors_name_the_flag_used(run_cli, args, flag):
+    r = run_cli("serve", "--prometheus-port", "0", *args)
+    assert r.returncode == 2, f"exit {r.returncode}\n{r.stderr}"
+    assert flag in r.stderr, r.stderr
+
+
+def test_errors_name_the_key_from_a_file(run_cli, tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("listen_address: no-such-host.invalid\nprometheus_port: 0\n")
+    r = run_cli("serve", "--config", cfg)
+    assert r.returncode == 2, r.stderr
+    assert "listen_address 'no-such-host.invalid' does not resolve" in r.stderr, r.stderr
+
+
+def test_stress_node_names(run_cli):
+    r = run_cli("stress", "write", "n=10", "-node", "no-such-host.invalid", "-log", "no-settings")
+    assert r.returncode == 2, r.stderr
+    assert "-node no-such-host.invalid does not resolve" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("nofile", [6, 8])
+def test_low_open_file_limit_names_the_fix(shardmark_bin, nofile):
+    """Too few file descriptors at start (the ring, or a listener): exit 1
+    with the fix, as the accept path says it."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    ports = [str(free_port()) for _ in range(2)]
+    r = subprocess.run([str(shardmark_bin), "serve", "--smp", "1", "--prometheus-port", "0",
+                        "--alternator-port", "0", "--native-transport-port", ports[0],
+                        "--native-shard-aware-transport-port", ports[1]],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+                       preexec_fn=limit)
+    assert r.returncode == 1, f"exit {r.returncode}\n{r.stderr}"
+    assert "Too many open files: raise the open file limit (ulimit -n" in r.stderr, r.stderr
+
+
+# --- bench progress on a terminal ------------------------------------------------
+
+def test_bench_progress_only_on_a_tty(shardmark_bin, run_cli):
+    import pty
+    import select
+
+    args = ["bench", "--loads", "echo", "--duration", "1", "--smp", "1"]
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(str(shardmark_bin), [str(shardmark_bin), *args])
+    out = b""
+    while True:
+        r, _, _ = select.select([fd], [], [], 120)
+        if not r:
+            break
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    _, status = os.waitpid(pid, 0)
+    text = out.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    # the line names the load, its time and the suite's end, and is rewritten in place
+    assert re.search(r"\r\x1b\[K\[1/1\] echo: \d+ s; suite \d+:\d\d, about \d+:\d\d left",
+                     text), repr(text)
+    # ... and is gone before the row
+    assert re.search(r"\r\x1b\[Kecho +\d+", text), repr(text)
+    assert "shardmark bench: 1 load, 1 s each, 1 shard" in text, text
+
+    r = run_cli(*args, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "\r" not in r.stdout and "left" not in r.stdout, repr(r.stdout)
+
+
+
+def test_psq_csv(run_cli, tmp_path):
+    out = tmp_path / "p.csv"
+    r = run_cli("perf-simple-query", "--duration", "2", "--smp", "1", "--partitions", "100",
+                "--csv", out, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0] == ("interval,seconds,type,ops_per_s,allocs_per_op,logallocs_per_op,"
+                        "tasks_per_op,insns_per_op,cycles_per_op,errors"), lines
+    assert [l.split(",")[0] for l in lines[1:]] == ["1", "2"], lines
+    assert all(l.split(",")[2] == "read" for l in lines[1:]), lines
+    # the old line about compaction, which nothing here does, is gone
+    assert "compaction" not in r.stdout, r.stdout
+
+
+def test_print_config_masks_credentials(run_cli):
+    r = run_cli("serve", "--auth-superuser-password", "hunter2",
+                "--alternator-secret-access-key", "s3cr3t", "--print-config")
+    assert r.returncode == 0, r.stderr
+    assert "hunter2" not in r.stdout and "s3cr3t" not in r.stdout, r.stdout
+    for key in ("auth_superuser_password", "alternator_secret_access_key"):
+        assert re.search(rf'^{key}: "\*\*\*\*\*\*\*\*"  # masked', r.stdout, re.M), r.stdout
+    assert re.search(r"^auth_superuser_name: cassandra$", r.stdout, re.M), r.stdout

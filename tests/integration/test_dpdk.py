@@ -575,7 +575,7 @@ def _assert_clean_run(r, srv, n):
     assert m and int(m.group(1).replace(",", "")) == n, what
     assert not VALIDATION.search(r.stdout), what
     assert not PER_CODE_ERRORS.search(r.stdout), what
-    assert "Client: 1 shards" in r.stdout, what
+    assert "Client: 1 shard, " in r.stdout, what
     m = NETWORK.search(r.stdout)
     assert m, what
     return int(m.group(1))

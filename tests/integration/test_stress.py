@@ -233,9 +233,8 @@ def ok(r):
 
 # --- help and refused command lines --------------------------------------------
 
-@pytest.mark.parametrize("args", [["help"], ["--help"], ["-h"], ["-?"], ["help", "write"],
-                                  ["help", "-rate"]],
-                         ids=["help", "--help", "-h", "-?", "help-write", "help-rate"])
+@pytest.mark.parametrize("args", [["help"], ["--help"], ["-h"], ["-?"]],
+                         ids=["help", "--help", "-h", "-?"])
 def test_help_exits_0(stress_bin, args):
     r = stress_bin(*args)
     assert r.returncode == 0, describe(r)
@@ -243,6 +242,16 @@ def test_help_exits_0(stress_bin, args):
     for word in ("write", "read", "mixed", "counter_write", "counter_read", "-rate", "-pop",
                  "-route", "-shards", "alternator"):
         assert word in r.stdout, f"help does not mention {word}\n{r.stdout}"
+
+
+@pytest.mark.parametrize("topic,want,not_want", [("write", "n=N[k|m|b]", "-rate threads="),
+                                                 ("-rate", "-rate threads=", "n=N[k|m|b]")])
+def test_help_topic_prints_that_part(stress_bin, topic, want, not_want):
+    """As cassandra-stress's `help write`: only that command's or option's help."""
+    r = stress_bin("help", topic)
+    assert r.returncode == 0, describe(r)
+    assert r.stdout.startswith("Usage: shardmark stress"), describe(r)
+    assert want in r.stdout and not_want not in r.stdout, describe(r)
 
 
 def test_no_arguments_is_a_usage_error(stress_bin):
@@ -386,6 +395,12 @@ def test_rate_limit(cql, kind):
     assert "Latency from the send (service time)" in r.stdout, r.stdout
     which = "first" if kind == "fixed" else "second"
     assert f"(cassandra-stress prints the {which} for -rate {kind}=)" in r.stdout, r.stdout
+    # The loader's cost per op is its busy time; the polling between
+    # scheduled starts is reported apart as idle.
+    m = re.search(r"^Client: 2 shards, 10 threads; loader CPU [\d.]+ s for 1000 ops: "
+                  r"busy ([\d.]+) s = ([\d.]+) us/op .*, idle polling ([\d.]+) s$",
+                  r.stdout, re.M)
+    assert m, r.stdout
 
 
 # --- routing: shard-aware runs cost no hop, -route none costs many ---------------
@@ -436,7 +451,9 @@ def test_reads_of_missing_keys_counted_with_errors_ignore(cql, tmp_path):
     assert r.returncode == 0, describe(r)
     m = VALIDATION.search(r.stdout)
     assert m and int(m.group(1)) > 0, f"no Read validation: line\n{r.stdout}"
-    assert re.search(r"^Errors: 200 x read validation failed$", r.stdout, re.M), r.stdout
+    # a missing row is told apart from a row with wrong values
+    assert re.search(r"^Errors: 200 x read validation failed: no such row$", r.stdout, re.M), \
+        r.stdout
     res = parse_results(r.stdout, end="END")
     assert num(res["errors"][0]) == 200, res["errors"]
     assert res["errors"][1] == {"READ": "200"}, res["errors"]
@@ -444,7 +461,7 @@ def test_reads_of_missing_keys_counted_with_errors_ignore(cql, tmp_path):
     assert j["errors"] == 200 and j["ops"] == 0 and j["failure"] is False, j
     assert j["read_validation_failures"] > 0, j
     assert [(e["what"], e["count"]) for e in j["errors_by_code"]] == \
-        [("read validation failed", 200)], j["errors_by_code"]
+        [("read validation failed: no such row", 200)], j["errors_by_code"]
 
 
 def test_reads_of_missing_keys_fail_the_run(cql):
@@ -455,6 +472,9 @@ def test_reads_of_missing_keys_fail_the_run(cql):
     assert VALIDATION.search(r.stdout), r.stdout
     assert "read validation failed on READ" in r.stderr, describe(r)
     assert "-errors ignore" in r.stderr, describe(r)
+    # the cause, and the write that fixes it: the same population
+    assert "were never written" in r.stderr, describe(r)
+    assert "shardmark stress write n=200 -pop seq=1000001..1000200" in r.stderr, describe(r)
 
 
 def test_read_validation_failure_in_warmup_names_the_cause(cql):
@@ -466,6 +486,7 @@ def test_read_validation_failure_in_warmup_names_the_cause(cql):
     assert r.returncode != 0, describe(r)
     assert "Warming up READ" in r.stdout, r.stdout
     assert "validation" in r.stderr, describe(r)
+    assert "(-pop seq=1000001..1000200) were never written" in r.stderr, describe(r)
     assert "the shard is stopping" not in r.stderr, describe(r)
 
 
@@ -528,6 +549,8 @@ def test_json_report_hdr_log_and_merge(cql, stress_bin, tmp_path):
     assert j["errors_by_code"] == [], j
     assert j["ops_per_s"] > 0 and j["seconds"] > 0, j
     assert j["client_cpu_s"] > 0 and j["ops_per_client_cpu_s"] > 0, j
+    assert j["client_busy_s"] > 0 and j["client_idle_s"] >= 0, j
+    assert j["client_busy_us_per_op"] == pytest.approx(j["client_busy_s"] * 1e6 / 3000, rel=1e-3), j
     assert j["rate"] == {"kind": "none", "ops_per_s": 0}, j
     routing = j["routing"]
     assert routing["scylla"] is True and routing["shard_aware"] is True, routing
@@ -555,6 +578,21 @@ def test_json_report_hdr_log_and_merge(cql, stress_bin, tmp_path):
             counts[f[0]] = int(f[1])
     assert counts.get("WRITE-st") == 5000 and counts.get("WRITE-rt") == 5000, \
         f"merged counts {counts}, expected 3000 + 2000 for WRITE-st and WRITE-rt\n{m.stdout}"
+
+
+def test_csv_log(written, cql, tmp_path):
+    """-log csv=: a header, then a row per interval and op type, and "total"."""
+    out = tmp_path / "m.csv"
+    ok(cql("mixed", "ratio(write=1,read=1)", "duration=2s", "-rate", "threads=8",
+           "-pop", "dist=UNIFORM(1..10000)", "-log", "no-settings", f"csv={out}"))
+    lines = out.read_text().splitlines()
+    assert lines[0] == ("interval,seconds,type,total_ops,ops_per_s,partitions_per_s,rows_per_s,"
+                        "mean_ms,p50_ms,p95_ms,p99_ms,p999_ms,max_ms,errors"), lines[0]
+    rows = [l.split(",") for l in lines[1:]]
+    assert {r[2] for r in rows} == {"READ", "WRITE", "total"}, rows
+    intervals = sorted({int(r[0]) for r in rows})
+    assert intervals == list(range(1, len(intervals) + 1)) and len(intervals) >= 2, rows
+    assert all(len(r) == 14 for r in rows), rows
 
 
 def test_merge_errors(stress_bin, tmp_path):
@@ -607,6 +645,14 @@ def test_alternator_reads_of_missing_items_fail_validation(alt_stress):
     assert VALIDATION.search(r.stdout), r.stdout
     res = parse_results(r.stdout)
     assert num(res["errors"][0]) == 100, res["errors"]
+
+
+def test_alternator_read_before_write_names_the_cause(alt_stress):
+    r = alt_stress("read", "n=50", "-pop", "dist=UNIFORM(3000001..3000050)", "-rate", "threads=4",
+                   "-log", "no-settings")
+    assert r.returncode != 0, describe(r)
+    assert "(-pop dist=UNIFORM(3000001..3000050)) were never written" in r.stderr, describe(r)
+    assert "shardmark stress write n=50 -pop seq=3000001..3000050" in r.stderr, describe(r)
 
 
 def test_alternator_closed_port(stress_bin):

@@ -1327,7 +1327,12 @@ uring_shard_init(const struct sm_net_config *cfg)
 	us->flush_tail = &us->flush_head;
 	ret = ring_create(&us->ring, &us->check_taskrun);
 	if (ret < 0) {
-		SM_ERR("io_uring_queue_init: %s", strerror(-ret));
+		SM_ERR("io_uring_queue_init: %s%s", strerror(-ret),
+		       ret == -EMFILE || ret == -ENFILE
+			       ? ": raise the open file limit (ulimit -n, or LimitNOFILE= in systemd)"
+		       : ret == -ENOMEM ? ": raise the locked memory limit (ulimit -l unlimited, or "
+					  "LimitMEMLOCK=infinity in systemd)"
+					: "");
 		goto free_us;
 	}
 	ret = rx_bufs_setup();
@@ -1417,6 +1422,11 @@ uring_probe(char *err, size_t errlen)
 			snprintf(err, errlen,
 				 "io_uring_setup: out of locked memory: raise RLIMIT_MEMLOCK "
 				 "(ulimit -l unlimited, or LimitMEMLOCK=infinity in systemd)");
+		else if (ret == -EMFILE || ret == -ENFILE)
+			snprintf(err, errlen,
+				 "io_uring_setup: %s: raise the open file limit (ulimit -n, or "
+				 "LimitNOFILE= in systemd)",
+				 strerror(-ret));
 		else
 			snprintf(err, errlen, "io_uring_setup failed: %s", strerror(-ret));
 		return ret;
