@@ -317,11 +317,8 @@ take_snapshot(struct sm_shard_snapshot *snap, uint64_t *done)
 static void
 finish(int result)
 {
-	unsigned i;
-
 	bench->result = result;
-	for (i = 0; i < bench->nshards; i++)
-		sm_submit_to(i, stop_clients, NULL, NULL);
+	sm_submit_to_all(stop_clients, NULL, NULL);
 	sm_runtime_stop();
 }
 
@@ -439,8 +436,7 @@ bench_shard_init(unsigned shard, void *arg)
 			return ret;
 		}
 	}
-	for (i = 0; i < b->nshards; i++)
-		sm_submit_to(i, start_clients, NULL, NULL);
+	sm_submit_to_all(start_clients, NULL, NULL);
 	sm_timer_init(&b->timer, control_tick, NULL);
 	sm_timer_arm(&b->timer, CONNECT_POLL_MS);
 	return 0;

@@ -42,6 +42,7 @@
 #include "app.h"
 #include "sm_alternator.h"
 #include "sm_bench.h"
+#include "sm_byteorder.h"
 #include "sm_cql_exec.h"
 #include "sm_cql_proto.h"
 #include "sm_cql_system.h"
@@ -176,15 +177,6 @@ rng_next(uint64_t *s)
 	return x;
 }
 
-static void
-put_be64(uint8_t *p, uint64_t v)
-{
-	unsigned i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (56 - 8 * i));
-}
-
 /* The owner of key @seq under the frontend's key encoding. */
 static unsigned
 owner_of(uint64_t seq)
@@ -199,7 +191,7 @@ owner_of(uint64_t seq)
 		k.part[0].p = (const uint8_t *)text;
 		k.part[0].len = (uint32_t)strlen(text);
 	} else {
-		put_be64(b, seq);
+		sm_put_be64(b, seq);
 		k.part[0].p = b;
 		k.part[0].len = 8;
 	}
@@ -333,7 +325,7 @@ worker_issue(void *arg)
 		return;
 	}
 	/* the key is the last 8 bytes of the EXECUTE body */
-	put_be64(w->body + w->body_len - 8, seq);
+	sm_put_be64(w->body + w->body_len - 8, seq);
 	if (w->populating) {
 		memcpy(w->body + 2, psq->populate_id, 16);
 		sm_cql_local_request(sh->conn, (int16_t)w->idx, SM_CQL_OP_EXECUTE, w->body,
@@ -415,15 +407,6 @@ all_idle(void)
 	return true;
 }
 
-static void
-broadcast(void (*fn)(void *), void *arg)
-{
-	unsigned i;
-
-	for (i = 0; i < psq->nshards; i++)
-		sm_submit_to(i, fn, arg, NULL);
-}
-
 /*
  * Start a phase on every shard. Shard 0 marks every worker busy before the
  * messages leave, so that it cannot see a shard idle that has not started.
@@ -435,7 +418,7 @@ start_phase(struct phase *ph)
 
 	for (i = 0; i < psq->nshards; i++)
 		__atomic_store_n(&psq->shards[i].active, psq->shards[i].nworkers, __ATOMIC_RELEASE);
-	broadcast(phase_start, ph);
+	sm_submit_to_all(phase_start, ph, NULL);
 }
 
 /* ---- setup on shard 0: schema and prepared statements ---- */
@@ -826,7 +809,7 @@ static void
 finish(int result)
 {
 	psq->result = result;
-	broadcast(phase_stop, NULL);
+	sm_submit_to_all(phase_stop, NULL, NULL);
 	sm_runtime_stop();
 }
 
@@ -997,7 +980,7 @@ control_step(void *arg)
 			arm_idle(S_ITER_END);
 		return;
 	case S_ITER_STOPPING:
-		broadcast(phase_stop, NULL);
+		sm_submit_to_all(phase_stop, NULL, NULL);
 		arm_idle(S_ITER_END);
 		return;
 	case S_ITER_END:

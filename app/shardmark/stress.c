@@ -103,7 +103,7 @@ struct worker {
 
 struct sshard {
 	unsigned id;
-	struct sm_stress_rng rng;
+	struct sm_rand rng;
 	uint64_t ring_rng, rr;
 	struct sm_stress_cursor cursor;
 	struct sm_stress_pace pace;
@@ -357,7 +357,7 @@ fill_write_values(struct worker *w)
 			unsigned b;
 
 			if (d->max > d->min)
-				add += sm_stress_rng_below(&w->sh->rng, d->max - d->min + 1);
+				add += sm_rand_below(&w->sh->rng, d->max - d->min + 1);
 			for (b = 0; b < 8; b++)
 				p[b] = (uint8_t)(add >> (56 - 8 * b));
 			w->vals[c] = (struct sm_bytes){ p, 8 };
@@ -675,7 +675,7 @@ pick_op(struct sshard *sh)
 
 	if (sx->nops == 1)
 		return sx->ops[0];
-	x = (double)(sm_stress_rng_next(&sh->rng) >> 11) / 9007199254740992.0 *
+	x = (double)(sm_rand_next(&sh->rng) >> 11) / 9007199254740992.0 *
 	    sx->cum[sx->nops - 1];
 	for (i = 0; i + 1 < sx->nops && x >= sx->cum[i]; i++)
 		;
@@ -1834,7 +1834,7 @@ stress_shard_init(unsigned shard, void *arg)
 	if (ret < 0)
 		return ret;
 	sh->id = shard;
-	sm_stress_rng_seed(&sh->rng, 0x5eed0000ull + shard);
+	sm_rand_seed(&sh->rng, 0x5eed0000ull + shard);
 	sh->ring_rng = 0x9e3779b97f4a7c15ull * (shard + 1);
 	sm_json_doc_init(&sh->json_doc);
 	sm_timer_init(&sh->pump_timer, pump_timer_fired, sh);

@@ -9,6 +9,7 @@
 #define ZLIB_CONST
 #include <zlib.h>
 
+#include "sm_byteorder.h"
 #include "sm_hdr.h"
 #include "sm_mem.h"
 
@@ -274,34 +275,6 @@ sm_hdr_stddev(const struct sm_hdr *h)
 
 /* ---- compressed V2 encoding ---- */
 
-static void
-put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static void
-put_be64(uint8_t *p, uint64_t v)
-{
-	put_be32(p, (uint32_t)(v >> 32));
-	put_be32(p + 4, (uint32_t)v);
-}
-
-static uint32_t
-get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t
-get_be64(const uint8_t *p)
-{
-	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
-}
-
 /* ZigZag LEB128 as the reference's ZigZagEncoding: the 9th byte keeps all 8 bits. */
 static size_t
 zz_put(uint8_t *p, int64_t v)
@@ -367,13 +340,13 @@ encode(const struct sm_hdr *h, uint8_t **out, size_t *outlen)
 		/* the reference writes a lone zero as a count, longer runs as -length */
 		n += zz_put(raw + n, zeros > 1 ? -zeros : c);
 	}
-	put_be32(raw, V2_ENCODING_COOKIE | V2_WORD_SIZE);
-	put_be32(raw + 4, (uint32_t)(n - V2_HEADER_LEN));
-	put_be32(raw + 8, 0); /* normalizing index offset: we never shift */
-	put_be32(raw + 12, (uint32_t)h->sig_figs);
-	put_be64(raw + 16, (uint64_t)h->lowest);
-	put_be64(raw + 24, (uint64_t)h->highest);
-	put_be64(raw + 32, RATIO_ONE_BITS);
+	sm_put_be32(raw, V2_ENCODING_COOKIE | V2_WORD_SIZE);
+	sm_put_be32(raw + 4, (uint32_t)(n - V2_HEADER_LEN));
+	sm_put_be32(raw + 8, 0); /* normalizing index offset: we never shift */
+	sm_put_be32(raw + 12, (uint32_t)h->sig_figs);
+	sm_put_be64(raw + 16, (uint64_t)h->lowest);
+	sm_put_be64(raw + 24, (uint64_t)h->highest);
+	sm_put_be64(raw + 32, RATIO_ONE_BITS);
 
 	zlen = compressBound(n);
 	buf = sm_malloc(WRAPPER_LEN + zlen);
@@ -382,8 +355,8 @@ encode(const struct sm_hdr *h, uint8_t **out, size_t *outlen)
 	/* best compression, as HistogramLogWriter: same zlib, same bytes */
 	if (compress2(buf + WRAPPER_LEN, &zlen, raw, n, Z_BEST_COMPRESSION) != Z_OK)
 		goto free_buf;
-	put_be32(buf, V2_COMPRESSED_COOKIE | V2_WORD_SIZE);
-	put_be32(buf + 4, (uint32_t)zlen);
+	sm_put_be32(buf, V2_COMPRESSED_COOKIE | V2_WORD_SIZE);
+	sm_put_be32(buf + 4, (uint32_t)zlen);
 	*out = buf;
 	*outlen = WRAPPER_LEN + zlen;
 	buf = NULL;
@@ -530,10 +503,10 @@ decode(const uint8_t *buf, size_t len, struct sm_hdr *out)
 	memset(out, 0, sizeof(*out));
 	if (len < WRAPPER_LEN)
 		return -EINVAL;
-	cookie = COOKIE_BASE(get_be32(buf));
+	cookie = COOKIE_BASE(sm_get_be32(buf));
 	if (cookie == V0_COMPRESSED_COOKIE || cookie == V1_COMPRESSED_COOKIE)
 		return -ENOTSUP;
-	zlen = (int32_t)get_be32(buf + 4);
+	zlen = (int32_t)sm_get_be32(buf + 4);
 	if (cookie != V2_COMPRESSED_COOKIE || zlen < 0 || (size_t)zlen > len - WRAPPER_LEN)
 		return -EINVAL;
 
@@ -547,19 +520,19 @@ decode(const uint8_t *buf, size_t len, struct sm_hdr *out)
 	zrc = inflate(&zs, Z_SYNC_FLUSH);
 	rc = -EINVAL;
 	if ((zrc != Z_OK && zrc != Z_STREAM_END) || zs.avail_out != 0 ||
-	    COOKIE_BASE(get_be32(head)) != V2_ENCODING_COOKIE)
+	    COOKIE_BASE(sm_get_be32(head)) != V2_ENCODING_COOKIE)
 		goto end_inflate;
 	/*
 	 * The normalizing index offset and conversion ratio are not read: the
 	 * counts are in logical index order whatever they say, only
 	 * DoubleHistogram sets them, and HdrHistogramJS writes stray bits there.
 	 */
-	rc = sm_hdr_init(out, (int64_t)get_be64(head + 16), (int64_t)get_be64(head + 24),
-			 (int)get_be32(head + 12));
+	rc = sm_hdr_init(out, (int64_t)sm_get_be64(head + 16), (int64_t)sm_get_be64(head + 24),
+			 (int)sm_get_be32(head + 12));
 	if (rc)
 		goto end_inflate;
 	rc = -EINVAL;
-	plen = (int32_t)get_be32(head + 4);
+	plen = (int32_t)sm_get_be32(head + 4);
 	if (plen < 0 || (int64_t)plen > (int64_t)out->counts_len * LEB128_MAX)
 		goto fini;
 	/* one spare byte: a stream longer than its payload length would fill it */

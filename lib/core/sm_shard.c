@@ -348,6 +348,63 @@ sm_submit_to(unsigned shard, void (*fn)(void *arg), void *arg, void (*done)(void
 	return send_msg(shard, &m);
 }
 
+struct submit_all {
+	void (*fn)(void *arg);
+	void (*all_done)(void *arg);
+	void *arg;
+	unsigned pending; /* touched only on the submitting shard */
+};
+
+/* On each target shard: the caller's function. */
+static void
+submit_all_run(void *p)
+{
+	struct submit_all *a = p;
+
+	a->fn(a->arg);
+}
+
+/* Back on the submitting shard, once per target and once for the guard. */
+static void
+submit_all_ack(void *p)
+{
+	struct submit_all *a = p;
+
+	if (--a->pending > 0)
+		return;
+	if (a->all_done != NULL)
+		a->all_done(a->arg);
+	sm_free(a);
+}
+
+int
+sm_submit_to_all(void (*fn)(void *arg), void *arg, void (*all_done)(void *arg))
+{
+	struct submit_all *a = sm_malloc(sizeof(*a));
+	unsigned i, sent = 0;
+	int ret = 0, err;
+
+	if (a == NULL)
+		return -ENOMEM;
+	*a = (struct submit_all){ .fn = fn, .all_done = all_done, .arg = arg, .pending = 1 };
+	for (i = 0; i < sm_rt->n; i++) {
+		a->pending++;
+		err = sm_submit_to(i, submit_all_run, a, submit_all_ack);
+		if (err < 0) {
+			a->pending--;
+			ret = err;
+		} else {
+			sent++;
+		}
+	}
+	if (sent == 0) {
+		sm_free(a);
+		return -ENOMEM;
+	}
+	submit_all_ack(a); /* the guard: all_done waits for every target */
+	return ret;
+}
+
 void
 sm_xmsg_flush(void)
 {

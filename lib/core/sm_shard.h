@@ -109,6 +109,18 @@ sm_shard_cpu(unsigned shard);
 int
 sm_submit_to(unsigned shard, void (*fn)(void *arg), void *arg, void (*done)(void *arg));
 
+/*
+ * Run fn(arg) on every shard, the calling one included (queued, as
+ * sm_submit_to()); when all have run, all_done(arg) runs once on the calling
+ * shard (Seastar's invoke_on_all, DPDK's rte_eal_mp_remote_launch then
+ * wait). For control-plane steps (phases, schema changes, stop): it
+ * allocates. Returns 0; -ENOMEM when nothing could be sent (fn ran nowhere,
+ * all_done does not run); or another negative errno when some shards could
+ * not be reached, in which case all_done still runs once after the others.
+ */
+int
+sm_submit_to_all(void (*fn)(void *arg), void *arg, void (*all_done)(void *arg));
+
 /* Publish every staged cross-shard message now and wake sleeping targets. */
 void
 sm_xmsg_flush(void);

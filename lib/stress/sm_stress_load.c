@@ -11,69 +11,12 @@
 #include <errno.h>
 #include <math.h>
 
-static inline uint64_t
-rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-/* splitmix64: a good 64-bit mix, also used to hash a key index. */
-static inline uint64_t
-splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-void
-sm_stress_rng_seed(struct sm_stress_rng *r, uint64_t seed)
-{
-	unsigned i;
-
-	for (i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
-}
-
-uint64_t
-sm_stress_rng_next(struct sm_stress_rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return out;
-}
-
-uint64_t
-sm_stress_rng_below(struct sm_stress_rng *r, uint64_t n)
-{
-	unsigned __int128 m = (unsigned __int128)sm_stress_rng_next(r) * n;
-	uint64_t low = (uint64_t)m, floor;
-
-	if (low < n) {
-		floor = -n % n;
-		while (low < floor) {
-			m = (unsigned __int128)sm_stress_rng_next(r) * n;
-			low = (uint64_t)m;
-		}
-	}
-	return (uint64_t)(m >> 64);
-}
-
 double
-sm_stress_rng_gauss(struct sm_stress_rng *r)
+sm_stress_rng_gauss(struct sm_rand *r)
 {
 	/* 53 random bits in (0, 1]: log() never sees 0. */
-	double u1 = ((double)(sm_stress_rng_next(r) >> 11) + 1.0) / 9007199254740992.0;
-	double u2 = (double)(sm_stress_rng_next(r) >> 11) / 9007199254740992.0;
+	double u1 = ((double)(sm_rand_next(r) >> 11) + 1.0) / 9007199254740992.0;
+	double u2 = (double)(sm_rand_next(r) >> 11) / 9007199254740992.0;
 
 	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
@@ -82,12 +25,12 @@ void
 sm_stress_key(uint64_t i, uint8_t out[SM_STRESS_KEY_LEN])
 {
 	static const char alphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-	uint64_t x = i, h = splitmix64(&x);
+	uint64_t x = i, h = sm_splitmix64(&x);
 	unsigned k;
 
 	for (k = 0; k < SM_STRESS_KEY_LEN; k++) {
 		if (k == 6)
-			h = splitmix64(&x); /* 36^6 < 2^32: refill for the last four */
+			h = sm_splitmix64(&x); /* 36^6 < 2^32: refill for the last four */
 		out[k] = (uint8_t)alphabet[h % 36];
 		h /= 36;
 	}
@@ -101,7 +44,7 @@ sm_stress_value(uint64_t i, unsigned col, uint8_t *out, size_t len)
 
 	for (k = 0; k < len; k++) {
 		if ((k & 7) == 0)
-			w = splitmix64(&x);
+			w = sm_splitmix64(&x);
 		out[k] = (uint8_t)w;
 		w >>= 8;
 	}
@@ -121,7 +64,7 @@ sm_stress_cursor_init(struct sm_stress_cursor *c, const struct sm_stress_dist *d
 }
 
 bool
-sm_stress_cursor_next(struct sm_stress_cursor *c, struct sm_stress_rng *r, uint64_t *out)
+sm_stress_cursor_next(struct sm_stress_cursor *c, struct sm_rand *r, uint64_t *out)
 {
 	const struct sm_stress_dist *d = &c->dist;
 	uint64_t span = d->max - d->min, v;
@@ -140,8 +83,8 @@ sm_stress_cursor_next(struct sm_stress_cursor *c, struct sm_stress_rng *r, uint6
 		*out = d->min + v;
 		return true;
 	case SM_STRESS_DIST_UNIFORM:
-		*out = span == UINT64_MAX ? sm_stress_rng_next(r)
-					  : d->min + sm_stress_rng_below(r, span + 1);
+		*out = span == UINT64_MAX ? sm_rand_next(r)
+					  : d->min + sm_rand_below(r, span + 1);
 		return true;
 	case SM_STRESS_DIST_GAUSSIAN:
 		g = d->mean + sm_stress_rng_gauss(r) * d->stdev;

@@ -16,31 +16,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sm_random.h"
 #include "sm_stress.h"
 
 /* cassandra-stress's key: 10 printable characters (a blob in standard1). */
 #define SM_STRESS_KEY_LEN 10
 
-/* A per-shard xoshiro256** generator: fast, 2^256 period, no locks. */
-struct sm_stress_rng {
-	uint64_t s[4];
-};
-
-/* Seed @r from @seed (splitmix64 expands it, as xoshiro's authors advise). */
-void
-sm_stress_rng_seed(struct sm_stress_rng *r, uint64_t seed);
-
-/* The next 64 random bits. */
-uint64_t
-sm_stress_rng_next(struct sm_stress_rng *r);
-
-/* A uniform integer in [0, n) without modulo bias (Lemire's method); n > 0. */
-uint64_t
-sm_stress_rng_below(struct sm_stress_rng *r, uint64_t n);
-
 /* A standard normal deviate (Box-Muller; one of the pair is dropped). */
 double
-sm_stress_rng_gauss(struct sm_stress_rng *r);
+sm_stress_rng_gauss(struct sm_rand *r);
 
 /*
  * The key of population index @i: SM_STRESS_KEY_LEN bytes of [0-9A-Z]
@@ -80,7 +64,7 @@ sm_stress_cursor_init(struct sm_stress_cursor *c, const struct sm_stress_dist *d
  * population is exhausted for this shard).
  */
 bool
-sm_stress_cursor_next(struct sm_stress_cursor *c, struct sm_stress_rng *r, uint64_t *out);
+sm_stress_cursor_next(struct sm_stress_cursor *c, struct sm_rand *r, uint64_t *out);
 
 /*
  * Open-loop pacing for one shard: operation k is due at start + k * interval

@@ -170,12 +170,6 @@ out:
 	return ret;
 }
 
-static uint32_t
-be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 int
 sm_ring_add_host_cells(struct sm_ring *r, const uint8_t *inet, size_t inet_len, const uint8_t *dc,
 		       size_t dc_len, const uint8_t *rack, size_t rack_len, const uint8_t *tokens,
@@ -192,14 +186,14 @@ sm_ring_add_host_cells(struct sm_ring *r, const uint8_t *inet, size_t inet_len, 
 		return ring_fail(r, -EINVAL, "a host address cell of %zu bytes is not an inet",
 				 inet == NULL ? 0 : inet_len);
 	if (tokens != NULL) {
-		if (tokens_len < 4 || (n = be32(tokens)) > (tokens_len - 4) / 4)
+		if (tokens_len < 4 || (n = sm_get_be32(tokens)) > (tokens_len - 4) / 4)
 			return ring_fail(r, -EINVAL, "host %s: the tokens cell is not a set<text>",
 					 addr);
 		if (n > 0 && (t = sm_malloc((size_t)n * sizeof(*t))) == NULL)
 			return ring_fail(r, -ENOMEM, "out of memory adding host %s", addr);
 	}
 	for (i = 0; i < n; i++) {
-		if (tokens_len - off < 4 || (len = be32(tokens + off)) > tokens_len - off - 4 ||
+		if (tokens_len - off < 4 || (len = sm_get_be32(tokens + off)) > tokens_len - off - 4 ||
 		    !parse_token((const char *)tokens + off + 4, len, &t[i])) {
 			ret = ring_fail(r, -EINVAL,
 					"host %s: token %u of the tokens cell is not a signed "
@@ -510,11 +504,7 @@ sm_ring_replicas(const struct sm_ring *r, int64_t token, unsigned *out, unsigned
 uint64_t
 sm_ring_rand(uint64_t *state)
 {
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return sm_splitmix64(state);
 }
 
 unsigned

@@ -81,11 +81,11 @@ sm_tcpip_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len)
 {
 	uint8_t ph[12];
 
-	wr32(ph, src);
-	wr32(ph + 4, dst);
+	sm_put_be32(ph, src);
+	sm_put_be32(ph + 4, dst);
 	ph[8] = 0;
 	ph[9] = proto;
-	wr16(ph + 10, len);
+	sm_put_be16(ph + 10, len);
 	return sm_inet_csum_partial(ph, sizeof(ph), 0);
 }
 

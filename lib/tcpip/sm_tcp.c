@@ -161,7 +161,7 @@ conn_hash(const struct sm_tcpip *s, uint32_t rip, uint16_t rport, uint16_t lport
 	/* Seeded from the secret so peers cannot aim collisions at one bucket. */
 	uint64_t h = ((uint64_t)rip << 32 | (uint32_t)rport << 16 | lport);
 
-	h ^= rd32(s->cfg.secret) | (uint64_t)rd32(s->cfg.secret + 4) << 32;
+	h ^= sm_get_be32(s->cfg.secret) | (uint64_t)sm_get_be32(s->cfg.secret + 4) << 32;
 	h *= 0x9e3779b97f4a7c15ull;
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ull;
@@ -195,10 +195,10 @@ isn_gen(const struct sm_tcpip *s, uint32_t rip, uint16_t rport, uint16_t lport)
 {
 	uint8_t t[12];
 
-	wr32(t, s->cfg.ip);
-	wr32(t + 4, rip);
-	wr16(t + 8, lport);
-	wr16(t + 10, rport);
+	sm_put_be32(t, s->cfg.ip);
+	sm_put_be32(t + 4, rip);
+	sm_put_be16(t + 8, lport);
+	sm_put_be16(t + 10, rport);
 	return (uint32_t)(s->now / 4000) + (uint32_t)sm_tcpip_siphash(s->cfg.secret, t, sizeof(t));
 }
 
@@ -249,15 +249,15 @@ tcp_xmit(struct sm_tcpip *s, uint32_t rip, uint16_t lport, uint16_t rport, uint3
 	uint64_t sum;
 	uint16_t c;
 
-	wr16(th, lport);
-	wr16(th + 2, rport);
-	wr32(th + 4, seq);
-	wr32(th + 8, ack);
+	sm_put_be16(th, lport);
+	sm_put_be16(th + 2, rport);
+	sm_put_be32(th + 4, seq);
+	sm_put_be32(th + 8, ack);
 	th[12] = (uint8_t)(((TCP_HDR_LEN + optlen) / 4) << 4);
 	th[13] = flags;
-	wr16(th + 14, wnd);
-	wr16(th + 16, 0);
-	wr16(th + 18, 0);
+	sm_put_be16(th + 14, wnd);
+	sm_put_be16(th + 16, 0);
+	sm_put_be16(th + 18, 0);
 	if (optlen)
 		memcpy(th + TCP_HDR_LEN, opt, optlen);
 	if (n1)
@@ -285,7 +285,7 @@ syn_options(const struct sm_tcp_conn *c, uint8_t *opt, bool offer_ws)
 
 	opt[0] = 2;
 	opt[1] = 4;
-	wr16(opt + 2, mss);
+	sm_put_be16(opt + 2, mss);
 	if (!offer_ws)
 		return 4;
 	opt[4] = 1; /* NOP keeps the header 32-bit aligned */
@@ -675,7 +675,7 @@ parse_options(const uint8_t *o, unsigned len, struct seg *g)
 			break;
 		if (kind == 2 && olen == 4) {
 			g->has_mss = true;
-			g->mss = rd16(o + 2);
+			g->mss = sm_get_be16(o + 2);
 		} else if (kind == 3 && olen == 3) {
 			g->has_ws = true;
 			g->ws = o[2] > MAX_WSCALE ? MAX_WSCALE : o[2];
@@ -1308,12 +1308,12 @@ sm_tcp_input(struct sm_tcpip *s, uint32_t src, uint32_t dst, const uint8_t *th, 
 	}
 	s->st.tcp_segs_in++;
 	memset(&g, 0, sizeof(g));
-	sport = rd16(th);
-	dport = rd16(th + 2);
-	g.seq = rd32(th + 4);
-	g.ack = rd32(th + 8);
+	sport = sm_get_be16(th);
+	dport = sm_get_be16(th + 2);
+	g.seq = sm_get_be32(th + 4);
+	g.ack = sm_get_be32(th + 8);
 	g.flags = th[13] & 0x3f;
-	g.wnd = rd16(th + 14);
+	g.wnd = sm_get_be16(th + 14);
 	g.data = th + hlen;
 	g.dlen = len - hlen;
 	if (g.flags & TH_SYN)

@@ -36,7 +36,7 @@ eth_fill(struct sm_tcpip *s, uint8_t *f, const uint8_t *dst, uint16_t type)
 {
 	memcpy(f, dst, 6);
 	memcpy(f + 6, s->cfg.mac, 6);
-	wr16(f + 12, type);
+	sm_put_be16(f + 12, type);
 }
 
 /* ---- ARP ---- */
@@ -99,18 +99,18 @@ arp_send(struct sm_tcpip *s, uint16_t op, const uint8_t *tha, uint32_t tip)
 	uint8_t *f = s->txbuf, *a = f + ETH_HDR_LEN;
 
 	eth_fill(s, f, op == 1 ? bcast_mac : tha, ETH_TYPE_ARP);
-	wr16(a, 1); /* Ethernet */
-	wr16(a + 2, ETH_TYPE_IPV4);
+	sm_put_be16(a, 1); /* Ethernet */
+	sm_put_be16(a + 2, ETH_TYPE_IPV4);
 	a[4] = 6;
 	a[5] = 4;
-	wr16(a + 6, op);
+	sm_put_be16(a + 6, op);
 	memcpy(a + 8, s->cfg.mac, 6);
-	wr32(a + 14, s->cfg.ip);
+	sm_put_be32(a + 14, s->cfg.ip);
 	if (op == 1)
 		memset(a + 18, 0, 6);
 	else
 		memcpy(a + 18, tha, 6);
-	wr32(a + 24, tip);
+	sm_put_be32(a + 24, tip);
 	if (op == 1)
 		s->st.arp_requests_sent++;
 	else
@@ -150,13 +150,13 @@ arp_input(struct sm_tcpip *s, const uint8_t *a, size_t len)
 	uint16_t op;
 	struct arp_entry *e;
 
-	if (len < 28 || rd16(a) != 1 || rd16(a + 2) != ETH_TYPE_IPV4 || a[4] != 6 || a[5] != 4) {
+	if (len < 28 || sm_get_be16(a) != 1 || sm_get_be16(a + 2) != ETH_TYPE_IPV4 || a[4] != 6 || a[5] != 4) {
 		s->st.rx_drop_eth++;
 		return;
 	}
-	op = rd16(a + 6);
-	spa = rd32(a + 14);
-	tpa = rd32(a + 24);
+	op = sm_get_be16(a + 6);
+	spa = sm_get_be32(a + 14);
+	tpa = sm_get_be32(a + 24);
 	/* RFC 826 merge: refresh a known sender, learn it when the packet is for us. */
 	e = spa != 0 ? arp_find(s, spa) : NULL;
 	if (e != NULL && !e->permanent)
@@ -252,14 +252,14 @@ sm_tcpip_ip_output(struct sm_tcpip *s, uint32_t dst, uint8_t proto, uint16_t l4l
 	}
 	ip[0] = 0x45;
 	ip[1] = 0;
-	wr16(ip + 2, total);
-	wr16(ip + 4, s->ip_id++);
-	wr16(ip + 6, 0x4000); /* DF: we never fragment, the MSS fits the MTU */
+	sm_put_be16(ip + 2, total);
+	sm_put_be16(ip + 4, s->ip_id++);
+	sm_put_be16(ip + 6, 0x4000); /* DF: we never fragment, the MSS fits the MTU */
 	ip[8] = 64;
 	ip[9] = proto;
-	wr16(ip + 10, 0);
-	wr32(ip + 12, s->cfg.ip);
-	wr32(ip + 16, dst);
+	sm_put_be16(ip + 10, 0);
+	sm_put_be32(ip + 12, s->cfg.ip);
+	sm_put_be32(ip + 16, dst);
 	if (!(s->cfg.offloads & SM_TCPIP_OFFLOAD_TX_CSUM)) {
 		uint16_t c = sm_inet_csum(ip, IP_HDR_LEN);
 
@@ -338,18 +338,18 @@ ipv4_input(struct sm_tcpip *s, const uint8_t *ip, size_t len)
 	if (len < IP_HDR_LEN || (ip[0] >> 4) != 4)
 		goto drop;
 	hlen = (ip[0] & 0xf) * 4u;
-	total = rd16(ip + 2);
+	total = sm_get_be16(ip + 2);
 	if (hlen < IP_HDR_LEN || total < hlen || total > len)
 		goto drop;
 	if (!(s->cfg.offloads & SM_TCPIP_OFFLOAD_RX_CSUM) && sm_inet_csum(ip, hlen) != 0) {
 		s->st.rx_bad_csum++;
 		return;
 	}
-	src = rd32(ip + 12);
-	dst = rd32(ip + 16);
+	src = sm_get_be32(ip + 12);
+	dst = sm_get_be32(ip + 16);
 	if (dst != s->cfg.ip)
 		goto drop;
-	if (rd16(ip + 6) & 0x3fff) {
+	if (sm_get_be16(ip + 6) & 0x3fff) {
 		/* MF or a fragment offset: reassembly is not implemented. */
 		s->st.rx_frags++;
 		return;
@@ -390,7 +390,7 @@ sm_tcpip_input_ref(struct sm_tcpip *s, const void *frame, size_t len, uint64_t n
 		s->st.rx_drop_eth++;
 		goto out;
 	}
-	switch (rd16(f + 12)) {
+	switch (sm_get_be16(f + 12)) {
 	case ETH_TYPE_ARP:
 		arp_input(s, f + ETH_HDR_LEN, len - ETH_HDR_LEN);
 		break;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "sm_byteorder.h"
 #include "sm_tcpip.h"
 
 #define ETH_HDR_LEN 14
@@ -35,35 +36,6 @@
 
 #define SM_TCPIP_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define SM_TCPIP_MAX(a, b) ((a) > (b) ? (a) : (b))
-
-/* Big-endian field access on byte pointers: frames have no alignment. */
-static inline uint16_t
-rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t
-rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void
-wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void
-wr32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
 
 /* Sequence-number comparisons modulo 2^32 (RFC 9293 3.4). */
 #define SEQ_LT(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) < 0)

@@ -31,7 +31,7 @@
 
 #include <cmocka.h>
 
-#include "sm_test_rng.h"
+#include "sm_random.h"
 
 #include "dpdk_rss.h"
 
@@ -71,7 +71,7 @@ static uint64_t rng_state;
 static uint64_t
 rng(void)
 {
-	return sm_test_splitmix64(&rng_state);
+	return sm_splitmix64(&rng_state);
 }
 
 /*

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "sm_test_rng.h"
+#include "sm_random.h"
 
 #include "sm_mem.h"
 #include "sm_store.h"
@@ -39,7 +39,7 @@ static uint64_t rng_state = 0x5eed5eed12345678ull;
 static uint64_t
 rng(void)
 {
-	return sm_test_splitmix64(&rng_state);
+	return sm_splitmix64(&rng_state);
 }
 
 static int64_t

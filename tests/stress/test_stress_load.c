@@ -55,12 +55,12 @@ test_seq_shards_interleave_and_cover(void **state)
 {
 	struct sm_stress_dist d = { .kind = SM_STRESS_DIST_SEQ, .min = 1, .max = 10 };
 	struct sm_stress_cursor c[3];
-	struct sm_stress_rng r;
+	struct sm_rand r;
 	unsigned seen[11] = { 0 }, s, i;
 	uint64_t v;
 
 	(void)state;
-	sm_stress_rng_seed(&r, 1);
+	sm_rand_seed(&r, 1);
 	for (s = 0; s < 3; s++)
 		assert_int_equal(sm_stress_cursor_init(&c[s], &d, true, s, 3), 0);
 	/* 10 keys over 3 shards: each key once per pass, then wrap. */
@@ -100,14 +100,14 @@ test_uniform_and_gaussian_stay_in_range(void **state)
 				     .mean = 500001,
 				     .stdev = 1000000.0 / 2 / 3 };
 	struct sm_stress_cursor u, g;
-	struct sm_stress_rng r;
+	struct sm_rand r;
 	double sum = 0, sq = 0;
 	unsigned i, hist[10] = { 0 };
 	const unsigned n = 100000;
 	uint64_t v;
 
 	(void)state;
-	sm_stress_rng_seed(&r, 42);
+	sm_rand_seed(&r, 42);
 	assert_int_equal(sm_stress_cursor_init(&u, &du, true, 0, 1), 0);
 	for (i = 0; i < n; i++) {
 		assert_true(sm_stress_cursor_next(&u, &r, &v));
@@ -131,18 +131,18 @@ test_uniform_and_gaussian_stay_in_range(void **state)
 static void
 test_rng_below_is_unbiased_and_bounded(void **state)
 {
-	struct sm_stress_rng a, b;
+	struct sm_rand a, b;
 	unsigned i;
 
 	(void)state;
-	sm_stress_rng_seed(&a, 9);
-	sm_stress_rng_seed(&b, 9);
+	sm_rand_seed(&a, 9);
+	sm_rand_seed(&b, 9);
 	for (i = 0; i < 1000; i++)
-		assert_int_equal(sm_stress_rng_next(&a), sm_stress_rng_next(&b));
+		assert_int_equal(sm_rand_next(&a), sm_rand_next(&b));
 	for (i = 0; i < 10000; i++)
-		assert_true(sm_stress_rng_below(&a, 3) < 3);
-	sm_stress_rng_seed(&b, 10);
-	assert_int_not_equal(sm_stress_rng_next(&a), sm_stress_rng_next(&b));
+		assert_true(sm_rand_below(&a, 3) < 3);
+	sm_rand_seed(&b, 10);
+	assert_int_not_equal(sm_rand_next(&a), sm_rand_next(&b));
 }
 
 static void

@@ -31,7 +31,7 @@
 
 #include <cmocka.h>
 
-#include "sm_test_rng.h"
+#include "sm_random.h"
 #include "tcpip_test.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -78,7 +78,7 @@ struct fuzz {
 static uint64_t
 rnd(struct fuzz *z)
 {
-	return sm_test_splitmix64(&z->rng);
+	return sm_splitmix64(&z->rng);
 }
 
 static unsigned
