@@ -260,6 +260,8 @@ sm_app_runtime_opts(const struct sm_config *cfg, struct sm_runtime_opts *o)
 	o->task_quota_us = cfg->task_quota_us;
 	o->idle_poll_us = cfg->idle_poll_us;
 	o->drain_timeout_ms = cfg->drain_timeout_ms;
+	o->blocked_notify_ms = cfg->blocked_reactor_notify_ms;
+	o->blocked_reports_per_minute = cfg->blocked_reactor_reports_per_minute;
 }
 
 unsigned

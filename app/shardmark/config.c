@@ -113,6 +113,11 @@ static const struct sm_choice sm_write_isolations[] = {
 	  "microseconds an idle shard spins before it sleeps; 0 = sleep at once")                  \
 	K(drain_timeout_ms, UINT, 1, 3600000, NULL, "10000",                                       \
 	  "longest graceful stop after SIGINT or SIGTERM, in milliseconds")                        \
+	K(blocked_reactor_notify_ms, UINT, 0, 3600000, NULL, "25",                                 \
+	  "log a reactor loop round longer than this, with a backtrace (Seastar's option); "      \
+	  "0 = no stall detector")                                                                  \
+	K(blocked_reactor_reports_per_minute, UINT, 1, 60000, NULL, "5",                           \
+	  "at most this many stall reports a minute per shard; the rest are counted")              \
 	K(memory, SIZE, 0, 0, NULL, "",                                                            \
 	  "memory of the whole process, e.g. 4G, split evenly over the shards (Seastar's "         \
 	  "--memory); near it writes are refused; empty = RAM minus reserve_memory")               \

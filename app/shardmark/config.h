@@ -30,6 +30,8 @@ struct sm_config {
 	unsigned task_quota_us;	   /* reactor task quota */
 	unsigned idle_poll_us;	   /* spin before blocking; 0 blocks at once */
 	unsigned drain_timeout_ms; /* longest graceful stop */
+	unsigned blocked_reactor_notify_ms;	     /* stall report threshold; 0 = off */
+	unsigned blocked_reactor_reports_per_minute; /* stall reports per shard per minute */
 	char *memory;		   /* process memory ("4G"); NULL = RAM minus reserve */
 	char *reserve_memory;	   /* left to the kernel; NULL = max(1536M, 7%) */
 	unsigned rx_buffers;	   /* provided receive buffers per shard */

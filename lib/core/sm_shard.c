@@ -26,6 +26,7 @@
 #include "sm_mem.h"
 #include "sm_shard.h"
 #include "sm_xring.h"
+#include "stall_priv.h"
 
 #define SM_MAX_POLLERS 8
 #define SM_XMSG_BURST 32
@@ -64,6 +65,7 @@ struct sm_shard {
 	bool stopping;
 	uint64_t drain_deadline_ms;
 	int init_err;
+	struct sm_stall stall;
 };
 
 struct sm_runtime {
@@ -586,12 +588,16 @@ reactor_loop(void)
 			s->stats.busy_ns += t - top_ns;
 		else
 			s->stats.idle_ns += t - top_ns - SM_MIN(slept, t - top_ns);
+		if (SM_UNLIKELY(s->stall.caught))
+			sm_stall_report(&s->stall, s->id, t - top_ns);
+		SM_WRITE_ONCE(s->stall.round, s->stall.round + 1);
 		top_ns = t;
 		slept = 0;
 		sm_loop_now_ms = t / 1000000ull;
 		if (!sm_task_queue_empty(&s->tasks)) {
 			unsigned ran;
 
+			s->stall.phase = "tasks";
 			s->idle_tasks = 0;
 			ran = sm_task_queue_run(&s->tasks, sm_rt->task_quota_ns);
 			SM_STAT_ADD(tasks_run, ran);
@@ -599,9 +605,13 @@ reactor_loop(void)
 			work += ran - SM_MIN(ran, s->idle_tasks);
 		}
 		SM_STAT_INC(polls);
+		s->stall.phase = "cross-shard messages";
 		work += poll_inbound();
-		for (i = 0; i < s->npollers; i++)
+		for (i = 0; i < s->npollers; i++) {
+			s->stall.phase = s->pollers[i].name;
 			work += s->pollers[i].poll(s->pollers[i].ctx);
+		}
+		s->stall.phase = "timers";
 		now_ns = sm_now_ns();
 		now_ms = now_ns / 1000000;
 		if (sm_timer_heap_next(&s->timers) <= now_ms) {
@@ -610,8 +620,10 @@ reactor_loop(void)
 			SM_STAT_ADD(timers_fired, fired);
 			work += fired;
 		}
-		if (s->id == 0)
+		if (s->id == 0) {
+			s->stall.phase = "control (signals, drain)";
 			work += poll_control();
+		}
 		sm_xmsg_flush();
 		/* The drain deadline holds even if the drain message is stuck
 		 * behind a full ring: no shard outlives it. */
@@ -642,6 +654,7 @@ reactor_loop(void)
 		 */
 		collect_due = s->stats.frees != s->collected_frees;
 		if (collect_due && now_ms - s->collected_ms >= 1000) {
+			s->stall.phase = "idle hooks (cache trims)";
 			s->collected_ms = now_ms;
 			run_idle_hooks(s);
 			s->collected_frees = s->stats.frees;
@@ -718,6 +731,30 @@ shard_teardown(struct sm_shard *s)
 }
 
 /* Everything a shard does, on its own thread. */
+/* On shard 0 once every shard has started: the watchdog over all of them. */
+static void
+start_stall_detector(void)
+{
+	struct sm_stall_target *t = calloc(sm_rt->n, sizeof(*t));
+	unsigned i;
+	int ret = -ENOMEM;
+
+	if (t != NULL) {
+		for (i = 0; i < sm_rt->n; i++) {
+			t[i].st = &sm_rt->shards[i]->stall;
+			t[i].sleeping = &sm_rt->shards[i]->sleeping;
+			t[i].thread = sm_rt->shards[i]->thread;
+		}
+		ret = sm_stall_start(t, sm_rt->n, sm_rt->opts->blocked_notify_ms,
+				     sm_rt->opts->blocked_reports_per_minute
+					     ? sm_rt->opts->blocked_reports_per_minute
+					     : 5);
+		free(t);
+	}
+	if (ret < 0)
+		SM_WARN("the reactor stall detector is off: %s", strerror(-ret));
+}
+
 static void
 shard_run(struct sm_shard *s)
 {
@@ -738,6 +775,9 @@ shard_run(struct sm_shard *s)
 	sm_perf_open(&s->perf);
 	s->waiter.wait = default_wait;
 	s->waiter.ctx = NULL;
+	s->thread = pthread_self();
+	s->stall.running = &s->tasks.running;
+	sm_stall_thread_init(&s->stall);
 
 	pthread_barrier_wait(&sm_rt->started);
 	if (sm_rt->opts->shard_init != NULL) {
@@ -748,8 +788,13 @@ shard_run(struct sm_shard *s)
 		}
 	}
 	pthread_barrier_wait(&sm_rt->ready);
-	if (!__atomic_load_n(&sm_rt->failed, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&sm_rt->failed, __ATOMIC_ACQUIRE)) {
+		if (s->id == 0 && sm_rt->opts->blocked_notify_ms > 0)
+			start_stall_detector();
 		reactor_loop();
+	}
+	/* Out of the loop: not a stall, whatever teardown takes. */
+	__atomic_store_n(&s->sleeping, 1, __ATOMIC_RELEASE);
 	shard_teardown(s);
 	sm_mem_thread_fini();
 	sm_tls_stats = NULL;
@@ -1037,6 +1082,7 @@ sm_runtime_run(const struct sm_runtime_opts *opts, char *err, size_t errlen)
 	for (i = 1; i < n; i++)
 		pthread_join(rt->shards[i]->thread, NULL);
 	__atomic_store_n(&rt->done, 1, __ATOMIC_RELEASE);
+	sm_stall_stop();
 	if (rt->sig_thread_started)
 		pthread_join(rt->sig_thread, NULL);
 	pthread_barrier_destroy(&rt->started);

@@ -45,6 +45,10 @@ struct sm_runtime_opts {
 	unsigned idle_poll_us;	   /* spin this long before blocking; 0 blocks at once */
 	unsigned xring_size;	   /* slots per cross-shard ring; 0: 1024 */
 	unsigned drain_timeout_ms; /* 0: 10000 */
+	/* Log a loop round longer than this, with a backtrace (Seastar's
+	 * --blocked-reactor-notify-ms); 0: no stall detector. */
+	unsigned blocked_notify_ms;
+	unsigned blocked_reports_per_minute; /* 0: 5, Seastar's default */
 	/* Runs on every shard thread before its loop starts (setup services). */
 	int (*shard_init)(unsigned shard, void *arg);
 	/* Runs on every shard thread after its loop ended (tear down). */

@@ -55,6 +55,31 @@ sm_sw_stats_read(const struct sm_sw_stats *src, struct sm_sw_stats *dst)
 	dst->busy_ns = SM_READ_ONCE(src->busy_ns);
 	dst->idle_ns = SM_READ_ONCE(src->idle_ns);
 	dst->sleep_ns = SM_READ_ONCE(src->sleep_ns);
+	dst->stalls = SM_READ_ONCE(src->stalls);
+	for (unsigned b = 0; b < SM_SCHED_LAT_BUCKETS; b++)
+		dst->sched_lat[b] = SM_READ_ONCE(src->sched_lat[b]);
+	dst->sched_lat_sum_ns = SM_READ_ONCE(src->sched_lat_sum_ns);
+}
+
+uint64_t
+sm_sched_lat_quantile_us(const struct sm_sw_stats *st, double q)
+{
+	uint64_t total = 0, seen = 0, rank;
+	unsigned b;
+
+	for (b = 0; b < SM_SCHED_LAT_BUCKETS; b++)
+		total += st->sched_lat[b];
+	if (total == 0)
+		return 0;
+	rank = (uint64_t)(q * (double)total + 0.5);
+	if (rank < 1)
+		rank = 1;
+	for (b = 0; b < SM_SCHED_LAT_BUCKETS; b++) {
+		seen += st->sched_lat[b];
+		if (seen >= rank)
+			break;
+	}
+	return b >= SM_SCHED_LAT_BUCKETS - 1 ? UINT64_MAX : 1ull << b;
 }
 
 /* The reason text of a snapshot's unavailable counter, via the perf module. */
@@ -94,6 +119,8 @@ enum sm_col_kind {
 	SM_COL_CONNS,
 	SM_COL_PERF,
 	SM_COL_PERF_MS,
+	SM_COL_SHARE,	  /* a reactor time field as a share of busy + idle + sleep */
+	SM_COL_SCHED_P99, /* the 99th percentile scheduling latency */
 };
 
 struct sm_col {
@@ -123,6 +150,10 @@ static const struct sm_col sm_table_cols[] = {
 	SM_COL_SW("io_enters", io_enters),
 	SM_COL_SW("requests", requests),
 	SM_COL_SW("hops", hops),
+	{ "busy%", SM_COL_SHARE, offsetof(struct sm_sw_stats, busy_ns), SM_PERF_NR },
+	{ "sleep%", SM_COL_SHARE, offsetof(struct sm_sw_stats, sleep_ns), SM_PERF_NR },
+	SM_COL_SW("stalls", stalls),
+	{ "sched_p99(us)", SM_COL_SCHED_P99, 0, SM_PERF_NR },
 	SM_COL_P("instructions", SM_COL_PERF, SM_PERF_INSTRUCTIONS),
 	SM_COL_P("cycles", SM_COL_PERF, SM_PERF_CYCLES),
 	SM_COL_P("cache-misses", SM_COL_PERF, SM_PERF_CACHE_MISSES),
@@ -171,6 +202,22 @@ sm_table_cell(const struct sm_col *col, const struct sm_shard_snapshot *s, char 
 			snprintf(buf, SM_CELL_MAX, "n/a");
 		else
 			snprintf(buf, SM_CELL_MAX, "%.1f", (double)s->perf[col->perf] / 1e6);
+		break;
+	case SM_COL_SHARE: {
+		uint64_t all = s->sw.busy_ns + s->sw.idle_ns + s->sw.sleep_ns;
+
+		memcpy(&u, sw + col->off, sizeof(u));
+		snprintf(buf, SM_CELL_MAX, "%.1f", all ? 100.0 * (double)u / (double)all : 0.0);
+		break;
+	}
+	case SM_COL_SCHED_P99:
+		u = sm_sched_lat_quantile_us(&s->sw, 0.99);
+		if (u == 0)
+			snprintf(buf, SM_CELL_MAX, "-");
+		else if (u == UINT64_MAX)
+			snprintf(buf, SM_CELL_MAX, ">%llu", 1ull << (SM_SCHED_LAT_BUCKETS - 2));
+		else
+			snprintf(buf, SM_CELL_MAX, "<=%" PRIu64, u);
 		break;
 	}
 }
@@ -316,10 +363,13 @@ struct sm_prom_metric {
 	const char *type;
 	const char *help;
 	size_t off; /* offset in struct sm_sw_stats; SIZE_MAX for conns_active */
+	bool ns_to_s; /* the field counts nanoseconds: print seconds */
 };
 
 /* clang-format off */
-#define SM_PROM_C(n, f, h) { "shardmark_" n, "counter", h, offsetof(struct sm_sw_stats, f) }
+#define SM_PROM_C(n, f, h) { "shardmark_" n, "counter", h, offsetof(struct sm_sw_stats, f), false }
+/* a counter kept in nanoseconds, exposed in seconds */
+#define SM_PROM_S(n, f, h) { "shardmark_" n, "counter", h, offsetof(struct sm_sw_stats, f), true }
 /* clang-format on */
 
 static const struct sm_prom_metric sm_prom_metrics[] = {
@@ -363,6 +413,16 @@ static const struct sm_prom_metric sm_prom_metrics[] = {
 		  "Requests answered with a timeout error (request_timeout_in_ms and friends)."),
 	SM_PROM_C("accept_errors_total", accept_errors,
 		  "accept(2) failures (EMFILE, ENFILE, ENOMEM); the listener backs off."),
+	SM_PROM_S("reactor_busy_seconds_total", busy_ns,
+		  "Reactor time in loop rounds that found work (the reactor's own clock)."),
+	SM_PROM_S("reactor_idle_poll_seconds_total", idle_ns,
+		  "Reactor time in rounds that found nothing and spun (idle polling, CPU spent on "
+		  "nothing)."),
+	SM_PROM_S("reactor_sleep_seconds_total", sleep_ns,
+		  "Reactor time blocked in its waiter (no CPU)."),
+	SM_PROM_C("reactor_stalls_total", stalls,
+		  "Loop rounds longer than blocked_reactor_notify_ms (each logged with a backtrace, "
+		  "rate-limited)."),
 };
 
 static void
@@ -384,6 +444,37 @@ sm_prom_escaped(struct sm_out *o, const char *s)
 			sm_out_printf(o, "\\n");
 		else
 			sm_out_printf(o, "%c", *s);
+	}
+}
+
+/* The scheduling-latency histogram, per shard, in seconds as Prometheus wants. */
+static void
+sm_prom_sched_lat(struct sm_out *o, const struct sm_shard_snapshot *snap, unsigned n)
+{
+	static const char name[] = "shardmark_reactor_scheduling_latency_seconds";
+	uint64_t cum, us;
+	unsigned i, b;
+
+	sm_prom_family(o, name, "histogram",
+		       "How long the oldest ready task waited before the reactor ran it, once per "
+		       "task run.");
+	for (i = 0; i < n; i++) {
+		const struct sm_sw_stats *st = &snap[i].sw;
+
+		cum = 0;
+		for (b = 0; b + 1 < SM_SCHED_LAT_BUCKETS; b++) {
+			cum += st->sched_lat[b];
+			us = 1ull << b;
+			sm_out_printf(o, "%s_bucket{shard=\"%u\",le=\"%" PRIu64 ".%06" PRIu64 "\"} %" PRIu64 "\n",
+				      name, snap[i].shard, us / 1000000, us % 1000000, cum);
+		}
+		cum += st->sched_lat[SM_SCHED_LAT_BUCKETS - 1];
+		sm_out_printf(o, "%s_bucket{shard=\"%u\",le=\"+Inf\"} %" PRIu64 "\n", name,
+			      snap[i].shard, cum);
+		sm_out_printf(o, "%s_sum{shard=\"%u\"} %" PRIu64 ".%09" PRIu64 "\n", name,
+			      snap[i].shard, st->sched_lat_sum_ns / 1000000000,
+			      st->sched_lat_sum_ns % 1000000000);
+		sm_out_printf(o, "%s_count{shard=\"%u\"} %" PRIu64 "\n", name, snap[i].shard, cum);
 	}
 }
 
@@ -460,14 +551,20 @@ sm_stats_format_prometheus(char *buf, size_t len, const struct sm_shard_snapshot
 				v = snap[i].sw.mem_budget;
 			} else {
 				memcpy(&u, (const char *)&snap[i].sw + m->off, sizeof(u));
-				sm_out_printf(&o, "%s{shard=\"%u\"} %" PRIu64 "\n", m->name,
-					      snap[i].shard, u);
+				if (m->ns_to_s)
+					sm_out_printf(&o, "%s{shard=\"%u\"} %" PRIu64 ".%09" PRIu64 "\n",
+						      m->name, snap[i].shard, u / 1000000000,
+						      u % 1000000000);
+				else
+					sm_out_printf(&o, "%s{shard=\"%u\"} %" PRIu64 "\n", m->name,
+						      snap[i].shard, u);
 				continue;
 			}
 			sm_out_printf(&o, "%s{shard=\"%u\"} %" PRId64 "\n", m->name, snap[i].shard,
 				      v);
 		}
 	}
+	sm_prom_sched_lat(&o, snap, n);
 	sm_prom_perf(&o, snap, n);
 	return o.pos;
 }

@@ -23,6 +23,9 @@
  * as 0: a VM without a PMU has no "instructions".
  */
 
+/* Scheduling-latency buckets: up to 1 us, then powers of two to 2^20 us, then more. */
+#define SM_SCHED_LAT_BUCKETS 22
+
 struct sm_sw_stats {
 	uint64_t tasks_run; /* tasks executed by the reactor */
 	uint64_t polls;	    /* reactor poll rounds */
@@ -61,7 +64,34 @@ struct sm_sw_stats {
 	uint64_t busy_ns;
 	uint64_t idle_ns;
 	uint64_t sleep_ns;
+	uint64_t stalls; /* loop rounds longer than blocked_reactor_notify_ms */
+	/*
+	 * Scheduling latency: how long the oldest ready task waited before the
+	 * reactor ran it (once per task run: the wait of the task at the head
+	 * of the queue). Bucket k counts waits in (2^(k-1), 2^k] microseconds,
+	 * bucket 0 those up to 1 us, the last one everything longer.
+	 */
+	uint64_t sched_lat[SM_SCHED_LAT_BUCKETS];
+	uint64_t sched_lat_sum_ns;
 } SM_CACHE_ALIGNED;
+
+/* The histogram bucket of a scheduling latency of @ns. */
+static inline unsigned
+sm_sched_lat_bucket(uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	unsigned b = us <= 1 ? 0 : 64 - (unsigned)__builtin_clzll(us - 1);
+
+	return b < SM_SCHED_LAT_BUCKETS - 1 ? b : SM_SCHED_LAT_BUCKETS - 1;
+}
+
+/*
+ * The upper bound in microseconds of the bucket holding quantile @q (0..1)
+ * of @st's scheduling latencies; 0 when none were counted, UINT64_MAX when
+ * it is the last, open, bucket.
+ */
+uint64_t
+sm_sched_lat_quantile_us(const struct sm_sw_stats *st, double q);
 
 /* The calling thread's counter block: its shard's, or a private one. */
 extern __thread struct sm_sw_stats *sm_tls_stats;

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "sm_clock.h"
+
 /*
  * Tasks: an intrusive {fn, arg} node embedded in the object that needs work,
  * so queueing one never allocates. A task is on at most one queue; queueing a
@@ -23,6 +25,9 @@ struct sm_task_queue {
 	struct sm_task **tail;
 	unsigned len;
 	bool yield; /* end the current run after this task (sm_task_queue_yield) */
+	/* when the task now at the head became ready: the queue's scheduling latency */
+	uint64_t ready_ns;
+	void (*running)(void *arg); /* the task running now, for the stall detector */
 };
 
 static inline void
@@ -41,6 +46,8 @@ sm_task_queue_init(struct sm_task_queue *q)
 	q->tail = &q->head;
 	q->len = 0;
 	q->yield = false;
+	q->ready_ns = 0;
+	q->running = NULL;
 }
 
 /*
@@ -68,6 +75,9 @@ sm_task_queue_push(struct sm_task_queue *q, struct sm_task *t)
 		return false;
 	t->queued = true;
 	t->next = NULL;
+	/* One clock read when the queue stops being empty, not one per task. */
+	if (q->head == NULL)
+		q->ready_ns = sm_now_ns();
 	*q->tail = t;
 	q->tail = &t->next;
 	q->len++;

@@ -34,7 +34,7 @@ ir() {
 	shift
 	out="$tmp/cg.out"
 	valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$out" "$bin" perf-simple-query \
-		--smp 1 --idle-poll-us 0 --partitions 1000 --random-seed 1 --operations-per-shard "$n" \
+		--smp 1 --idle-poll-us 0 --blocked-reactor-notify-ms 0 --partitions 1000 --random-seed 1 --operations-per-shard "$n" \
 		"$@" >"$tmp/run.log" 2>"$tmp/vg.log" || { cat "$tmp/vg.log" "$tmp/run.log" >&2; exit 1; }
 	sed -n 's/^summary: *//p' "$out" | awk '{print $1}'
 }

@@ -4,7 +4,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -83,6 +86,108 @@ test_submit_to_all(void **state)
 		assert_int_equal(fan.ran[i], 2);
 }
 
+/* ---- the stall detector and the scheduling latency ---- */
+
+static struct {
+	struct sm_task stall;
+	struct sm_timer after;
+	uint64_t stalls_seen;
+	uint64_t sched_samples;
+} stl;
+
+static void
+stall_after(void *arg)
+{
+	unsigned b;
+
+	(void)arg;
+	stl.stalls_seen = sm_tls_stats->stalls;
+	for (b = 0; b < SM_SCHED_LAT_BUCKETS; b++)
+		stl.sched_samples += sm_tls_stats->sched_lat[b];
+	sm_runtime_stop();
+}
+
+/* A task that hogs its shard for 80 ms, 8 times the threshold. */
+static void
+stall_spin(void *arg)
+{
+	uint64_t until = sm_now_ns() + 80 * 1000000ull;
+
+	(void)arg;
+	while (sm_now_ns() < until)
+		;
+	sm_timer_init(&stl.after, stall_after, NULL);
+	sm_timer_arm(&stl.after, 20);
+}
+
+static int
+stall_shard_init(unsigned shard, void *arg)
+{
+	(void)arg;
+	if (shard == 1) {
+		sm_task_init(&stl.stall, stall_spin, NULL);
+		sm_task_schedule(&stl.stall);
+	}
+	return 0;
+}
+
+static void
+test_stall_detector(void **state)
+{
+	struct sm_runtime_opts o = {
+		.smp = 2,
+		.overprovisioned = true,
+		.blocked_notify_ms = 10,
+		.shard_init = stall_shard_init,
+	};
+	char err[256], log[8192], path[] = "/tmp/test_stall_XXXXXX";
+	int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+	ssize_t got;
+
+	(void)state;
+	assert_true(fd >= 0 && saved >= 0);
+	unlink(path);
+	memset(&stl, 0, sizeof(stl));
+	/* The report is a log line on stderr: catch it in a file. */
+	dup2(fd, STDERR_FILENO);
+	assert_int_equal(sm_runtime_run(&o, err, sizeof(err)), 0);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	got = pread(fd, log, sizeof(log) - 1, 0);
+	close(fd);
+	assert_true(got > 0);
+	log[got] = '\0';
+	fprintf(stderr, "%s", log);
+	assert_int_equal(stl.stalls_seen, 1);
+	assert_true(stl.sched_samples >= 1);
+	assert_non_null(strstr(log, "Reactor stalled for "));
+	assert_non_null(strstr(log, " ms on shard 1, in task "));
+	assert_non_null(strstr(log, "(blocked_reactor_notify_ms 10). Backtrace: "));
+}
+
+static void
+test_sched_lat_buckets(void **state)
+{
+	struct sm_sw_stats st;
+
+	(void)state;
+	assert_int_equal(sm_sched_lat_bucket(0), 0);
+	assert_int_equal(sm_sched_lat_bucket(1999), 0); /* 1 us */
+	assert_int_equal(sm_sched_lat_bucket(2000), 1);	 /* (1, 2] us */
+	assert_int_equal(sm_sched_lat_bucket(3000), 2);	 /* (2, 4] */
+	assert_int_equal(sm_sched_lat_bucket(4000), 2);
+	assert_int_equal(sm_sched_lat_bucket(5000), 3);
+	assert_int_equal(sm_sched_lat_bucket(1000000000000ull), SM_SCHED_LAT_BUCKETS - 1);
+	memset(&st, 0, sizeof(st));
+	assert_true(sm_sched_lat_quantile_us(&st, 0.99) == 0);
+	st.sched_lat[0] = 98;
+	st.sched_lat[4] = 2; /* (8, 16] us */
+	assert_true(sm_sched_lat_quantile_us(&st, 0.5) == 1);
+	assert_true(sm_sched_lat_quantile_us(&st, 0.99) == 16);
+	st.sched_lat[SM_SCHED_LAT_BUCKETS - 1] = 1000;
+	assert_true(sm_sched_lat_quantile_us(&st, 0.99) == UINT64_MAX);
+}
+
 static void
 test_byteorder(void **state)
 {
@@ -149,6 +254,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_submit_to_all),
+		cmocka_unit_test(test_stall_detector),
+		cmocka_unit_test(test_sched_lat_buckets),
 		cmocka_unit_test(test_byteorder),
 		cmocka_unit_test(test_random),
 	};

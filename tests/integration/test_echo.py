@@ -237,9 +237,27 @@ def test_metrics_and_stats_endpoints(serve):
     assert {lab.get("shard") for lab, _ in perf} == {"0", "1"}
     assert all("counter" in lab and v in (0.0, 1.0) for lab, v in perf), perf
 
+    # The reactor's own view: its time by kind, its stalls, its scheduling latency.
+    for name in ("shardmark_reactor_busy_seconds_total", "shardmark_reactor_idle_poll_seconds_total",
+                 "shardmark_reactor_sleep_seconds_total", "shardmark_reactor_stalls_total",
+                 "shardmark_reactor_scheduling_latency_seconds_count",
+                 "shardmark_reactor_scheduling_latency_seconds_sum"):
+        assert set(metric_by_shard(samples, name)) == {"0", "1"}, name
+    sleep = metric_by_shard(samples, "shardmark_reactor_sleep_seconds_total")
+    assert all(v > 0 for v in sleep.values()), f"an idle server sleeps: {sleep}"
+    buckets = [(lab, v) for n, lab, v in samples
+               if n == "shardmark_reactor_scheduling_latency_seconds_bucket" and lab.get("shard") == "0"]
+    assert buckets[-1][0]["le"] == "+Inf", buckets[-1]
+    counts = [v for _, v in buckets]
+    assert counts == sorted(counts), f"histogram buckets are cumulative: {counts}"
+    count = metric_by_shard(samples, "shardmark_reactor_scheduling_latency_seconds_count")["0"]
+    assert counts[-1] == count, (counts[-1], count)
+
     status, _, body = http_get(srv.prom_port, "/stats")
     assert status == 200, body
     assert "shard" in body.lower(), body
+    for col in ("busy%", "sleep%", "stalls", "sched_p99(us)"):
+        assert col in body, f"/stats lacks the {col} column: {body}"
     srv.stop()
 
 
