@@ -1,4 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sm_net.h first, outside the guard: it includes this header at its end for
+ * its inline calls, so whichever of the two a file includes first, the
+ * driver struct is defined before those calls.
+ */
+#include "sm_net.h"
+
 #ifndef SM_NET_DRIVER_H
 #define SM_NET_DRIVER_H
 
@@ -7,8 +14,6 @@
  * implements and the helpers it calls. Protocols use sm_net.h only; this
  * header is theirs to ignore.
  */
-
-#include "sm_net.h"
 
 /* A driver: one implementation of the transport interface. */
 struct sm_net_driver {
@@ -42,6 +47,14 @@ struct sm_net_driver {
 	 */
 	unsigned (*counters)(const struct sm_net_counter **desc);
 	void (*counters_read)(unsigned shard, uint64_t *vals);
+	/*
+	 * Optional: hand the sending half of @c's TLS session to the kernel
+	 * (setsockopt TCP_ULP "tls", then SOL_TLS TLS_TX with @info, Linux's
+	 * crypto info). Called by lib/tls once nothing is queued on @c; from
+	 * then on what is sent is plaintext that the kernel frames. Returns 0,
+	 * -ENOPROTOOPT/-ENOENT when the kernel has no TLS, or another -errno.
+	 */
+	int (*ktls_tx)(struct sm_conn *c, const void *info, size_t len);
 };
 
 /* Register a driver by name; -EEXIST when the name is taken. */

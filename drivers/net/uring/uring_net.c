@@ -53,6 +53,7 @@
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <linux/tls.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1453,8 +1454,27 @@ uring_rx_pending(struct sm_conn *c)
 	return n;
 }
 
+/*
+ * Kernel TLS for the sending half (lib/tls): the ULP first, then the keys.
+ * A kernel without the tls module answers ENOENT to the ULP.
+ */
+static int
+uring_ktls_tx(struct sm_conn *c, const void *info, size_t len)
+{
+	struct uconn *u = (struct uconn *)c;
+
+	if (u->fd < 0 || u->send_inflight || u->sq.bytes > 0)
+		return -EBUSY;
+	if (setsockopt(u->fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof("tls")) < 0)
+		return -errno;
+	if (setsockopt(u->fd, SOL_TLS, TLS_TX, info, (socklen_t)len) < 0)
+		return -errno;
+	return 0;
+}
+
 static const struct sm_net_driver uring_driver = {
 	.name = "uring",
+	.ktls_tx = uring_ktls_tx,
 	.probe = uring_probe,
 	.shard_init = uring_shard_init,
 	.shard_fini = uring_shard_fini,
