@@ -136,6 +136,27 @@ static const struct sm_choice sm_write_isolations[] = {
 	  "CQL native protocol port")                                                              \
 	K(native_shard_aware_transport_port, LISTEN_PORT, 1, 65535, NULL, "19042",                 \
 	  "CQL port that picks the shard from the client's source port")                           \
+	K(native_transport_port_ssl, LISTEN_PORT, 0, 65535, NULL, "0",                             \
+	  "CQL over TLS on this port while native_transport_port stays plain; 0 (or the same "    \
+	  "port) = with client encryption on, native_transport_port itself is TLS")               \
+	K(native_shard_aware_transport_port_ssl, LISTEN_PORT, 0, 65535, NULL, "0",                 \
+	  "the shard-aware port's TLS twin, as native_transport_port_ssl")                         \
+	K(client_encryption_options_enabled, BOOL, 0, 0, NULL, "false",                            \
+	  "TLS on the CQL ports (scylla.yaml's client_encryption_options: enabled)")               \
+	K(client_encryption_options_certificate, OPT_STRING, 0, 0, NULL, "",                       \
+	  "the server's PEM certificate for CQL over TLS")                                         \
+	K(client_encryption_options_keyfile, OPT_STRING, 0, 0, NULL, "",                           \
+	  "the PEM key of that certificate")                                                       \
+	K(client_encryption_options_truststore, OPT_STRING, 0, 0, NULL, "",                        \
+	  "PEM CA certificates client certificates are checked against; empty = the system's")    \
+	K(client_encryption_options_require_client_auth, BOOL, 0, 0, NULL, "false",                \
+	  "CQL clients must present a certificate the truststore trusts")                          \
+	K(client_encryption_options_priority_string, OPT_STRING, 0, 0, NULL, "",                   \
+	  "GnuTLS priority string (ciphers, versions), as ScyllaDB's; empty = SECURE128 without " \
+	  "TLS 1.0/1.1")                                                                            \
+	K(tls_kernel_offload, BOOL, 0, 0, NULL, "true",                                            \
+	  "after the TLS handshake, let the kernel (kTLS, or a NIC with TLS offload) encrypt "     \
+	  "what is sent, where it can; shardmark_tls_*_tx_total says which path each took")       \
 	K(native_transport_max_frame_size_in_mb, UINT, 1, 2047, NULL, "256",                       \
 	  "largest CQL frame accepted, in MiB; a bigger one gets an error and a close")            \
 	K(native_transport_frame_timeout_in_ms, UINT, 0, 86400000, NULL, "30000",                  \
@@ -177,6 +198,15 @@ static const struct sm_choice sm_write_isolations[] = {
 	  "listen_address, so token-aware drivers without shard awareness reach the owner")       \
 	K(alternator_port, LISTEN_PORT, 0, 65535, NULL, "8000",                                    \
 	  "Alternator (DynamoDB API over HTTP) port; 0 = off")                                     \
+	K(alternator_https_port, LISTEN_PORT, 0, 65535, NULL, "0",                                 \
+	  "Alternator over HTTPS (TLS) port; 0 = off")                                             \
+	K(alternator_encryption_options_certificate, OPT_STRING, 0, 0, NULL, "",                   \
+	  "the PEM certificate of alternator_https_port (scylla.yaml's "                          \
+	  "alternator_encryption_options: certificate)")                                           \
+	K(alternator_encryption_options_keyfile, OPT_STRING, 0, 0, NULL, "",                       \
+	  "the PEM key of that certificate")                                                       \
+	K(alternator_encryption_options_priority_string, OPT_STRING, 0, 0, NULL, "",               \
+	  "GnuTLS priority string for alternator_https_port; empty = as for CQL")                  \
 	K(alternator_write_isolation, ENUM, 0, 0, sm_write_isolations, "only_rmw_uses_lwt",        \
 	  "default Alternator write isolation: forbid_rmw, unsafe, always_use_lwt or "             \
 	  "only_rmw_uses_lwt (or f, u, a, o)")                                                     \
@@ -872,14 +902,50 @@ sm_node_kind(const yaml_node_t *n)
 	}
 }
 
-/* One "key: value" pair of the top-level mapping. */
 static int
-sm_loader_pair(struct sm_loader *l, const yaml_node_t *key, const yaml_node_t *val)
+sm_loader_pair(struct sm_loader *l, const yaml_node_t *key, const yaml_node_t *val,
+	       const char *parent);
+
+/*
+ * scylla.yaml's groups (client_encryption_options: {enabled: true, ...}):
+ * each member is the key "<group>_<member>", one level deep.
+ */
+static int
+sm_loader_group(struct sm_loader *l, const char *group, const yaml_node_t *val)
+{
+	yaml_node_pair_t *pair;
+	int rc;
+
+	for (pair = val->data.mapping.pairs.start; pair < val->data.mapping.pairs.top; pair++) {
+		rc = sm_loader_pair(l, yaml_document_get_node(&l->doc, pair->key),
+				    yaml_document_get_node(&l->doc, pair->value), group);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* True when some key is named "<group>_...": @group may hold a nested mapping. */
+static bool
+sm_is_group(const char *group)
+{
+	size_t i, n = strlen(group);
+
+	for (i = 0; i < SM_NKEYS; i++)
+		if (strncmp(sm_keys[i].name, group, n) == 0 && sm_keys[i].name[n] == '_')
+			return true;
+	return false;
+}
+
+/* One "key: value" pair of the top-level mapping, or of a group's (@parent). */
+static int
+sm_loader_pair(struct sm_loader *l, const yaml_node_t *key, const yaml_node_t *val,
+	       const char *parent)
 {
 	const struct sm_key *k;
 	const char *name;
 	union sm_value v;
-	char body[640];
+	char body[640], full[160];
 	size_t idx;
 	int rc;
 
@@ -890,6 +956,12 @@ sm_loader_pair(struct sm_loader *l, const yaml_node_t *key, const yaml_node_t *v
 		return -EINVAL;
 	}
 	name = (const char *)key->data.scalar.value;
+	if (parent != NULL) {
+		snprintf(full, sizeof(full), "%s_%s", parent, name);
+		name = full;
+	} else if (val->type == YAML_MAPPING_NODE && sm_is_group(name)) {
+		return sm_loader_group(l, name, val);
+	}
 	k = sm_key_find(name);
 	if (k == NULL) {
 		sm_unknown_key_msg(name, false, body, sizeof(body));
@@ -943,7 +1015,7 @@ sm_loader_root(struct sm_loader *l, yaml_node_t *root)
 	}
 	for (pair = root->data.mapping.pairs.start; pair < root->data.mapping.pairs.top; pair++) {
 		rc = sm_loader_pair(l, yaml_document_get_node(&l->doc, pair->key),
-				    yaml_document_get_node(&l->doc, pair->value));
+				    yaml_document_get_node(&l->doc, pair->value), NULL);
 		if (rc < 0)
 			return rc;
 	}

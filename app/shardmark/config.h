@@ -41,6 +41,16 @@ struct sm_config {
 	char *listen_address;
 	unsigned native_transport_port;		    /* CQL */
 	unsigned native_shard_aware_transport_port; /* CQL, shard chosen by source port */
+	unsigned native_transport_port_ssl;		/* 0: the plain ports turn TLS */
+	unsigned native_shard_aware_transport_port_ssl; /* its TLS twin; 0 as above */
+	/* scylla.yaml's client_encryption_options, flattened */
+	bool client_encryption_options_enabled;
+	char *client_encryption_options_certificate;
+	char *client_encryption_options_keyfile;
+	char *client_encryption_options_truststore;
+	bool client_encryption_options_require_client_auth;
+	char *client_encryption_options_priority_string;
+	bool tls_kernel_offload; /* kTLS for sending where the kernel has it */
 	unsigned native_transport_max_frame_size_in_mb;
 	unsigned native_transport_frame_timeout_in_ms;
 	unsigned connection_max_unsent_bytes;
@@ -60,6 +70,10 @@ struct sm_config {
 	char *peers;			  /* other appliances, "a,b:port"; NULL = none */
 	bool shard_nodes;		  /* one CQL node per shard */
 	unsigned alternator_port;	  /* DynamoDB API over HTTP */
+	unsigned alternator_https_port;	  /* 0 = off */
+	char *alternator_encryption_options_certificate;
+	char *alternator_encryption_options_keyfile;
+	char *alternator_encryption_options_priority_string;
 	char *alternator_write_isolation; /* forbid_rmw|unsafe|always_use_lwt|only_rmw_uses_lwt */
 	bool alternator_enforce_authorization;
 	char *alternator_access_key_id;

@@ -13,6 +13,7 @@
 #include "sm_cql_exec.h"
 #include "sm_cql_system.h"
 #include "sm_store.h"
+#include "sm_tls.h"
 #include "stats_http.h"
 
 struct serve_ctx {
@@ -29,6 +30,8 @@ struct serve_ctx {
 	struct sm_http_service alt_svc;
 	uint64_t mem_per_shard; /* each shard's heap budget */
 	struct sm_stats_http_service stats_svc;
+	struct sm_tls_ctx *cql_tls; /* client_encryption_options; NULL: off */
+	struct sm_tls_ctx *alt_tls; /* alternator_https_port's */
 };
 
 static int
@@ -46,10 +49,11 @@ static const struct sm_cli_opt serve_opts[] = {
 	  opt_print_config },
 };
 
+/* Listen on @addr:@port for @proto, through TLS when @tls is set. */
 static int
-open_listener(const struct sm_config *cfg, const char *what, const char *key, const char *addr,
-	      unsigned port, enum sm_placement placement, const struct sm_proto_ops *proto,
-	      void *ctx)
+open_listener_tls(const struct sm_config *cfg, const char *what, const char *key,
+		  const char *addr, unsigned port, enum sm_placement placement,
+		  const struct sm_proto_ops *proto, void *ctx, struct sm_tls_ctx *tls)
 {
 	struct sm_listen_opts lo = {
 		.addr = addr,
@@ -61,12 +65,55 @@ open_listener(const struct sm_config *cfg, const char *what, const char *key, co
 	struct sm_listener *l;
 	int ret;
 
+	if (tls != NULL && sm_tls_wrap_listen(tls, &lo) < 0)
+		return -ENOMEM;
 	ret = sm_net_listen(&lo, &l);
 	if (ret < 0)
 		sm_app_listen_error(cfg, what, key, addr, port, ret);
 	return ret;
 }
 
+static int
+open_listener(const struct sm_config *cfg, const char *what, const char *key, const char *addr,
+	      unsigned port, enum sm_placement placement, const struct sm_proto_ops *proto,
+	      void *ctx)
+{
+	return open_listener_tls(cfg, what, key, addr, port, placement, proto, ctx, NULL);
+}
+
+/*
+ * A CQL port and its TLS twin, as ScyllaDB's transport controller pairs
+ * them: with client encryption on and no separate TLS port (0, or the same
+ * number), the port itself speaks TLS; with another number, the port stays
+ * plain and the other one is TLS.
+ */
+static bool
+cql_port_is_tls(const struct sm_config *c, unsigned port, unsigned ssl_port)
+{
+	return c->client_encryption_options_enabled && (ssl_port == 0 || ssl_port == port);
+}
+
+static bool
+cql_ssl_port_extra(const struct sm_config *c, unsigned port, unsigned ssl_port)
+{
+	return c->client_encryption_options_enabled && ssl_port != 0 && ssl_port != port;
+}
+
+static int
+open_cql_pair(struct serve_ctx *s, const char *key, const char *ssl_key, unsigned port,
+	      unsigned ssl_port, enum sm_placement placement, struct sm_cql_service *svc)
+{
+	const struct sm_config *c = &s->cfg;
+	int ret;
+
+	ret = open_listener_tls(c, "cql", key, c->listen_address, port, placement,
+				&sm_cql_proto_ops, svc,
+				cql_port_is_tls(c, port, ssl_port) ? s->cql_tls : NULL);
+	if (ret == 0 && cql_ssl_port_extra(c, port, ssl_port))
+		ret = open_listener_tls(c, "cql", ssl_key, c->listen_address, ssl_port, placement,
+					&sm_cql_proto_ops, svc, s->cql_tls);
+	return ret;
+}
 /* IPv4 @base + @i ("127.0.0.1" + 1 = "127.0.0.2"); false when not IPv4 or it overflows. */
 static bool
 addr_plus(const char *base, unsigned i, char *out, size_t len)
@@ -180,8 +227,16 @@ cql_setup(struct serve_ctx *s, unsigned nshards)
 		svc->max_frame = c->native_transport_max_frame_size_in_mb > 2047
 					 ? UINT32_MAX
 					 : c->native_transport_max_frame_size_in_mb << 20;
-		svc->shard_aware_port =
-			c->shard_nodes ? 0 : (uint16_t)c->native_shard_aware_transport_port;
+		if (!c->shard_nodes) {
+			unsigned sa = c->native_shard_aware_transport_port,
+				 sa_ssl = c->native_shard_aware_transport_port_ssl;
+
+			svc->shard_aware_port = cql_port_is_tls(c, sa, sa_ssl) ? 0 : (uint16_t)sa;
+			svc->shard_aware_port_ssl = cql_port_is_tls(c, sa, sa_ssl) ? (uint16_t)sa
+						    : cql_ssl_port_extra(c, sa, sa_ssl)
+							    ? (uint16_t)sa_ssl
+							    : 0;
+		}
 		svc->exec = &sm_cql_exec;
 		if (strcmp(c->authenticator, "PasswordAuthenticator") == 0) {
 			svc->auth_user = c->auth_superuser_name;
@@ -249,21 +304,40 @@ serve_shard_init(unsigned shard, void *arg)
 					"cql on %s..%s:%u (one node per shard)", s->node_addr[0],
 					s->node_addr[s->nviews - 1], s->cfg.native_transport_port);
 	} else {
-		ret = open_listener(&s->cfg, "cql", "native_transport_port", s->cfg.listen_address,
-				    s->cfg.native_transport_port, SM_PLACE_BALANCED,
-				    &sm_cql_proto_ops, &s->cql[0]);
+		const struct sm_config *c = &s->cfg;
+
+		ret = open_cql_pair(s, "native_transport_port", "native_transport_port_ssl",
+				    c->native_transport_port, c->native_transport_port_ssl,
+				    SM_PLACE_BALANCED, &s->cql[0]);
 		if (ret < 0)
 			return ret;
-		ret = open_listener(&s->cfg, "cql", "native_shard_aware_transport_port",
-				    s->cfg.listen_address, s->cfg.native_shard_aware_transport_port,
-				    SM_PLACE_SRC_PORT, &sm_cql_proto_ops, &s->cql[1]);
+		ret = open_cql_pair(s, "native_shard_aware_transport_port",
+				    "native_shard_aware_transport_port_ssl",
+				    c->native_shard_aware_transport_port,
+				    c->native_shard_aware_transport_port_ssl, SM_PLACE_SRC_PORT,
+				    &s->cql[1]);
 		if (ret < 0)
 			return ret;
-		off += (size_t)snprintf(services + off, sizeof(services) - off,
-					"cql on %s (shard-aware %u)",
-					sm_net_hostport(s->cfg.listen_address,
-							s->cfg.native_transport_port, hp, sizeof(hp)),
-					s->cfg.native_shard_aware_transport_port);
+		off += (size_t)snprintf(
+			services + off, sizeof(services) - off, "cql on %s%s (shard-aware %u%s)",
+			sm_net_hostport(c->listen_address, c->native_transport_port, hp, sizeof(hp)),
+			cql_port_is_tls(c, c->native_transport_port, c->native_transport_port_ssl)
+				? " over TLS"
+				: "",
+			c->native_shard_aware_transport_port,
+			cql_port_is_tls(c, c->native_shard_aware_transport_port,
+					c->native_shard_aware_transport_port_ssl)
+				? " over TLS"
+				: "");
+		if (cql_ssl_port_extra(c, c->native_transport_port, c->native_transport_port_ssl))
+			off += (size_t)snprintf(services + off, sizeof(services) - off,
+						", cql over TLS on port %u",
+						c->native_transport_port_ssl);
+		if (cql_ssl_port_extra(c, c->native_shard_aware_transport_port,
+				       c->native_shard_aware_transport_port_ssl))
+			off += (size_t)snprintf(services + off, sizeof(services) - off,
+						" (shard-aware %u)",
+						c->native_shard_aware_transport_port_ssl);
 	}
 	if (s->cfg.alternator_port != 0) {
 		ret = open_listener(&s->cfg, "alternator", "alternator_port", s->cfg.listen_address,
@@ -276,6 +350,17 @@ serve_shard_init(unsigned shard, void *arg)
 					sm_net_hostport(s->cfg.listen_address, s->cfg.alternator_port,
 							hp, sizeof(hp)),
 					s->cfg.alternator_write_isolation);
+	}
+	if (s->cfg.alternator_https_port != 0) {
+		ret = open_listener_tls(&s->cfg, "alternator", "alternator_https_port",
+					s->cfg.listen_address, s->cfg.alternator_https_port,
+					SM_PLACE_BALANCED, &sm_http_proto_ops, &s->alt_svc, s->alt_tls);
+		if (ret < 0)
+			return ret;
+		off += (size_t)snprintf(services + off, sizeof(services) - off,
+					", alternator on https://%s",
+					sm_net_hostport(s->cfg.listen_address,
+							s->cfg.alternator_https_port, hp, sizeof(hp)));
 	}
 	if (s->cfg.echo_port != 0) {
 		ret = open_listener(&s->cfg, "echo", "echo_port", s->cfg.listen_address, s->cfg.echo_port,
@@ -326,6 +411,67 @@ serve_usr1(void *arg)
 	sm_stats_dump(stderr);
 }
 
+/* The TLS credentials of the CQL and Alternator ports, checked before any shard starts. */
+static int
+tls_setup(struct serve_ctx *s)
+{
+	const struct sm_config *c = &s->cfg;
+	char err[512], k1[64], k2[64];
+	struct sm_tls_opts o;
+
+	if (c->client_encryption_options_enabled) {
+		o = (struct sm_tls_opts){
+			.server = true,
+			.certificate = c->client_encryption_options_certificate,
+			.keyfile = c->client_encryption_options_keyfile,
+			.truststore = c->client_encryption_options_truststore,
+			.priority = c->client_encryption_options_priority_string,
+			.require_client_auth = c->client_encryption_options_require_client_auth,
+			.ktls = c->tls_kernel_offload,
+		};
+		if (o.certificate == NULL || o.keyfile == NULL) {
+			fprintf(stderr,
+				"shardmark serve: client encryption needs a certificate and its "
+				"key: set %s and %s (PEM files)\n",
+				sm_config_spelling(c, "client_encryption_options_certificate", k1,
+						   sizeof(k1)),
+				sm_config_spelling(c, "client_encryption_options_keyfile", k2,
+						   sizeof(k2)));
+			return SM_EXIT_USAGE;
+		}
+		if (sm_tls_ctx_new(&o, &s->cql_tls, err, sizeof(err)) < 0) {
+			fprintf(stderr, "shardmark serve: client_encryption_options: %s\n", err);
+			return SM_EXIT_USAGE;
+		}
+	}
+	if (c->alternator_https_port != 0) {
+		o = (struct sm_tls_opts){
+			.server = true,
+			.certificate = c->alternator_encryption_options_certificate,
+			.keyfile = c->alternator_encryption_options_keyfile,
+			.priority = c->alternator_encryption_options_priority_string
+					    ? c->alternator_encryption_options_priority_string
+					    : c->client_encryption_options_priority_string,
+			.ktls = c->tls_kernel_offload,
+		};
+		if (o.certificate == NULL || o.keyfile == NULL) {
+			fprintf(stderr,
+				"shardmark serve: alternator_https_port needs a certificate and its "
+				"key: set %s and %s (PEM files)\n",
+				sm_config_spelling(c, "alternator_encryption_options_certificate",
+						   k1, sizeof(k1)),
+				sm_config_spelling(c, "alternator_encryption_options_keyfile", k2,
+						   sizeof(k2)));
+			return SM_EXIT_USAGE;
+		}
+		if (sm_tls_ctx_new(&o, &s->alt_tls, err, sizeof(err)) < 0) {
+			fprintf(stderr, "shardmark serve: alternator_encryption_options: %s\n", err);
+			return SM_EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
 int
 sm_cmd_serve(int argc, char **argv)
 {
@@ -366,6 +512,9 @@ sm_cmd_serve(int argc, char **argv)
 	ret = cql_setup(&s, sm_app_shard_count(&s.cfg));
 	if (ret != 0)
 		goto out;
+	ret = tls_setup(&s);
+	if (ret != 0)
+		goto out;
 	ro.shard_init = serve_shard_init;
 	ro.shard_fini = serve_shard_fini;
 	ro.on_usr1 = serve_usr1;
@@ -381,6 +530,8 @@ sm_cmd_serve(int argc, char **argv)
 		ret = SM_EXIT_OK;
 	}
 out:
+	sm_tls_ctx_free(s.cql_tls);
+	sm_tls_ctx_free(s.alt_tls);
 	cql_teardown(&s);
 	sm_config_free(&s.cfg);
 	return ret;

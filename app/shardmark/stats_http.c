@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sm_core.h"
+#include "sm_tls.h"
 #include "stats_http.h"
 
 #define REQ_MAX 8192
@@ -115,6 +116,8 @@ serve_metrics(struct sm_conn *c)
 		need = sm_stats_format_prometheus(buf, len, snap, n);
 		/* Then the network driver's own counters, where it has some. */
 		need += sm_net_format_prometheus(need < len ? buf + need : NULL,
+						 need < len ? len - need : 0, n);
+		need += sm_tls_format_prometheus(need < len ? buf + need : NULL,
 						 need < len ? len - need : 0, n);
 		if (need < len)
 			break;

@@ -143,22 +143,24 @@ send_error(struct sm_cql_conn *cc, int16_t stream, int32_t code, const char *msg
 static void
 send_supported(struct sm_cql_conn *cc, int16_t stream)
 {
-	char shard[16], nr[16], port[16];
+	char shard[16], nr[16], port[16], port_ssl[16];
 	struct sm_bytes v_cql = sm_cql_str("3.3.1"), v_lz4 = sm_cql_str("lz4"), v_shard, v_nr,
-			v_port, v_part = sm_cql_str("org.apache.cassandra.dht.Murmur3Partitioner"),
+			v_port, v_port_ssl, v_part = sm_cql_str("org.apache.cassandra.dht.Murmur3Partitioner"),
 			v_algo = sm_cql_str("biased-token-round-robin"), v_msb = sm_cql_str("12"),
 			v_lwt = sm_cql_str("LWT_OPTIMIZATION_META_BIT_MASK=2147483648"),
 			v_empty = SM_CQL_EMPTY;
-	struct sm_cql_multimap_entry e[10];
+	struct sm_cql_multimap_entry e[11];
 	struct sm_cql_multimap mm;
 	unsigned n = 0;
 
 	snprintf(shard, sizeof(shard), "%u", sm_shard_id());
 	snprintf(nr, sizeof(nr), "%u", sm_shard_count());
 	snprintf(port, sizeof(port), "%u", cc->svc->shard_aware_port);
+	snprintf(port_ssl, sizeof(port_ssl), "%u", cc->svc->shard_aware_port_ssl);
 	v_shard = sm_cql_str(shard);
 	v_nr = sm_cql_str(nr);
 	v_port = sm_cql_str(port);
+	v_port_ssl = sm_cql_str(port_ssl);
 #define ENTRY(k, vp)                                                                               \
 	do {                                                                                       \
 		e[n].key = sm_cql_str(k);                                                          \
@@ -179,6 +181,9 @@ send_supported(struct sm_cql_conn *cc, int16_t stream)
 	ENTRY("SCYLLA_LWT_ADD_METADATA_MARK", &v_lwt);
 	if (cc->svc->shard_aware_port != 0)
 		ENTRY("SCYLLA_SHARD_AWARE_PORT", &v_port);
+	/* transport/server.cc: drivers using TLS connect to this one instead */
+	if (cc->svc->shard_aware_port_ssl != 0)
+		ENTRY("SCYLLA_SHARD_AWARE_PORT_SSL", &v_port_ssl);
 #undef ENTRY
 	memset(&mm, 0, sizeof(mm));
 	mm.e = e;

@@ -72,6 +72,7 @@ struct sm_cql_executor {
 struct sm_cql_service {
 	uint32_t max_frame;	   /* whole frame, header included; 0: 256 MiB */
 	uint16_t shard_aware_port; /* advertised in SUPPORTED; 0: none */
+	uint16_t shard_aware_port_ssl; /* its TLS twin (SCYLLA_SHARD_AWARE_PORT_SSL); 0: none */
 	const struct sm_cql_executor *exec;
 	/* PasswordAuthenticator (SASL PLAIN) with these credentials; NULL: allow all */
 	const char *auth_user;

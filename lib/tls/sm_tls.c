@@ -84,6 +84,51 @@ sm_tls_stats_read(unsigned shard, struct sm_tls_stats *out)
 	out->bytes_decrypted = SM_READ_ONCE(s->bytes_decrypted);
 }
 
+size_t
+sm_tls_format_prometheus(char *buf, size_t len, unsigned nshards)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} m[] = {
+		{ "handshakes_total", "TLS handshakes completed.",
+		  offsetof(struct sm_tls_stats, handshakes) },
+		{ "handshake_errors_total",
+		  "TLS handshakes that failed (bad records, no shared cipher, untrusted "
+		  "certificates, plaintext on a TLS port).",
+		  offsetof(struct sm_tls_stats, handshake_errors) },
+		{ "ktls_tx_total", "TLS connections whose sending the kernel does (kTLS).",
+		  offsetof(struct sm_tls_stats, ktls_tx) },
+		{ "userspace_tx_total", "TLS connections whose records are made in user space.",
+		  offsetof(struct sm_tls_stats, userspace_tx) },
+		{ "bytes_encrypted_total", "Plaintext bytes encrypted in user space.",
+		  offsetof(struct sm_tls_stats, bytes_encrypted) },
+		{ "bytes_decrypted_total", "Plaintext bytes decrypted in user space.",
+		  offsetof(struct sm_tls_stats, bytes_decrypted) },
+	};
+	size_t need = 0, k;
+	unsigned i;
+	int w;
+
+	for (k = 0; k < SM_ARRAY_SIZE(m); k++) {
+		w = snprintf(need < len ? buf + need : NULL, need < len ? len - need : 0,
+			     "# HELP shardmark_tls_%s %s\n# TYPE shardmark_tls_%s counter\n", m[k].name,
+			     m[k].help, m[k].name);
+		need += w > 0 ? (size_t)w : 0;
+		for (i = 0; i < nshards; i++) {
+			struct sm_tls_stats st;
+			unsigned long long v;
+
+			sm_tls_stats_read(i, &st);
+			memcpy(&v, (const char *)&st + m[k].off, sizeof(v));
+			w = snprintf(need < len ? buf + need : NULL, need < len ? len - need : 0,
+				     "shardmark_tls_%s{shard=\"%u\"} %llu\n", m[k].name, i, v);
+			need += w > 0 ? (size_t)w : 0;
+		}
+	}
+	return need;
+}
+
 const char *
 sm_tls_ktls_unavailable_reason(void)
 {
@@ -248,8 +293,11 @@ session_new(struct tls_conn *tc, struct sm_tls_ctx *t)
 	if (gnutls_priority_set(tc->s, t->prio) < 0 ||
 	    gnutls_credentials_set(tc->s, GNUTLS_CRD_CERTIFICATE, t->cred) < 0)
 		goto fail;
-	if (t->o.server && t->o.require_client_auth)
+	if (t->o.server && t->o.require_client_auth) {
 		gnutls_certificate_server_set_request(tc->s, GNUTLS_CERT_REQUIRE);
+		/* verified against the truststore during the handshake, not after */
+		gnutls_session_set_verify_cert(tc->s, NULL, 0);
+	}
 	if (!t->o.server && t->server_name != NULL)
 		gnutls_server_name_set(tc->s, GNUTLS_NAME_DNS, t->server_name,
 				       strlen(t->server_name));
@@ -466,7 +514,10 @@ tls_pump(struct tls_conn *tc)
 			goto out;
 		if (rc < 0) {
 			my_stats()->handshake_errors++;
-			SM_DEBUG("TLS handshake with a client failed: %s", gnutls_strerror(rc));
+			SM_DEBUG("TLS handshake with %s failed: %s",
+				 tc->client ? "a server" : "a client", gnutls_strerror(rc));
+			/* The peer learns why (bad certificate, no shared cipher...). */
+			gnutls_alert_send_appropriate(tc->s, rc);
 			if (tc->client && tc->up->connected != NULL) {
 				/* connected(err) is the protocol's last callback */
 				tc->up->connected(&tc->inner, -ECONNABORTED);

@@ -87,6 +87,14 @@ struct sm_tls_stats {
 void
 sm_tls_stats_read(unsigned shard, struct sm_tls_stats *out);
 
+/*
+ * This layer's counters for @nshards shards in the Prometheus text format
+ * (shardmark_tls_*, one sample per shard) into @buf; like snprintf, returns
+ * the length the whole text needs.
+ */
+size_t
+sm_tls_format_prometheus(char *buf, size_t len, unsigned nshards);
+
 /* Why kernel TLS was not used on this process's last try, or NULL. */
 const char *
 sm_tls_ktls_unavailable_reason(void);
