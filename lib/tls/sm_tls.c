@@ -51,6 +51,7 @@ struct tls_conn {
 	size_t rx_len, rx_off, rx_cap;
 	struct sm_sendbuf *plain; /* where the next record is decrypted */
 	struct sm_task pump;
+	struct sm_timer handshake_timer; /* a peer that never finishes its handshake */
 	bool handshaken;
 	bool attached;	  /* the inner protocol has the connection: closed() is owed */
 	bool ktls_tx;	  /* the kernel encrypts what we send */
@@ -82,6 +83,7 @@ sm_tls_stats_read(unsigned shard, struct sm_tls_stats *out)
 	out->userspace_tx = SM_READ_ONCE(s->userspace_tx);
 	out->bytes_encrypted = SM_READ_ONCE(s->bytes_encrypted);
 	out->bytes_decrypted = SM_READ_ONCE(s->bytes_decrypted);
+	out->handshake_timeouts = SM_READ_ONCE(s->handshake_timeouts);
 }
 
 size_t
@@ -105,6 +107,9 @@ sm_tls_format_prometheus(char *buf, size_t len, unsigned nshards)
 		  offsetof(struct sm_tls_stats, bytes_encrypted) },
 		{ "bytes_decrypted_total", "Plaintext bytes decrypted in user space.",
 		  offsetof(struct sm_tls_stats, bytes_decrypted) },
+		{ "handshake_timeouts_total",
+		  "TLS connections closed because their handshake was not done in time.",
+		  offsetof(struct sm_tls_stats, handshake_timeouts) },
 	};
 	size_t need = 0, k;
 	unsigned i;
@@ -318,6 +323,7 @@ fail:
 static void
 tls_free(struct tls_conn *tc)
 {
+	sm_timer_cancel(&tc->handshake_timer);
 	if (tc->s != NULL)
 		gnutls_deinit(tc->s);
 	if (tc->plain != NULL)
@@ -328,6 +334,18 @@ tls_free(struct tls_conn *tc)
 }
 
 static void tls_pump_task(void *arg);
+static void tls_abort(struct tls_conn *tc);
+
+static void
+handshake_timeout(void *arg)
+{
+	struct tls_conn *tc = arg;
+
+	if (tc->handshaken || tc->outer_gone)
+		return;
+	my_stats()->handshake_timeouts++;
+	tls_abort(tc);
+}
 
 static struct tls_conn *
 tls_conn_new(struct sm_tls_ctx *t, const struct sm_proto_ops *up, unsigned shard)
@@ -343,10 +361,13 @@ tls_conn_new(struct sm_tls_ctx *t, const struct sm_proto_ops *up, unsigned shard
 	tc->inner.proto = up;
 	tc->inner.shard = shard;
 	sm_task_init(&tc->pump, tls_pump_task, tc);
+	sm_timer_init(&tc->handshake_timer, handshake_timeout, tc);
 	if (session_new(tc, t) < 0) {
 		sm_free(tc);
 		return NULL;
 	}
+	sm_timer_arm(&tc->handshake_timer,
+		     t->o.handshake_timeout_ms ? t->o.handshake_timeout_ms : 10000);
 	return tc;
 }
 
@@ -468,6 +489,7 @@ static void
 handshake_done(struct tls_conn *tc)
 {
 	tc->handshaken = true;
+	sm_timer_cancel(&tc->handshake_timer);
 	my_stats()->handshakes++;
 	if (!tc->tls->o.ktls) {
 		tc->ktls_tried = true;
@@ -772,6 +794,7 @@ sm_tls_connect(struct sm_tls_ctx *t, const struct sm_connect_opts *o, struct sm_
 	co.ctx = tc;
 	ret = sm_net_connect(&co, &outer);
 	if (ret < 0) {
+		sm_timer_cancel(&tc->handshake_timer);
 		gnutls_deinit(tc->s);
 		sm_free(tc);
 		return ret;

@@ -42,6 +42,7 @@ struct sm_tls_opts {
 	bool verify_peer;	  /* client: check the server's certificate against truststore */
 	const char *server_name;  /* client: SNI and the name checked when verify_peer */
 	bool ktls;		  /* move sending into the kernel when it can */
+	unsigned handshake_timeout_ms; /* a handshake not done by then is closed; 0: 10000 */
 };
 
 /*
@@ -81,6 +82,7 @@ struct sm_tls_stats {
 	unsigned long long userspace_tx;     /* connections encrypted in user space */
 	unsigned long long bytes_encrypted;  /* plaintext bytes encrypted in user space */
 	unsigned long long bytes_decrypted;
+	unsigned long long handshake_timeouts; /* closed: the handshake took too long */
 };
 
 /* Shard @shard's counters; any thread. */

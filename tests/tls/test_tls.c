@@ -130,6 +130,46 @@ struct client {
 	bool connected, failed, closed, mismatch;
 };
 
+/* A plain TCP client that connects to the TLS port and says nothing. */
+static struct {
+	bool on;
+	bool connected, closed;
+	struct sm_conn *c;
+} silent;
+
+static void
+silent_connected(struct sm_conn *c, int err)
+{
+	(void)c;
+	silent.connected = err == 0;
+}
+
+static void
+silent_received(struct sm_conn *c, const struct sm_iov *iov, unsigned n)
+{
+	(void)c;
+	(void)iov;
+	(void)n;
+}
+
+static void silent_done(void);
+
+static void
+silent_closed(struct sm_conn *c, int err)
+{
+	(void)c;
+	(void)err;
+	silent.closed = true;
+	silent_done();
+}
+
+static const struct sm_proto_ops silent_proto = {
+	.name = "silent",
+	.connected = silent_connected,
+	.received = silent_received,
+	.closed = silent_closed,
+};
+
 static struct {
 	struct sm_tls_ctx *srv, *cli;
 	uint16_t port;
@@ -143,6 +183,13 @@ static void
 client_done(struct client *k)
 {
 	(void)k;
+	if (--T.left == 0)
+		sm_runtime_stop();
+}
+
+static void
+silent_done(void)
+{
 	if (--T.left == 0)
 		sm_runtime_stop();
 }
@@ -216,6 +263,15 @@ shard_init(unsigned shard, void *arg)
 		return ret;
 	if (sm_tls_wrap_listen(T.srv, &lo) < 0 || sm_net_listen(&lo, &l) < 0)
 		return -EINVAL;
+	if (silent.on) {
+		struct sm_connect_opts so = {
+			.addr = "127.0.0.1",
+			.port = T.port,
+			.proto = &silent_proto,
+		};
+
+		return sm_net_connect(&so, &silent.c);
+	}
 	for (i = 0; i < CLIENTS; i++) {
 		struct sm_connect_opts co = {
 			.addr = "127.0.0.1",
@@ -246,6 +302,7 @@ run_clients(const char *trust)
 		.certificate = cert_path,
 		.keyfile = key_path,
 		.ktls = true,
+		.handshake_timeout_ms = 300,
 	};
 	struct sm_tls_opts co = {
 		.server = false,
@@ -267,7 +324,7 @@ run_clients(const char *trust)
 	memset(T.cl, 0, sizeof(T.cl));
 	for (i = 0; i < PAYLOAD; i++)
 		T.payload[i] = (uint8_t)(i * 131 + (i >> 9));
-	T.left = CLIENTS;
+	T.left = silent.on ? 1 : CLIENTS;
 	T.port = free_port();
 	srv_accepted_n = 0;
 	assert_int_equal(sm_tls_ctx_new(&so, &T.srv, err, sizeof(err)), 0);
@@ -333,6 +390,25 @@ test_untrusted_server_refused(void **state)
 }
 
 static void
+test_silent_client_timed_out(void **state)
+{
+	struct sm_tls_stats before, after;
+
+	(void)state;
+	sm_tls_stats_read(0, &before);
+	memset(&silent, 0, sizeof(silent));
+	silent.on = true;
+	/* It connects and sends nothing: the handshake timeout closes it. */
+	run_clients(cert_path);
+	silent.on = false;
+	assert_true(silent.connected);
+	assert_true(silent.closed);
+	assert_int_equal(srv_accepted_n, 0);
+	sm_tls_stats_read(0, &after);
+	assert_int_equal(after.handshake_timeouts, before.handshake_timeouts + 1);
+}
+
+static void
 test_bad_files(void **state)
 {
 	struct sm_tls_opts so = {
@@ -385,6 +461,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_echo_over_tls),
 		cmocka_unit_test(test_untrusted_server_refused),
+		cmocka_unit_test(test_silent_client_timed_out),
 		cmocka_unit_test(test_bad_files),
 	};
 
