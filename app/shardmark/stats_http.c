@@ -102,9 +102,10 @@ static void
 serve_metrics(struct sm_conn *c)
 {
 	struct sm_shard_snapshot *snap;
-	size_t need, len = 65536;
-	char *buf = NULL;
+	size_t need, len = 65536, extra_len = 0;
+	char *buf = NULL, *extra = NULL;
 	unsigned n;
+	FILE *f;
 
 	snap = snapshot_all(&n);
 	if (snap == NULL)
@@ -124,6 +125,27 @@ serve_metrics(struct sm_conn *c)
 		sm_free(buf);
 		len = need + 1;
 	}
+	/* The NIC's extended statistics, whose names only the driver knows. */
+	f = open_memstream(&extra, &extra_len);
+	if (f != NULL) {
+		sm_net_port_report(f, true);
+		fclose(f);
+	}
+	if (extra_len > 0 && need + extra_len < len) {
+		memcpy(buf + need, extra, extra_len);
+		need += extra_len;
+	} else if (extra_len > 0) {
+		char *both = sm_malloc(need + extra_len);
+
+		if (both != NULL) {
+			memcpy(both, buf, need);
+			memcpy(both + need, extra, extra_len);
+			sm_free(buf);
+			buf = both;
+			need += extra_len;
+		}
+	}
+	free(extra);
 	respond(c, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", buf, need);
 	sm_free(buf);
 	sm_free(snap);
@@ -150,6 +172,7 @@ serve_table(struct sm_conn *c)
 		return;
 	}
 	sm_stats_print_table(f, snap, n);
+	sm_net_port_report(f, false);
 	fclose(f);
 	respond(c, 200, "OK", "text/plain; charset=utf-8", text, len);
 	free(text);

@@ -519,6 +519,13 @@ sm_net_counters_read(unsigned shard, uint64_t *vals)
 	sm_current->counters_read(shard, vals);
 }
 
+void
+sm_net_port_report(FILE *f, bool prometheus)
+{
+	if (sm_current != NULL && sm_current->port_report != NULL)
+		sm_current->port_report(f, prometheus);
+}
+
 size_t
 sm_net_format_prometheus(char *buf, size_t len, unsigned nshards)
 {

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 /*
@@ -244,6 +245,14 @@ sm_net_counters_read(unsigned shard, uint64_t *vals);
  */
 size_t
 sm_net_format_prometheus(char *buf, size_t len, unsigned nshards);
+
+/*
+ * The selected driver's port report into @f (nothing when it has none):
+ * Prometheus families (@prometheus) or testpmd-style text; see
+ * struct sm_net_driver.port_report.
+ */
+void
+sm_net_port_report(FILE *f, bool prometheus);
 
 /* Format a socket address as "ip:port" into @buf. */
 const char *

@@ -9,6 +9,8 @@
 #ifndef SM_NET_DRIVER_H
 #define SM_NET_DRIVER_H
 
+#include <stdio.h>
+
 /*
  * The driver interface of lib/net: what a network driver (in drivers/net)
  * implements and the helpers it calls. Protocols use sm_net.h only; this
@@ -55,6 +57,13 @@ struct sm_net_driver {
 	 * -ENOPROTOOPT/-ENOENT when the kernel has no TLS, or another -errno.
 	 */
 	int (*ktls_tx)(struct sm_conn *c, const void *info, size_t len);
+	/*
+	 * Optional: the NIC's own view, on a control path (a /stats or
+	 * /metrics request, any shard): with @prometheus, extra metric
+	 * families (a NIC's extended statistics by name); otherwise text as
+	 * testpmd's "show port stats" and "show port xstats" print it.
+	 */
+	void (*port_report)(FILE *f, bool prometheus);
 };
 
 /* Register a driver by name; -EEXIST when the name is taken. */

@@ -225,6 +225,12 @@ print(json.dumps(tot))
 """
 
 
+STATS = f"""
+import urllib.request
+print(urllib.request.urlopen('http://{STACK_IP}:9180/stats', timeout=20).read().decode())
+"""
+
+
 def metrics(ns):
     """Every shardmark_* metric summed over the shards, from /metrics over DPDK."""
     import json
@@ -252,6 +258,19 @@ def test_cql_python_driver(server):
     assert m["shardmark_net_rx_zerocopy_bytes_total"] > 100000, m
     assert m["shardmark_net_rx_frames_total"] >= m["shardmark_net_tcp_segments_in_total"], m
     assert m["shardmark_net_nic_rx_missed_total"] >= 0, m
+    # testpmd's view: each shard's queue, its bursts, the NIC's extended stats.
+    assert m["shardmark_net_queue_rx_packets_total"] > 200, m
+    assert m["shardmark_net_queue_tx_packets_total"] > 200, m
+    assert m["shardmark_net_queue_rx_bytes_total"] > 100000, m
+    bursts = sum(m[f"shardmark_net_rx_bursts_{b}_total"]
+                 for b in ("1", "2_3", "4_7", "8_15", "16_31", "32"))
+    assert bursts + m["shardmark_net_rx_polls_empty_total"] <= m["shardmark_net_rx_polls_total"], m
+    assert bursts > 0, m
+    assert m.get("shardmark_nic_xstat", 0) > 0, "no NIC extended statistics on /metrics"
+    text = client(server.ns, STATS)
+    assert "NIC statistics for port 0" in text, text
+    assert "Throughput (since last show)" in text and "Rx-pps:" in text, text
+    assert "NIC extended statistics for port 0" in text, text
 
 
 BOTO = f"""

@@ -253,6 +253,15 @@ def test_metrics_and_stats_endpoints(serve):
     count = metric_by_shard(samples, "shardmark_reactor_scheduling_latency_seconds_count")["0"]
     assert counts[-1] == count, (counts[-1], count)
 
+    # io_uring's own counters: what each enter carried, where the kernel ran short.
+    for name in ("shardmark_net_uring_sqes_total", "shardmark_net_uring_cqes_total",
+                 "shardmark_net_uring_sends_total", "shardmark_net_uring_recvs_total",
+                 "shardmark_net_uring_short_sends_total",
+                 "shardmark_net_uring_rx_buffer_starvation_total"):
+        assert set(metric_by_shard(samples, name)) == {"0", "1"}, name
+    assert sum(metric_by_shard(samples, "shardmark_net_uring_sends_total").values()) >= 1
+    assert sum(metric_by_shard(samples, "shardmark_net_uring_recvs_total").values()) >= 1
+
     status, _, body = http_get(srv.prom_port, "/stats")
     assert status == 200, body
     assert "shard" in body.lower(), body

@@ -176,6 +176,10 @@ struct dpdk_shard {
 	struct sm_stop_hook stop_hook;
 	uint16_t port_cursor;
 	uint64_t tx_dropped, fwd_dropped, steered;
+	/* this shard's queue as the driver saw it (testpmd's per-queue view) */
+	uint64_t q_rx_pkts, q_rx_bytes, q_tx_pkts, q_tx_bytes;
+	uint64_t rx_polls, rx_polls_empty;
+	uint64_t rx_burst_hist[6]; /* bursts of 1, 2-3, 4-7, 8-15, 16-31, 32 (BURST) */
 	uint64_t published_at; /* when counters_publish() last ran */
 	unsigned zc_held;      /* mbufs protocols hold views of */
 	uint8_t scratch[FRAME_MAX];
@@ -255,9 +259,19 @@ tx_flush(struct dpdk_shard *s)
 {
 	uint16_t sent;
 
+	uint64_t bytes = 0;
+	unsigned i;
+
 	if (s->ntx == 0 || s->queue < 0)
 		return;
+	/* Sent mbufs belong to the PMD after the burst: count before, less what stays. */
+	for (i = 0; i < s->ntx; i++)
+		bytes += rte_pktmbuf_pkt_len(s->txq[i]);
 	sent = rte_eth_tx_burst(g.port, (uint16_t)s->queue, s->txq, (uint16_t)s->ntx);
+	for (i = sent; i < s->ntx; i++)
+		bytes -= rte_pktmbuf_pkt_len(s->txq[i]);
+	s->q_tx_pkts += sent;
+	s->q_tx_bytes += bytes;
 	if (sent < s->ntx)
 		memmove(s->txq, s->txq + sent, (s->ntx - sent) * sizeof(s->txq[0]));
 	s->ntx -= sent;
@@ -553,6 +567,23 @@ enum {
 	C_NIC_RX_ERRORS,
 	C_NIC_TX_ERRORS,
 	C_NIC_NOMBUF,
+	C_Q_RX_PKTS,
+	C_Q_RX_BYTES,
+	C_Q_TX_PKTS,
+	C_Q_TX_BYTES,
+	C_NICQ_RX_PKTS,
+	C_NICQ_RX_BYTES,
+	C_NICQ_TX_PKTS,
+	C_NICQ_TX_BYTES,
+	C_NICQ_ERRORS,
+	C_RX_POLLS,
+	C_RX_POLLS_EMPTY,
+	C_RX_BURST_1,
+	C_RX_BURST_2,
+	C_RX_BURST_4,
+	C_RX_BURST_8,
+	C_RX_BURST_16,
+	C_RX_BURST_32,
 	C_NR,
 };
 
@@ -595,7 +626,36 @@ static const struct sm_net_counter counter_desc[C_NR] = {
 			      "Port-wide (on shard 0 only): failed transmissions (oerrors)." },
 	[C_NIC_NOMBUF] = { "nic_rx_nombuf_total", "Port-wide (on shard 0 only): RX mbuf allocation "
 						  "failures (rx_nombuf)." },
+	[C_Q_RX_PKTS] = { "queue_rx_packets_total",
+			  "Packets the shard's RX queue delivered (rte_eth_rx_burst)." },
+	[C_Q_RX_BYTES] = { "queue_rx_bytes_total", "Bytes of those packets." },
+	[C_Q_TX_PKTS] = { "queue_tx_packets_total",
+			  "Packets the shard's TX queue took (rte_eth_tx_burst)." },
+	[C_Q_TX_BYTES] = { "queue_tx_bytes_total", "Bytes of those packets." },
+	[C_NICQ_RX_PKTS] = { "nic_queue_rx_packets_total",
+			     "The NIC's own count for the shard's RX queue (q_ipackets; 0 where "
+			     "the PMD keeps none)." },
+	[C_NICQ_RX_BYTES] = { "nic_queue_rx_bytes_total", "The NIC's q_ibytes for the queue." },
+	[C_NICQ_TX_PKTS] = { "nic_queue_tx_packets_total", "The NIC's q_opackets for the queue." },
+	[C_NICQ_TX_BYTES] = { "nic_queue_tx_bytes_total", "The NIC's q_obytes for the queue." },
+	[C_NICQ_ERRORS] = { "nic_queue_rx_errors_total",
+			    "The NIC's q_errors for the queue (dropped on receive)." },
+	[C_RX_POLLS] = { "rx_polls_total", "RX bursts polled." },
+	[C_RX_POLLS_EMPTY] = { "rx_polls_empty_total",
+			       "RX bursts that returned nothing (idle polling of the queue)." },
+	[C_RX_BURST_1] = { "rx_bursts_1_total", "RX bursts of 1 packet." },
+	[C_RX_BURST_2] = { "rx_bursts_2_3_total", "RX bursts of 2 to 3 packets." },
+	[C_RX_BURST_4] = { "rx_bursts_4_7_total", "RX bursts of 4 to 7 packets." },
+	[C_RX_BURST_8] = { "rx_bursts_8_15_total", "RX bursts of 8 to 15 packets." },
+	[C_RX_BURST_16] = { "rx_bursts_16_31_total", "RX bursts of 16 to 31 packets." },
+	[C_RX_BURST_32] = { "rx_bursts_32_total", "RX bursts of 32 packets (full: the queue had more)." },
 };
+
+/* The NIC's per-queue counts, read by shard 0 with the port's, by queue. */
+static struct {
+	uint64_t ipackets, ibytes, opackets, obytes, errors;
+} SM_CACHE_ALIGNED nicq[RTE_ETHDEV_QUEUE_STAT_CNTRS];
+static int queue_of_shard[SM_MAX_SHARDS];
 
 /* Each shard's counters as last published, read by /metrics on any shard. */
 static struct {
@@ -641,7 +701,22 @@ counters_publish(void)
 		v[C_NIC_RX_ERRORS] = es.ierrors;
 		v[C_NIC_TX_ERRORS] = es.oerrors;
 		v[C_NIC_NOMBUF] = es.rx_nombuf;
+		for (i = 0; i < RTE_ETHDEV_QUEUE_STAT_CNTRS && i < g.nq; i++) {
+			__atomic_store_n(&nicq[i].ipackets, es.q_ipackets[i], __ATOMIC_RELAXED);
+			__atomic_store_n(&nicq[i].ibytes, es.q_ibytes[i], __ATOMIC_RELAXED);
+			__atomic_store_n(&nicq[i].opackets, es.q_opackets[i], __ATOMIC_RELAXED);
+			__atomic_store_n(&nicq[i].obytes, es.q_obytes[i], __ATOMIC_RELAXED);
+			__atomic_store_n(&nicq[i].errors, es.q_errors[i], __ATOMIC_RELAXED);
+		}
 	}
+	v[C_Q_RX_PKTS] = ds->q_rx_pkts;
+	v[C_Q_RX_BYTES] = ds->q_rx_bytes;
+	v[C_Q_TX_PKTS] = ds->q_tx_pkts;
+	v[C_Q_TX_BYTES] = ds->q_tx_bytes;
+	v[C_RX_POLLS] = ds->rx_polls;
+	v[C_RX_POLLS_EMPTY] = ds->rx_polls_empty;
+	for (i = 0; i < 6; i++)
+		v[C_RX_BURST_1 + i] = ds->rx_burst_hist[i];
 	for (i = 0; i < C_NR; i++)
 		__atomic_store_n(&published[ds->id].v[i], v[i], __ATOMIC_RELAXED);
 	ds->published_at = ds->now;
@@ -658,11 +733,162 @@ static void
 dpdk_counters_read(unsigned shard, uint64_t *vals)
 {
 	unsigned i;
+	int q;
 
 	for (i = 0; i < C_NR; i++)
 		vals[i] = shard < SM_MAX_SHARDS
 				  ? __atomic_load_n(&published[shard].v[i], __ATOMIC_RELAXED)
 				  : 0;
+	q = shard < SM_MAX_SHARDS ? queue_of_shard[shard] : -1;
+	if (q >= 0 && q < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+		vals[C_NICQ_RX_PKTS] = __atomic_load_n(&nicq[q].ipackets, __ATOMIC_RELAXED);
+		vals[C_NICQ_RX_BYTES] = __atomic_load_n(&nicq[q].ibytes, __ATOMIC_RELAXED);
+		vals[C_NICQ_TX_PKTS] = __atomic_load_n(&nicq[q].opackets, __ATOMIC_RELAXED);
+		vals[C_NICQ_TX_BYTES] = __atomic_load_n(&nicq[q].obytes, __ATOMIC_RELAXED);
+		vals[C_NICQ_ERRORS] = __atomic_load_n(&nicq[q].errors, __ATOMIC_RELAXED);
+	}
+}
+
+/* ---- the port report: testpmd's "show port stats" and "show port xstats" ---- */
+
+/* The NIC's extended statistics; NULL names when it has none. */
+static int
+xstats_get(struct rte_eth_xstat_name **names, uint64_t **vals)
+{
+	int n = rte_eth_xstats_get_names(g.port, NULL, 0);
+	uint64_t *ids = NULL;
+	int i;
+
+	*names = NULL;
+	*vals = NULL;
+	if (n <= 0)
+		return 0;
+	*names = calloc((size_t)n, sizeof(**names));
+	*vals = calloc((size_t)n, sizeof(**vals));
+	ids = calloc((size_t)n, sizeof(*ids));
+	if (*names == NULL || *vals == NULL || ids == NULL ||
+	    rte_eth_xstats_get_names(g.port, *names, (unsigned)n) != n)
+		goto fail;
+	for (i = 0; i < n; i++)
+		ids[i] = (uint64_t)i;
+	if (rte_eth_xstats_get_by_id(g.port, ids, *vals, (unsigned)n) != n)
+		goto fail;
+	free(ids);
+	return n;
+fail:
+	free(ids);
+	free(*names);
+	free(*vals);
+	*names = NULL;
+	*vals = NULL;
+	return 0;
+}
+
+/* Throughput since the last text report, as testpmd's "since last show". */
+static struct {
+	pthread_mutex_t lock;
+	uint64_t ns, ipackets, ibytes, opackets, obytes;
+} last_show = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void
+report_text(FILE *f, struct rte_eth_xstat_name *names, const uint64_t *vals, int nx)
+{
+	struct rte_eth_stats es;
+	uint64_t now = now_ns(), dt, rx_pps = 0, tx_pps = 0, rx_bps = 0, tx_bps = 0;
+	uint64_t v[C_NR];
+	unsigned i;
+	int k;
+
+	if (!g.port_up || rte_eth_stats_get(g.port, &es) != 0)
+		return;
+	pthread_mutex_lock(&last_show.lock);
+	dt = now - last_show.ns;
+	if (last_show.ns != 0 && dt > 0) {
+		rx_pps = (es.ipackets - last_show.ipackets) * 1000000000ull / dt;
+		tx_pps = (es.opackets - last_show.opackets) * 1000000000ull / dt;
+		rx_bps = (es.ibytes - last_show.ibytes) * 8000000000ull / dt;
+		tx_bps = (es.obytes - last_show.obytes) * 8000000000ull / dt;
+	}
+	last_show.ns = now;
+	last_show.ipackets = es.ipackets;
+	last_show.ibytes = es.ibytes;
+	last_show.opackets = es.opackets;
+	last_show.obytes = es.obytes;
+	pthread_mutex_unlock(&last_show.lock);
+
+	fprintf(f, "\n  ######################## NIC statistics for port %u  ########################\n",
+		g.port);
+	fprintf(f, "  RX-packets: %-10" PRIu64 " RX-missed: %-10" PRIu64 " RX-bytes:  %" PRIu64 "\n",
+		es.ipackets, es.imissed, es.ibytes);
+	fprintf(f, "  RX-errors: %" PRIu64 "\n  RX-nombuf:  %-10" PRIu64 "\n", es.ierrors,
+		es.rx_nombuf);
+	fprintf(f, "  TX-packets: %-10" PRIu64 " TX-errors: %-10" PRIu64 " TX-bytes:  %" PRIu64 "\n",
+		es.opackets, es.oerrors, es.obytes);
+	fprintf(f, "\n  Throughput (since last show)\n");
+	fprintf(f, "  Rx-pps: %12" PRIu64 "          Rx-bps: %12" PRIu64 "\n", rx_pps, rx_bps);
+	fprintf(f, "  Tx-pps: %12" PRIu64 "          Tx-bps: %12" PRIu64 "\n", tx_pps, tx_bps);
+	fprintf(f, "  ############################################################################\n");
+
+	/* Per queue: the shard's own counts and the NIC's where it keeps them. */
+	fprintf(f, "\n  shard queue    rx-packets      rx-bytes    tx-packets      tx-bytes  "
+		   "nic-rx-pkts  nic-tx-pkts  empty-polls%%  bursts 1/2-3/4-7/8-15/16-31/32\n");
+	for (i = 0; i < g.shards && i < SM_MAX_SHARDS; i++) {
+		dpdk_counters_read(i, v);
+		fprintf(f,
+			"  %5u %5d %13" PRIu64 " %13" PRIu64 " %13" PRIu64 " %13" PRIu64
+			" %12" PRIu64 " %12" PRIu64 " %12.1f  %" PRIu64 "/%" PRIu64 "/%" PRIu64
+			"/%" PRIu64 "/%" PRIu64 "/%" PRIu64 "\n",
+			i, queue_of_shard[i], v[C_Q_RX_PKTS], v[C_Q_RX_BYTES], v[C_Q_TX_PKTS],
+			v[C_Q_TX_BYTES], v[C_NICQ_RX_PKTS], v[C_NICQ_TX_PKTS],
+			v[C_RX_POLLS] ? 100.0 * (double)v[C_RX_POLLS_EMPTY] / (double)v[C_RX_POLLS]
+				      : 0.0,
+			v[C_RX_BURST_1], v[C_RX_BURST_2], v[C_RX_BURST_4], v[C_RX_BURST_8],
+			v[C_RX_BURST_16], v[C_RX_BURST_32]);
+	}
+	if (nx > 0) {
+		fprintf(f, "\n  ###### NIC extended statistics for port %-2u #########\n", g.port);
+		for (k = 0; k < nx; k++)
+			fprintf(f, "  %s: %" PRIu64 "\n", names[k].name, vals[k]);
+		fprintf(f, "  ###################################################\n");
+	}
+}
+
+static void
+report_prometheus(FILE *f, struct rte_eth_xstat_name *names, const uint64_t *vals, int nx)
+{
+	int k;
+
+	if (nx <= 0)
+		return;
+	fprintf(f, "# HELP shardmark_nic_xstat The NIC's extended statistics (rte_eth_xstats), by "
+		   "name.\n# TYPE shardmark_nic_xstat untyped\n");
+	for (k = 0; k < nx; k++) {
+		const char *p;
+
+		fprintf(f, "shardmark_nic_xstat{port=\"%u\",name=\"", g.port);
+		for (p = names[k].name; *p != '\0'; p++)
+			if (*p != '"' && *p != '\\' && *p != '\n')
+				fputc(*p, f);
+		fprintf(f, "\"} %" PRIu64 "\n", vals[k]);
+	}
+}
+
+static void
+dpdk_port_report(FILE *f, bool prometheus)
+{
+	struct rte_eth_xstat_name *names;
+	uint64_t *vals;
+	int nx;
+
+	if (!g.port_up)
+		return;
+	nx = xstats_get(&names, &vals);
+	if (prometheus)
+		report_prometheus(f, names, vals, nx);
+	else
+		report_text(f, names, vals, nx);
+	free(names);
+	free(vals);
 }
 
 /* ---- the poller and the waiter ---- */
@@ -680,7 +906,16 @@ dpdk_poll(void *ctx)
 	ds->now = now_ns();
 	if (ds->queue >= 0) {
 		n = rte_eth_rx_burst(g.port, (uint16_t)ds->queue, pkts, BURST);
+		ds->rx_polls++;
+		if (n == 0) {
+			ds->rx_polls_empty++;
+		} else {
+			/* 1, 2-3, 4-7, 8-15, 16-31, 32: the bucket is the bit length less one */
+			ds->rx_burst_hist[SM_MIN(31u - (unsigned)__builtin_clz(n), 5u)]++;
+			ds->q_rx_pkts += n;
+		}
 		for (i = 0; i < n; i++) {
+			ds->q_rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
 			if (g.faults)
 				fault_apply(&ds->frx, pkts[i], rx_dispatch);
 			else
@@ -1399,6 +1634,7 @@ dpdk_shard_init(const struct sm_net_config *cfg)
 		return -ENOMEM;
 	ds->id = id;
 	ds->queue = id < g.nq ? (int)id : -1;
+	queue_of_shard[id % SM_MAX_SHARDS] = ds->queue;
 	ds->tx_shard = id % g.nq;
 	ds->pool = g.pools[id];
 	ds->frx.cfg = &g.o.rx;
@@ -1881,6 +2117,7 @@ static const struct sm_net_driver dpdk_driver = {
 	.set_rx_paused = dpdk_set_rx_paused,
 	.counters = dpdk_counters,
 	.counters_read = dpdk_counters_read,
+	.port_report = dpdk_port_report,
 };
 
 int

@@ -167,6 +167,7 @@ struct uring_shard {
 	bool wake_armed;
 	struct sm_stop_hook stop_hook;
 	uint16_t port_cursor;
+	uint64_t *counters; /* this shard's row of uring_counters_v (UC_*) */
 };
 
 static __thread struct uring_shard *us;
@@ -185,6 +186,55 @@ static uint64_t accepted_assigned[SM_MAX_SHARDS];
 
 static const struct sm_net_driver uring_driver;
 
+/*
+ * The driver's own counters (shardmark_net_*): what each io_uring_enter(2)
+ * carried, and where the kernel's side ran short. Written by the owning
+ * shard, read by /metrics on any (relaxed), as lib/core's counters.
+ */
+enum {
+	UC_SQES,	/* submission queue entries handed to the kernel */
+	UC_CQES,	/* completions reaped */
+	UC_SENDS,	/* sendmsg operations */
+	UC_SHORT_SENDS, /* sends the kernel took only part of (the rest goes again) */
+	UC_RECVS,	/* receive completions that carried data */
+	UC_RX_NOBUFS,	/* receives that found the buffer ring empty (starvation) */
+	UC_NR,
+};
+
+static const struct sm_net_counter uring_counter_desc[UC_NR] = {
+	[UC_SQES] = { "uring_sqes_total",
+		      "Submission queue entries handed to the kernel (per io_enters_total: what "
+		      "one io_uring_enter carried)." },
+	[UC_CQES] = { "uring_cqes_total", "Completions reaped." },
+	[UC_SENDS] = { "uring_sends_total", "sendmsg operations (one per connection per round)." },
+	[UC_SHORT_SENDS] = { "uring_short_sends_total",
+			     "Sends the kernel took only part of: the socket buffer was full." },
+	[UC_RECVS] = { "uring_recvs_total", "Receive completions that carried data." },
+	[UC_RX_NOBUFS] = { "uring_rx_buffer_starvation_total",
+			   "Receives that found the provided-buffer ring empty (ENOBUFS): raise "
+			   "rx_buffers." },
+};
+
+static uint64_t uring_counters_v[SM_MAX_SHARDS][UC_NR] SM_CACHE_ALIGNED;
+
+#define UC_INC(c, n) (us->counters[c] += (n))
+
+static unsigned
+uring_counters(const struct sm_net_counter **desc)
+{
+	*desc = uring_counter_desc;
+	return UC_NR;
+}
+
+static void
+uring_counters_read(unsigned shard, uint64_t *vals)
+{
+	unsigned i;
+
+	for (i = 0; i < UC_NR; i++)
+		vals[i] = SM_READ_ONCE(uring_counters_v[shard % SM_MAX_SHARDS][i]);
+}
+
 static inline uint64_t
 op_data(void *obj, enum op_kind kind)
 {
@@ -198,7 +248,7 @@ get_sqe(void)
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&us->ring);
 
 	if (SM_UNLIKELY(sqe == NULL)) {
-		io_uring_submit(&us->ring);
+		UC_INC(UC_SQES, (unsigned)SM_MAX(io_uring_submit(&us->ring), 0));
 		SM_STAT_INC(io_enters);
 		sqe = io_uring_get_sqe(&us->ring);
 	}
@@ -501,6 +551,7 @@ issue_send(struct uconn *u)
 	sqe = get_sqe();
 	io_uring_prep_sendmsg(sqe, u->fd, &u->msg, MSG_NOSIGNAL);
 	io_uring_sqe_set_data64(sqe, op_data(u, OP_SEND));
+	UC_INC(UC_SENDS, 1);
 	u->send_inflight = true;
 	conn_get(u);
 }
@@ -525,6 +576,17 @@ flush_sends(void)
 	return n;
 }
 
+/* Bytes the send in flight asked for. */
+static size_t
+send_len(const struct uconn *u)
+{
+	size_t n = 0, i;
+
+	for (i = 0; i < u->msg.msg_iovlen; i++)
+		n += u->iov[i].iov_len;
+	return n;
+}
+
 static void
 on_send(struct uconn *u, int res)
 {
@@ -534,6 +596,8 @@ on_send(struct uconn *u, int res)
 		goto put;
 	}
 	SM_STAT_ADD(bytes_out, (uint64_t)res);
+	if ((size_t)res < send_len(u))
+		UC_INC(UC_SHORT_SENDS, 1);
 	sm_iovq_consume(&u->sq, (size_t)res);
 	u->c.send_queued = u->sq.bytes;
 	if (u->dying)
@@ -654,11 +718,13 @@ on_recv(struct uconn *u, int res, unsigned flags)
 		b->seg.refcnt = 1;
 		us->bufs_out++;
 		SM_STAT_ADD(bytes_in, (uint64_t)res);
+		UC_INC(UC_RECVS, 1);
 		if (!u->c.closing)
 			deliver_rx(u, &v);
 		sm_bufseg_put(&b->seg);
 	} else if (res == -ENOBUFS && !u->c.closing) {
 		/* The buffer ring ran dry: wait for buffers to come back. */
+		UC_INC(UC_RX_NOBUFS, 1);
 		if (!u->c.rx_paused) {
 			conn_get(u);
 			u->starved = true;
@@ -1194,6 +1260,7 @@ reap(void)
 			dispatch(cqes[i]);
 		io_uring_cq_advance(&us->ring, n);
 		total += n;
+		UC_INC(UC_CQES, n);
 	} while (n == CQE_BATCH);
 	return total;
 }
@@ -1215,8 +1282,11 @@ uring_poll(void *ctx)
 	(void)ctx;
 	work = flush_sends();
 	if (io_uring_sq_ready(&us->ring) > 0 || kernel_has_work()) {
-		io_uring_submit_and_get_events(&us->ring);
+		int sub = io_uring_submit_and_get_events(&us->ring);
+
 		SM_STAT_INC(io_enters);
+		if (sub > 0)
+			UC_INC(UC_SQES, (unsigned)sub);
 	}
 	work += reap();
 	work += run_resumed();
@@ -1244,6 +1314,7 @@ uring_wait(void *ctx, int64_t timeout_ns)
 		ts.tv_sec = timeout_ns / 1000000000;
 		ts.tv_nsec = timeout_ns % 1000000000;
 	}
+	UC_INC(UC_SQES, io_uring_sq_ready(&us->ring));
 	ret = io_uring_submit_and_wait_timeout(&us->ring, &cqe, 1, timeout_ns >= 0 ? &ts : NULL,
 					       NULL);
 	SM_STAT_INC(io_enters);
@@ -1316,6 +1387,7 @@ uring_shard_init(const struct sm_net_config *cfg)
 	if (us == NULL)
 		return -ENOMEM;
 	us->cfg = *cfg;
+	us->counters = uring_counters_v[sm_shard_id() % SM_MAX_SHARDS];
 	if (us->cfg.rx_buffers == 0)
 		us->cfg.rx_buffers = 1024;
 	if (us->cfg.rx_buffer_size == 0)
@@ -1475,6 +1547,8 @@ uring_ktls_tx(struct sm_conn *c, const void *info, size_t len)
 static const struct sm_net_driver uring_driver = {
 	.name = "uring",
 	.ktls_tx = uring_ktls_tx,
+	.counters = uring_counters,
+	.counters_read = uring_counters_read,
 	.probe = uring_probe,
 	.shard_init = uring_shard_init,
 	.shard_fini = uring_shard_fini,
