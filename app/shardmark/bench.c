@@ -583,6 +583,8 @@ server_start(const char *exe, const char *iso, int argc, char **argv)
 	args[n++] = ports[2];
 	args[n++] = "--prometheus-port";
 	args[n++] = ports[3];
+	args[n++] = "--api-port"; /* the suite needs no REST API: nothing to collide on */
+	args[n++] = "0";
 	args[n++] = "--alternator-write-isolation";
 	args[n++] = iso;
 	for (i = 0; i < (unsigned)argc && n + 1 < MAX_CHILD_ARGS; i++)

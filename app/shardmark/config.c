@@ -226,6 +226,10 @@ static const struct sm_choice sm_write_isolations[] = {
 	  "Prometheus metrics port; 0 = no metrics endpoint")                                      \
 	K(prometheus_address, OPT_STRING, 0, 0, NULL, "",                                          \
 	  "address of the metrics endpoint; empty = listen_address")                               \
+	K(api_port, LISTEN_PORT, 0, 65535, NULL, "10000",                                          \
+	  "ScyllaDB's REST API (nodetool flush, compact, status, info); 0 = off")                 \
+	K(api_address, OPT_STRING, 0, 0, NULL, "",                                                 \
+	  "address of the REST API; empty = listen_address")                                       \
 	K(echo_port, LISTEN_PORT, 0, 65535, NULL, "0",                                             \
 	  "echo service port, for transport benchmarks; 0 = off")                                  \
 	K(echo_max_frame, UINT, 1, 1073741824, NULL, "16777216",                                   \

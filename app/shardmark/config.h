@@ -82,6 +82,8 @@ struct sm_config {
 	unsigned http_idle_timeout_in_ms;
 	unsigned prometheus_port; /* 0 = stats endpoint off */
 	char *prometheus_address; /* NULL = listen_address */
+	unsigned api_port;  /* ScyllaDB's REST API; 0 = off */
+	char *api_address;  /* NULL = listen_address */
 	/* ours */
 	unsigned echo_port;	 /* 0 = echo service off */
 	unsigned echo_max_frame; /* largest echo frame accepted, bytes */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "app.h"
 #include "echo.h"
@@ -13,6 +14,7 @@
 #include "sm_cql_exec.h"
 #include "sm_cql_system.h"
 #include "sm_store.h"
+#include "sm_api.h"
 #include "sm_tls.h"
 #include "stats_http.h"
 
@@ -32,6 +34,14 @@ struct serve_ctx {
 	struct sm_stats_http_service stats_svc;
 	struct sm_tls_ctx *cql_tls; /* client_encryption_options; NULL: off */
 	struct sm_tls_ctx *alt_tls; /* alternator_https_port's */
+	/* the CQL listeners, for the REST API's native transport switch (shard 0) */
+	struct sm_listener *cql_listeners[SM_MAX_SHARDS + 4];
+	unsigned ncql_listeners;
+	bool cql_running;
+	/* ScyllaDB's REST API */
+	struct sm_api_config api_cfg;
+	struct sm_http_handler api_handler;
+	struct sm_http_service api_svc;
 };
 
 static int
@@ -53,7 +63,8 @@ static const struct sm_cli_opt serve_opts[] = {
 static int
 open_listener_tls(const struct sm_config *cfg, const char *what, const char *key,
 		  const char *addr, unsigned port, enum sm_placement placement,
-		  const struct sm_proto_ops *proto, void *ctx, struct sm_tls_ctx *tls)
+		  const struct sm_proto_ops *proto, void *ctx, struct sm_tls_ctx *tls,
+		  struct sm_listener **out)
 {
 	struct sm_listen_opts lo = {
 		.addr = addr,
@@ -70,6 +81,8 @@ open_listener_tls(const struct sm_config *cfg, const char *what, const char *key
 	ret = sm_net_listen(&lo, &l);
 	if (ret < 0)
 		sm_app_listen_error(cfg, what, key, addr, port, ret);
+	else if (out != NULL)
+		*out = l;
 	return ret;
 }
 
@@ -78,7 +91,7 @@ open_listener(const struct sm_config *cfg, const char *what, const char *key, co
 	      unsigned port, enum sm_placement placement, const struct sm_proto_ops *proto,
 	      void *ctx)
 {
-	return open_listener_tls(cfg, what, key, addr, port, placement, proto, ctx, NULL);
+	return open_listener_tls(cfg, what, key, addr, port, placement, proto, ctx, NULL, NULL);
 }
 
 /*
@@ -99,6 +112,15 @@ cql_ssl_port_extra(const struct sm_config *c, unsigned port, unsigned ssl_port)
 	return c->client_encryption_options_enabled && ssl_port != 0 && ssl_port != port;
 }
 
+/* Remember a CQL listener, so the REST API can stop and start the native transport. */
+static struct sm_listener **
+cql_slot(struct serve_ctx *s)
+{
+	return s->ncql_listeners < SM_ARRAY_SIZE(s->cql_listeners)
+		       ? &s->cql_listeners[s->ncql_listeners++]
+		       : NULL;
+}
+
 static int
 open_cql_pair(struct serve_ctx *s, const char *key, const char *ssl_key, unsigned port,
 	      unsigned ssl_port, enum sm_placement placement, struct sm_cql_service *svc)
@@ -108,11 +130,146 @@ open_cql_pair(struct serve_ctx *s, const char *key, const char *ssl_key, unsigne
 
 	ret = open_listener_tls(c, "cql", key, c->listen_address, port, placement,
 				&sm_cql_proto_ops, svc,
-				cql_port_is_tls(c, port, ssl_port) ? s->cql_tls : NULL);
+				cql_port_is_tls(c, port, ssl_port) ? s->cql_tls : NULL, cql_slot(s));
 	if (ret == 0 && cql_ssl_port_extra(c, port, ssl_port))
 		ret = open_listener_tls(c, "cql", ssl_key, c->listen_address, ssl_port, placement,
-					&sm_cql_proto_ops, svc, s->cql_tls);
+					&sm_cql_proto_ops, svc, s->cql_tls, cql_slot(s));
 	return ret;
+}
+
+/* Every CQL listener: one per shard node, or the two ports and their TLS twins. */
+static int
+cql_listen(struct serve_ctx *s)
+{
+	const struct sm_config *c = &s->cfg;
+	unsigned i;
+	int ret;
+
+	s->ncql_listeners = 0;
+	if (!c->shard_nodes) {
+		ret = open_cql_pair(s, "native_transport_port", "native_transport_port_ssl",
+				    c->native_transport_port, c->native_transport_port_ssl,
+				    SM_PLACE_BALANCED, &s->cql[0]);
+		if (ret == 0)
+			ret = open_cql_pair(s, "native_shard_aware_transport_port",
+					    "native_shard_aware_transport_port_ssl",
+					    c->native_shard_aware_transport_port,
+					    c->native_shard_aware_transport_port_ssl,
+					    SM_PLACE_SRC_PORT, &s->cql[1]);
+		return ret;
+	}
+	for (i = 0; i < s->nviews; i++) {
+		struct sm_listen_opts lo = {
+			.addr = s->node_addr[i],
+			.port = (uint16_t)c->native_transport_port,
+			.placement = SM_PLACE_SHARD,
+			.shard = i,
+			.proto = &sm_cql_proto_ops,
+			.ctx = &s->cql[i],
+		};
+		struct sm_listener *l, **slot = cql_slot(s);
+
+		if (c->client_encryption_options_enabled &&
+		    sm_tls_wrap_listen(s->cql_tls, &lo) < 0)
+			return -ENOMEM;
+		ret = sm_net_listen(&lo, &l);
+		if (ret < 0) {
+			sm_app_listen_error(c, "cql", "native_transport_port", s->node_addr[i],
+					    c->native_transport_port, ret);
+			return ret;
+		}
+		if (slot != NULL)
+			*slot = l;
+	}
+	return 0;
+}
+
+/* The banner's CQL part. */
+static size_t
+cql_describe(const struct serve_ctx *s, char *services, size_t off, size_t len)
+{
+	const struct sm_config *c = &s->cfg;
+	char hp[80];
+
+	if (c->shard_nodes)
+		return off + (size_t)snprintf(services + off, len - off,
+					      "cql on %s..%s:%u (one node per shard)",
+					      s->node_addr[0], s->node_addr[s->nviews - 1],
+					      c->native_transport_port);
+	off += (size_t)snprintf(
+		services + off, len - off, "cql on %s%s (shard-aware %u%s)",
+		sm_net_hostport(c->listen_address, c->native_transport_port, hp, sizeof(hp)),
+		cql_port_is_tls(c, c->native_transport_port, c->native_transport_port_ssl)
+			? " over TLS"
+			: "",
+		c->native_shard_aware_transport_port,
+		cql_port_is_tls(c, c->native_shard_aware_transport_port,
+				c->native_shard_aware_transport_port_ssl)
+			? " over TLS"
+			: "");
+	if (cql_ssl_port_extra(c, c->native_transport_port, c->native_transport_port_ssl))
+		off += (size_t)snprintf(services + off, len - off, ", cql over TLS on port %u",
+					c->native_transport_port_ssl);
+	if (cql_ssl_port_extra(c, c->native_shard_aware_transport_port,
+			       c->native_shard_aware_transport_port_ssl))
+		off += (size_t)snprintf(services + off, len - off, " (shard-aware %u)",
+					c->native_shard_aware_transport_port_ssl);
+	return off;
+}
+
+/* ---- the REST API's native transport switch (nodetool disablebinary / enablebinary) ---- */
+
+struct nt_req {
+	struct serve_ctx *s;
+	bool start;
+	void (*done)(void *arg, int err);
+	void *arg;
+};
+
+static void
+nt_switch(void *p)
+{
+	struct nt_req *q = p;
+	struct serve_ctx *s = q->s;
+	unsigned i;
+	int err = 0;
+
+	if (q->start && !s->cql_running) {
+		err = cql_listen(s);
+		s->cql_running = err == 0;
+		if (err == 0)
+			SM_INFO("REST API: native transport started");
+	} else if (!q->start && s->cql_running) {
+		for (i = 0; i < s->ncql_listeners; i++)
+			sm_net_listener_close(s->cql_listeners[i]);
+		s->ncql_listeners = 0;
+		s->cql_running = false;
+		SM_INFO("REST API: native transport stopped (connections open stay)");
+	}
+	q->done(q->arg, err);
+	sm_free(q);
+}
+
+static void
+api_native_transport(void *ctx, bool start, void (*done)(void *arg, int err), void *arg)
+{
+	struct nt_req *q = sm_malloc(sizeof(*q));
+
+	if (q == NULL) {
+		done(arg, -ENOMEM);
+		return;
+	}
+	*q = (struct nt_req){ .s = ctx, .start = start, .done = done, .arg = arg };
+	if (sm_submit_to(0, nt_switch, q, NULL) < 0) {
+		sm_free(q);
+		done(arg, -ENOMEM);
+	}
+}
+
+static bool
+api_native_transport_running(void *ctx)
+{
+	return __atomic_load_n(&((struct serve_ctx *)ctx)->cql_running, __ATOMIC_RELAXED);
 }
 /* IPv4 @base + @i ("127.0.0.1" + 1 = "127.0.0.2"); false when not IPv4 or it overflows. */
 static bool
@@ -212,6 +369,21 @@ cql_setup(struct serve_ctx *s, unsigned nshards)
 	s->alt_svc.request_timeout_ms = c->http_request_timeout_in_ms;
 	s->alt_svc.idle_timeout_ms = c->http_idle_timeout_in_ms;
 	s->stats_svc.request_timeout_ms = c->http_request_timeout_in_ms;
+	s->api_cfg = (struct sm_api_config){
+		.cluster = &s->views[0],
+		.version = SM_VERSION,
+		.started_ms = sm_now_ms(),
+		.generation = (uint64_t)time(NULL),
+		.native_transport = api_native_transport,
+		.native_transport_running = api_native_transport_running,
+		.ctx = s,
+	};
+	sm_api_handler_init(&s->api_handler, &s->api_cfg);
+	s->api_svc.handler = &s->api_handler;
+	s->api_svc.too_large_type = "application/json";
+	s->api_svc.too_large_body = "{\"message\": \"request too large\", \"code\": 413}";
+	s->api_svc.request_timeout_ms = c->http_request_timeout_in_ms;
+	s->api_svc.idle_timeout_ms = c->http_idle_timeout_in_ms;
 	for (i = 0; i <= s->nviews; i++) {
 		struct sm_cql_service *svc = &s->cql[i];
 
@@ -278,67 +450,11 @@ serve_shard_init(unsigned shard, void *arg)
 
 	/* The control shard owns the listening sockets. */
 	services[0] = '\0';
-	if (s->cfg.shard_nodes) {
-		unsigned i;
-
-		for (i = 0; i < s->nviews; i++) {
-			struct sm_listen_opts lo = {
-				.addr = s->node_addr[i],
-				.port = (uint16_t)s->cfg.native_transport_port,
-				.placement = SM_PLACE_SHARD,
-				.shard = i,
-				.proto = &sm_cql_proto_ops,
-				.ctx = &s->cql[i],
-			};
-			struct sm_listener *l;
-
-			ret = sm_net_listen(&lo, &l);
-			if (ret < 0) {
-				sm_app_listen_error(&s->cfg, "cql", "native_transport_port",
-						    s->node_addr[i],
-						    s->cfg.native_transport_port, ret);
-				return ret;
-			}
-		}
-		off += (size_t)snprintf(services + off, sizeof(services) - off,
-					"cql on %s..%s:%u (one node per shard)", s->node_addr[0],
-					s->node_addr[s->nviews - 1], s->cfg.native_transport_port);
-	} else {
-		const struct sm_config *c = &s->cfg;
-
-		ret = open_cql_pair(s, "native_transport_port", "native_transport_port_ssl",
-				    c->native_transport_port, c->native_transport_port_ssl,
-				    SM_PLACE_BALANCED, &s->cql[0]);
-		if (ret < 0)
-			return ret;
-		ret = open_cql_pair(s, "native_shard_aware_transport_port",
-				    "native_shard_aware_transport_port_ssl",
-				    c->native_shard_aware_transport_port,
-				    c->native_shard_aware_transport_port_ssl, SM_PLACE_SRC_PORT,
-				    &s->cql[1]);
-		if (ret < 0)
-			return ret;
-		off += (size_t)snprintf(
-			services + off, sizeof(services) - off, "cql on %s%s (shard-aware %u%s)",
-			sm_net_hostport(c->listen_address, c->native_transport_port, hp, sizeof(hp)),
-			cql_port_is_tls(c, c->native_transport_port, c->native_transport_port_ssl)
-				? " over TLS"
-				: "",
-			c->native_shard_aware_transport_port,
-			cql_port_is_tls(c, c->native_shard_aware_transport_port,
-					c->native_shard_aware_transport_port_ssl)
-				? " over TLS"
-				: "");
-		if (cql_ssl_port_extra(c, c->native_transport_port, c->native_transport_port_ssl))
-			off += (size_t)snprintf(services + off, sizeof(services) - off,
-						", cql over TLS on port %u",
-						c->native_transport_port_ssl);
-		if (cql_ssl_port_extra(c, c->native_shard_aware_transport_port,
-				       c->native_shard_aware_transport_port_ssl))
-			off += (size_t)snprintf(services + off, sizeof(services) - off,
-						" (shard-aware %u)",
-						c->native_shard_aware_transport_port_ssl);
-	}
+	ret = cql_listen(s);
+	if (ret < 0)
+		return ret;
+	s->cql_running = true;
+	off = cql_describe(s, services, off, sizeof(services));
 	if (s->cfg.alternator_port != 0) {
 		ret = open_listener(&s->cfg, "alternator", "alternator_port", s->cfg.listen_address,
 				    s->cfg.alternator_port, SM_PLACE_BALANCED, &sm_http_proto_ops,
@@ -354,7 +470,8 @@ serve_shard_init(unsigned shard, void *arg)
 	if (s->cfg.alternator_https_port != 0) {
 		ret = open_listener_tls(&s->cfg, "alternator", "alternator_https_port",
 					s->cfg.listen_address, s->cfg.alternator_https_port,
-					SM_PLACE_BALANCED, &sm_http_proto_ops, &s->alt_svc, s->alt_tls);
+					SM_PLACE_BALANCED, &sm_http_proto_ops, &s->alt_svc, s->alt_tls,
+					NULL);
 		if (ret < 0)
 			return ret;
 		off += (size_t)snprintf(services + off, sizeof(services) - off,
@@ -382,6 +499,17 @@ serve_shard_init(unsigned shard, void *arg)
 					", stats on http://%s/metrics",
 					sm_net_hostport(stats_addr, s->cfg.prometheus_port, hp,
 							sizeof(hp)));
+	}
+	if (s->cfg.api_port != 0) {
+		const char *api_addr = s->cfg.api_address ? s->cfg.api_address : s->cfg.listen_address;
+
+		ret = open_listener(&s->cfg, "REST API", "api_port", api_addr, s->cfg.api_port,
+				    SM_PLACE_BALANCED, &sm_http_proto_ops, &s->api_svc);
+		if (ret < 0)
+			return ret;
+		off += (size_t)snprintf(services + off, sizeof(services) - off,
+					", REST API on http://%s",
+					sm_net_hostport(api_addr, s->cfg.api_port, hp, sizeof(hp)));
 	}
 	SM_INFO("serving %s (%u %s, network stack %s); SIGUSR1 prints counters, SIGTERM "
 		"drains and exits",

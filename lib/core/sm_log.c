@@ -35,6 +35,19 @@ sm_log_set_level(enum sm_log_level level)
 	SM_WRITE_ONCE(sm_log_level, (int)level);
 }
 
+enum sm_log_level
+sm_log_get_level(void)
+{
+	return (enum sm_log_level)SM_READ_ONCE(sm_log_level);
+}
+
+const char *
+sm_log_level_name(enum sm_log_level level)
+{
+	return (unsigned)level < SM_ARRAY_SIZE(sm_log_parse_names) ? sm_log_parse_names[level]
+								    : "info";
+}
+
 int
 sm_log_parse_level(const char *name, enum sm_log_level *level)
 {

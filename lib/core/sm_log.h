@@ -22,6 +22,14 @@ enum sm_log_level {
 void
 sm_log_set_level(enum sm_log_level level);
 
+/* The most verbose level printed now. */
+enum sm_log_level
+sm_log_get_level(void);
+
+/* "error", "warn", "info" or "debug". */
+const char *
+sm_log_level_name(enum sm_log_level level);
+
 /* Parse "error", "warn", "info" or "debug"; -EINVAL for anything else. */
 int
 sm_log_parse_level(const char *name, enum sm_log_level *level);

@@ -144,7 +144,8 @@ def main():
     srv = subprocess.Popen([a.binary, "serve", "--smp", str(a.smp), "--overprovisioned",
                             "--native-transport-port", str(cql),
                             "--native-shard-aware-transport-port", str(shard),
-                            "--alternator-port", str(alt), "--prometheus-port", str(prom)]
+                            "--alternator-port", str(alt), "--prometheus-port", str(prom),
+                            "--api-port", "0"]
                            + a.serve_arg,
                            stdout=log, stderr=log)
     try:

@@ -62,7 +62,7 @@ prom=$(free_port)
 	--native-transport-port "$(free_port)" --native-shard-aware-transport-port "$(free_port)" \
 	--alternator-port "$http" --alternator-https-port "$https" \
 	--alternator-encryption-options-certificate "$tmp/s.crt" \
-	--alternator-encryption-options-keyfile "$tmp/s.key" --prometheus-port "$prom" \
+	--alternator-encryption-options-keyfile "$tmp/s.key" --prometheus-port "$prom" --api-port 0 \
 	>"$tmp/serve.log" 2>&1 &
 spid=$!
 wait_port "$http"

@@ -122,7 +122,7 @@ sport=$(free_port)
 sapport=$(free_port)
 "$bin" serve --smp 1 --cpuset "$SERVER_CPUS" --idle-poll-us 0 --listen-address 127.0.0.1 \
 	--native-transport-port "$cport" --native-shard-aware-transport-port "$sapport" \
-	--alternator-port "$aport" --prometheus-port "$sport" >"$tmp/serve.log" 2>&1 &
+	--alternator-port "$aport" --prometheus-port "$sport" --api-port 0 >"$tmp/serve.log" 2>&1 &
 spid=$!
 pids+=("$spid")
 wait_port "$cport"

@@ -211,7 +211,7 @@ class Server:
         given = " ".join(str(a) for a in args)
         if "--config" not in given:
             for opt in ("--native-transport-port", "--native-shard-aware-transport-port",
-                        "--alternator-port"):
+                        "--alternator-port", "--api-port"):
                 if opt not in given:
                     self.argv += [opt, str(free_port())]
         self.argv += list(args)
@@ -228,7 +228,7 @@ class Server:
             self._dpdk_wire()
 
     _PORT_OPTS = ("--echo-port", "--prometheus-port", "--native-transport-port",
-                  "--native-shard-aware-transport-port", "--alternator-port")
+                  "--native-shard-aware-transport-port", "--alternator-port", "--api-port")
 
     def _ports(self):
         """The non-zero ports on the command line."""
