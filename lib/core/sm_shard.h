@@ -117,8 +117,10 @@ sm_submit_to(unsigned shard, void (*fn)(void *arg), void *arg, void (*done)(void
  * Run fn(arg) on every shard, the calling one included (queued, as
  * sm_submit_to()); when all have run, all_done(arg) runs once on the calling
  * shard (Seastar's invoke_on_all, DPDK's rte_eal_mp_remote_launch then
- * wait). For control-plane steps (phases, schema changes, stop): it
- * allocates. Returns 0; -ENOMEM when nothing could be sent (fn ran nowhere,
+ * wait). For control-plane steps (phases, schema changes, stop): with
+ * @all_done it allocates a counter, freed when the last reply is in (so the
+ * runtime must outlive the replies); without, it is sm_submit_to() to each
+ * shard. Returns 0; -ENOMEM when nothing could be sent (fn ran nowhere,
  * all_done does not run); or another negative errno when some shards could
  * not be reached, in which case all_done still runs once after the others.
  */
