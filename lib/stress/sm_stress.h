@@ -340,4 +340,7 @@ sm_stress_op_name(enum sm_stress_op op);
 const char *
 sm_stress_cl_name(enum sm_stress_cl cl);
 
+/* The run itself: sm_stress_run.h. */
+#include "sm_stress_run.h"
+
 #endif /* SM_STRESS_H */
