@@ -108,6 +108,14 @@ sm_stress_pace_init(struct sm_stress_pace *p, double rate, unsigned nshards, uin
 }
 
 uint64_t
+sm_stress_pace_next_due(const struct sm_stress_pace *p, uint64_t now)
+{
+	if (p->interval_ns <= 0)
+		return now;
+	return p->start_ns + (uint64_t)((double)p->issued * p->interval_ns);
+}
+
+uint64_t
 sm_stress_pace_next(struct sm_stress_pace *p)
 {
 	uint64_t due = p->start_ns + (uint64_t)((double)p->issued * p->interval_ns);

@@ -82,6 +82,14 @@ struct sm_stress_pace {
 void
 sm_stress_pace_init(struct sm_stress_pace *p, double rate, unsigned nshards, uint64_t start_ns);
 
+/*
+ * When the next operation is due: start_ns + issued * interval, or @now
+ * when unpaced (every operation is due at once). It is not counted: the
+ * caller that starts it then calls sm_stress_pace_next().
+ */
+uint64_t
+sm_stress_pace_next_due(const struct sm_stress_pace *p, uint64_t now);
+
 /* The due time of the next operation (start_ns + issued * interval), and count it. */
 uint64_t
 sm_stress_pace_next(struct sm_stress_pace *p);

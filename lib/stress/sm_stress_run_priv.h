@@ -200,7 +200,7 @@ struct sm_stress_run {
 	struct sm_timer timer;
 	uint64_t phase_start_ns, measure_start_ns, last_tick_ns;
 	double measure_start_epoch;
-	unsigned acks;
+	bool flipping; /* an interval's flip is out on the shards */
 	uint64_t progress_ops, progress_ns; /* watchdog: completions seen, and when */
 	uint64_t last_ops[SM_STRESS_NR_OPS + 1];
 	uint64_t last_errors;

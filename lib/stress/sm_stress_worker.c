@@ -218,24 +218,19 @@ pump(void *arg)
 
 		if (sh->quota != 0 && sh->started >= sh->quota)
 			break;
-		if (sh->pace.interval_ns > 0) {
-			due = sh->pace.start_ns +
-			      (uint64_t)((double)sh->pace.issued * sh->pace.interval_ns);
-			if (due > now) {
-				if (due - now > SPIN_NS) {
-					sm_timer_arm(&sh->pump_timer, (due - now) / 1000000);
-				} else {
-					/* poll until it is due: idle, not work */
-					if (sh->started == started)
-						sm_shard_note_idle();
-					schedule_pump(sh);
-				}
-				return;
+		due = sm_stress_pace_next_due(&sh->pace, now);
+		if (due > now) {
+			if (due - now > SPIN_NS) {
+				sm_timer_arm(&sh->pump_timer, (due - now) / 1000000);
+			} else {
+				/* poll until it is due: idle, not work */
+				if (sh->started == started)
+					sm_shard_note_idle();
+				schedule_pump(sh);
 			}
-			sm_stress_pace_next(&sh->pace);
-		} else {
-			due = now;
+			return;
 		}
+		sm_stress_pace_next(&sh->pace);
 		if (!sm_stress_cursor_next(&sh->cursor, &sh->rng, &w->key_index)) {
 			sh->quota = sh->started; /* -pop no-wrap: this shard's keys are used up */
 			break;
