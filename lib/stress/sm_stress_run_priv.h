@@ -200,7 +200,7 @@ struct sm_stress_run {
 	struct sm_timer timer;
 	uint64_t phase_start_ns, measure_start_ns, last_tick_ns;
 	double measure_start_epoch;
-	bool flipping; /* an interval's flip is out on the shards */
+	bool flipping;			    /* an interval's flip is out on the shards */
 	uint64_t progress_ops, progress_ns; /* watchdog: completions seen, and when */
 	uint64_t last_ops[SM_STRESS_NR_OPS + 1];
 	uint64_t last_errors;
@@ -218,7 +218,7 @@ struct sm_stress_run {
  * The run in progress: one per process, as the runtime is; set by
  * sm_stress_run_create(). The engine's files call it sx.
  */
-extern struct sm_stress_run *sm_stress_run_cur;
+extern struct sm_stress_run *sm_stress_run_cur __attribute__((visibility("hidden")));
 #define sx sm_stress_run_cur
 
 /* Bytes of cell @col of key @i: deterministic, so a read can check it. */
@@ -237,9 +237,61 @@ sm_stress_cell_size(uint64_t i, unsigned col)
 
 /* sm_stress_worker.c: workers, pacing, phases and connections on every shard. */
 
-/* The operation of @w ended: @err_code 0 (with @rows) or the error; retry or count it. */
+/* Run the shard's pump soon (once, however often asked before it runs). */
+static inline void
+sm_stress_schedule_pump(struct sm_stress_shard *sh)
+{
+	if (!sh->pump_queued) {
+		sh->pump_queued = true;
+		sm_task_schedule(&sh->pump_task);
+	}
+}
+
+/* @w is free for the next operation. */
+static inline void
+sm_stress_worker_idle(struct sm_stress_worker *w)
+{
+	struct sm_stress_shard *sh = w->sh;
+
+	w->busy = false;
+	sh->busy--;
+	sh->completed++;
+	w->next_idle = sh->idle;
+	sh->idle = w;
+	sm_stress_schedule_pump(sh);
+}
+
+/* The operation of @w failed with @err_code: retry it, or count it and free @w. */
 void
-sm_stress_worker_finish(struct sm_stress_worker *w, int32_t err_code, uint64_t rows);
+sm_stress_worker_failed(struct sm_stress_worker *w, int32_t err_code);
+
+/*
+ * The operation of @w ended: @err_code 0 (with @rows) or the error. Inline:
+ * the protocols' reply callbacks end every operation here, and a success
+ * costs no call.
+ */
+static inline void
+sm_stress_worker_finish(struct sm_stress_worker *w, int32_t err_code, uint64_t rows)
+{
+	struct sm_stress_shard *sh = w->sh;
+	uint64_t end = sm_now_ns();
+	struct sm_stress_op_stats *o = &sh->st[w->op];
+
+	if (err_code != 0) {
+		sm_stress_worker_failed(w, err_code);
+		return;
+	}
+	if (sh->recording) {
+		o->ops++;
+		o->partitions++;
+		o->rows += rows;
+		sm_hdr_record(&o->rt[sh->active], (int64_t)(end - w->due_ns));
+		sm_hdr_record(&o->st[sh->active], (int64_t)(end - w->start_ns));
+		sm_hdr_record(&o->rt_total, (int64_t)(end - w->due_ns));
+		sm_hdr_record(&o->st_total, (int64_t)(end - w->start_ns));
+	}
+	sm_stress_worker_idle(w);
+}
 
 /* @c is ready for operations. */
 void

@@ -118,15 +118,6 @@ worker_send(struct sm_stress_worker *w)
 	sx->proto->send(w);
 }
 
-static void
-schedule_pump(struct sm_stress_shard *sh)
-{
-	if (!sh->pump_queued) {
-		sh->pump_queued = true;
-		sm_task_schedule(&sh->pump_task);
-	}
-}
-
 /*
  * A read found no row: the keys it draws were never written (cassandra-
  * stress's usual first step is `write` over the same population). Say so,
@@ -154,36 +145,25 @@ missing_text(char *buf, size_t len, const struct sm_stress_worker *w)
 }
 
 void
-sm_stress_worker_finish(struct sm_stress_worker *w, int32_t err_code, uint64_t rows)
+sm_stress_worker_failed(struct sm_stress_worker *w, int32_t err_code)
 {
 	struct sm_stress_shard *sh = w->sh;
-	uint64_t end = sm_now_ns();
 	struct sm_stress_op_stats *o = &sh->st[w->op];
 
-	if (err_code != 0 && w->tries < sx->s.errors.retries && !sh->stopping) {
+	if (w->tries < sx->s.errors.retries && !sh->stopping) {
 		/* The clock keeps running from the first try, as in cassandra-stress. */
 		w->tries++;
 		sx->proto->send(w);
 		return;
 	}
 	if (sh->recording) {
-		if (err_code != 0) {
-			o->errors++;
-			count_error(sh, err_code);
-			if (err_code == SM_STRESS_VALIDATION_ERROR ||
-			    err_code == SM_STRESS_VALIDATION_MISSING)
-				sh->validation_failures++;
-		} else {
-			o->ops++;
-			o->partitions++;
-			o->rows += rows;
-			sm_hdr_record(&o->rt[sh->active], (int64_t)(end - w->due_ns));
-			sm_hdr_record(&o->st[sh->active], (int64_t)(end - w->start_ns));
-			sm_hdr_record(&o->rt_total, (int64_t)(end - w->due_ns));
-			sm_hdr_record(&o->st_total, (int64_t)(end - w->start_ns));
-		}
+		o->errors++;
+		count_error(sh, err_code);
+		if (err_code == SM_STRESS_VALIDATION_ERROR ||
+		    err_code == SM_STRESS_VALIDATION_MISSING)
+			sh->validation_failures++;
 	}
-	if (err_code != 0 && !sx->s.errors.ignore && !sh->failed_run) {
+	if (!sx->s.errors.ignore && !sh->failed_run) {
 		char name[96];
 
 		sh->failed_run = true;
@@ -195,12 +175,7 @@ sm_stress_worker_finish(struct sm_stress_worker *w, int32_t err_code, uint64_t r
 				 sm_stress_error_name(err_code, name, sizeof(name)),
 				 sm_stress_op_name(w->op), w->tries + 1);
 	}
-	w->busy = false;
-	sh->busy--;
-	sh->completed++;
-	w->next_idle = sh->idle;
-	sh->idle = w;
-	schedule_pump(sh);
+	sm_stress_worker_idle(w);
 }
 
 /* Start as many operations as the workers, the quota and the schedule allow. */
@@ -226,7 +201,7 @@ pump(void *arg)
 				/* poll until it is due: idle, not work */
 				if (sh->started == started)
 					sm_shard_note_idle();
-				schedule_pump(sh);
+				sm_stress_schedule_pump(sh);
 			}
 			return;
 		}
@@ -301,7 +276,7 @@ sm_stress_shard_start_phase(void *arg)
 		SM_WRITE_ONCE(sh->done, true);
 		return;
 	}
-	schedule_pump(sh);
+	sm_stress_schedule_pump(sh);
 }
 
 void
