@@ -102,9 +102,11 @@ open_log(const char *opt, const char *path, FILE **f)
 		return 0;
 	*f = fopen(path, "w");
 	if (*f == NULL) {
+		int err = errno;
+
 		fprintf(stderr, "shardmark stress: cannot write -log %s=%s: %s\n", opt, path,
-			strerror(errno));
-		return -errno;
+			strerror(err));
+		return -err;
 	}
 	return 0;
 }
