@@ -105,6 +105,7 @@ sm_stress_merge_read(struct sm_stress_merge *m, FILE *f, char *err, size_t errle
 void
 sm_stress_merge_print(FILE *f, const struct sm_stress_merge *m);
 
+/* Release @m (NULL is fine). */
 void
 sm_stress_merge_free(struct sm_stress_merge *m);
 

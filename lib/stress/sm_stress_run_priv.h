@@ -301,12 +301,18 @@ sm_stress_conn_ready(struct sm_stress_conn *c);
 void
 sm_stress_conn_failed(struct sm_stress_conn *c, int err, const char *why);
 
+/* Set up @o's six histograms (0 or -ENOMEM); release them (safe on a zeroed @o). */
 int
 sm_stress_stats_init(struct sm_stress_op_stats *o);
 void
 sm_stress_stats_fini(struct sm_stress_op_stats *o);
 
-/* Messages from shard 0 to every shard. */
+/*
+ * Messages from shard 0 to every shard (sm_submit_to_all()): start phase
+ * @arg (an enum sm_stress_phase) with this shard's quota and workers; stop
+ * starting operations; flip the interval histograms and note the CPU and
+ * reactor time; connect to every host; close every connection.
+ */
 void
 sm_stress_shard_start_phase(void *arg);
 void
