@@ -31,6 +31,7 @@
  * `shardmark stress` itself also takes shardmark's own options (--smp,
  * --cpuset, --network-stack, --dpdk-args, --config, ...) before the command;
  * app/shardmark/stress.c applies them, and this parser sees what follows.
+ * The run itself is sm_stress_run.h.
  *
  * Differences from cassandra-stress: -rate without threads= uses
  * threads=200 (cassandra-stress would ramp with `auto`); a run needs n= or
@@ -339,5 +340,8 @@ sm_stress_op_name(enum sm_stress_op op);
 /* "LOCAL_ONE", "QUORUM", ...; "?" for a code that is not a consistency level. */
 const char *
 sm_stress_cl_name(enum sm_stress_cl cl);
+
+/* The run itself: sm_stress_run.h. */
+#include "sm_stress_run.h"
 
 #endif /* SM_STRESS_H */

@@ -106,12 +106,3 @@ sm_stress_pace_init(struct sm_stress_pace *p, double rate, unsigned nshards, uin
 	p->interval_ns = rate > 0 ? 1e9 * (double)nshards / rate : 0;
 	p->issued = 0;
 }
-
-uint64_t
-sm_stress_pace_next(struct sm_stress_pace *p)
-{
-	uint64_t due = p->start_ns + (uint64_t)((double)p->issued * p->interval_ns);
-
-	p->issued++;
-	return due;
-}

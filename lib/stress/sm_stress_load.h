@@ -82,8 +82,28 @@ struct sm_stress_pace {
 void
 sm_stress_pace_init(struct sm_stress_pace *p, double rate, unsigned nshards, uint64_t start_ns);
 
+/*
+ * When the next operation is due: start_ns + issued * interval, or @now
+ * when unpaced (every operation is due at once). It is not counted: the
+ * caller that starts it then calls sm_stress_pace_next(). Inline, as the
+ * next one: the pump asks for every operation.
+ */
+static inline uint64_t
+sm_stress_pace_next_due(const struct sm_stress_pace *p, uint64_t now)
+{
+	if (p->interval_ns <= 0)
+		return now;
+	return p->start_ns + (uint64_t)((double)p->issued * p->interval_ns);
+}
+
 /* The due time of the next operation (start_ns + issued * interval), and count it. */
-uint64_t
-sm_stress_pace_next(struct sm_stress_pace *p);
+static inline uint64_t
+sm_stress_pace_next(struct sm_stress_pace *p)
+{
+	uint64_t due = p->start_ns + (uint64_t)((double)p->issued * p->interval_ns);
+
+	p->issued++;
+	return due;
+}
 
 #endif /* SM_STRESS_LOAD_H */

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -700,57 +701,250 @@ parse_pop(struct ctx *c, char **p, int n)
 	return 0;
 }
 
-/* ---- -col ---- */
+/* ---- sub-option tables ---- */
+
+/*
+ * Most options are a list of sub-options, each a row of (name, type,
+ * where the value goes, bounds), as config.c's SM_CONFIG_TABLE and DPDK's
+ * eal_option_list.h: parse_subopts() matches the words against the rows,
+ * refuses repeats, parses and checks the value with the row's message,
+ * and stores it. An option's own function keeps only what ties its
+ * sub-options together.
+ */
+enum subopt_type {
+	SO_FLAG,   /* a word (or its alias): bool = true */
+	SO_BOOL2,  /* one of two words, "name/alt": bool = (word is name) */
+	SO_UINT,   /* name=N, N in [min, max]: unsigned */
+	SO_U16,	   /* the same, stored as uint16_t */
+	SO_U64,	   /* the same, stored as uint64_t */
+	SO_STR,	   /* name=TEXT: an owned copy (char *) */
+	SO_FILE,   /* name=PATH: the same, not empty */
+	SO_ENUM,   /* name=WORD, one of vals: its value (an enum) */
+	SO_REFUSE, /* name...: refused with the row's text */
+	SO_FN,	   /* name=...: the row's own setter */
+};
+
+#define SO_NONE SIZE_MAX      /* no field: checked and otherwise ignored */
+#define SO_CQL_ONLY (1u << 0) /* a CQL setting: not with -mode alternator */
+#define SO_ALT_ONLY (1u << 1) /* only with -mode alternator */
+#define SO_IN_CTX (1u << 2)   /* the field is the parser's (struct ctx), not a setting */
+#define SO_MANY (1u << 3)     /* may be given more than once */
+
+#define S_OFF(field) offsetof(struct sm_stress_settings, field)
+#define C_OFF(field) offsetof(struct ctx, field)
+
+struct subopt_val {
+	const char *word;
+	int val;
+	const char *why; /* refused: why, and what to give instead */
+};
+
+struct subopt {
+	const char *name; /* "retries=" takes a value; "ignore" is a word */
+	const char *alt;  /* SO_FLAG, SO_BOOL2: the other word */
+	enum subopt_type type;
+	size_t off;
+	uint64_t min, max;
+	const struct subopt_val *vals; /* SO_ENUM, ending with { NULL } */
+	/* SO_ENUM: after "'word': " for a value not in vals; SO_REFUSE: why */
+	const char *text;
+	unsigned flags;
+	int (*set)(struct ctx *c, const char *where, const char *tok, const char *v);
+};
+
+/* The row @tok names, with its value in *@v (NULL for a word); NULL for none. */
+static const struct subopt *
+subopt_find(const struct subopt *tab, const char *tok, const char **v)
+{
+	size_t len;
+
+	for (; tab->name != NULL; tab++) {
+		len = strlen(tab->name);
+		*v = NULL;
+		if (tab->name[len - 1] == '=' || tab->type == SO_REFUSE) {
+			if ((*v = after(tok, tab->name)) != NULL)
+				return tab;
+		} else if (is(tok, tab->name) || (tab->alt != NULL && is(tok, tab->alt))) {
+			return tab;
+		}
+	}
+	return NULL;
+}
+
+/* "use name=a, b or c" from the values that are not refused. */
+static int
+subopt_bad_enum(struct ctx *c, const char *where, const char *tok, const struct subopt *o)
+{
+	char list[256];
+	size_t off = 0, k, n = 0, i = 0;
+
+	for (k = 0; o->vals[k].word != NULL; k++)
+		n += o->vals[k].why == NULL;
+	for (k = 0; o->vals[k].word != NULL; k++) {
+		if (o->vals[k].why != NULL)
+			continue;
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+					i == 0	     ? ""
+					: i + 1 == n ? " or "
+						     : ", ",
+					o->vals[k].word);
+		i++;
+	}
+	return fail(c, "%s: '%s': use %s%s", where, tok, o->name, list);
+}
 
 static int
-parse_col(struct ctx *c, char **p, int n)
+subopt_set(struct ctx *c, const char *where, const struct subopt *o, const char *tok, const char *v)
 {
-	static const char where[] = "-col";
-	struct sm_stress_col *col = &c->s->col;
-	unsigned seen = 0;
+	char *f = o->off == SO_NONE ? NULL
+				    : (o->flags & SO_IN_CTX ? (char *)c : (char *)c->s) + o->off;
+	uint64_t x = 0;
+	unsigned u = 0;
+	size_t k;
+	int rc;
+
+	switch (o->type) {
+	case SO_FLAG:
+		if (f != NULL)
+			*(bool *)f = true;
+		return 0;
+	case SO_BOOL2:
+		*(bool *)f = is(tok, o->name);
+		return 0;
+	case SO_UINT:
+	case SO_U16:
+		rc = uint_arg(c, where, tok, v, o->min, o->max, &u);
+		if (rc == 0 && f != NULL && o->type == SO_UINT)
+			*(unsigned *)f = u;
+		else if (rc == 0 && f != NULL)
+			*(uint16_t *)f = (uint16_t)u;
+		return rc;
+	case SO_U64:
+		rc = num_arg(c, where, tok, v, false, o->min, o->max, &x);
+		if (rc == 0 && f != NULL)
+			*(uint64_t *)f = x;
+		return rc;
+	case SO_FILE:
+		if (*v == '\0')
+			return fail(c, "%s: '%s': give a file name", where, tok);
+		/* fall through */
+	case SO_STR:
+		return dup_str(c, (char **)f, v);
+	case SO_ENUM:
+		for (k = 0; o->vals[k].word != NULL; k++) {
+			if (!is(v, o->vals[k].word))
+				continue;
+			if (o->vals[k].why != NULL)
+				return fail(c, "%s: '%s': %s", where, tok, o->vals[k].why);
+			if (f != NULL)
+				memcpy(f, &o->vals[k].val, sizeof(int));
+			return 0;
+		}
+		if (o->text != NULL)
+			return fail(c, "%s: '%s': %s", where, tok, o->text);
+		return subopt_bad_enum(c, where, tok, o);
+	case SO_REFUSE:
+		return fail(c, "%s: '%s': %s", where, tok, o->text);
+	case SO_FN:
+		return o->set(c, where, tok, v);
+	}
+	return -EINVAL;
+}
+
+/*
+ * Apply the words @p[0..@n) of option @where through @tab; a word no row
+ * names gets "unknown sub-option 'word' @expected". *@seen gets a bit per
+ * row given (its index in @tab).
+ */
+static int
+parse_subopts(struct ctx *c, const char *where, const struct subopt *tab, const char *expected,
+	      char **p, int n, unsigned *seen)
+{
+	const struct subopt *o;
+	const char *v;
+	char name[64];
 	int i, rc;
 
+	*seen = 0;
 	for (i = 0; i < n; i++) {
-		const char *t = p[i], *v = NULL;
-
-		if ((v = after(t, "n=")) != NULL) {
-			if ((rc = once(c, where, &seen, 0, "n=")) < 0 ||
-			    (rc = parse_dist(c, where, t, v, false, &col->count)) < 0)
+		o = subopt_find(tab, p[i], &v);
+		if (o == NULL)
+			return fail(c, "%s: unknown sub-option '%s' %s", where, p[i], expected);
+		if (o->type != SO_REFUSE && !(o->flags & SO_MANY)) {
+			snprintf(name, sizeof(name), "%s%s%s", o->name, o->alt != NULL ? "/" : "",
+				 o->alt != NULL ? o->alt : "");
+			if ((rc = once(c, where, seen, (unsigned)(o - tab), name)) < 0)
 				return rc;
-			if (col->count.min < 1 || col->count.max > MAX_COLUMNS)
-				return fail(c, "-col: '%s': give 1 to %u columns", t, MAX_COLUMNS);
-		} else if ((v = after(t, "size=")) != NULL) {
-			if ((rc = once(c, where, &seen, 1, "size=")) < 0 ||
-			    (rc = parse_dist(c, where, t, v, false, &col->size)) < 0)
-				return rc;
-			if (col->size.max > MAX_CELL_BYTES)
-				return fail(c, "-col: '%s': cells of at most %u bytes", t,
-					    MAX_CELL_BYTES);
-		} else if (is(t, "slice")) {
-			if ((rc = once(c, where, &seen, 2, "slice")) < 0)
-				return rc;
-			col->slice = true;
-		} else if ((v = after(t, "timestamp=")) != NULL) {
-			if ((rc = once(c, where, &seen, 3, "timestamp=")) < 0 ||
-			    (rc = num_arg(c, where, t, v, false, 1, INT64_MAX, &col->timestamp)) <
-				    0)
-				return rc;
-		} else if (after(t, "names=") != NULL) {
-			return fail(
-				c,
-				"-col: '%s': custom column names are not supported by shardmark "
-				"stress (columns are C0..C<n-1>): use n=FIXED(<count>)",
-				t);
-		} else {
-			return fail(c,
-				    "-col: unknown sub-option '%s' (expected n=DIST, size=DIST, "
-				    "slice or timestamp=)",
-				    t);
 		}
+		if ((rc = subopt_set(c, where, o, p[i], v)) < 0)
+			return rc;
+		if (o->flags & SO_CQL_ONLY)
+			c->cql_only_opt = p[i];
+		if (o->flags & SO_ALT_ONLY)
+			c->alt_only_opt = p[i];
 	}
 	return 0;
 }
 
+/* Whether the row of @tab called @name was given (@seen from parse_subopts()). */
+static bool
+subopt_given(const struct subopt *tab, unsigned seen, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; tab[i].name != NULL; i++)
+		if (strcmp(tab[i].name, name) == 0)
+			return seen & (1u << i);
+	return false;
+}
+
+/* ---- -col ---- */
+
+static int
+set_col_count(struct ctx *c, const char *where, const char *tok, const char *v)
+{
+	struct sm_stress_dist *d = &c->s->col.count;
+	int rc = parse_dist(c, where, tok, v, false, d);
+
+	if (rc < 0)
+		return rc;
+	if (d->min < 1 || d->max > MAX_COLUMNS)
+		return fail(c, "-col: '%s': give 1 to %u columns", tok, MAX_COLUMNS);
+	return 0;
+}
+
+static int
+set_col_size(struct ctx *c, const char *where, const char *tok, const char *v)
+{
+	struct sm_stress_dist *d = &c->s->col.size;
+	int rc = parse_dist(c, where, tok, v, false, d);
+
+	if (rc < 0)
+		return rc;
+	if (d->max > MAX_CELL_BYTES)
+		return fail(c, "-col: '%s': cells of at most %u bytes", tok, MAX_CELL_BYTES);
+	return 0;
+}
+
+static const struct subopt col_subopts[] = {
+	{ "n=", .type = SO_FN, .set = set_col_count },
+	{ "size=", .type = SO_FN, .set = set_col_size },
+	{ "slice", .type = SO_FLAG, .off = S_OFF(col.slice) },
+	{ "timestamp=", .type = SO_U64, .off = S_OFF(col.timestamp), .min = 1, .max = INT64_MAX },
+	{ "names=", .type = SO_REFUSE,
+	  .text = "custom column names are not supported by shardmark stress (columns are "
+		  "C0..C<n-1>): use n=FIXED(<count>)" },
+	{ NULL },
+};
+
+static int
+parse_col(struct ctx *c, char **p, int n)
+{
+	unsigned seen;
+
+	return parse_subopts(c, "-col", col_subopts,
+			     "(expected n=DIST, size=DIST, slice or timestamp=)", p, n, &seen);
+}
 /* ---- -rate ---- */
 
 static int
@@ -1128,160 +1322,95 @@ parse_node(struct ctx *c, char **p, int n)
 
 /* ---- -port ---- */
 
+static const struct subopt port_subopts[] = {
+	{ "native=", .type = SO_U16, .off = S_OFF(native_port), .min = 1, .max = 65535 },
+	{ "alternator=", .type = SO_U16, .off = S_OFF(alternator_port), .min = 1, .max = 65535 },
+	/* Older scripts pass these; nothing here speaks JMX or Thrift. */
+	{ "jmx=", .type = SO_U16, .off = SO_NONE, .min = 1, .max = 65535, .flags = SO_MANY },
+	{ "thrift=", .type = SO_U16, .off = SO_NONE, .min = 1, .max = 65535, .flags = SO_MANY },
+	{ NULL },
+};
+
 static int
 parse_port(struct ctx *c, char **p, int n)
 {
-	static const char where[] = "-port";
-	unsigned seen = 0, v16 = 0;
-	int i, rc;
+	unsigned seen;
 
-	for (i = 0; i < n; i++) {
-		const char *t = p[i], *v = NULL;
-
-		if ((v = after(t, "native=")) != NULL) {
-			if ((rc = once(c, where, &seen, 0, "native=")) < 0 ||
-			    (rc = uint_arg(c, where, t, v, 1, 65535, &v16)) < 0)
-				return rc;
-			c->s->native_port = (uint16_t)v16;
-		} else if ((v = after(t, "alternator=")) != NULL) {
-			if ((rc = once(c, where, &seen, 1, "alternator=")) < 0 ||
-			    (rc = uint_arg(c, where, t, v, 1, 65535, &v16)) < 0)
-				return rc;
-			c->s->alternator_port = (uint16_t)v16;
-		} else if ((v = after(t, "jmx=")) != NULL || (v = after(t, "thrift=")) != NULL) {
-			/* Older scripts pass these; nothing here speaks JMX or Thrift. */
-			if ((rc = uint_arg(c, where, t, v, 1, 65535, &v16)) < 0)
-				return rc;
-		} else {
-			return fail(c,
-				    "-port: unknown sub-option '%s' (expected native=N or "
-				    "alternator=N)",
-				    t);
-		}
-	}
-	return 0;
+	return parse_subopts(c, "-port", port_subopts, "(expected native=N or alternator=N)", p, n,
+			     &seen);
 }
 
 /* ---- -mode ---- */
 
+static const struct subopt_val compression_vals[] = {
+	{ "none", SM_STRESS_COMPRESSION_NONE },
+	{ "lz4", SM_STRESS_COMPRESSION_LZ4 },
+	{ "snappy", 0, "snappy is not supported by shardmark stress: use compression=lz4 or none" },
+	{ NULL },
+};
+
+static const struct subopt_val protocol_vals[] = {
+	{ "3", 3 },
+	{ "4", 4 },
+	{ NULL },
+};
+
+static const struct subopt_val alt_op_vals[] = {
+	{ "put", SM_STRESS_ALT_PUT },
+	{ "update", SM_STRESS_ALT_UPDATE },
+	{ "update-conditional", SM_STRESS_ALT_UPDATE_CONDITIONAL },
+	{ NULL },
+};
+
+static const struct subopt mode_subopts[] = {
+	{ "native", "4x", SO_FLAG, C_OFF(mode_native), .flags = SO_IN_CTX },
+	{ "cql3", .type = SO_FLAG, .off = C_OFF(mode_cql3), .flags = SO_IN_CTX },
+	{ "alternator", .type = SO_FLAG, .off = C_OFF(mode_alternator), .flags = SO_IN_CTX },
+	{ "prepared", "unprepared", SO_BOOL2, S_OFF(mode.prepared), .flags = SO_CQL_ONLY },
+	{ "compression=", .type = SO_ENUM, .off = S_OFF(mode.compression), .vals = compression_vals,
+	  .flags = SO_CQL_ONLY },
+	{ "protocolVersion=", .type = SO_ENUM, .off = S_OFF(mode.protocol_version),
+	  .vals = protocol_vals,
+	  .text = "shardmark stress speaks CQL native protocol 3 or 4: use protocolVersion=4",
+	  .flags = SO_CQL_ONLY },
+	{ "user=", .type = SO_STR, .off = S_OFF(mode.user) },
+	{ "password=", .type = SO_STR, .off = S_OFF(mode.password) },
+	{ "maxPending=", .type = SO_UINT, .off = S_OFF(mode.max_pending), .min = 1, .max = 32768 },
+	{ "connectionsPerHost=", .type = SO_UINT, .off = S_OFF(mode.connections_per_host), .min = 1,
+	  .max = 1024 },
+	{ "requestTimeout=", .type = SO_UINT, .off = S_OFF(mode.request_timeout_ms), .min = 1,
+	  .max = 3600000 },
+	/* A leftover of cassandra-stress's -mode; the port is -port native=. */
+	{ "port=", .type = SO_UINT, .off = SO_NONE, .min = 1, .max = 65535 },
+	{ "op=", .type = SO_ENUM, .off = S_OFF(mode.alt_op), .vals = alt_op_vals,
+	  .flags = SO_ALT_ONLY },
+	{ "isolation=", .type = SO_STR, .off = S_OFF(mode.alt_isolation), .flags = SO_ALT_ONLY },
+	{ "auth-provider=", .type = SO_REFUSE,
+	  .text = "custom Java auth providers are not supported by shardmark stress: use user= "
+		  "and password=" },
+	{ NULL },
+};
+
 static int
 parse_mode(struct ctx *c, char **p, int n)
 {
-	static const char where[] = "-mode";
-	struct sm_stress_mode *m = &c->s->mode;
-	unsigned seen = 0, x;
+	unsigned seen;
 	int i, rc;
 
-	for (i = 0; i < n; i++) {
-		const char *t = p[i], *v = NULL;
-
-		if (is(t, "thrift") || is(t, "simplenative"))
+	for (i = 0; i < n; i++)
+		if (is(p[i], "thrift") || is(p[i], "simplenative"))
 			return fail(
 				c,
 				"-mode: mode %s was removed (as in cassandra-stress): use -mode "
 				"native cql3",
-				t);
-		if (is(t, "native") || is(t, "4x")) {
-			if ((rc = once(c, where, &seen, 0, "native/4x")) < 0)
-				return rc;
-			c->mode_native = true;
-		} else if (is(t, "cql3")) {
-			if ((rc = once(c, where, &seen, 1, "cql3")) < 0)
-				return rc;
-			c->mode_cql3 = true;
-		} else if (is(t, "alternator")) {
-			if ((rc = once(c, where, &seen, 2, "alternator")) < 0)
-				return rc;
-			c->mode_alternator = true;
-		} else if (is(t, "prepared") || is(t, "unprepared")) {
-			if ((rc = once(c, where, &seen, 3, "prepared/unprepared")) < 0)
-				return rc;
-			m->prepared = is(t, "prepared");
-			c->cql_only_opt = t;
-		} else if ((v = after(t, "compression=")) != NULL) {
-			if ((rc = once(c, where, &seen, 4, "compression=")) < 0)
-				return rc;
-			if (is(v, "none"))
-				m->compression = SM_STRESS_COMPRESSION_NONE;
-			else if (is(v, "lz4"))
-				m->compression = SM_STRESS_COMPRESSION_LZ4;
-			else if (is(v, "snappy"))
-				return fail(c,
-					    "-mode: '%s': snappy is not supported by shardmark "
-					    "stress: use compression=lz4 or none",
-					    t);
-			else
-				return fail(c, "-mode: '%s': use compression=none or lz4", t);
-			c->cql_only_opt = t;
-		} else if ((v = after(t, "protocolVersion=")) != NULL) {
-			if ((rc = once(c, where, &seen, 5, "protocolVersion=")) < 0)
-				return rc;
-			if (!is(v, "3") && !is(v, "4"))
-				return fail(c,
-					    "-mode: '%s': shardmark stress speaks CQL native "
-					    "protocol 3 or 4: use protocolVersion=4",
-					    t);
-			m->protocol_version = (unsigned)(v[0] - '0');
-			c->cql_only_opt = t;
-		} else if ((v = after(t, "user=")) != NULL) {
-			if ((rc = once(c, where, &seen, 6, "user=")) < 0 ||
-			    (rc = dup_str(c, &m->user, v)) < 0)
-				return rc;
-		} else if ((v = after(t, "password=")) != NULL) {
-			if ((rc = once(c, where, &seen, 7, "password=")) < 0 ||
-			    (rc = dup_str(c, &m->password, v)) < 0)
-				return rc;
-		} else if ((v = after(t, "maxPending=")) != NULL) {
-			if ((rc = once(c, where, &seen, 8, "maxPending=")) < 0 ||
-			    (rc = uint_arg(c, where, t, v, 1, 32768, &m->max_pending)) < 0)
-				return rc;
-		} else if ((v = after(t, "connectionsPerHost=")) != NULL) {
-			if ((rc = once(c, where, &seen, 9, "connectionsPerHost=")) < 0 ||
-			    (rc = uint_arg(c, where, t, v, 1, 1024, &m->connections_per_host)) < 0)
-				return rc;
-		} else if ((v = after(t, "requestTimeout=")) != NULL) {
-			if ((rc = once(c, where, &seen, 10, "requestTimeout=")) < 0 ||
-			    (rc = uint_arg(c, where, t, v, 1, 3600000, &m->request_timeout_ms)) < 0)
-				return rc;
-		} else if ((v = after(t, "port=")) != NULL) {
-			/* A leftover of cassandra-stress's -mode; the port is -port native=. */
-			if ((rc = once(c, where, &seen, 11, "port=")) < 0 ||
-			    (rc = uint_arg(c, where, t, v, 1, 65535, &x)) < 0)
-				return rc;
-		} else if ((v = after(t, "op=")) != NULL) {
-			if ((rc = once(c, where, &seen, 12, "op=")) < 0)
-				return rc;
-			if (is(v, "put"))
-				m->alt_op = SM_STRESS_ALT_PUT;
-			else if (is(v, "update"))
-				m->alt_op = SM_STRESS_ALT_UPDATE;
-			else if (is(v, "update-conditional"))
-				m->alt_op = SM_STRESS_ALT_UPDATE_CONDITIONAL;
-			else
-				return fail(c,
-					    "-mode: '%s': use op=put, update or update-conditional",
-					    t);
-			c->alt_only_opt = t;
-		} else if ((v = after(t, "isolation=")) != NULL) {
-			if ((rc = once(c, where, &seen, 13, "isolation=")) < 0 ||
-			    (rc = dup_str(c, &m->alt_isolation, v)) < 0)
-				return rc;
-			c->alt_only_opt = t;
-		} else if (after(t, "auth-provider=") != NULL) {
-			return fail(c,
-				    "-mode: '%s': custom Java auth providers are not supported by "
-				    "shardmark stress: use user= and password=",
-				    t);
-		} else {
-			return fail(
-				c,
-				"-mode: unknown sub-option '%s' (expected native cql3 "
-				"[user= password= protocolVersion= compression= "
-				"connectionsPerHost= maxPending= requestTimeout= unprepared], or "
-				"alternator [op= isolation=])",
-				t);
-		}
-	}
+				p[i]);
+	rc = parse_subopts(c, "-mode", mode_subopts,
+			   "(expected native cql3 [user= password= protocolVersion= compression= "
+			   "connectionsPerHost= maxPending= requestTimeout= unprepared], or "
+			   "alternator [op= isolation=])",
+			   p, n, &seen);
+	if (rc < 0)
+		return rc;
 	if (c->mode_alternator) {
 		if (c->mode_native || c->mode_cql3)
 			return fail(c,
@@ -1292,7 +1421,7 @@ parse_mode(struct ctx *c, char **p, int n)
 				    "-mode: '%s' is a CQL setting and does not apply to -mode "
 				    "alternator",
 				    c->cql_only_opt);
-		m->api = SM_STRESS_API_ALTERNATOR;
+		c->s->mode.api = SM_STRESS_API_ALTERNATOR;
 	} else if (c->alt_only_opt != NULL) {
 		return fail(c, "-mode: '%s' applies only to -mode alternator", c->alt_only_opt);
 	}
@@ -1301,164 +1430,106 @@ parse_mode(struct ctx *c, char **p, int n)
 
 /* ---- -log ---- */
 
+/* SettingsLog's interval: "<n>ms", "<n>s" or plain seconds, at most a day. */
+static int
+set_log_interval(struct ctx *c, const char *where, const char *tok, const char *v)
+{
+	char num[24];
+	size_t len = strlen(v), ulen = 0;
+	uint64_t x, mul = 1000;
+
+	(void)where;
+	if (len > 2 && is(v + len - 2, "ms")) {
+		ulen = 2;
+		mul = 1;
+	} else if (len > 1 && (v[len - 1] == 's' || v[len - 1] == 'S')) {
+		ulen = 1;
+	}
+	if (len - ulen == 0 || len - ulen >= sizeof(num))
+		goto bad;
+	memcpy(num, v, len - ulen);
+	num[len - ulen] = '\0';
+	if (parse_count(num, false, &x) < 0 || x == 0 || x > 86400000 / mul)
+		goto bad;
+	c->s->log.interval_ms = (unsigned)(x * mul);
+	return 0;
+bad:
+	return fail(c,
+		    "-log: '%s': give a positive interval in seconds or milliseconds, e.g. "
+		    "interval=5s or interval=500ms (at most a day)",
+		    tok);
+}
+
+static const struct subopt_val log_level_vals[] = {
+	{ "minimal", SM_STRESS_LOG_MINIMAL },
+	{ "normal", SM_STRESS_LOG_NORMAL },
+	{ "verbose", SM_STRESS_LOG_VERBOSE },
+	{ NULL },
+};
+
+static const struct subopt log_subopts[] = {
+	{ "interval=", .type = SO_FN, .set = set_log_interval },
+	{ "hdrfile=", .type = SO_FILE, .off = S_OFF(log.hdrfile) },
+	{ "file=", .type = SO_FILE, .off = S_OFF(log.file) },
+	{ "json=", .type = SO_FILE, .off = S_OFF(log.json) },
+	{ "csv=", .type = SO_FILE, .off = S_OFF(log.csv) },
+	{ "level=", .type = SO_ENUM, .off = S_OFF(log.level), .vals = log_level_vals },
+	{ "no-summary", .type = SO_FLAG, .off = S_OFF(log.no_summary) },
+	{ "no-settings", .type = SO_FLAG, .off = S_OFF(log.no_settings) },
+	{ "print-statements-on-error", .type = SO_FLAG,
+	  .off = S_OFF(log.print_statements_on_error) },
+	{ NULL },
+};
+
 static int
 parse_log(struct ctx *c, char **p, int n)
 {
-	static const char where[] = "-log";
-	struct sm_stress_log *l = &c->s->log;
-	unsigned seen = 0;
-	int i, rc;
+	unsigned seen;
 
-	for (i = 0; i < n; i++) {
-		const char *t = p[i], *v = NULL;
-
-		if ((v = after(t, "interval=")) != NULL) {
-			char num[24];
-			size_t len = strlen(v), ulen = 0;
-			uint64_t x, mul = 1000;
-
-			if ((rc = once(c, where, &seen, 0, "interval=")) < 0)
-				return rc;
-			/* SettingsLog: "<n>ms", "<n>s" or plain seconds. */
-			if (len > 2 && is(v + len - 2, "ms")) {
-				ulen = 2;
-				mul = 1;
-			} else if (len > 1 && (v[len - 1] == 's' || v[len - 1] == 'S')) {
-				ulen = 1;
-			}
-			if (len - ulen == 0 || len - ulen >= sizeof(num))
-				goto bad_interval;
-			memcpy(num, v, len - ulen);
-			num[len - ulen] = '\0';
-			if (parse_count(num, false, &x) < 0 || x == 0 || x > 86400000 / mul)
-				goto bad_interval;
-			l->interval_ms = (unsigned)(x * mul);
-			continue;
-bad_interval:
-			return fail(
-				c,
-				"-log: '%s': give a positive interval in seconds or "
-				"milliseconds, e.g. interval=5s or interval=500ms (at most a day)",
-				t);
-		} else if ((v = after(t, "hdrfile=")) != NULL) {
-			if ((rc = once(c, where, &seen, 1, "hdrfile=")) < 0 ||
-			    (rc = dup_str(c, &l->hdrfile, v)) < 0)
-				return rc;
-		} else if ((v = after(t, "file=")) != NULL) {
-			if ((rc = once(c, where, &seen, 2, "file=")) < 0 ||
-			    (rc = dup_str(c, &l->file, v)) < 0)
-				return rc;
-		} else if ((v = after(t, "json=")) != NULL) {
-			if ((rc = once(c, where, &seen, 3, "json=")) < 0 ||
-			    (rc = dup_str(c, &l->json, v)) < 0)
-				return rc;
-		} else if ((v = after(t, "csv=")) != NULL) {
-			if ((rc = once(c, where, &seen, 8, "csv=")) < 0 ||
-			    (rc = dup_str(c, &l->csv, v)) < 0)
-				return rc;
-		} else if ((v = after(t, "level=")) != NULL) {
-			if ((rc = once(c, where, &seen, 4, "level=")) < 0)
-				return rc;
-			if (is(v, "minimal"))
-				l->level = SM_STRESS_LOG_MINIMAL;
-			else if (is(v, "normal"))
-				l->level = SM_STRESS_LOG_NORMAL;
-			else if (is(v, "verbose"))
-				l->level = SM_STRESS_LOG_VERBOSE;
-			else
-				return fail(c, "-log: '%s': use level=minimal, normal or verbose",
-					    t);
-		} else if (is(t, "no-summary")) {
-			if ((rc = once(c, where, &seen, 5, "no-summary")) < 0)
-				return rc;
-			l->no_summary = true;
-		} else if (is(t, "no-settings")) {
-			if ((rc = once(c, where, &seen, 6, "no-settings")) < 0)
-				return rc;
-			l->no_settings = true;
-		} else if (is(t, "print-statements-on-error")) {
-			if ((rc = once(c, where, &seen, 7, "print-statements-on-error")) < 0)
-				return rc;
-			l->print_statements_on_error = true;
-		} else {
-			return fail(c,
-				    "-log: unknown sub-option '%s' (expected interval=, file=, "
-				    "hdrfile=, json=, csv=, level=, no-summary, no-settings or "
-				    "print-statements-on-error)",
-				    t);
-		}
-		if (v != NULL && *v == '\0')
-			return fail(c, "-log: '%s': give a file name", t);
-	}
-	return 0;
+	return parse_subopts(c, "-log", log_subopts,
+			     "(expected interval=, file=, hdrfile=, json=, csv=, level=, "
+			     "no-summary, no-settings or print-statements-on-error)",
+			     p, n, &seen);
 }
 
 /* ---- -errors ---- */
 
+static const struct subopt_val delay_policy_vals[] = {
+	{ "constant", SM_STRESS_DELAY_CONSTANT },
+	{ "linear", SM_STRESS_DELAY_LINEAR },
+	{ "exponential", SM_STRESS_DELAY_EXPONENTIAL },
+	{ NULL },
+};
+
+static const struct subopt errors_subopts[] = {
+	{ "retries=", .type = SO_UINT, .off = S_OFF(errors.retries), .min = 0, .max = 1000000 },
+	{ "ignore", .type = SO_FLAG, .off = S_OFF(errors.ignore) },
+	{ "fail-fast", .type = SO_FLAG, .off = S_OFF(errors.fail_fast) },
+	{ "skip-read-validation", .type = SO_FLAG, .off = S_OFF(errors.skip_read_validation) },
+	/* Only meaningful for user profiles; accepted so scripts run. */
+	{ "skip-unsupported-columns", .type = SO_FLAG, .off = SO_NONE },
+	{ "delay-policy=", .type = SO_ENUM, .off = S_OFF(errors.delay_policy),
+	  .vals = delay_policy_vals },
+	{ "min-delay-ms=", .type = SO_U64, .off = S_OFF(errors.min_delay_ms), .min = 0,
+	  .max = 86400000 },
+	{ "max-delay-ms=", .type = SO_U64, .off = S_OFF(errors.max_delay_ms), .min = 0,
+	  .max = 86400000 },
+	{ NULL },
+};
+
 static int
 parse_errors(struct ctx *c, char **p, int n)
 {
-	static const char where[] = "-errors";
 	struct sm_stress_errors *e = &c->s->errors;
-	unsigned seen = 0;
-	int i, rc;
+	unsigned seen;
+	int rc;
 
-	for (i = 0; i < n; i++) {
-		const char *t = p[i], *v = NULL;
-
-		if ((v = after(t, "retries=")) != NULL) {
-			if ((rc = once(c, where, &seen, 0, "retries=")) < 0 ||
-			    (rc = uint_arg(c, where, t, v, 0, 1000000, &e->retries)) < 0)
-				return rc;
-		} else if (is(t, "ignore")) {
-			if ((rc = once(c, where, &seen, 1, "ignore")) < 0)
-				return rc;
-			e->ignore = true;
-		} else if (is(t, "fail-fast")) {
-			if ((rc = once(c, where, &seen, 2, "fail-fast")) < 0)
-				return rc;
-			e->fail_fast = true;
-		} else if (is(t, "skip-read-validation")) {
-			if ((rc = once(c, where, &seen, 3, "skip-read-validation")) < 0)
-				return rc;
-			e->skip_read_validation = true;
-		} else if (is(t, "skip-unsupported-columns")) {
-			/* Only meaningful for user profiles; accepted so scripts run. */
-			if ((rc = once(c, where, &seen, 4, "skip-unsupported-columns")) < 0)
-				return rc;
-		} else if ((v = after(t, "delay-policy=")) != NULL) {
-			if ((rc = once(c, where, &seen, 5, "delay-policy=")) < 0)
-				return rc;
-			if (is(v, "constant"))
-				e->delay_policy = SM_STRESS_DELAY_CONSTANT;
-			else if (is(v, "linear"))
-				e->delay_policy = SM_STRESS_DELAY_LINEAR;
-			else if (is(v, "exponential"))
-				e->delay_policy = SM_STRESS_DELAY_EXPONENTIAL;
-			else
-				return fail(c,
-					    "-errors: '%s': use delay-policy=constant, linear or "
-					    "exponential",
-					    t);
-		} else if ((v = after(t, "min-delay-ms=")) != NULL) {
-			if ((rc = once(c, where, &seen, 6, "min-delay-ms=")) < 0 ||
-			    (rc = num_arg(c, where, t, v, false, 0, 86400000, &e->min_delay_ms)) <
-				    0)
-				return rc;
-		} else if ((v = after(t, "max-delay-ms=")) != NULL) {
-			if ((rc = once(c, where, &seen, 7, "max-delay-ms=")) < 0 ||
-			    (rc = num_arg(c, where, t, v, false, 0, 86400000, &e->max_delay_ms)) <
-				    0)
-				return rc;
-		} else {
-			return fail(
-				c,
-				"-errors: unknown sub-option '%s' (expected ignore, retries=N, "
-				"fail-fast, skip-read-validation, delay-policy=, min-delay-ms= or "
-				"max-delay-ms=)",
-				t);
-		}
-	}
+	rc = parse_subopts(c, "-errors", errors_subopts,
+			   "(expected ignore, retries=N, fail-fast, skip-read-validation, "
+			   "delay-policy=, min-delay-ms= or max-delay-ms=)",
+			   p, n, &seen);
+	if (rc < 0)
+		return rc;
 	if (e->min_delay_ms > e->max_delay_ms)
 		return fail(c,
 			    "-errors: min-delay-ms=%" PRIu64 " is above max-delay-ms=%" PRIu64
@@ -1472,54 +1543,37 @@ parse_errors(struct ctx *c, char **p, int n)
 
 /* ---- -route, -shards (extensions) ---- */
 
+static const struct subopt_val ordering_vals[] = {
+	{ "random", SM_STRESS_ORDER_RANDOM },
+	{ "topological", SM_STRESS_ORDER_TOPOLOGICAL },
+	{ "neutral", SM_STRESS_ORDER_NEUTRAL },
+	{ NULL },
+};
+
+static const struct subopt route_subopts[] = {
+	{ "token-aware", "none", SO_BOOL2, S_OFF(route.token_aware) },
+	{ "shard-aware", "no-shard-aware", SO_BOOL2, S_OFF(route.shard_aware) },
+	{ "ordering=", .type = SO_ENUM, .off = S_OFF(route.ordering), .vals = ordering_vals },
+	{ NULL },
+};
+
 static int
 parse_route(struct ctx *c, char **p, int n)
 {
-	static const char where[] = "-route";
-	struct sm_stress_route *r = &c->s->route;
-	unsigned seen = 0;
-	int i, rc;
+	unsigned seen;
+	int rc;
 
-	for (i = 0; i < n; i++) {
-		const char *t = p[i], *v = NULL;
-
-		if (is(t, "token-aware") || is(t, "none")) {
-			if ((rc = once(c, where, &seen, 0, "token-aware/none")) < 0)
-				return rc;
-			r->token_aware = is(t, "token-aware");
-		} else if (is(t, "shard-aware") || is(t, "no-shard-aware")) {
-			if ((rc = once(c, where, &seen, 1, "shard-aware/no-shard-aware")) < 0)
-				return rc;
-			r->shard_aware = is(t, "shard-aware");
-		} else if ((v = after(t, "ordering=")) != NULL) {
-			if ((rc = once(c, where, &seen, 2, "ordering=")) < 0)
-				return rc;
-			if (is(v, "random"))
-				r->ordering = SM_STRESS_ORDER_RANDOM;
-			else if (is(v, "topological"))
-				r->ordering = SM_STRESS_ORDER_TOPOLOGICAL;
-			else if (is(v, "neutral"))
-				r->ordering = SM_STRESS_ORDER_NEUTRAL;
-			else
-				return fail(c,
-					    "-route: '%s': use ordering=random, topological or "
-					    "neutral",
-					    t);
-		} else {
-			return fail(
-				c,
-				"-route: unknown sub-option '%s' (expected token-aware or none, "
-				"ordering=random|topological|neutral, shard-aware or "
-				"no-shard-aware)",
-				t);
-		}
-	}
-	if (!r->token_aware && (seen & 4))
+	rc = parse_subopts(c, "-route", route_subopts,
+			   "(expected token-aware or none, ordering=random|topological|neutral, "
+			   "shard-aware or no-shard-aware)",
+			   p, n, &seen);
+	if (rc < 0)
+		return rc;
+	if (!c->s->route.token_aware && subopt_given(route_subopts, seen, "ordering="))
 		return fail(c, "-route: ordering= orders the replicas of token-aware routing: drop "
 			       "it or use token-aware");
 	return 0;
 }
-
 static int
 parse_shards(struct ctx *c, char **p, int n)
 {
@@ -1535,19 +1589,61 @@ typedef int (*opt_fn)(struct ctx *c, char **p, int n);
 static const struct {
 	const char *name;
 	opt_fn fn;
-	const char *why; /* refused: why and what to do instead */
+	const char *why;  /* refused: why and what to do instead */
+	const char *help; /* its block of `shardmark stress help` */
 } options[] = {
-	{ "-pop", parse_pop, NULL },
-	{ "-col", parse_col, NULL },
-	{ "-rate", parse_rate, NULL },
-	{ "-schema", parse_schema, NULL },
-	{ "-node", parse_node, NULL },
-	{ "-port", parse_port, NULL },
-	{ "-mode", parse_mode, NULL },
-	{ "-log", parse_log, NULL },
-	{ "-errors", parse_errors, NULL },
-	{ "-route", parse_route, NULL },
-	{ "-shards", parse_shards, NULL },
+	{ "-pop", parse_pop, NULL,
+	  "  -pop seq=A..B [no-wrap] | dist=DIST\n"
+	  "        partition keys; default seq=1..N for write/counter_write and\n"
+	  "        dist=GAUSSIAN(1..N) otherwise, N = n or 1000000\n" },
+	{ "-col", parse_col, NULL,
+	  "  -col n=DIST size=DIST [slice] [timestamp=N]\n"
+	  "        columns per row (default n=FIXED(5)) and bytes per cell\n"
+	  "        (default size=FIXED(34))\n" },
+	{ "-rate", parse_rate, NULL,
+	  "  -rate threads=N [throttle=R/s | fixed=R/s]\n"
+	  "        concurrent operations (default threads=200, where cassandra-stress\n"
+	  "        would ramp with auto; give threads= explicitly, auto is not supported);\n"
+	  "        throttle= caps the rate, fixed= also measures latency from each\n"
+	  "        operation's scheduled start (coordinated-omission corrected)\n" },
+	{ "-schema", parse_schema, NULL,
+	  "  -schema [replication(strategy=S,factor=N,<dc>=<rf>)] [keyspace=NAME]\n"
+	  "          [compaction(strategy=S,...)] [compression=C]\n"
+	  "        default NetworkTopologyStrategy, factor 1, keyspace1\n" },
+	{ "-node", parse_node, NULL,
+	  "  -node HOST[,HOST...] | file=F [datacenter=DC] [rack=R] [whitelist]\n"
+	  "        [loadbalance=round-robin|dc-aware|rack-aware] [remote-dc=N]\n"
+	  "        default localhost; names are resolved\n" },
+	{ "-port", parse_port, NULL,
+	  "  -port native=N [alternator=N]\n"
+	  "        default native=9042, alternator=8000 (alternator= is an extension)\n" },
+	{ "-mode", parse_mode, NULL,
+	  "  -mode native cql3 [user=U password=P] [protocolVersion=3|4]\n"
+	  "        [compression=none|lz4] [connectionsPerHost=N] (default 8)\n"
+	  "        [maxPending=N] [requestTimeout=MS] (default 12000) [unprepared]\n"
+	  "  -mode alternator [op=put|update|update-conditional] [isolation=MODE]\n"
+	  "        [extension] DynamoDB API over HTTP: write -> PutItem (or UpdateItem),\n"
+	  "        read -> GetItem; isolation= is only a hint, the server's\n"
+	  "        alternator_write_isolation decides\n" },
+	{ "-log", parse_log, NULL,
+	  "  -log [interval=Ns|Nms] (default 1s) [file=F] [hdrfile=F] [json=F] [csv=F]\n"
+	  "       [level=minimal|normal|verbose] [no-summary] [no-settings]\n"
+	  "       [print-statements-on-error]\n"
+	  "        json= and csv= are extensions: a machine-readable report, and one\n"
+	  "        flat row per interval and op type (header first) for spreadsheets\n" },
+	{ "-errors", parse_errors, NULL,
+	  "  -errors [ignore] [retries=N] (default 9) [fail-fast] [skip-read-validation]\n"
+	  "          [delay-policy=constant|linear|exponential] [min-delay-ms=N]\n"
+	  "          [max-delay-ms=N]\n" },
+	{ "-route", parse_route, NULL,
+	  "  -route token-aware|none [ordering=random|topological|neutral]\n"
+	  "         [shard-aware|no-shard-aware]\n"
+	  "        [extension] replica and shard choice; default token-aware,\n"
+	  "        ordering=random (as cassandra-stress's driver policy), shard-aware\n" },
+	{ "-shards", parse_shards, NULL,
+	  "  -shards N\n"
+	  "        [extension] client shards, one thread pinned per CPU; 0 (default):\n"
+	  "        one per CPU\n" },
 	{ "-graph", NULL, "it prints the report and writes -log hdrfile= / json= instead" },
 	{ "-insert", NULL,
 	  "it applies to user profiles; the predefined commands write one partition per "
@@ -2224,53 +2320,6 @@ static const char usage_sub_options[] =
 	"  clustering=DIST                  mixed: run lengths of one op type\n"
 	"                                   (default GAUSSIAN(1..10))\n";
 
-/* One block per option, named by the option. */
-static const struct {
-	const char *name;
-	const char *text;
-} usage_options[] = {
-	{ "-pop", "  -pop seq=A..B [no-wrap] | dist=DIST\n"
-		  "        partition keys; default seq=1..N for write/counter_write and\n"
-		  "        dist=GAUSSIAN(1..N) otherwise, N = n or 1000000\n" },
-	{ "-col", "  -col n=DIST size=DIST [slice] [timestamp=N]\n"
-		  "        columns per row (default n=FIXED(5)) and bytes per cell\n"
-		  "        (default size=FIXED(34))\n" },
-	{ "-rate", "  -rate threads=N [throttle=R/s | fixed=R/s]\n"
-		   "        concurrent operations (default threads=200, where cassandra-stress\n"
-		   "        would ramp with auto; give threads= explicitly, auto is not supported);\n"
-		   "        throttle= caps the rate, fixed= also measures latency from each\n"
-		   "        operation's scheduled start (coordinated-omission corrected)\n" },
-	{ "-schema", "  -schema [replication(strategy=S,factor=N,<dc>=<rf>)] [keyspace=NAME]\n"
-		     "          [compaction(strategy=S,...)] [compression=C]\n"
-		     "        default NetworkTopologyStrategy, factor 1, keyspace1\n" },
-	{ "-node", "  -node HOST[,HOST...] | file=F [datacenter=DC] [rack=R] [whitelist]\n"
-		   "        [loadbalance=round-robin|dc-aware|rack-aware] [remote-dc=N]\n"
-		   "        default localhost; names are resolved\n" },
-	{ "-port", "  -port native=N [alternator=N]\n"
-		   "        default native=9042, alternator=8000 (alternator= is an extension)\n" },
-	{ "-mode", "  -mode native cql3 [user=U password=P] [protocolVersion=3|4]\n"
-		   "        [compression=none|lz4] [connectionsPerHost=N] (default 8)\n"
-		   "        [maxPending=N] [requestTimeout=MS] (default 12000) [unprepared]\n"
-		   "  -mode alternator [op=put|update|update-conditional] [isolation=MODE]\n"
-		   "        [extension] DynamoDB API over HTTP: write -> PutItem (or UpdateItem),\n"
-		   "        read -> GetItem; isolation= is only a hint, the server's\n"
-		   "        alternator_write_isolation decides\n" },
-	{ "-log", "  -log [interval=Ns|Nms] (default 1s) [file=F] [hdrfile=F] [json=F] [csv=F]\n"
-		  "       [level=minimal|normal|verbose] [no-summary] [no-settings]\n"
-		  "       [print-statements-on-error]\n"
-		  "        json= and csv= are extensions: a machine-readable report, and one\n"
-		  "        flat row per interval and op type (header first) for spreadsheets\n" },
-	{ "-errors", "  -errors [ignore] [retries=N] (default 9) [fail-fast] [skip-read-validation]\n"
-		     "          [delay-policy=constant|linear|exponential] [min-delay-ms=N]\n"
-		     "          [max-delay-ms=N]\n" },
-	{ "-route", "  -route token-aware|none [ordering=random|topological|neutral]\n"
-		    "         [shard-aware|no-shard-aware]\n"
-		    "        [extension] replica and shard choice; default token-aware,\n"
-		    "        ordering=random (as cassandra-stress's driver policy), shard-aware\n" },
-	{ "-shards", "  -shards N\n"
-		     "        [extension] client shards, one thread pinned per CPU; 0 (default):\n"
-		     "        one per CPU\n" },
-};
 
 static const char usage_dist[] =
 	"DIST: FIXED(n), UNIFORM(min..max), GAUSSIAN(min..max[,stdvrng]) (stdvrng 3 by\n"
@@ -2297,8 +2346,9 @@ sm_stress_usage(FILE *f)
 	fputc('\n', f);
 	fputs(usage_sub_options, f);
 	fputs("\nOptions:\n", f);
-	for (i = 0; i < SM_ARRAY_SIZE(usage_options); i++)
-		fputs(usage_options[i].text, f);
+	for (i = 0; i < SM_ARRAY_SIZE(options); i++)
+		if (options[i].help != NULL)
+			fputs(options[i].help, f);
 	fputc('\n', f);
 	fputs(usage_dist, f);
 	fputc('\n', f);
@@ -2313,13 +2363,13 @@ sm_stress_usage_topic(FILE *f, const char *topic)
 
 	/* "-rate" or "rate" */
 	snprintf(opt, sizeof(opt), "%s%s", topic[0] == '-' ? "" : "-", topic);
-	for (i = 0; i < SM_ARRAY_SIZE(usage_options); i++) {
-		if (strcasecmp(opt, usage_options[i].name) != 0)
+	for (i = 0; i < SM_ARRAY_SIZE(options); i++) {
+		if (options[i].help == NULL || strcasecmp(opt, options[i].name) != 0)
 			continue;
-		fprintf(f, "Usage: shardmark stress <command> ... %s ...\n\n%s", usage_options[i].name,
-			usage_options[i].text);
-		if (strcmp(usage_options[i].name, "-pop") == 0 ||
-		    strcmp(usage_options[i].name, "-col") == 0)
+		fprintf(f, "Usage: shardmark stress <command> ... %s ...\n\n%s", options[i].name,
+			options[i].help);
+		if (strcmp(options[i].name, "-pop") == 0 ||
+		    strcmp(options[i].name, "-col") == 0)
 			fprintf(f, "\n%s", usage_dist);
 		return 0;
 	}

@@ -161,6 +161,28 @@ test_pacing(void **state)
 	assert_int_equal(sm_stress_pace_next(&p), 5000);
 }
 
+/* The engine asks when the next operation is due; asking does not count it. */
+static void
+test_pacing_next_due(void **state)
+{
+	struct sm_stress_pace p;
+
+	(void)state;
+	sm_stress_pace_init(&p, 1000, 2, 5000);
+	assert_int_equal(sm_stress_pace_next_due(&p, 0), 5000);
+	assert_int_equal(sm_stress_pace_next_due(&p, 99999999), 5000);
+	assert_int_equal(sm_stress_pace_next(&p), 5000);
+	assert_int_equal(sm_stress_pace_next_due(&p, 0), 5000 + 2000000);
+	assert_int_equal(sm_stress_pace_next(&p), 5000 + 2000000);
+	/* A schedule that fell behind stays behind: due times do not move. */
+	assert_int_equal(sm_stress_pace_next_due(&p, 1000000000), 5000 + 4000000);
+	/* Unpaced: every operation is due now, whatever the count. */
+	sm_stress_pace_init(&p, 0, 2, 5000);
+	assert_int_equal(sm_stress_pace_next_due(&p, 123), 123);
+	sm_stress_pace_next(&p);
+	assert_int_equal(sm_stress_pace_next_due(&p, 456), 456);
+}
+
 int
 main(void)
 {
@@ -171,6 +193,7 @@ main(void)
 		cmocka_unit_test(test_uniform_and_gaussian_stay_in_range),
 		cmocka_unit_test(test_rng_below_is_unbiased_and_bounded),
 		cmocka_unit_test(test_pacing),
+		cmocka_unit_test(test_pacing_next_due),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

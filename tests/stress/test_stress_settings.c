@@ -838,6 +838,62 @@ test_names(void **state)
 	assert_string_equal(sm_stress_cmd_name(SM_STRESS_CMD_COUNTER_READ), "counter_read");
 }
 
+/*
+ * The sub-option tables (-col, -port, -mode, -log, -errors, -route): each
+ * row type stores its value, and refuses with the row's own message.
+ */
+static void
+test_subopt_table_rows(void **state)
+{
+	struct sm_stress_settings s;
+
+	(void)state;
+	assert_int_equal(parse_line("write n=10 -mode 4x cql3 unprepared compression=LZ4 "
+				    "protocolVersion=3 user=u maxPending=7 -log level=verbose "
+				    "no-summary csv=c.csv -errors delay-policy=linear "
+				    "min-delay-ms=5 max-delay-ms=9 skip-unsupported-columns "
+				    "-route none shard-aware -port alternator=8001 jmx=1 jmx=2 "
+				    "-col n=FIXED(3) slice timestamp=42",
+				    &s),
+			 0);
+	assert_false(s.mode.prepared);					 /* SO_BOOL2, second word */
+	assert_int_equal(s.mode.compression, SM_STRESS_COMPRESSION_LZ4); /* SO_ENUM, any case */
+	assert_int_equal(s.mode.protocol_version, 3);
+	assert_string_equal(s.mode.user, "u");	 /* SO_STR */
+	assert_int_equal(s.mode.max_pending, 7); /* SO_UINT */
+	assert_int_equal(s.log.level, SM_STRESS_LOG_VERBOSE);
+	assert_true(s.log.no_summary);		 /* SO_FLAG */
+	assert_string_equal(s.log.csv, "c.csv"); /* SO_FILE */
+	assert_int_equal(s.errors.delay_policy, SM_STRESS_DELAY_LINEAR);
+	assert_int_equal(s.errors.min_delay_ms, 5); /* SO_U64 */
+	assert_int_equal(s.errors.max_delay_ms, 9);
+	assert_false(s.route.token_aware);
+	assert_true(s.route.shard_aware);
+	assert_int_equal(s.alternator_port, 8001); /* SO_U16 */
+	assert_int_equal(s.native_port, 9042);	   /* jmx= (SO_MANY, no field) changes nothing */
+	assert_int_equal(s.col.count.min, 3);	   /* SO_FN */
+	assert_true(s.col.slice);
+	assert_int_equal(s.col.timestamp, 42);
+	sm_stress_settings_free(&s);
+	/* A word and its alias are one row: given twice, named as both. */
+	expect_error("write n=10 -mode native 4x", "-mode: native/4x given more than once", NULL);
+	/* An enum's message lists the values that are not refused. */
+	expect_error("write n=10 -mode compression=zstd",
+		     "-mode: 'compression=zstd': use compression=none or lz4", NULL);
+	expect_error("write n=10 -mode compression=snappy", "snappy is not supported", NULL);
+	expect_error("write n=10 -route ordering=x", "use ordering=random, topological or neutral",
+		     NULL);
+	/* Bounds come from the row. */
+	expect_error("write n=10 -mode maxPending=32769", "give a number from 1 to 32768", NULL);
+	expect_error("write n=10 -errors max-delay-ms=86400001", "give a number from 0 to 86400000",
+		     NULL);
+	expect_error("write n=10 -log json=", "-log: 'json=': give a file name", NULL);
+	expect_error("write n=10 -col names=a", "custom column names are not supported", NULL);
+	/* A CQL row and an Alternator row do not mix. */
+	expect_error("write n=10 -mode alternator protocolVersion=4", "is a CQL setting", NULL);
+	expect_error("write n=10 -mode op=put", "applies only to -mode alternator", NULL);
+}
+
 int
 main(void)
 {
@@ -858,6 +914,7 @@ main(void)
 		cmocka_unit_test(test_bad_numbers),
 		cmocka_unit_test(test_errors_option),
 		cmocka_unit_test(test_extensions),
+		cmocka_unit_test(test_subopt_table_rows),
 		cmocka_unit_test(test_node_file_and_options),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_print_settings),

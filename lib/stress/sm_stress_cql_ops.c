@@ -1,0 +1,583 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The CQL protocol of the stress engine (its struct sm_stress_proto_ops):
+ * the control connection's steps (the ring from system.local and
+ * system.peers, the keyspace and tables, TRUNCATE), the statements every
+ * connection prepares, token- and shard-aware routing of each operation
+ * to a connection, the EXECUTE it sends and the check of a read's row.
+ * The client connection itself is sm_stress_cql.c.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sm_stress_run_priv.h"
+
+static void
+control_step(void);
+
+static bool
+is_write(enum sm_stress_op op)
+{
+	return op == SM_STRESS_OP_WRITE || op == SM_STRESS_OP_COUNTER_WRITE;
+}
+
+static void
+build_statements(void)
+{
+	const char *ks = sx->s.schema.keyspace;
+	char set[768], sel[64];
+	size_t off = 0;
+	unsigned c;
+
+	for (c = 0; c < sx->ncols; c++)
+		off += (size_t)snprintf(set + off, sizeof(set) - off, "%s\"C%u\" = ?",
+					c ? ", " : "", c);
+	snprintf(sx->stmt_text[SM_STRESS_OP_WRITE], sizeof(sx->stmt_text[0]),
+		 "UPDATE %s.%s SET %s WHERE key = ?", ks, sx->s.schema.table, set);
+	off = 0;
+	for (c = 0; c < sx->ncols; c++)
+		off += (size_t)snprintf(set + off, sizeof(set) - off, "%s\"C%u\" = \"C%u\" + ?",
+					c ? ", " : "", c, c);
+	snprintf(sx->stmt_text[SM_STRESS_OP_COUNTER_WRITE], sizeof(sx->stmt_text[0]),
+		 "UPDATE %s.%s SET %s WHERE key = ?", ks, sx->s.schema.counter_table, set);
+	snprintf(sel, sizeof(sel), "SELECT *");
+	snprintf(sx->stmt_text[SM_STRESS_OP_READ], sizeof(sx->stmt_text[0]),
+		 "%s FROM %s.%s WHERE key = ?", sel, ks, sx->s.schema.table);
+	snprintf(sx->stmt_text[SM_STRESS_OP_COUNTER_READ], sizeof(sx->stmt_text[0]),
+		 "%s FROM %s.%s WHERE key = ?", sel, ks, sx->s.schema.counter_table);
+}
+
+static void
+fill_write_values(struct sm_stress_worker *w)
+{
+	uint8_t *p = w->buf;
+	unsigned c;
+
+	if (w->op == SM_STRESS_OP_COUNTER_WRITE) {
+		for (c = 0; c < sx->ncols; c++) {
+			const struct sm_stress_dist *d = &sx->s.counter_add;
+			uint64_t add = d->min;
+			unsigned b;
+
+			if (d->max > d->min)
+				add += sm_rand_below(&w->sh->rng, d->max - d->min + 1);
+			for (b = 0; b < 8; b++)
+				p[b] = (uint8_t)(add >> (56 - 8 * b));
+			w->vals[c] = (struct sm_bytes){ p, 8 };
+			p += 8;
+		}
+	} else {
+		for (c = 0; c < sx->ncols; c++) {
+			uint32_t len = sm_stress_cell_size(w->key_index, c);
+
+			sm_stress_value(w->key_index, c, p, len);
+			w->vals[c] = (struct sm_bytes){ p, len };
+			p += len;
+		}
+	}
+	w->vals[sx->ncols] = (struct sm_bytes){ w->key, SM_STRESS_KEY_LEN };
+}
+
+/* Check a read's row against the values the key generates: 0, or the error code. */
+static int32_t
+check_row(const struct sm_stress_worker *w, const struct sm_cqlc_result *r)
+{
+	struct sm_cqlc_rows_iter it;
+	struct sm_bytes cells[SM_STRESS_MAX_COLS + 1];
+	uint8_t want[4096];
+	unsigned c;
+
+	if (r->nrows == 0)
+		return SM_STRESS_VALIDATION_MISSING;
+	if (r->nrows != 1 || r->ncols < sx->ncols + 1)
+		return SM_STRESS_VALIDATION_ERROR;
+	if (w->op == SM_STRESS_OP_COUNTER_READ)
+		return 0; /* counters accumulate: any value is right */
+	sm_cqlc_rows_iter(&it, r);
+	if (!sm_cqlc_rows_next(&it, cells, SM_ARRAY_SIZE(cells)))
+		return SM_STRESS_VALIDATION_ERROR;
+	if (cells[0].len != SM_STRESS_KEY_LEN || memcmp(cells[0].p, w->key, SM_STRESS_KEY_LEN))
+		return SM_STRESS_VALIDATION_ERROR;
+	for (c = 0; c < sx->ncols; c++) {
+		uint32_t len = sm_stress_cell_size(w->key_index, c);
+
+		if (len > sizeof(want) || cells[c + 1].len != len)
+			return SM_STRESS_VALIDATION_ERROR;
+		sm_stress_value(w->key_index, c, want, len);
+		if (memcmp(cells[c + 1].p, want, len) != 0)
+			return SM_STRESS_VALIDATION_ERROR;
+	}
+	return 0;
+}
+
+/* ---- CQL path ---- */
+
+static struct sm_stress_conn *
+route(struct sm_stress_worker *w, int64_t token)
+{
+	struct sm_stress_shard *sh = w->sh;
+	unsigned host = 0, slot, plan[SM_STRESS_MAX_HOSTS], n, i;
+	struct sm_stress_conn *c;
+
+	if (sx->s.route.token_aware && sx->ring_ok) {
+		static const enum sm_ring_ordering ord[] = {
+			[SM_STRESS_ORDER_RANDOM] = SM_RING_RANDOM,
+			[SM_STRESS_ORDER_TOPOLOGICAL] = SM_RING_TOPOLOGICAL,
+			[SM_STRESS_ORDER_NEUTRAL] = SM_RING_NEUTRAL,
+		};
+
+		n = sm_ring_plan(&sx->ring, token, ord[sx->s.route.ordering], &sh->ring_rng,
+				 &sh->rr, NULL, plan, SM_ARRAY_SIZE(plan));
+		host = n > 0 ? plan[0] : 0;
+	} else {
+		host = (unsigned)(sh->rr++ % sx->nhosts);
+	}
+	if (sx->use_shard_port && sx->s.route.token_aware)
+		slot = sm_ring_shard_of(token, sx->nr_shards, sx->ignore_msb);
+	else
+		slot = (unsigned)(sh->rr++ % sh->conns_per_host);
+	c = &sh->conns[host * sh->conns_per_host + slot % sh->conns_per_host];
+	/* A connection that failed: any ready one of the same host, then any. */
+	for (i = 0; !c->ready && i < sh->conns_per_host * sx->nhosts; i++)
+		c = &sh->conns[(host * sh->conns_per_host + slot + i) %
+			       (sh->conns_per_host * sx->nhosts)];
+	if (sx->scylla && c->server_shard != UINT32_MAX) {
+		sh->routed++;
+		if (c->server_shard != sm_ring_shard_of(token, sx->nr_shards, sx->ignore_msb))
+			sh->misrouted++;
+	}
+	return c;
+}
+
+static void
+cql_done(void *arg, const struct sm_cqlc_result *r)
+{
+	struct sm_stress_worker *w = arg;
+
+	if (r->kind == SM_CQLC_FAILED) {
+		sm_stress_worker_finish(w, r->err, 0);
+		return;
+	}
+	if (r->kind == SM_CQLC_ERROR) {
+		sm_stress_worker_finish(w, r->error_code, 0);
+		return;
+	}
+	if (is_write(w->op)) {
+		sm_stress_worker_finish(w, 0, 1);
+		return;
+	}
+	if (!sx->s.errors.skip_read_validation) {
+		int32_t bad = check_row(w, r);
+
+		if (bad != 0) {
+			sm_stress_worker_finish(w, bad, 0);
+			return;
+		}
+	}
+	sm_stress_worker_finish(w, 0, r->nrows);
+}
+
+static void
+cql_send(struct sm_stress_worker *w)
+{
+	int64_t token = sm_ring_token_of(w->key, SM_STRESS_KEY_LEN);
+	struct sm_stress_conn *c = route(w, token);
+	const struct sm_bytes *vals = w->vals;
+	unsigned n;
+	int ret;
+
+	if (is_write(w->op)) {
+		fill_write_values(w);
+		n = sx->ncols + 1;
+	} else {
+		w->vals[sx->ncols] = (struct sm_bytes){ w->key, SM_STRESS_KEY_LEN };
+		vals = &w->vals[sx->ncols];
+		n = 1;
+	}
+	if (!c->ready) {
+		sm_stress_worker_finish(w, -ENOTCONN, 0);
+		return;
+	}
+	ret = sm_cqlc_execute(c->cql, sm_cqlc_prepared_id(&c->stmt[w->op]), (uint16_t)sx->s.cl,
+			      vals, n, SM_CQLC_SKIP_METADATA, cql_done, w);
+	if (ret < 0)
+		sm_stress_worker_finish(w, ret, 0);
+}
+
+static void
+conn_prepare_next(struct sm_stress_conn *c);
+
+static void
+prepared_cb(void *arg, const struct sm_cqlc_result *r)
+{
+	struct sm_stress_conn *c = arg;
+
+	if (r->kind != SM_CQLC_PREPARED) {
+		char why[400];
+
+		snprintf(why, sizeof(why), "PREPARE %s: %.*s", sx->stmt_text[sx->ops[c->prepared]],
+			 r->kind == SM_CQLC_ERROR ? (int)r->error_message.len : 20,
+			 r->kind == SM_CQLC_ERROR ? (const char *)r->error_message.p
+						  : "no response");
+		sm_stress_conn_failed(c, -EINVAL, why);
+		return;
+	}
+	c->stmt[sx->ops[c->prepared]] = r->prepared;
+	c->prepared++;
+	conn_prepare_next(c);
+}
+
+static void
+conn_prepare_next(struct sm_stress_conn *c)
+{
+	int ret;
+
+	if (c->prepared == sx->nops) {
+		sm_stress_conn_ready(c);
+		return;
+	}
+	ret = sm_cqlc_prepare(c->cql, sx->stmt_text[sx->ops[c->prepared]], prepared_cb, c);
+	if (ret < 0)
+		sm_stress_conn_failed(c, ret, "cannot send PREPARE");
+}
+
+static void
+cql_ready(struct sm_cqlc *cql, int err, void *ctx)
+{
+	struct sm_stress_conn *c = ctx;
+
+	if (err < 0) {
+		sm_stress_conn_failed(c, err, sm_cqlc_error_text(cql));
+		return;
+	}
+	c->server_shard = sm_cqlc_info(cql)->scylla ? sm_cqlc_info(cql)->shard : UINT32_MAX;
+	conn_prepare_next(c);
+}
+
+static void
+cql_closed(struct sm_cqlc *cql, int err, void *ctx)
+{
+	struct sm_stress_conn *c = ctx;
+
+	c->ready = false;
+	if (!c->sh->stopping)
+		sm_stress_conn_failed(c, err, sm_cqlc_error_text(cql));
+}
+
+static void
+rows_to_ring(const struct sm_cqlc_result *r, bool local)
+{
+	struct sm_cqlc_rows_iter it;
+	struct sm_bytes cells[4];
+	char addr[64];
+
+	sm_cqlc_rows_iter(&it, r);
+	while (sm_cqlc_rows_next(&it, cells, 4)) {
+		int ret;
+
+		if (cells[0].p == NULL || (cells[0].len != 4 && cells[0].len != 16))
+			continue;
+		inet_ntop(cells[0].len == 4 ? AF_INET : AF_INET6, cells[0].p, addr, sizeof(addr));
+		if (local && (strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0))
+			snprintf(addr, sizeof(addr), "%s", sx->s.nodes.hosts[0]);
+		ret = sm_ring_add_host_cells(&sx->ring, cells[0].p, cells[0].len, cells[1].p,
+					     cells[1].p ? cells[1].len : 0, cells[2].p,
+					     cells[2].p ? cells[2].len : 0, cells[3].p,
+					     cells[3].p ? cells[3].len : 0);
+		if (ret >= 0 && local && strcmp(sx->ring.hosts[ret].addr, addr) != 0)
+			snprintf(sx->ring.hosts[ret].addr, sizeof(sx->ring.hosts[ret].addr), "%s",
+				 addr);
+	}
+}
+
+static void
+ctl_cb(void *arg, const struct sm_cqlc_result *r)
+{
+	(void)arg;
+	if (r->kind == SM_CQLC_FAILED) {
+		sm_stress_control_fail("control connection to %s:%u: %s", sx->s.nodes.hosts[0],
+				       sx->s.native_port, sm_cqlc_error_text(sx->ctl));
+		return;
+	}
+	if (r->kind == SM_CQLC_ERROR) {
+		sm_stress_control_fail("step %u of the setup failed: %.*s (error 0x%04x)",
+				       sx->ctl_step, (int)r->error_message.len,
+				       (const char *)r->error_message.p, (unsigned)r->error_code);
+		return;
+	}
+	if (sx->ctl_step == 1)
+		rows_to_ring(r, true);
+	else if (sx->ctl_step == 2)
+		rows_to_ring(r, false);
+	sx->ctl_step++;
+	control_step();
+}
+
+static void
+ctl_ready(struct sm_cqlc *c, int err, void *ctx)
+{
+	const struct sm_cqlc_info *in = sm_cqlc_info(c);
+
+	(void)ctx;
+	if (err < 0) {
+		sm_stress_control_fail("cannot connect to %s:%u: %s (%s)", sx->s.nodes.hosts[0],
+				       sx->s.native_port, sm_cqlc_error_text(c),
+				       err == -EACCES ? "check -mode user= password="
+						      : "check -node and -port native=");
+		return;
+	}
+	sx->scylla = in->scylla;
+	sx->nr_shards = in->nr_shards;
+	sx->ignore_msb = in->ignore_msb;
+	sx->shard_port = in->shard_aware_port;
+	sx->ctl_step = 1;
+	control_step();
+}
+
+static void
+build_ring(void)
+{
+	struct sm_ring_dc_rf dcs[SM_STRESS_MAX_KV];
+	struct sm_ring_repl repl = { .strategy = SM_RING_SIMPLE, .rf = sx->s.schema.factor };
+	unsigned i, n = 0;
+
+	if (sx->ring.nhosts == 0)
+		return;
+	if (strstr(sx->s.schema.strategy, "NetworkTopology") != NULL) {
+		repl.strategy = SM_RING_NETWORK_TOPOLOGY;
+		for (i = 0; i < sx->s.schema.n_repl; i++) {
+			unsigned rf = (unsigned)strtoul(sx->s.schema.repl[i].value, NULL, 10);
+
+			dcs[n].dc = strcmp(sx->s.schema.repl[i].key, "replication_factor") == 0
+					    ? NULL
+					    : sx->s.schema.repl[i].key;
+			dcs[n++].rf = rf;
+		}
+		if (n == 0) {
+			dcs[n].dc = NULL;
+			dcs[n++].rf = sx->s.schema.factor ? sx->s.schema.factor : 1;
+		}
+		repl.dcs = dcs;
+		repl.ndcs = n;
+	} else if (strstr(sx->s.schema.strategy, "Everywhere") != NULL) {
+		repl.rf = sx->ring.nhosts;
+	}
+	if (repl.rf == 0)
+		repl.rf = 1;
+	sx->ring_ok = sm_ring_build(&sx->ring, &repl, sx->s.nodes.datacenter) == 0;
+	if (!sx->ring_ok)
+		sm_stress_out("warning: token-aware routing is off: %s\n", sx->ring.err);
+}
+
+/* The hosts and routing the shards' connections will use. */
+static void
+cql_plan(void)
+{
+	unsigned i;
+
+	sx->use_shard_port =
+		sx->scylla && sx->s.route.shard_aware && sx->shard_port != 0 && sx->nr_shards > 0;
+	for (i = 0; i < sx->nhosts; i++) {
+		if (sx->ring_ok && i < sx->ring.nhosts)
+			sm_stress_out("Datacenter: %s; Host: /%s; Rack: %s\n", sx->ring.hosts[i].dc,
+				      sx->addrs[i], sx->ring.hosts[i].rack);
+		else
+			sm_stress_out("Host: /%s\n", sx->addrs[i]);
+	}
+	if (sx->use_shard_port)
+		sm_stress_out("Routing: %s, shard-aware: %u %s per host through port %u "
+			      "(source port %% %u picks the shard)\n",
+			      sx->s.route.token_aware ? "token-aware" : "round-robin",
+			      sx->nr_shards, sx->nr_shards == 1 ? "shard" : "shards",
+			      sx->shard_port, sx->nr_shards);
+	else if (!sx->scylla)
+		sm_stress_out("Routing: %s; the server does not advertise ScyllaDB's sharding "
+			      "(SCYLLA_NR_SHARDS): not shard-aware\n",
+			      sx->s.route.token_aware ? "token-aware only" : "round-robin");
+	else
+		sm_stress_out("Routing: %s, not shard-aware (%s)\n",
+			      sx->s.route.token_aware ? "token-aware" : "round-robin",
+			      !sx->s.route.shard_aware ? "-route no-shard-aware"
+						       : "no shard-aware port advertised");
+}
+
+static unsigned
+cql_conns_per_host(const struct sm_stress_shard *sh)
+{
+	(void)sh;
+	return sx->use_shard_port ? sx->nr_shards
+				  : SM_MAX(1u, (sx->s.mode.connections_per_host + sx->nshards - 1) /
+						       sx->nshards);
+}
+
+static void
+control_step(void)
+{
+	char q[2048];
+	int ret = 0;
+
+	switch (sx->ctl_step) {
+	case 1:
+		ret = sm_cqlc_query(
+			sx->ctl, "SELECT rpc_address, data_center, rack, tokens FROM system.local",
+			SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
+		break;
+	case 2:
+		ret = sm_cqlc_query(
+			sx->ctl, "SELECT rpc_address, data_center, rack, tokens FROM system.peers",
+			SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
+		break;
+	case 3: {
+		size_t off;
+		unsigned i;
+
+		off = (size_t)snprintf(q, sizeof(q),
+				       "CREATE KEYSPACE IF NOT EXISTS %s WITH replication = "
+				       "{'class': '%s'",
+				       sx->s.schema.keyspace, sx->s.schema.strategy);
+		for (i = 0; i < sx->s.schema.n_repl; i++)
+			off += (size_t)snprintf(q + off, sizeof(q) - off, ", '%s': '%s'",
+						sx->s.schema.repl[i].key,
+						sx->s.schema.repl[i].value);
+		snprintf(q + off, sizeof(q) - off, "} AND durable_writes = true");
+		ret = sm_cqlc_query(sx->ctl, q, SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
+		break;
+	}
+	case 4:
+	case 5: {
+		bool counter = sx->ctl_step == 5;
+		size_t off;
+		unsigned c;
+
+		off = (size_t)snprintf(q, sizeof(q),
+				       "CREATE TABLE IF NOT EXISTS %s.%s (key blob PRIMARY KEY",
+				       sx->s.schema.keyspace,
+				       counter ? sx->s.schema.counter_table : sx->s.schema.table);
+		for (c = 0; c < sx->ncols; c++)
+			off += (size_t)snprintf(q + off, sizeof(q) - off, ", \"C%u\" %s", c,
+						counter ? "counter" : "blob");
+		snprintf(q + off, sizeof(q) - off, ")");
+		ret = sm_cqlc_query(sx->ctl, q, SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
+		break;
+	}
+	case 6:
+	case 7:
+		if (sx->s.truncate == SM_STRESS_TRUNCATE_NEVER) {
+			sx->ctl_step = 8;
+			control_step();
+			return;
+		}
+		snprintf(q, sizeof(q), "TRUNCATE %s.%s", sx->s.schema.keyspace,
+			 sx->ctl_step == 6 ? sx->s.schema.table : sx->s.schema.counter_table);
+		ret = sm_cqlc_query(sx->ctl, q, SM_STRESS_CL_ALL, NULL, 0, ctl_cb, NULL);
+		break;
+	default:
+		sm_cqlc_close(sx->ctl);
+		sx->ctl = NULL;
+		build_ring();
+		sm_stress_start_connect();
+		return;
+	}
+	if (ret < 0)
+		sm_stress_control_fail("control connection: cannot send a request: %s",
+				       strerror(-ret));
+}
+
+static void
+cql_ctl_close(void)
+{
+	if (sx->ctl != NULL) {
+		sm_cqlc_close(sx->ctl);
+		sx->ctl = NULL;
+	}
+}
+
+static int
+cql_ctl_open(void)
+{
+	struct sm_cqlc_opts o = {
+		.addr = sx->s.nodes.hosts[0],
+		.port = sx->s.native_port,
+		.user = sx->s.mode.user,
+		.password = sx->s.mode.password,
+		.max_inflight = 8,
+		.ready = ctl_ready,
+		.ctx = sx,
+	};
+
+	return sm_cqlc_connect(&o, &sx->ctl);
+}
+
+static uint16_t
+cql_ctl_port(void)
+{
+	return sx->s.native_port;
+}
+
+static uint16_t
+cql_conn_port(void)
+{
+	return sx->use_shard_port ? sx->shard_port : sx->s.native_port;
+}
+
+static int
+cql_connect(struct sm_stress_conn *c, unsigned slot)
+{
+	struct sm_cqlc_opts o = {
+		.addr = sx->addrs[c->host],
+		.port = sx->use_shard_port ? sx->shard_port : sx->s.native_port,
+		.src_port_mod = sx->use_shard_port ? (uint16_t)sx->nr_shards : 0,
+		.src_port_rem = (uint16_t)slot,
+		.user = sx->s.mode.user,
+		.password = sx->s.mode.password,
+		.lz4 = sx->s.mode.compression == SM_STRESS_COMPRESSION_LZ4,
+		.max_inflight = SM_MAX(c->sh->nworkers + 8, 128u),
+		.ready = cql_ready,
+		.closed = cql_closed,
+		.ctx = c,
+	};
+
+	return sm_cqlc_connect(&o, &c->cql);
+}
+
+static void
+cql_close(struct sm_stress_conn *c)
+{
+	if (c->cql != NULL)
+		sm_cqlc_close(c->cql);
+	c->cql = NULL;
+}
+
+static void
+cql_report_routing(uint64_t misrouted, uint64_t routed)
+{
+	if (sx->scylla)
+		sm_stress_out("Routing: %" PRIu64 " of %" PRIu64
+			      " requests went to a connection whose server shard does not own the "
+			      "key (cross-shard hops on the server)\n",
+			      misrouted, routed);
+	else
+		sm_stress_out("Routing: shard of each request unknown (not a ScyllaDB-extended "
+			      "server)\n");
+}
+
+const struct sm_stress_proto_ops sm_stress_cql_ops = {
+	.name = "cql",
+	.prepare = build_statements,
+	.ctl_open = cql_ctl_open,
+	.ctl_step = control_step,
+	.ctl_close = cql_ctl_close,
+	.ctl_port = cql_ctl_port,
+	.plan = cql_plan,
+	.conns_per_host = cql_conns_per_host,
+	.conn_port = cql_conn_port,
+	.connect = cql_connect,
+	.send = cql_send,
+	.close = cql_close,
+	.report_routing = cql_report_routing,
+};

@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Private to lib/stress's run engine (sm_stress_run.c, sm_stress_worker.c,
+ * sm_stress_report.c and the protocols' sm_stress_cql_ops.c and
+ * sm_stress_http_ops.c): the run's state, one struct per client shard, its
+ * connections and workers, and the per-protocol ops table through which
+ * the engine talks CQL or Alternator without asking which.
+ *
+ * A "worker" is one of cassandra-stress's threads: one operation in flight
+ * at a time. Every client shard owns its connections, workers, random
+ * generator, population cursor, pacing and histograms; nothing on a
+ * request path is shared. Shard 0 also runs the control plane.
+ */
+#ifndef SM_STRESS_RUN_PRIV_H
+#define SM_STRESS_RUN_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sm_core.h"
+#include "sm_hdr.h"
+#include "sm_json.h"
+#include "sm_net.h"
+#include "sm_stress.h"
+#include "sm_stress_cql.h"
+#include "sm_stress_http.h"
+#include "sm_stress_load.h"
+#include "sm_stress_ring.h"
+
+#define SM_STRESS_MAX_COLS 64
+#define SM_STRESS_MAX_HOSTS 64
+#define SM_STRESS_MAX_ERR_CODES 16
+#define SM_STRESS_HDR_LOWEST 1000	      /* 1 us: finer than any network round trip */
+#define SM_STRESS_HDR_HIGHEST 3600000000000ll /* 1 hour in ns */
+#define SM_STRESS_HDR_SIGFIGS 3
+#define SM_STRESS_POLL_MS 20
+
+/* Error codes of our own, beside CQL's codes, HTTP statuses and -errno. */
+#define SM_STRESS_VALIDATION_ERROR 0x7fffffff	/* a row with other values than its key makes */
+#define SM_STRESS_VALIDATION_MISSING 0x7ffffffe /* no row at all: the key was never written */
+
+#define SM_STRESS_PRINTF_LIKE(a, b) __attribute__((format(printf, a, b)))
+
+enum sm_stress_phase {
+	SM_STRESS_PH_CONTROL,
+	SM_STRESS_PH_CONNECT,
+	SM_STRESS_PH_WARMUP,
+	SM_STRESS_PH_MEASURE,
+	SM_STRESS_PH_DRAIN,
+	SM_STRESS_PH_DONE,
+};
+
+struct sm_stress_err_count {
+	int32_t code; /* CQL error code, HTTP status (>= 100, < 600), or -errno */
+	uint64_t n;
+};
+
+struct sm_stress_op_stats {
+	uint64_t ops, partitions, rows, errors;
+	struct sm_hdr rt[2], st[2]; /* interval histograms: [active], [the other] */
+	struct sm_hdr rt_total, st_total;
+};
+
+struct sm_stress_shard;
+
+struct sm_stress_conn {
+	struct sm_stress_shard *sh;
+	struct sm_cqlc *cql;
+	struct sm_httpc *http;
+	unsigned host;
+	unsigned server_shard; /* SCYLLA_SHARD, or UINT32_MAX when unknown */
+	bool ready;
+	bool failed;
+	unsigned prepared; /* statements prepared so far */
+	struct sm_cqlc_prepared stmt[SM_STRESS_NR_OPS];
+};
+
+struct sm_stress_worker {
+	struct sm_stress_shard *sh;
+	unsigned idx;
+	enum sm_stress_op op;
+	uint64_t key_index;
+	uint64_t due_ns, start_ns;
+	unsigned tries;
+	bool busy;
+	uint8_t key[SM_STRESS_KEY_LEN];
+	struct sm_bytes vals[SM_STRESS_MAX_COLS + 1];
+	uint8_t *buf; /* cell bytes of a write */
+	char *json;   /* Alternator request body */
+	size_t json_cap;
+	struct sm_stress_worker *next_idle;
+};
+
+struct sm_stress_shard {
+	unsigned id;
+	struct sm_rand rng;
+	uint64_t ring_rng, rr;
+	struct sm_stress_cursor cursor;
+	struct sm_stress_pace pace;
+	struct sm_stress_worker *workers;
+	unsigned nworkers, busy;
+	struct sm_stress_worker *idle;
+	struct sm_stress_conn *conns; /* [host][slot] */
+	unsigned conns_per_host;
+	unsigned nready, nfailed;
+	int first_err;
+	char first_err_text[600]; /* the first connection error */
+	char fail_text[400];	  /* why the run failed (an op failed every try) */
+	/* the phase's quota: operations to start, 0 = until told to stop */
+	uint64_t quota, started, completed;
+	bool stopping;
+	bool done; /* every started op completed after stopping (read by shard 0) */
+	struct sm_timer pump_timer;
+	struct sm_task pump_task;
+	bool pump_queued;
+	bool recording;
+	unsigned active; /* which interval histogram is being written */
+	struct sm_stress_op_stats st[SM_STRESS_NR_OPS];
+	struct sm_stress_err_count errs[SM_STRESS_MAX_ERR_CODES];
+	uint64_t misrouted, routed, validation_failures;
+	double cpu0, cpu1; /* thread CPU seconds at measure start and end */
+	/* the reactor's busy and idle-polling time at measure start and end (ns) */
+	uint64_t busy0, busy1, idle0, idle1;
+	bool failed_run;
+	struct sm_json_doc json_doc;
+} SM_CACHE_ALIGNED;
+
+/*
+ * What the engine asks of a protocol (CQL or Alternator), as testpmd asks
+ * a struct fwd_engine: the control connection's setup on shard 0, then
+ * each shard's connections and each operation's request. Each callback
+ * reports back through sm_stress_worker_finish(), sm_stress_conn_ready(),
+ * sm_stress_conn_failed(), sm_stress_start_connect() and
+ * sm_stress_control_fail().
+ */
+struct sm_stress_proto_ops {
+	const char *name; /* "cql", "alternator": the JSON report's "api" */
+	/* Before the shards start: build what every connection will need (NULL: none). */
+	void (*prepare)(void);
+	/* Shard 0: open the control connection, whose callbacks run ctl_step(). */
+	int (*ctl_open)(void);
+	/* The next setup step (ring, schema); the last calls sm_stress_start_connect(). */
+	void (*ctl_step)(void);
+	/* Close the control connection if it is open. */
+	void (*ctl_close)(void);
+	/* The port the control connection uses, for messages. */
+	uint16_t (*ctl_port)(void);
+	/* After setup, before connecting: pick ports, print hosts and routing (NULL: none). */
+	void (*plan)(void);
+	/* Connections each shard opens to each host. */
+	unsigned (*conns_per_host)(const struct sm_stress_shard *sh);
+	/* The port the shards' connections use, for messages. */
+	uint16_t (*conn_port)(void);
+	/* Open @c, the @slot-th connection to its host; ready or failed later. */
+	int (*connect)(struct sm_stress_conn *c, unsigned slot);
+	/* Send @w's operation; the reply (or failure) calls sm_stress_worker_finish(). */
+	void (*send)(struct sm_stress_worker *w);
+	/* Close @c if it is open. */
+	void (*close)(struct sm_stress_conn *c);
+	/* The final report's routing line (NULL: none). */
+	void (*report_routing)(uint64_t misrouted, uint64_t routed);
+};
+
+extern const struct sm_stress_proto_ops sm_stress_cql_ops;
+extern const struct sm_stress_proto_ops sm_stress_http_ops;
+
+/* The ops table of protocol @api. */
+const struct sm_stress_proto_ops *
+sm_stress_proto_of(enum sm_stress_api api);
+
+struct sm_stress_run {
+	struct sm_stress_settings s;
+	const struct sm_stress_proto_ops *proto;
+	struct sm_net_config net;
+	unsigned nshards;
+	struct sm_stress_shard *sh;
+	enum sm_stress_op ops[SM_STRESS_NR_OPS];
+	/* the same, in name order: cassandra-stress prints op types from a TreeMap */
+	enum sm_stress_op ops_by_name[SM_STRESS_NR_OPS];
+	double cum[SM_STRESS_NR_OPS]; /* cumulative ratio weights */
+	unsigned nops;
+	unsigned ncols;
+	/* learned on shard 0 before any other shard connects; read-only after */
+	struct sm_ring ring;
+	bool ring_ok;
+	const char *addrs[SM_STRESS_MAX_HOSTS];
+	char addr_buf[SM_STRESS_MAX_HOSTS][SM_RING_NAME_MAX];
+	unsigned nhosts;
+	bool scylla;
+	unsigned nr_shards, ignore_msb;
+	uint16_t shard_port;
+	bool use_shard_port;
+	char stmt_text[SM_STRESS_NR_OPS][1024];
+	/* control */
+	enum sm_stress_phase phase;
+	struct sm_cqlc *ctl;
+	struct sm_httpc *ctl_http;
+	unsigned ctl_step;
+	struct sm_timer timer;
+	uint64_t phase_start_ns, measure_start_ns, last_tick_ns;
+	double measure_start_epoch;
+	bool flipping;			    /* an interval's flip is out on the shards */
+	uint64_t progress_ops, progress_ns; /* watchdog: completions seen, and when */
+	uint64_t last_ops[SM_STRESS_NR_OPS + 1];
+	uint64_t last_errors;
+	struct sm_stress_op_stats merged[SM_STRESS_NR_OPS];
+	struct sm_hdr tmp_rt, tmp_st;
+	double rate_sum, rate_sq; /* per-interval row rates for stderr */
+	unsigned rate_n;
+	FILE *hdr_log, *text_log, *csv_log;
+	unsigned csv_interval; /* the interval being reported, from 1 */
+	bool failure;
+	char msg[512];
+};
+
+/*
+ * The run in progress: one per process, as the runtime is; set by
+ * sm_stress_run_create(). The engine's files call it sx.
+ */
+extern struct sm_stress_run *sm_stress_run_cur __attribute__((visibility("hidden")));
+#define sx sm_stress_run_cur
+
+/* Bytes of cell @col of key @i: deterministic, so a read can check it. */
+static inline uint32_t
+sm_stress_cell_size(uint64_t i, unsigned col)
+{
+	const struct sm_stress_dist *d = &sx->s.col.size;
+	uint64_t h;
+
+	if (d->kind == SM_STRESS_DIST_FIXED || d->max <= d->min)
+		return (uint32_t)d->min;
+	h = (i + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)col * 0xbf58476d1ce4e5b9ull);
+	h ^= h >> 31;
+	return (uint32_t)(d->min + h % (d->max - d->min + 1));
+}
+
+/* sm_stress_worker.c: workers, pacing, phases and connections on every shard. */
+
+/* Run the shard's pump soon (once, however often asked before it runs). */
+static inline void
+sm_stress_schedule_pump(struct sm_stress_shard *sh)
+{
+	if (!sh->pump_queued) {
+		sh->pump_queued = true;
+		sm_task_schedule(&sh->pump_task);
+	}
+}
+
+/* @w is free for the next operation. */
+static inline void
+sm_stress_worker_idle(struct sm_stress_worker *w)
+{
+	struct sm_stress_shard *sh = w->sh;
+
+	w->busy = false;
+	sh->busy--;
+	sh->completed++;
+	w->next_idle = sh->idle;
+	sh->idle = w;
+	sm_stress_schedule_pump(sh);
+}
+
+/* The operation of @w failed with @err_code: retry it, or count it and free @w. */
+void
+sm_stress_worker_failed(struct sm_stress_worker *w, int32_t err_code);
+
+/*
+ * The operation of @w ended: @err_code 0 (with @rows) or the error. Inline:
+ * the protocols' reply callbacks end every operation here, and a success
+ * costs no call.
+ */
+static inline void
+sm_stress_worker_finish(struct sm_stress_worker *w, int32_t err_code, uint64_t rows)
+{
+	struct sm_stress_shard *sh = w->sh;
+	uint64_t end = sm_now_ns();
+	struct sm_stress_op_stats *o = &sh->st[w->op];
+
+	if (err_code != 0) {
+		sm_stress_worker_failed(w, err_code);
+		return;
+	}
+	if (sh->recording) {
+		o->ops++;
+		o->partitions++;
+		o->rows += rows;
+		sm_hdr_record(&o->rt[sh->active], (int64_t)(end - w->due_ns));
+		sm_hdr_record(&o->st[sh->active], (int64_t)(end - w->start_ns));
+		sm_hdr_record(&o->rt_total, (int64_t)(end - w->due_ns));
+		sm_hdr_record(&o->st_total, (int64_t)(end - w->start_ns));
+	}
+	sm_stress_worker_idle(w);
+}
+
+/* @c is ready for operations. */
+void
+sm_stress_conn_ready(struct sm_stress_conn *c);
+
+/* @c failed (@err, @why for the message); -ESHUTDOWN is the runtime stopping. */
+void
+sm_stress_conn_failed(struct sm_stress_conn *c, int err, const char *why);
+
+/* Set up @o's six histograms (0 or -ENOMEM); release them (safe on a zeroed @o). */
+int
+sm_stress_stats_init(struct sm_stress_op_stats *o);
+void
+sm_stress_stats_fini(struct sm_stress_op_stats *o);
+
+/*
+ * Messages from shard 0 to every shard (sm_submit_to_all()): start phase
+ * @arg (an enum sm_stress_phase) with this shard's quota and workers; stop
+ * starting operations; flip the interval histograms and note the CPU and
+ * reactor time; connect to every host; close every connection.
+ */
+void
+sm_stress_shard_start_phase(void *arg);
+void
+sm_stress_shard_stop(void *arg);
+void
+sm_stress_shard_flip(void *arg);
+void
+sm_stress_shard_connect(void *arg);
+void
+sm_stress_shard_close(void *arg);
+
+/* sm_stress_run.c: the control plane on shard 0. */
+
+/* Setup failed: print why, end the run. */
+void
+sm_stress_control_fail(const char *fmt, ...) SM_STRESS_PRINTF_LIKE(1, 2);
+
+/* Setup is done: every shard connects. */
+void
+sm_stress_start_connect(void);
+
+/* Shard 0's part of the shard setup: the control connection and timer. */
+int
+sm_stress_control_start(struct sm_stress_run *r);
+
+/* sm_stress_report.c: what the run prints and writes. */
+
+/* Print to stdout and, with -log file=, to the file too. */
+void
+sm_stress_out(const char *fmt, ...) SM_STRESS_PRINTF_LIKE(1, 2);
+
+/* "HTTP 404", "CQL error 0x1001 (Overloaded)", "client: ..." for an error code. */
+const char *
+sm_stress_error_name(int32_t code, char *buf, size_t len);
+
+/* Merge the shards' last interval, print and log it. */
+void
+sm_stress_report_interval(void);
+
+#endif /* SM_STRESS_RUN_PRIV_H */
