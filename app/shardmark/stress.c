@@ -15,6 +15,7 @@
 
 #include "app.h"
 #include "sm_stress.h"
+#include "sm_tls.h"
 
 static int
 stress_merge(int argc, char **argv);
@@ -118,6 +119,7 @@ sm_cmd_stress(int argc, char **argv)
 	static struct sm_stress_settings s;
 	struct sm_stress_run_opts so;
 	struct sm_stress_run *run = NULL;
+	struct sm_tls_ctx *tls = NULL;
 	struct sm_runtime_opts ro;
 	FILE *hdr_log = NULL, *csv_log = NULL, *text_log = NULL;
 	const char *fail;
@@ -252,6 +254,24 @@ sm_cmd_stress(int argc, char **argv)
 	so.hdr_log = hdr_log;
 	so.csv_log = csv_log;
 	so.text_log = text_log;
+	if (s.transport.on) {
+		struct sm_tls_opts to = {
+			.certificate = s.transport.keystore,
+			.keyfile = s.transport.keystore_key,
+			.pkcs12_password = s.transport.keystore_password,
+			.truststore = s.transport.truststore,
+			.priority = s.transport.priority,
+			.verify_peer = s.transport.truststore != NULL,
+			.ktls = true,
+		};
+
+		if (sm_tls_ctx_new(&to, &tls, err, sizeof(err)) < 0) {
+			fprintf(stderr, "shardmark stress: -transport: %s\n", err);
+			ret = SM_EXIT_USAGE;
+			goto out_files;
+		}
+		so.tls = tls;
+	}
 	if (sm_stress_run_create(&so, &run) < 0) {
 		ret = SM_EXIT_FAIL;
 		goto out_files;
@@ -295,6 +315,7 @@ out_files:
 		ret = SM_EXIT_FAIL;
 	}
 	sm_stress_run_destroy(run);
+	sm_tls_ctx_free(tls);
 out_settings:
 	sm_config_free(&cfg);
 	sm_stress_settings_free(&s);

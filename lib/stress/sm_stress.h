@@ -245,6 +245,19 @@ struct sm_stress_route {
 };
 
 /*
+ * -transport: TLS to the servers (cassandra-stress's SSL options; the files
+ * are PEM or PKCS#12, not Java keystores).
+ */
+struct sm_stress_transport {
+	bool on;	    /* any -transport sub-option given */
+	char *truststore;   /* CAs the servers' certificates are checked against; NULL: not checked */
+	char *keystore;	    /* this client's certificate (and key, when one file) */
+	char *keystore_key; /* its key, when apart (extension) */
+	char *priority;	    /* GnuTLS priority, from ssl-protocol= / ssl-ciphers= / priority= */
+	char *keystore_password; /* PKCS#12 */
+};
+
+/*
  * Everything `shardmark stress` was asked to do. Strings are copies owned by
  * the struct (sm_strdup), released by sm_stress_settings_free().
  */
@@ -283,6 +296,7 @@ struct sm_stress_settings {
 	struct sm_stress_log log;
 	struct sm_stress_errors errors;
 	struct sm_stress_route route;
+	struct sm_stress_transport transport;
 	unsigned shards; /* -shards; 0: one per CPU */
 };
 

@@ -26,6 +26,7 @@
 #include "sm_core.h"
 #include "sm_net.h"
 #include "sm_stress_cql.h"
+#include "sm_tls.h"
 
 #define DEFAULT_MAX_INFLIGHT 1024
 #define DEFAULT_MAX_FRAME (256u << 20)
@@ -559,6 +560,8 @@ parse_supported(struct sm_cqlc *c, const struct sm_cql_multimap *mm)
 	supported_get(mm, "SCYLLA_PARTITIONER", in->partitioner, sizeof(in->partitioner));
 	if (supported_uint(mm, "SCYLLA_SHARD_AWARE_PORT", 65535, &port))
 		in->shard_aware_port = (uint16_t)port;
+	if (supported_uint(mm, "SCYLLA_SHARD_AWARE_PORT_SSL", 65535, &port))
+		in->shard_aware_port_ssl = (uint16_t)port;
 }
 
 static void
@@ -996,7 +999,7 @@ sm_cqlc_connect(const struct sm_cqlc_opts *o, struct sm_cqlc **out)
 	co.src_port_rem = o->src_port_rem;
 	co.proto = &cqlc_proto_ops;
 	co.ctx = c;
-	ret = sm_net_connect(&co, &c->conn);
+	ret = o->tls != NULL ? sm_tls_connect(o->tls, &co, &c->conn) : sm_net_connect(&co, &c->conn);
 	if (ret < 0) {
 		destroy(c);
 		return ret;

@@ -54,6 +54,8 @@ struct sm_cqlc;
 /* Flags of sm_cqlc_execute(). */
 #define SM_CQLC_SKIP_METADATA SM_CQL_QF_SKIP_METADATA /* Rows without column specs */
 
+struct sm_tls_ctx;
+
 struct sm_cqlc_opts {
 	const char *addr; /* numeric IPv4 or IPv6 address of the server */
 	uint16_t port;
@@ -66,6 +68,7 @@ struct sm_cqlc_opts {
 	bool lz4;	       /* ask for LZ4 compression (used when the server offers it) */
 	unsigned max_inflight; /* stream ids, 1..SM_CQLC_MAX_STREAMS; 0: 1024 */
 	uint32_t max_frame;    /* largest response frame accepted; 0: 256 MiB */
+	struct sm_tls_ctx *tls; /* TLS to the server (lib/tls); NULL: plain TCP */
 	/* The session is up (err 0), or could not be set up (err < 0:
 	 * -ECONNREFUSED and other connect errors, -EACCES for refused or
 	 * missing credentials, -EPROTO for a server that does not speak v4,
@@ -88,6 +91,7 @@ struct sm_cqlc_info {
 	char algorithm[48];	   /* SCYLLA_SHARDING_ALGORITHM ("biased-token-round-robin") */
 	char partitioner[96];	   /* SCYLLA_PARTITIONER */
 	uint16_t shard_aware_port; /* SCYLLA_SHARD_AWARE_PORT; 0: not advertised */
+	uint16_t shard_aware_port_ssl; /* SCYLLA_SHARD_AWARE_PORT_SSL: the one TLS clients use */
 	bool lz4_offered;	   /* COMPRESSION lists lz4 */
 	bool lz4;		   /* the session compresses with LZ4 */
 	bool auth;		   /* the server asked for authentication */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "sm_stress_run_priv.h"
+#include "sm_tls.h"
 
 static void
 control_step(void);
@@ -324,6 +325,12 @@ ctl_ready(struct sm_cqlc *c, int err, void *ctx)
 	const struct sm_cqlc_info *in = sm_cqlc_info(c);
 
 	(void)ctx;
+	if (err < 0 && sx->tls != NULL && err == -ECONNABORTED) {
+		sm_stress_control_fail("cannot connect to %s:%u: the TLS handshake failed: %s "
+				       "(check -transport truststore= and that the port speaks TLS)",
+				       sx->s.nodes.hosts[0], sx->s.native_port, sm_tls_last_error());
+		return;
+	}
 	if (err < 0) {
 		sm_stress_control_fail("cannot connect to %s:%u: %s (%s)", sx->s.nodes.hosts[0],
 				       sx->s.native_port, sm_cqlc_error_text(c),
@@ -334,7 +341,8 @@ ctl_ready(struct sm_cqlc *c, int err, void *ctx)
 	sx->scylla = in->scylla;
 	sx->nr_shards = in->nr_shards;
 	sx->ignore_msb = in->ignore_msb;
-	sx->shard_port = in->shard_aware_port;
+	/* A TLS client uses the TLS twin of the shard-aware port (Scylla's drivers do). */
+	sx->shard_port = sx->tls != NULL ? in->shard_aware_port_ssl : in->shard_aware_port;
 	sx->ctl_step = 1;
 	control_step();
 }
@@ -506,6 +514,7 @@ cql_ctl_open(void)
 		.user = sx->s.mode.user,
 		.password = sx->s.mode.password,
 		.max_inflight = 8,
+		.tls = sx->tls,
 		.ready = ctl_ready,
 		.ctx = sx,
 	};
@@ -537,6 +546,7 @@ cql_connect(struct sm_stress_conn *c, unsigned slot)
 		.password = sx->s.mode.password,
 		.lz4 = sx->s.mode.compression == SM_STRESS_COMPRESSION_LZ4,
 		.max_inflight = SM_MAX(c->sh->nworkers + 8, 128u),
+		.tls = sx->tls,
 		.ready = cql_ready,
 		.closed = cql_closed,
 		.ctx = c,

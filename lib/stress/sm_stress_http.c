@@ -10,6 +10,7 @@
  */
 
 #include "sm_stress_http.h"
+#include "sm_tls.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -272,7 +273,7 @@ sm_httpc_open(const struct sm_httpc_opts *o, struct sm_httpc **out)
 	snprintf(h->host, sizeof(h->host), strchr(o->addr, ':') ? "[%s]:%u" : "%s:%u", o->addr,
 		 o->port);
 	co.ctx = h;
-	ret = sm_net_connect(&co, &h->conn);
+	ret = o->tls != NULL ? sm_tls_connect(o->tls, &co, &h->conn) : sm_net_connect(&co, &h->conn);
 	if (ret < 0) {
 		destroy(h);
 		return ret;

@@ -27,10 +27,13 @@ struct sm_httpc;
  */
 typedef void (*sm_httpc_cb)(void *arg, int err, int status, const char *body, size_t len);
 
+struct sm_tls_ctx;
+
 struct sm_httpc_opts {
 	const char *addr; /* numeric address */
 	uint16_t port;
 	unsigned max_inflight; /* pipelined requests; 0: 1 */
+	struct sm_tls_ctx *tls; /* HTTPS (lib/tls); NULL: plain HTTP */
 	/* Connected (err 0) or failed to connect (err < 0, no closed() then). */
 	void (*ready)(struct sm_httpc *c, int err, void *ctx);
 	/* Gone after being ready: every in-flight callback has run first. */

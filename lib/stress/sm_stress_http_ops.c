@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sm_stress_run_priv.h"
+#include "sm_tls.h"
 
 static void
 http_ctl_step(void);
@@ -205,10 +206,17 @@ ctl_http_ready(struct sm_httpc *h, int err, void *ctx)
 	(void)ctx;
 	if (err < 0) {
 		sx->ctl_http = NULL;
-		sm_stress_control_fail(
-			"cannot connect to Alternator at %s:%u: %s (check -node and -port "
-			"alternator=)",
-			sx->s.nodes.hosts[0], sx->s.alternator_port, strerror(-err));
+		if (sx->tls != NULL && err == -ECONNABORTED)
+			sm_stress_control_fail(
+				"cannot connect to Alternator at %s:%u: the TLS handshake failed: %s "
+				"(check -transport truststore= and that -port alternator= is the "
+				"https port)",
+				sx->s.nodes.hosts[0], sx->s.alternator_port, sm_tls_last_error());
+		else
+			sm_stress_control_fail(
+				"cannot connect to Alternator at %s:%u: %s (check -node and -port "
+				"alternator=)",
+				sx->s.nodes.hosts[0], sx->s.alternator_port, strerror(-err));
 		return;
 	}
 	sx->ctl_step = 1;
@@ -269,6 +277,7 @@ http_ctl_open(void)
 		.addr = sx->s.nodes.hosts[0],
 		.port = sx->s.alternator_port,
 		.max_inflight = 1,
+		.tls = sx->tls,
 		.ready = ctl_http_ready,
 		.ctx = sx,
 	};
@@ -305,6 +314,7 @@ http_connect(struct sm_stress_conn *c, unsigned slot)
 		.addr = sx->addrs[c->host],
 		.port = sx->s.alternator_port,
 		.max_inflight = 1,
+		.tls = sx->tls,
 		.ready = http_ready,
 		.closed = http_closed,
 		.ctx = c,

@@ -387,6 +387,7 @@ sm_stress_run_create(const struct sm_stress_run_opts *o, struct sm_stress_run **
 	r->hdr_log = o->hdr_log;
 	r->csv_log = o->csv_log;
 	r->text_log = o->text_log;
+	r->tls = o->tls;
 	r->ncols = (unsigned)r->s.col.count.min;
 	for (k = 0; k < SM_STRESS_NR_OPS; k++) {
 		if (r->s.ratio[k] > 0) {

@@ -34,6 +34,8 @@
 
 struct sm_stress_run;
 
+struct sm_tls_ctx;
+
 struct sm_stress_run_opts {
 	/* The parsed settings, copied (not their strings: they must outlive the run). */
 	const struct sm_stress_settings *s;
@@ -41,6 +43,8 @@ struct sm_stress_run_opts {
 	struct sm_net_config net; /* each shard's network driver settings */
 	/* Open output files, or NULL: -log hdrfile=, csv=, file=; the caller closes them. */
 	FILE *hdr_log, *csv_log, *text_log;
+	/* -transport's TLS credentials, or NULL for plain TCP; the caller frees them after. */
+	struct sm_tls_ctx *tls;
 };
 
 /*

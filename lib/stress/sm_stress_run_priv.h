@@ -191,6 +191,7 @@ struct sm_stress_run {
 	unsigned nr_shards, ignore_msb;
 	uint16_t shard_port;
 	bool use_shard_port;
+	struct sm_tls_ctx *tls; /* -transport; NULL: plain TCP */
 	char stmt_text[SM_STRESS_NR_OPS][1024];
 	/* control */
 	enum sm_stress_phase phase;

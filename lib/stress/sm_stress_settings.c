@@ -1492,6 +1492,73 @@ parse_log(struct ctx *c, char **p, int n)
 			     p, n, &seen);
 }
 
+/* ---- -transport ---- */
+
+/* ssl-protocol=: Java's names to a GnuTLS priority that allows only that version. */
+static int
+set_ssl_protocol(struct ctx *c, const char *where, const char *tok, const char *v)
+{
+	const char *prio = NULL;
+
+	(void)where;
+	if (is(v, "TLSv1.3"))
+		prio = "NORMAL:-VERS-ALL:+VERS-TLS1.3";
+	else if (is(v, "TLSv1.2"))
+		prio = "NORMAL:-VERS-ALL:+VERS-TLS1.2";
+	else if (is(v, "TLS"))
+		prio = NULL; /* Java's default: the best both sides have */
+	else
+		return fail(c, "-transport: '%s': give ssl-protocol=TLS, TLSv1.2 or TLSv1.3", tok);
+	sm_free(c->s->transport.priority);
+	c->s->transport.priority = prio != NULL ? sm_strdup(prio) : NULL;
+	return prio != NULL && c->s->transport.priority == NULL ? -ENOMEM : 0;
+}
+
+/* store-type=JKS: GnuTLS reads PEM and PKCS#12, not Java's keystores. */
+static int
+set_store_type(struct ctx *c, const char *where, const char *tok, const char *v)
+{
+	(void)where;
+	if (is(v, "PKCS12") || is(v, "PEM"))
+		return 0;
+	return fail(c,
+		    "-transport: '%s': Java keystores are not read here; convert with "
+		    "keytool -importkeystore -srckeystore F.jks -destkeystore F.p12 "
+		    "-deststoretype PKCS12 and give the .p12 (or PEM files)",
+		    tok);
+}
+
+static const struct subopt transport_subopts[] = {
+	{ "truststore=", .type = SO_FILE, .off = S_OFF(transport.truststore) },
+	{ "keystore=", .type = SO_FILE, .off = S_OFF(transport.keystore) },
+	{ "keystore-key=", .type = SO_FILE, .off = S_OFF(transport.keystore_key) },
+	{ "keystore-password=", .type = SO_STR, .off = S_OFF(transport.keystore_password) },
+	/* PEM truststores need none; accepted so cassandra-stress's lines run */
+	{ "truststore-password=", .type = SO_STR, .off = SO_NONE },
+	{ "ssl-protocol=", .type = SO_FN, .set = set_ssl_protocol },
+	{ "ssl-ciphers=", .type = SO_STR, .off = S_OFF(transport.priority) },
+	{ "store-type=", .type = SO_FN, .set = set_store_type },
+	/* Java's key manager algorithm: nothing to choose with GnuTLS */
+	{ "ssl-alg=", .type = SO_STR, .off = SO_NONE },
+	{ "factory=", .type = SO_STR, .off = SO_NONE },
+	{ NULL },
+};
+
+static int
+parse_transport(struct ctx *c, char **p, int n)
+{
+	unsigned seen;
+	int rc;
+
+	rc = parse_subopts(c, "-transport", transport_subopts,
+			   "(expected truststore=, keystore=, keystore-key=, keystore-password=, "
+			   "ssl-protocol=, ssl-ciphers= or store-type=)",
+			   p, n, &seen);
+	if (rc == 0)
+		c->s->transport.on = true;
+	return rc;
+}
+
 /* ---- -errors ---- */
 
 static const struct subopt_val delay_policy_vals[] = {
@@ -1648,7 +1715,14 @@ static const struct {
 	{ "-insert", NULL,
 	  "it applies to user profiles; the predefined commands write one partition per "
 	  "operation" },
-	{ "-transport", NULL, "TLS is not implemented yet: connect over plain TCP" },
+	{ "-transport", parse_transport, NULL,
+	  "  -transport [truststore=F] [keystore=F] [keystore-key=F] [keystore-password=P]\n"
+	  "             [ssl-protocol=TLSv1.2|TLSv1.3] [ssl-ciphers=GNUTLS-PRIORITY]\n"
+	  "        TLS to the servers (CQL, or Alternator's https port with -port\n"
+	  "        alternator=): truststore= checks the servers' certificates (PEM or\n"
+	  "        PKCS#12; without it they are not checked), keystore= is this client's\n"
+	  "        certificate for require_client_auth; Java keystores (JKS) are not read:\n"
+	  "        keytool -importkeystore -deststoretype PKCS12 converts them\n" },
 	{ "-sendto", NULL, "there is no stress daemon: run shardmark stress on each loader" },
 	{ "-tokenrange", NULL, "token-range scans belong to user profiles" },
 	{ "-sample", NULL, "cassandra-stress dropped it too; latencies are HDR histograms" },
@@ -1676,7 +1750,7 @@ parse_option(struct ctx *c, const char *name, char **p, int n, unsigned *seen)
 	}
 	return fail(c,
 		    "unknown option '%s' (options: -pop -col -rate -schema -node -port -mode "
-		    "-log -errors -route -shards; see `shardmark stress help`)",
+		    "-log -errors -route -shards -transport; see `shardmark stress help`)",
 		    name);
 }
 
@@ -2018,6 +2092,11 @@ sm_stress_settings_free(struct sm_stress_settings *s)
 	sm_free(s->log.file);
 	sm_free(s->log.json);
 	sm_free(s->log.csv);
+	sm_free(s->transport.truststore);
+	sm_free(s->transport.keystore);
+	sm_free(s->transport.keystore_key);
+	sm_free(s->transport.priority);
+	sm_free(s->transport.keystore_password);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -2328,7 +2407,7 @@ static const char usage_dist[] =
 
 static const char usage_unsupported[] =
 	"Not supported (refused with an error): the user command and profiles, print,\n"
-	"legacy, the err< run-until-stable mode, -rate auto, -insert, -transport (TLS),\n"
+	"legacy, the err< run-until-stable mode, -rate auto, -insert,\n"
 	"-sendto, -graph, -tokenrange, -mode thrift/simplenative/auth-provider=,\n"
 	"compression=snappy, -col names=, -pop read-lookback=, EXP/EXTREME/QEXTREME and\n"
 	"inverted (~) distributions. Accepted and ignored: -port jmx=/thrift=, -mode port=,\n"

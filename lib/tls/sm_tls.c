@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
@@ -62,6 +63,7 @@ struct tls_conn {
 };
 
 static SM_CACHE_ALIGNED struct sm_tls_stats tls_stats[SM_MAX_SHARDS];
+static __thread char last_error[160];
 static const char *ktls_reason;
 
 static const struct sm_net_driver tls_driver;
@@ -135,6 +137,12 @@ sm_tls_format_prometheus(char *buf, size_t len, unsigned nshards)
 }
 
 const char *
+sm_tls_last_error(void)
+{
+	return last_error;
+}
+
+const char *
 sm_tls_ktls_unavailable_reason(void)
 {
 	return __atomic_load_n(&ktls_reason, __ATOMIC_ACQUIRE);
@@ -148,6 +156,15 @@ gnutls_err(int rc, const char *what, const char *path, char *err, size_t errlen)
 	snprintf(err, errlen, "%s %s: %s; %s", what, path ? path : "", gnutls_strerror(rc),
 		 "check that the file exists, is readable and holds PEM data");
 	return rc == GNUTLS_E_FILE_ERROR ? -ENOENT : -EINVAL;
+}
+
+static bool
+is_pkcs12(const char *path)
+{
+	size_t n = strlen(path);
+
+	return (n > 4 && strcasecmp(path + n - 4, ".p12") == 0) ||
+	       (n > 4 && strcasecmp(path + n - 4, ".pfx") == 0);
 }
 
 int
@@ -171,7 +188,16 @@ sm_tls_ctx_new(const struct sm_tls_opts *o, struct sm_tls_ctx **out, char *err, 
 		ret = -EINVAL;
 		goto fail;
 	}
-	if (o->certificate != NULL) {
+	if (o->certificate != NULL && is_pkcs12(o->certificate)) {
+		rc = gnutls_certificate_set_x509_simple_pkcs12_file(
+			t->cred, o->certificate, GNUTLS_X509_FMT_DER,
+			o->pkcs12_password ? o->pkcs12_password : "");
+		if (rc < 0) {
+			ret = gnutls_err(rc, "cannot load the PKCS#12 keystore (wrong password?)",
+					 o->certificate, err, errlen);
+			goto fail;
+		}
+	} else if (o->certificate != NULL) {
 		rc = gnutls_certificate_set_x509_key_file(t->cred, o->certificate,
 							  o->keyfile ? o->keyfile : o->certificate,
 							  GNUTLS_X509_FMT_PEM);
@@ -213,6 +239,7 @@ sm_tls_ctx_new(const struct sm_tls_opts *o, struct sm_tls_ctx **out, char *err, 
 	if (o->server_name != NULL)
 		t->server_name = strdup(o->server_name);
 	t->o.certificate = t->o.keyfile = t->o.truststore = t->o.priority = NULL;
+	t->o.pkcs12_password = NULL;
 	t->o.server_name = t->server_name;
 	*out = t;
 	return 0;
@@ -538,6 +565,17 @@ tls_pump(struct tls_conn *tc)
 			my_stats()->handshake_errors++;
 			SM_DEBUG("TLS handshake with %s failed: %s",
 				 tc->client ? "a server" : "a client", gnutls_strerror(rc));
+			snprintf(last_error, sizeof(last_error), "%s", gnutls_strerror(rc));
+			if (rc == GNUTLS_E_CERTIFICATE_VERIFICATION_ERROR) {
+				gnutls_datum_t why = { NULL, 0 };
+				unsigned status = gnutls_session_get_verify_cert_status(tc->s);
+
+				if (gnutls_certificate_verification_status_print(
+					    status, GNUTLS_CRT_X509, &why, 0) == 0) {
+					snprintf(last_error, sizeof(last_error), "%s", why.data);
+					gnutls_free(why.data);
+				}
+			}
 			/* The peer learns why (bad certificate, no shared cipher...). */
 			gnutls_alert_send_appropriate(tc->s, rc);
 			if (tc->client && tc->up->connected != NULL) {

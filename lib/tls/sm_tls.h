@@ -36,6 +36,8 @@ struct sm_tls_opts {
 	bool server;		  /* accept (true) or connect */
 	const char *certificate;  /* PEM; the server's (required), or the client's own */
 	const char *keyfile;	  /* PEM key of certificate */
+	/* certificate is a PKCS#12 file (.p12, .pfx: certificate and key) with this password */
+	const char *pkcs12_password;
 	const char *truststore;	  /* PEM CAs; NULL: the system's (client) or none (server) */
 	const char *priority;	  /* GnuTLS priority string; NULL: "SECURE128:-VERS-TLS1.0:-VERS-TLS1.1" */
 	bool require_client_auth; /* server: ask for and verify a client certificate */
@@ -96,6 +98,13 @@ sm_tls_stats_read(unsigned shard, struct sm_tls_stats *out);
  */
 size_t
 sm_tls_format_prometheus(char *buf, size_t len, unsigned nshards);
+
+/*
+ * Why the calling shard's last failed handshake failed (GnuTLS's words, "The
+ * certificate is NOT trusted."), or "" when none has.
+ */
+const char *
+sm_tls_last_error(void);
 
 /* Why kernel TLS was not used on this process's last try, or NULL. */
 const char *

@@ -252,3 +252,42 @@ def test_alternator_https_with_boto3(serve, certs):
             data += chunk
         assert not data.startswith(b"HTTP/"), data
     srv.stop()
+
+
+def test_stress_over_tls(cql_server, run_cli, certs):
+    """shardmark stress -transport: writes then validated reads over TLS, on the
+    TLS twin of the shard-aware port, and a clear error for an untrusted server."""
+    ssl_port, ssl_shard_port = cql_free_ports(2)
+    srv = cql_server(*tls_args(certs, "--native-transport-port-ssl", ssl_port,
+                               "--native-shard-aware-transport-port-ssl", ssl_shard_port))
+    srv.wait_ready(ports=[ssl_port, ssl_shard_port])
+    for cmd in ("write", "read"):
+        r = run_cli("stress", cmd, "n=3000", "-pop", "seq=1..3000", "-node", "127.0.0.1",
+                    "-port", f"native={ssl_port}", "-rate", "threads=16",
+                    "-transport", f"truststore={certs / 'ca.crt'}", timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "Total errors              :          0" in r.stdout, r.stdout
+        assert f"through port {ssl_shard_port}" in r.stdout, r.stdout
+    r = run_cli("stress", "write", "n=10", "-node", "127.0.0.1", "-port", f"native={ssl_port}",
+                "-transport", f"truststore={certs / 'stranger.crt'}", timeout=60)
+    assert r.returncode != 0
+    assert "TLS handshake failed" in r.stderr and "not trusted" in r.stderr.lower(), r.stderr
+    r = run_cli("stress", "write", "n=10", "-transport", "store-type=JKS")
+    assert r.returncode == 2 and "keytool" in r.stderr, r.stderr
+    m = tls_metrics(srv)
+    assert m["shardmark_tls_handshakes_total"] >= 2, m
+    srv.stop()
+
+
+def test_stress_alternator_over_https(serve, run_cli, certs):
+    https = free_port()
+    srv = serve("--smp", "1", "--alternator-https-port", https,
+                "--alternator-encryption-options-certificate", certs / "server.crt",
+                "--alternator-encryption-options-keyfile", certs / "server.key", echo=False)
+    srv.wait_ready(ports=[https])
+    r = run_cli("stress", "write", "n=2000", "-mode", "alternator", "-node", "127.0.0.1",
+                "-port", f"alternator={https}", "-rate", "threads=8",
+                "-transport", f"truststore={certs / 'ca.crt'}", timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Total errors              :          0" in r.stdout, r.stdout
+    srv.stop()
