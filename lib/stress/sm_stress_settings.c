@@ -829,7 +829,7 @@ subopt_set(struct ctx *c, const char *where, const struct subopt *o, const char 
 			return fail(c, "%s: '%s': give a file name", where, tok);
 		/* fall through */
 	case SO_STR:
-		return dup_str(c, (char **)f, v);
+		return f != NULL ? dup_str(c, (char **)f, v) : 0; /* SO_NONE: accepted, unused */
 	case SO_ENUM:
 		for (k = 0; o->vals[k].word != NULL; k++) {
 			if (!is(v, o->vals[k].word))

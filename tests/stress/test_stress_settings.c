@@ -504,6 +504,32 @@ test_rate_zero_limit_is_unset(void **state)
 	sm_stress_settings_free(&s);
 }
 
+/* -transport: cassandra-stress's SSL options, as TLS settings. */
+static void
+test_transport(void **state)
+{
+	struct sm_stress_settings s;
+
+	(void)state;
+	assert_int_equal(parse_line("write n=10 -transport truststore=ca.pem keystore=me.p12 "
+				    "keystore-password=pw ssl-protocol=TLSv1.3 truststore-password=x "
+				    "ssl-alg=SunX509",
+				    &s),
+			 0);
+	assert_true(s.transport.on);
+	assert_string_equal(s.transport.truststore, "ca.pem");
+	assert_string_equal(s.transport.keystore, "me.p12");
+	assert_string_equal(s.transport.keystore_password, "pw");
+	assert_string_equal(s.transport.priority, "NORMAL:-VERS-ALL:+VERS-TLS1.3");
+	sm_stress_settings_free(&s);
+	assert_int_equal(parse_line("write n=10", &s), 0);
+	assert_false(s.transport.on);
+	sm_stress_settings_free(&s);
+	expect_error("write n=10 -transport store-type=JKS", "-transport", "keytool", NULL);
+	expect_error("write n=10 -transport ssl-protocol=SSLv3", "-transport", "TLSv1.3", NULL);
+	expect_error("write n=10 -transport bogus=1", "-transport", "truststore=", NULL);
+}
+
 static void
 test_unsupported_named(void **state)
 {
@@ -511,7 +537,6 @@ test_unsupported_named(void **state)
 	expect_error("write n=10 -graph file=x.html", "-graph", "not supported by shardmark stress",
 		     "hdrfile=", NULL);
 	expect_error("write n=10 -insert partitions=fixed(1)", "-insert", "not supported", NULL);
-	expect_error("write n=10 -transport truststore=x", "-transport", "not supported", NULL);
 	expect_error("write n=10 -sendto host", "-sendto", "not supported", NULL);
 	expect_error("write n=10 -tokenrange wrap", "-tokenrange", "not supported", NULL);
 	expect_error("user profile=a.yaml ops(insert=1)", "user", "not supported", NULL);
@@ -910,6 +935,7 @@ main(void)
 		cmocka_unit_test(test_rate_errors),
 		cmocka_unit_test(test_rate_zero_limit_is_unset),
 		cmocka_unit_test(test_unsupported_named),
+		cmocka_unit_test(test_transport),
 		cmocka_unit_test(test_unknown_words),
 		cmocka_unit_test(test_bad_numbers),
 		cmocka_unit_test(test_errors_option),
