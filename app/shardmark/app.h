@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "sm_config.h"
 #include "sm_core.h"
 #include "sm_net.h"
 
