@@ -28,7 +28,6 @@ struct psq_ctx {
 	struct sm_config cfg;
 	/* options, ScyllaDB's names and defaults */
 	struct sm_psq_params prm;
-	bool seed_given;
 	bool write, del;
 	const char *json_path;
 	const char *csv_path;
@@ -160,116 +159,8 @@ psq_shard_fini(unsigned shard, void *arg)
 
 /* ---- options ---- */
 
-static int
-u64_opt(const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out, char *err,
-	size_t errlen)
-{
-	char *end;
-	unsigned long long x;
-
-	errno = 0;
-	x = strtoull(v, &end, 10);
-	if (errno || end == v || *end != '\0' || v[0] == '-' || x < min || x > max) {
-		snprintf(err, errlen, "%s: expected an integer from %llu to %llu, got '%s'", name,
-			 (unsigned long long)min, (unsigned long long)max, v);
-		return -EINVAL;
-	}
-	*out = x;
-	return 0;
-}
-
-static int
-uint_opt(const char *name, const char *v, unsigned min, unsigned max, unsigned *out, char *err,
-	 size_t errlen)
-{
-	uint64_t x;
-	int ret = u64_opt(name, v, min, max, &x, err, errlen);
-
-	if (ret == 0)
-		*out = (unsigned)x;
-	return ret;
-}
-
-static int
-bool_opt(const char *name, const char *v, bool *out, char *err, size_t errlen)
-{
-	if (v == NULL || strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
-	    strcasecmp(v, "yes") == 0 || strcasecmp(v, "on") == 0) {
-		*out = true;
-		return 0;
-	}
-	if (strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0 ||
-	    strcasecmp(v, "off") == 0) {
-		*out = false;
-		return 0;
-	}
-	snprintf(err, errlen, "%s: expected true or false (1 or 0), got '%s'", name, v);
-	return -EINVAL;
-}
-
 #define P(ctx) ((struct psq_ctx *)(ctx))
 
-static int
-o_seed(void *c, const char *v, char *e, size_t l)
-{
-	P(c)->seed_given = true;
-	return u64_opt("--random-seed", v, 0, UINT32_MAX, &P(c)->prm.seed, e, l);
-}
-static int
-o_partitions(void *c, const char *v, char *e, size_t l)
-{
-	return uint_opt("--partitions", v, 1, 100000000, &P(c)->prm.partitions, e, l);
-}
-static int
-o_write(void *c, const char *v, char *e, size_t l)
-{
-	return bool_opt("--write", v, &P(c)->write, e, l);
-}
-static int
-o_delete(void *c, const char *v, char *e, size_t l)
-{
-	return bool_opt("--delete", v, &P(c)->del, e, l);
-}
-static int
-o_counters(void *c, const char *v, char *e, size_t l)
-{
-	return bool_opt("--counters", v, &P(c)->prm.counters, e, l);
-}
-static int
-o_collection(void *c, const char *v, char *e, size_t l)
-{
-	return uint_opt("--collection", v, 0, 100, &P(c)->prm.collection, e, l);
-}
-static int
-o_duration(void *c, const char *v, char *e, size_t l)
-{
-	return uint_opt("--duration", v, 1, SM_PSQ_MAX_ITERATIONS, &P(c)->prm.duration, e, l);
-}
-static int
-o_ops(void *c, const char *v, char *e, size_t l)
-{
-	return u64_opt("--operations-per-shard", v, 1, UINT64_MAX / 2, &P(c)->prm.ops_per_shard, e, l);
-}
-static int
-o_concurrency(void *c, const char *v, char *e, size_t l)
-{
-	return uint_opt("--concurrency", v, 1, 10000, &P(c)->prm.concurrency, e, l);
-}
-static int
-o_single_key(void *c, const char *v, char *e, size_t l)
-{
-	return bool_opt("--query-single-key", v, &P(c)->prm.single_key, e, l);
-}
-static int
-o_shard_aware(void *c, const char *v, char *e, size_t l)
-{
-	return bool_opt("--shard-aware", v, &P(c)->prm.shard_aware, e, l);
-}
-static int
-o_stop_on_error(void *c, const char *v, char *e, size_t l)
-{
-	return bool_opt("--stop-on-error", v, &P(c)->prm.stop_on_error, e, l);
-}
 static int
 o_cl(void *c, const char *v, char *e, size_t l)
 {
@@ -289,26 +180,6 @@ o_cl(void *c, const char *v, char *e, size_t l)
 		 "--consistency-level: unknown level '%s' (ONE, QUORUM, LOCAL_QUORUM, ALL, ...)",
 		 v);
 	return -EINVAL;
-}
-static int
-o_timeout(void *c, const char *v, char *e, size_t l)
-{
-	(void)e;
-	(void)l;
-	P(c)->prm.timeout = v[0] ? v : NULL;
-	return 0;
-}
-static int
-o_json(void *c, const char *v, char *e, size_t l)
-{
-	P(c)->json_path = v;
-	return sm_app_check_output("--json-result", v, e, l);
-}
-static int
-o_csv(void *c, const char *v, char *e, size_t l)
-{
-	P(c)->csv_path = v;
-	return sm_app_check_output("--csv", v, e, l);
 }
 static int
 o_alternator(void *c, const char *v, char *e, size_t l)
@@ -342,55 +213,56 @@ o_workload(void *c, const char *v, char *e, size_t l)
 	return 0;
 }
 
-/* ScyllaDB options that mean nothing for an in-memory store: accepted, explained. */
-static int
-o_ignored(void *c, const char *v, char *e, size_t l)
-{
-	(void)c;
-	(void)v;
-	(void)e;
-	(void)l;
-	return 0;
-}
 
+/* A typed row: the value lands in struct psq_ctx's @field. */
+#define OPT(name, type, field, min, max, arg, help)                                                \
+	SM_CLI_ROW(name, type, struct psq_ctx, field, min, max, arg, help)
+/* ScyllaDB options that mean nothing for an in-memory store: accepted, explained. */
+#define IGNORED(name, arg, what) SM_CLI_IGNORED(name, arg, "accepted, no effect: " what)
+
+/* clang-format off */
 static const struct sm_cli_opt psq_opts[] = {
-	{ "--random-seed", "N", "seed of the key choice (default: random, printed)", o_seed },
-	{ "--partitions", "N", "number of partitions (keys), default 10000", o_partitions },
-	{ "--write", NULL, "write (UPDATE) instead of read", o_write },
-	{ "--delete", NULL, "delete instead of read (after populating)", o_delete },
-	{ "--counters", NULL, "counter columns and counter updates", o_counters },
-	{ "--collection", "N", "add a map<blob, blob> column \"CC\" of N cells", o_collection },
-	{ "--duration", "N", "number of 1-second iterations, default 5", o_duration },
-	{ "--operations-per-shard", "N", "one iteration of exactly N requests per shard", o_ops },
-	{ "--concurrency", "N", "workers (requests in flight) per shard, default 100",
-	  o_concurrency },
-	{ "--query-single-key", NULL, "always use key 0", o_single_key },
-	{ "--shard-aware", "BOOL", "each shard draws only keys it owns (default true)",
-	  o_shard_aware },
+	OPT("--random-seed", U64, prm.seed, 0, UINT32_MAX, "N",
+	    "seed of the key choice (default: random, printed)"),
+	OPT("--partitions", UINT, prm.partitions, 1, 100000000, "N",
+	    "number of partitions (keys), default 10000"),
+	OPT("--write", BOOL, write, 0, 0, NULL, "write (UPDATE) instead of read"),
+	OPT("--delete", BOOL, del, 0, 0, NULL, "delete instead of read (after populating)"),
+	OPT("--counters", BOOL, prm.counters, 0, 0, NULL, "counter columns and counter updates"),
+	OPT("--collection", UINT, prm.collection, 0, 100, "N",
+	    "add a map<blob, blob> column \"CC\" of N cells"),
+	OPT("--duration", UINT, prm.duration, 1, SM_PSQ_MAX_ITERATIONS, "N",
+	    "number of 1-second iterations, default 5"),
+	OPT("--operations-per-shard", U64, prm.ops_per_shard, 1, UINT64_MAX / 2, "N",
+	    "one iteration of exactly N requests per shard"),
+	OPT("--concurrency", UINT, prm.concurrency, 1, 10000, "N",
+	    "workers (requests in flight) per shard, default 100"),
+	OPT("--query-single-key", BOOL, prm.single_key, 0, 0, NULL, "always use key 0"),
+	OPT("--shard-aware", BOOL, prm.shard_aware, 0, 0, "BOOL",
+	    "each shard draws only keys it owns (default true)"),
 	{ "--consistency-level", "CL", "consistency of the measured requests, default QUORUM",
 	  o_cl },
-	{ "--stop-on-error", "BOOL", "stop at the first failed request (default true)",
-	  o_stop_on_error },
-	{ "--timeout", "T", "add USING TIMEOUT T to the statements", o_timeout },
-	{ "--json-result", "FILE", "also write the result as JSON", o_json },
-	{ "--csv", "FILE", "also write one row per iteration as CSV (a header first)", o_csv },
+	OPT("--stop-on-error", BOOL, prm.stop_on_error, 0, 0, "BOOL",
+	    "stop at the first failed request (default true)"),
+	OPT("--timeout", STRING, prm.timeout, 0, 0, "T", "add USING TIMEOUT T to the statements"),
+	OPT("--json-result", OUTPUT, json_path, 0, 0, "FILE", "also write the result as JSON"),
+	OPT("--csv", OUTPUT, csv_path, 0, 0, "FILE",
+	    "also write one row per iteration as CSV (a header first)"),
 	{ "--alternator", "MODE", "Alternator frontend with this write isolation (f, a, o, u ...)",
 	  o_alternator },
-	{ "--workload", "W",
-	  "Alternator: read, write, write_rmw (conditional UpdateItem) or delete", o_workload },
-	{ "--flush", NULL, "accepted, no effect: the store is in memory (no memtable flush)",
-	  o_ignored },
-	{ "--enable-cache", "BOOL", "accepted, no effect: there is no row cache, only memory",
-	  o_ignored },
-	{ "--enable-index-cache", "BOOL", "accepted, no effect: there are no sstables", o_ignored },
-	{ "--bypass-cache", NULL, "accepted, no effect: there is no cache to bypass", o_ignored },
-	{ "--memtable-partitions", "N", "accepted, no effect: nothing is flushed", o_ignored },
-	{ "--sstable-summary-ratio", "R", "accepted, no effect: there are no sstables", o_ignored },
-	{ "--sstable-format", "F", "accepted, no effect: there are no sstables", o_ignored },
-	{ "--tablets", NULL, "accepted, no effect: one node, vnode-style ownership", o_ignored },
-	{ "--initial-tablets", "N", "accepted, no effect: one node, vnode-style ownership",
-	  o_ignored },
+	{ "--workload", "W", "Alternator: read, write, write_rmw (conditional UpdateItem) or delete",
+	  o_workload },
+	IGNORED("--flush", NULL, "the store is in memory (no memtable flush)"),
+	IGNORED("--enable-cache", "BOOL", "there is no row cache, only memory"),
+	IGNORED("--enable-index-cache", "BOOL", "there are no sstables"),
+	IGNORED("--bypass-cache", NULL, "there is no cache to bypass"),
+	IGNORED("--memtable-partitions", "N", "nothing is flushed"),
+	IGNORED("--sstable-summary-ratio", "R", "there are no sstables"),
+	IGNORED("--sstable-format", "F", "there are no sstables"),
+	IGNORED("--tablets", NULL, "one node, vnode-style ownership"),
+	IGNORED("--initial-tablets", "N", "one node, vnode-style ownership"),
 };
+/* clang-format on */
 
 int
 sm_cmd_perf_simple_query(int argc, char **argv)
@@ -404,6 +276,7 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 
 	psq = &ctx;
 	sm_config_defaults(&ctx.cfg);
+	prm->seed = UINT64_MAX; /* not given: random */
 	prm->partitions = 10000;
 	prm->duration = 5;
 	prm->concurrency = 100;
@@ -443,7 +316,7 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 			    : strcmp(ctx.workload, "write_rmw") == 0 ? SM_PSQ_WRITE_RMW
 			    : strcmp(ctx.workload, "delete") == 0    ? SM_PSQ_DELETE
 								     : SM_PSQ_READ;
-	if (!ctx.seed_given) {
+	if (prm->seed == UINT64_MAX) {
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
