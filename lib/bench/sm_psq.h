@@ -16,7 +16,7 @@
  * worker sends. The CQL and Alternator workloads are in
  * sm_psq_workload_cql.c and sm_psq_workload_alternator.c, a library of
  * their own (sm_psq_workloads) because they drive the executors: this
- * harness depends on lib/core and lib/bench only.
+ * harness depends on lib/core and the rest of lib/bench only.
  *
  * One run at a time per process: the harness keeps its instance in a
  * static pointer, as the reactor callbacks take no context.
@@ -61,22 +61,15 @@ struct sm_psq_params {
 struct sm_psq;
 struct sm_psq_shard;
 
-/*
- * One worker: a task that sends the next request when the last is answered.
- * Each frontend builds its request in its own buffer (the layout is the one
- * the figures in docs/benchmarks.md were measured with: the executors' cost
- * of string compares depends on where the JSON lies).
- */
+/* One worker: a task that sends the next request when the last is answered. */
 struct sm_psq_worker {
 	struct sm_psq_shard *sh;
 	unsigned idx; /* the CQL stream */
 	struct sm_task task;
-	uint8_t body[64]; /* CQL EXECUTE body */
-	size_t body_len;
-	char json[1024]; /* Alternator request */
-	size_t json_len;
-	const char *op; /* Alternator operation */
 	bool populating;
+	const char *op; /* Alternator operation */
+	size_t req_len;
+	uint8_t req[1024]; /* the request, built by the workload */
 };
 
 struct sm_psq_shard {

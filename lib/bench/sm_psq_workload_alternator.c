@@ -43,7 +43,7 @@ alt_reply(void *ctx, int status, const char *json, size_t len)
 static void
 build_request(struct sm_psq_worker *w, enum sm_psq_mode mode, uint64_t seq, bool write)
 {
-	char *json = w->json;
+	char *json = (char *)w->req;
 	char v[SM_PSQ_VALUE_LEN + 1];
 	int n;
 
@@ -52,7 +52,7 @@ build_request(struct sm_psq_worker *w, enum sm_psq_mode mode, uint64_t seq, bool
 	if (write || mode == SM_PSQ_WRITE) {
 		w->op = "UpdateItem";
 		n = snprintf(
-			json, sizeof(w->json),
+			json, sizeof(w->req),
 			"{\"TableName\":\"alternator_table\",\"Key\":{\"p\":{\"S\":\"%" PRIu64
 			"\"}},\"UpdateExpression\":\"set C0 = :C0, C1 = :C1, C2 = :C2, C3 = :C3, "
 			"C4 = :C4\",\"ExpressionAttributeValues\":{\":C0\":{\"S\":\"%s\"},"
@@ -62,7 +62,7 @@ build_request(struct sm_psq_worker *w, enum sm_psq_mode mode, uint64_t seq, bool
 	} else if (mode == SM_PSQ_WRITE_RMW) {
 		/* perf-alternator's write_rmw: a condition makes it read-modify-write */
 		w->op = "UpdateItem";
-		n = snprintf(json, sizeof(w->json),
+		n = snprintf(json, sizeof(w->req),
 			     "{\"TableName\":\"alternator_table\",\"Key\":{\"p\":{\"S\":\"%" PRIu64
 			     "\"}},\"UpdateExpression\":\"set C0 = :C0, C1 = :C1\","
 			     "\"ConditionExpression\":\"(NOT attribute_exists(C2)) OR size(C3) <= "
@@ -72,18 +72,18 @@ build_request(struct sm_psq_worker *w, enum sm_psq_mode mode, uint64_t seq, bool
 			     seq, v, v);
 	} else if (mode == SM_PSQ_DELETE) {
 		w->op = "DeleteItem";
-		n = snprintf(json, sizeof(w->json),
+		n = snprintf(json, sizeof(w->req),
 			     "{\"TableName\":\"alternator_table\",\"Key\":{\"p\":{\"S\":\"%" PRIu64
 			     "\"}},\"ReturnValues\":\"NONE\"}",
 			     seq);
 	} else {
 		w->op = "GetItem";
-		n = snprintf(json, sizeof(w->json),
+		n = snprintf(json, sizeof(w->req),
 			     "{\"TableName\":\"alternator_table\",\"Key\":{\"p\":{\"S\":\"%" PRIu64
 			     "\"}},\"ConsistentRead\":false,\"ReturnConsumedCapacity\":\"TOTAL\"}",
 			     seq);
 	}
-	w->json_len = (size_t)n;
+	w->req_len = (size_t)n;
 }
 
 /* The workers' task: the next key's request, to the executor. */
@@ -97,7 +97,7 @@ alt_issue(void *arg)
 		return;
 	seq = sm_psq_next_key(w);
 	build_request(w, w->sh->p->prm.mode, seq, w->populating);
-	if (sm_alternator_execute(w->op, w->json, w->json_len, alt_reply, w) < 0)
+	if (sm_alternator_execute(w->op, (const char *)w->req, w->req_len, alt_reply, w) < 0)
 		sm_psq_op_done(w, false, "out of memory", 13);
 }
 

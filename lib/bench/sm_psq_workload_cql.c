@@ -83,15 +83,15 @@ cql_issue(void *arg)
 	 */
 	__asm__("" : "+r"(seq));
 	/* the key is the last 8 bytes of the EXECUTE body */
-	sm_put_be64(w->body + w->body_len - 8, seq);
+	sm_put_be64(w->req + w->req_len - 8, seq);
 	if (w->populating) {
-		memcpy(w->body + 2, ctl.populate_id, 16);
-		sm_cql_local_request(sh->wl, (int16_t)w->idx, SM_CQL_OP_EXECUTE, w->body,
-				     w->body_len);
-		memcpy(w->body + 2, ctl.stmt_id, 16);
+		memcpy(w->req + 2, ctl.populate_id, 16);
+		sm_cql_local_request(sh->wl, (int16_t)w->idx, SM_CQL_OP_EXECUTE, w->req,
+				     w->req_len);
+		memcpy(w->req + 2, ctl.stmt_id, 16);
 		return;
 	}
-	sm_cql_local_request(sh->wl, (int16_t)w->idx, SM_CQL_OP_EXECUTE, w->body, w->body_len);
+	sm_cql_local_request(sh->wl, (int16_t)w->idx, SM_CQL_OP_EXECUTE, w->req, w->req_len);
 }
 
 /*
@@ -102,7 +102,7 @@ cql_issue(void *arg)
 static void
 build_execute(struct sm_psq_worker *w, uint16_t cl)
 {
-	uint8_t *p = w->body;
+	uint8_t *p = w->req;
 
 	*p++ = 0;
 	*p++ = 16;
@@ -119,7 +119,7 @@ build_execute(struct sm_psq_worker *w, uint16_t cl)
 	*p++ = 8;
 	memset(p, 0, 8);
 	p += 8;
-	w->body_len = (size_t)(p - w->body);
+	w->req_len = (size_t)(p - w->req);
 }
 
 /* ---- setup on shard 0: schema and prepared statements ---- */
