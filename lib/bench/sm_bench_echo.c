@@ -165,11 +165,22 @@ take_snapshot(struct sm_shard_snapshot *snap, uint64_t *done)
 }
 
 static void
+stop_runtime(void *arg)
+{
+	(void)arg;
+	sm_runtime_stop();
+}
+
+/*
+ * End the run: every shard closes its clients, then the runtime stops,
+ * once all have (so the submission's state comes home and is freed).
+ */
+static void
 finish(int result)
 {
 	bench->result = result;
-	sm_submit_to_all(stop_clients, NULL, NULL);
-	sm_runtime_stop();
+	if (sm_submit_to_all(stop_clients, NULL, stop_runtime) == -ENOMEM)
+		sm_runtime_stop();
 }
 
 static void
