@@ -5,22 +5,36 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
+#include "sm_config.h"
 #include "sm_core.h"
 #include "sm_net.h"
+#include "sm_opt.h"
 
 /* Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error. */
 #define SM_EXIT_OK 0
 #define SM_EXIT_FAIL 1
 #define SM_EXIT_USAGE 2
 
-/* A subcommand option that is not a config key. */
+/*
+ * A subcommand option that is not a config key: a setter, or (set NULL) a
+ * row of an option table (sm_opt.h) whose value lands at @offset in the
+ * command's context. SM_CLI_ROW() writes a row.
+ */
 struct sm_cli_opt {
 	const char *name; /* "--duration" */
 	const char *arg;  /* "SECONDS", or NULL for a flag */
 	const char *help;
 	int (*set)(void *ctx, const char *value, char *err, size_t errlen);
+	enum sm_opt_type type;
+	size_t offset;
+	uint64_t min, max; /* SM_OPT_UINT, SM_OPT_U64 */
 };
+
+/* A row (name, type, field of struct @st, min, max, argument name, help). */
+#define SM_CLI_ROW(name, type, st, field, min, max, arg, help)                                     \
+	{ (name), (arg), (help), NULL, SM_OPT_##type, SM_OPT_OFFSET(type, st, field), (min), (max) }
+/* An option accepted and dropped. */
+#define SM_CLI_IGNORED(name, arg, help) { (name), (arg), (help), NULL, SM_OPT_IGNORED, 0, 0, 0 }
 
 /*
  * Parse @argv (after the subcommand): --config FILE first, then every other

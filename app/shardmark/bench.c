@@ -31,67 +31,65 @@
 #include <unistd.h>
 
 #include "app.h"
-#include "sm_json.h"
+#include "sm_bench_suite.h"
 
 #define MAX_LOADS 16
 #define MAX_CHILD_ARGS 64
 #define STRESS_KEYS 200000 /* the write load cycles over this many keys */
 
-enum load_kind { LOAD_PSQ, LOAD_ECHO, LOAD_STRESS };
-
 struct load {
 	const char *name;
-	enum load_kind kind;
+	enum sm_bench_load_kind kind;
 	const char *args[4]; /* the load's own options, NULL-terminated */
 	const char *what;    /* one line for --help */
-	const char *iso;     /* LOAD_STRESS on Alternator: the server's write isolation */
+	const char *iso;     /* SM_BENCH_STRESS on Alternator: the server's write isolation */
 };
 
 static const struct load loads[] = {
-	{ "cql-read", LOAD_PSQ, { NULL }, "perf-simple-query: CQL prepared SELECT by key" },
-	{ "cql-write", LOAD_PSQ, { "--write", NULL }, "perf-simple-query: CQL prepared UPDATE" },
+	{ "cql-read", SM_BENCH_PSQ, { NULL }, "perf-simple-query: CQL prepared SELECT by key" },
+	{ "cql-write", SM_BENCH_PSQ, { "--write", NULL }, "perf-simple-query: CQL prepared UPDATE" },
 	{ "alternator-forbid_rmw",
-	  LOAD_PSQ,
+	  SM_BENCH_PSQ,
 	  { "--alternator", "forbid_rmw", "--write", NULL },
 	  "perf-simple-query: Alternator PutItem, write isolation forbid_rmw" },
 	{ "alternator-unsafe",
-	  LOAD_PSQ,
+	  SM_BENCH_PSQ,
 	  { "--alternator", "unsafe", "--write", NULL },
 	  "perf-simple-query: Alternator PutItem, write isolation unsafe" },
 	{ "alternator-always_use_lwt",
-	  LOAD_PSQ,
+	  SM_BENCH_PSQ,
 	  { "--alternator", "always_use_lwt", "--write", NULL },
 	  "perf-simple-query: Alternator PutItem, write isolation always_use_lwt" },
 	{ "alternator-only_rmw_uses_lwt",
-	  LOAD_PSQ,
+	  SM_BENCH_PSQ,
 	  { "--alternator", "only_rmw_uses_lwt", "--write", NULL },
 	  "perf-simple-query: Alternator PutItem, write isolation only_rmw_uses_lwt" },
-	{ "echo", LOAD_ECHO, { NULL }, "echo round trips over loopback through io_uring" },
+	{ "echo", SM_BENCH_ECHO, { NULL }, "echo round trips over loopback through io_uring" },
 	{ "stress-cql-write",
-	  LOAD_STRESS,
+	  SM_BENCH_STRESS,
 	  { "write", NULL },
 	  "stress: CQL writes to shardmark serve" },
 	{ "stress-cql-read",
-	  LOAD_STRESS,
+	  SM_BENCH_STRESS,
 	  { "read", NULL },
 	  "stress: CQL reads of the keys written" },
 	{ "stress-alternator-forbid_rmw",
-	  LOAD_STRESS,
+	  SM_BENCH_STRESS,
 	  { "write", "-mode", "alternator", NULL },
 	  "stress: PutItem to shardmark serve, forbid_rmw",
 	  "forbid_rmw" },
 	{ "stress-alternator-unsafe",
-	  LOAD_STRESS,
+	  SM_BENCH_STRESS,
 	  { "write", "-mode", "alternator", NULL },
 	  "stress: PutItem to shardmark serve, unsafe",
 	  "unsafe" },
 	{ "stress-alternator-always_use_lwt",
-	  LOAD_STRESS,
+	  SM_BENCH_STRESS,
 	  { "write", "-mode", "alternator", NULL },
 	  "stress: PutItem to shardmark serve, always_use_lwt",
 	  "always_use_lwt" },
 	{ "stress-alternator-only_rmw_uses_lwt",
-	  LOAD_STRESS,
+	  SM_BENCH_STRESS,
 	  { "write", "-mode", "alternator", NULL },
 	  "stress: PutItem to shardmark serve, only_rmw_uses_lwt",
 	  "only_rmw_uses_lwt" },
@@ -102,28 +100,6 @@ static const struct load loads[] = {
 	"alternator-only_rmw_uses_lwt,echo,stress-cql-write,stress-cql-read,"                      \
 	"stress-alternator-forbid_rmw,stress-alternator-unsafe,stress-alternator-always_use_lwt,"  \
 	"stress-alternator-only_rmw_uses_lwt"
-
-/* One load's figures, read back from its JSON result. */
-#define MAX_SERVER_SHARDS 256
-
-/* A served instance's counters from /metrics, per shard. */
-struct server_counters {
-	unsigned nshards;
-	double requests[MAX_SERVER_SHARDS], hops[MAX_SERVER_SHARDS];
-	double tasks[MAX_SERVER_SHARDS], allocs[MAX_SERVER_SHARDS];
-	double insns[MAX_SERVER_SHARDS], cycles[MAX_SERVER_SHARDS]; /* < 0: unavailable */
-};
-
-struct figures {
-	double rate; /* median tps, requests/s for echo, client ops/s for stress */
-	double mad;  /* < 0: not measured */
-	double allocs, tasks;
-	double insns, cycles; /* < 0: n/a */
-	double hops;	      /* < 0: not counted by this load */
-	/* LOAD_STRESS: the client's view, and the server's counter deltas */
-	double p50_ms, p99_ms, client_us_per_op, ops, errors, misrouted;
-	struct server_counters srv;
-};
 
 struct suite {
 	struct sm_config cfg;
@@ -353,66 +329,6 @@ slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* The number at @key of object @obj, or @dflt when absent or null. */
-static double
-json_num(const struct sm_json_doc *d, int obj, const char *key, double dflt)
-{
-	struct sm_bytes span;
-	char tmp[64];
-	int t;
-
-	if (obj < 0 || (t = sm_json_get(d, obj, key)) < 0 || sm_json_type(d, t) != SM_JSON_NUMBER)
-		return dflt;
-	span = sm_json_span(d, t);
-	snprintf(tmp, sizeof(tmp), "%.*s", (int)SM_MIN((size_t)span.len, sizeof(tmp) - 1),
-		 (const char *)span.p);
-	return strtod(tmp, NULL);
-}
-
-static int
-read_figures(const struct load *ld, const char *text, size_t len, struct figures *f)
-{
-	struct sm_json_doc d;
-	int root, stats, shards, t, ret = 0;
-	double ops = 0, hops = 0;
-
-	sm_json_doc_init(&d);
-	if (sm_json_parse(&d, text, len, 0) < 0) {
-		ret = -EINVAL;
-		goto out;
-	}
-	root = sm_json_root(&d);
-	if (ld->kind == LOAD_ECHO) {
-		stats = sm_json_get(&d, root, "total");
-		f->rate = json_num(&d, stats, "requests_per_s", -1);
-		f->mad = -1;
-		f->hops = -1;
-	} else {
-		stats = sm_json_get(&d, root, "stats");
-		f->rate = json_num(&d, stats, "median tps", -1);
-		f->mad = json_num(&d, stats, "mad tps", -1);
-		shards = sm_json_get(&d, root, "per_shard");
-		for (t = shards >= 0 ? sm_json_first(&d, shards) : -1; t >= 0;
-		     t = sm_json_next(&d, t)) {
-			double n = json_num(&d, t, "ops", 0);
-
-			ops += n;
-			hops += n * json_num(&d, t, "hops_per_op", 0);
-		}
-		f->hops = ops > 0 ? hops / ops : 0;
-	}
-	f->allocs = json_num(&d, stats, "allocs_per_op", -1);
-	f->tasks = json_num(&d, stats, "tasks_per_op", -1);
-	f->insns = json_num(&d, stats, "instructions_per_op", -1);
-	f->cycles = json_num(&d, stats,
-			     ld->kind == LOAD_ECHO ? "cycles_per_op" : "cpu_cycles_per_op", -1);
-	if (stats < 0 || f->rate < 0)
-		ret = -EINVAL;
-out:
-	sm_json_doc_release(&d);
-	return ret;
-}
-
 /* Copy what a failed child printed to stderr, so its reason is seen. */
 static void
 show_output(const char *path)
@@ -424,87 +340,6 @@ show_output(const char *path)
 		fprintf(stderr, "---- its output ----\n%s---- end of its output ----\n", text);
 		free(text);
 	}
-}
-
-/* ---- --csv: the loads' own rows, in one set of columns ---- */
-
-static const char *const csv_columns[] = {
-	"load",		 "interval",	  "seconds",	   "type",	   "total_ops",
-	"ops_per_s",	 "partitions_per_s", "rows_per_s",   "mean_ms",	   "p50_ms",
-	"p95_ms",	 "p99_ms",	  "p999_ms",	   "max_ms",	   "allocs_per_op",
-	"logallocs_per_op", "tasks_per_op", "insns_per_op", "cycles_per_op", "errors",
-};
-
-static void
-csv_header(FILE *f)
-{
-	size_t i;
-
-	for (i = 0; i < SM_ARRAY_SIZE(csv_columns); i++)
-		fprintf(f, "%s%s", i ? "," : "", csv_columns[i]);
-	fputc('\n', f);
-}
-
-/* The @n comma-separated fields of @line (modified) into @field. */
-static unsigned
-csv_split(char *line, char **field, unsigned n)
-{
-	unsigned k = 0;
-
-	while (k < n) {
-		field[k++] = line;
-		line = strchr(line, ',');
-		if (line == NULL)
-			break;
-		*line++ = '\0';
-	}
-	return k;
-}
-
-/*
- * Append the rows of a load's CSV (perf-simple-query --csv, stress -log
- * csv=) to the suite's, each column found by its name: "load" is the
- * load's, a column the load has not is left empty.
- */
-static void
-csv_append(FILE *out, const char *load, char *text)
-{
-	char *names[SM_ARRAY_SIZE(csv_columns)], *vals[SM_ARRAY_SIZE(csv_columns)];
-	char *line, *save = NULL;
-	unsigned nnames = 0, nvals, i, k;
-
-	line = strtok_r(text, "\n", &save);
-	if (line == NULL)
-		return;
-	nnames = csv_split(line, names, SM_ARRAY_SIZE(names));
-	while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
-		nvals = csv_split(line, vals, SM_ARRAY_SIZE(vals));
-		for (i = 0; i < SM_ARRAY_SIZE(csv_columns); i++) {
-			const char *v = i == 0 ? load : "";
-
-			for (k = 0; i > 0 && k < nnames && k < nvals; k++)
-				if (strcmp(names[k], csv_columns[i]) == 0)
-					v = vals[k];
-			fprintf(out, "%s%s", i ? "," : "", v);
-		}
-		fputc('\n', out);
-	}
-	fflush(out);
-}
-
-/* echo has no intervals: one row for the whole measurement. */
-static void
-csv_echo(FILE *out, const char *load, unsigned duration, const struct figures *f)
-{
-	char insns[32] = "", cycles[32] = "";
-
-	if (f->insns >= 0)
-		snprintf(insns, sizeof(insns), "%.3f", f->insns);
-	if (f->cycles >= 0)
-		snprintf(cycles, sizeof(cycles), "%.3f", f->cycles);
-	fprintf(out, "%s,1,%u,total,,%.3f,,,,,,,,,%.6f,,%.6f,%s,%s,0\n", load, duration, f->rate,
-		f->allocs, f->tasks, insns, cycles);
-	fflush(out);
 }
 
 /* ---- a served instance for the stress loads ---- */
@@ -636,14 +471,14 @@ server_start(const char *exe, const char *iso, int argc, char **argv)
 
 /* Scrape /metrics of the served instance into @c. */
 static int
-server_counters(struct server_counters *c)
+server_counters(struct sm_bench_server_counters *c)
 {
 	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 				  "Connection: close\r\n\r\n";
 	size_t len = 0, cap = 1 << 16;
-	char *buf = malloc(cap), *line, *save;
+	char *buf = malloc(cap);
 	ssize_t r;
-	int fd;
+	int fd, ret;
 
 	memset(c, 0, sizeof(*c));
 	if (buf == NULL)
@@ -668,113 +503,9 @@ server_counters(struct server_counters *c)
 	}
 	close(fd);
 	buf[len] = '\0';
-	for (r = 0; r < MAX_SERVER_SHARDS; r++)
-		c->insns[r] = c->cycles[r] = -1;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		static const struct {
-			const char *name;
-			size_t off;
-		} want[] = {
-			{ "shardmark_requests_total{", offsetof(struct server_counters, requests) },
-			{ "shardmark_hops_total{", offsetof(struct server_counters, hops) },
-			{ "shardmark_tasks_run_total{", offsetof(struct server_counters, tasks) },
-			{ "shardmark_allocs_total{", offsetof(struct server_counters, allocs) },
-			{ "shardmark_perf_instructions_total{",
-			  offsetof(struct server_counters, insns) },
-			{ "shardmark_perf_cycles_total{",
-			  offsetof(struct server_counters, cycles) },
-		};
-		unsigned k, shard;
-		char *sp;
-
-		for (k = 0; k < SM_ARRAY_SIZE(want); k++) {
-			size_t nl = strlen(want[k].name);
-
-			if (strncmp(line, want[k].name, nl) != 0 ||
-			    sscanf(line + nl, "shard=\"%u\"", &shard) != 1 ||
-			    shard >= MAX_SERVER_SHARDS || (sp = strrchr(line, ' ')) == NULL)
-				continue;
-			((double *)((char *)c + want[k].off))[shard] = strtod(sp + 1, NULL);
-			c->nshards = SM_MAX(c->nshards, shard + 1);
-		}
-	}
+	ret = sm_bench_parse_metrics(buf, c);
 	free(buf);
-	return c->nshards > 0 ? 0 : -EIO;
-}
-
-static void
-counters_delta(struct server_counters *d, const struct server_counters *a,
-	       const struct server_counters *b)
-{
-	unsigned i;
-
-	d->nshards = b->nshards;
-	for (i = 0; i < b->nshards; i++) {
-		d->requests[i] = b->requests[i] - a->requests[i];
-		d->hops[i] = b->hops[i] - a->hops[i];
-		d->tasks[i] = b->tasks[i] - a->tasks[i];
-		d->allocs[i] = b->allocs[i] - a->allocs[i];
-		d->insns[i] = a->insns[i] >= 0 && b->insns[i] >= 0 ? b->insns[i] - a->insns[i] : -1;
-		d->cycles[i] =
-			a->cycles[i] >= 0 && b->cycles[i] >= 0 ? b->cycles[i] - a->cycles[i] : -1;
-	}
-}
-
-static int
-read_stress_figures(const char *text, size_t len, struct figures *f)
-{
-	struct sm_json_doc d;
-	int root, st, rt, ret = 0;
-	double cpu;
-
-	sm_json_doc_init(&d);
-	if (sm_json_parse(&d, text, len, 0) < 0) {
-		sm_json_doc_release(&d);
-		return -EINVAL;
-	}
-	root = sm_json_root(&d);
-	f->rate = json_num(&d, root, "ops_per_s", -1);
-	f->ops = json_num(&d, root, "ops", 0);
-	f->errors = json_num(&d, root, "errors", 0);
-	/* The loader's busy time per op (its idle polling is no cost of an op). */
-	cpu = json_num(&d, root, "client_busy_s", -1);
-	if (cpu < 0)
-		cpu = json_num(&d, root, "client_cpu_s", 0);
-	f->client_us_per_op = f->ops > 0 ? cpu * 1e6 / f->ops : 0;
-	rt = sm_json_get(&d, root, "routing");
-	f->misrouted = json_num(&d, rt, "misrouted", 0);
-	st = sm_json_get(&d, root, "service_time");
-	f->p50_ms = json_num(&d, st, "p50_ms", -1);
-	f->p99_ms = json_num(&d, st, "p99_ms", -1);
-	if (f->rate < 0)
-		ret = -EINVAL;
-	sm_json_doc_release(&d);
 	return ret;
-}
-
-/* Server per-op figures from the counter deltas over the client's ops. */
-static void
-server_per_op(struct figures *f)
-{
-	double hops = 0, tasks = 0, allocs = 0, insns = 0, cycles = 0;
-	bool insns_ok = true, cycles_ok = true;
-	unsigned i;
-
-	for (i = 0; i < f->srv.nshards; i++) {
-		hops += f->srv.hops[i];
-		tasks += f->srv.tasks[i];
-		allocs += f->srv.allocs[i];
-		insns_ok &= f->srv.insns[i] >= 0;
-		cycles_ok &= f->srv.cycles[i] >= 0;
-		insns += f->srv.insns[i];
-		cycles += f->srv.cycles[i];
-	}
-	f->mad = -1;
-	f->hops = f->ops > 0 ? hops / f->ops : 0;
-	f->tasks = f->ops > 0 ? tasks / f->ops : 0;
-	f->allocs = f->ops > 0 ? allocs / f->ops : 0;
-	f->insns = insns_ok && f->ops > 0 ? insns / f->ops : -1;
-	f->cycles = cycles_ok && f->ops > 0 ? cycles / f->ops : -1;
 }
 
 /*
@@ -782,13 +513,13 @@ server_per_op(struct figures *f)
  * (malloc'd) or NULL after saying why.
  */
 static char *
-run_load(const struct suite *s, const struct load *ld, int argc, char **argv, struct figures *f)
+run_load(const struct suite *s, const struct load *ld, int argc, char **argv, struct sm_bench_figures *f)
 {
 	char exe[4096], json_path[] = "/tmp/shardmark-bench-XXXXXX",
 			out_path[] = "/tmp/shardmark-bench-out-XXXXXX",
 			csv_path[] = "/tmp/shardmark-bench-csv-XXXXXX", dur[16], sdur[32],
 			port_native[32], port_alt[32], json_opt[64], csv_opt[64], pop[64];
-	struct server_counters before;
+	struct sm_bench_server_counters before;
 	const char *args[MAX_CHILD_ARGS];
 	unsigned n = 0, i;
 	int json_fd, out_fd = -1, csv_fd = -1, status;
@@ -806,14 +537,14 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 	exe[el] = '\0';
 	json_fd = mkstemp(json_path);
 	if (json_fd < 0 || (!s->verbose && (out_fd = mkstemp(out_path)) < 0) ||
-	    (s->csv_file != NULL && ld->kind != LOAD_ECHO && (csv_fd = mkstemp(csv_path)) < 0)) {
+	    (s->csv_file != NULL && ld->kind != SM_BENCH_ECHO && (csv_fd = mkstemp(csv_path)) < 0)) {
 		fprintf(stderr, "shardmark bench: cannot create a file in /tmp: %s\n",
 			strerror(errno));
 		goto out;
 	}
 	snprintf(dur, sizeof(dur), "%u", s->duration);
 	args[n++] = exe;
-	if (ld->kind == LOAD_STRESS) {
+	if (ld->kind == SM_BENCH_STRESS) {
 		const char *iso = ld->iso ? ld->iso : "only_rmw_uses_lwt";
 
 		if ((srv.pid <= 0 || strcmp(srv.iso, iso) != 0) &&
@@ -841,9 +572,9 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		if (strcmp(ld->args[0], "read") == 0) {
 			/* Read what the write load wrote; write some first if none did. */
 			if (srv.keys_written == 0) {
-				struct figures pre;
+				struct sm_bench_figures pre;
 				static const struct load fill = {
-					"stress-cql-write", LOAD_STRESS, { "write", NULL }, "", NULL
+					"stress-cql-write", SM_BENCH_STRESS, { "write", NULL }, "", NULL
 				};
 				char *t = run_load(s, &fill, argc, argv, &pre);
 
@@ -870,7 +601,7 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 			fprintf(stderr, "shardmark bench: cannot read the server's /metrics\n");
 			goto out;
 		}
-	} else if (ld->kind == LOAD_PSQ) {
+	} else if (ld->kind == SM_BENCH_PSQ) {
 		args[n++] = "perf-simple-query";
 		args[n++] = "--duration";
 		args[n++] = dur;
@@ -888,7 +619,7 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		args[n++] = "0.5";
 		args[n++] = "--json";
 	}
-	if (ld->kind != LOAD_STRESS) {
+	if (ld->kind != SM_BENCH_STRESS) {
 		args[n++] = json_path;
 		for (i = 0; ld->args[i] != NULL; i++)
 			args[n++] = ld->args[i];
@@ -925,21 +656,21 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		goto out;
 	}
 	text = slurp(json_path, &len);
-	if (text != NULL && ld->kind == LOAD_STRESS) {
-		struct server_counters after;
+	if (text != NULL && ld->kind == SM_BENCH_STRESS) {
+		struct sm_bench_server_counters after;
 
-		if (read_stress_figures(text, len, f) < 0 || server_counters(&after) < 0) {
+		if (sm_bench_read_figures(SM_BENCH_STRESS, text, len, f) < 0 || server_counters(&after) < 0) {
 			fprintf(stderr, "shardmark bench: load %s: no readable result or metrics\n",
 				ld->name);
 			free(text);
 			text = NULL;
 			goto out;
 		}
-		counters_delta(&f->srv, &before, &after);
-		server_per_op(f);
+		sm_bench_counters_delta(&f->srv, &before, &after);
+		sm_bench_server_per_op(f);
 		if (strcmp(ld->args[0], "write") == 0 && ld->iso == NULL)
 			srv.keys_written = SM_MIN((uint64_t)f->ops, (uint64_t)STRESS_KEYS);
-	} else if (text == NULL || read_figures(ld, text, len, f) < 0) {
+	} else if (text == NULL || sm_bench_read_figures(ld->kind, text, len, f) < 0) {
 		fprintf(stderr, "shardmark bench: load %s wrote no readable result to %s\n",
 			ld->name, json_path);
 		free(text);
@@ -951,9 +682,9 @@ run_load(const struct suite *s, const struct load *ld, int argc, char **argv, st
 		char *rows = csv_fd >= 0 ? slurp(csv_path, &len) : NULL;
 
 		if (rows != NULL)
-			csv_append(s->csv_file, ld->name, rows);
-		else if (ld->kind == LOAD_ECHO)
-			csv_echo(s->csv_file, ld->name, s->duration, f);
+			sm_bench_csv_append(s->csv_file, ld->name, rows);
+		else if (ld->kind == SM_BENCH_ECHO)
+			sm_bench_csv_echo(s->csv_file, ld->name, s->duration, f);
 		free(rows);
 	}
 out:
@@ -970,88 +701,6 @@ out:
 		unlink(out_path);
 	}
 	return text;
-}
-
-/* ---- report ---- */
-
-static void
-print_value(double v)
-{
-	if (v < 0)
-		printf(" %10s", "n/a");
-	else
-		printf(" %10.0f", v);
-}
-
-static void
-print_row(const struct load *ld, const struct figures *f)
-{
-	printf("%-30s %12.0f", ld->name, f->rate);
-	if (f->mad < 0)
-		printf(" %9s", "-");
-	else
-		printf(" %9.0f", f->mad);
-	printf(" %10.3f %10.3f", f->allocs, f->tasks);
-	print_value(f->insns);
-	print_value(f->cycles);
-	if (f->hops < 0)
-		printf(" %10s\n", "-");
-	else
-		printf(" %10.3f\n", f->hops);
-	fflush(stdout);
-}
-
-static void
-print_shard_value(double v, double ops)
-{
-	if (v < 0)
-		printf(" %10s", "n/a");
-	else
-		printf(" %10.3f", ops > 0 ? v / ops : 0);
-}
-
-/* A stress load's client figures, then the server's counters per shard. */
-static void
-print_stress_details(const struct load *ld, const struct figures *f)
-{
-	unsigned i;
-
-	printf("%-30s %12.0f %9.3f %9.3f %12.2f %9.0f %10.0f\n", ld->name, f->rate, f->p50_ms,
-	       f->p99_ms, f->client_us_per_op, f->errors, f->misrouted);
-	for (i = 0; i < f->srv.nshards; i++) {
-		printf("    server shard %-3u %10.0f", i, f->srv.requests[i]);
-		print_shard_value(f->srv.requests[i], f->ops);
-		print_shard_value(f->srv.hops[i], f->ops);
-		print_shard_value(f->srv.tasks[i], f->ops);
-		print_shard_value(f->srv.allocs[i], f->ops);
-		print_shard_value(f->srv.insns[i], f->ops);
-		print_shard_value(f->srv.cycles[i], f->ops);
-		printf("\n");
-	}
-}
-
-static void
-json_server(FILE *jf, const struct figures *f)
-{
-	unsigned i;
-
-	fprintf(jf, ", \"server_per_shard\": [");
-	for (i = 0; i < f->srv.nshards; i++) {
-		fprintf(jf,
-			"%s{\"shard\": %u, \"requests\": %.0f, \"hops\": %.0f, \"tasks\": %.0f, "
-			"\"allocs\": %.0f, \"instructions\": ",
-			i ? ", " : "", i, f->srv.requests[i], f->srv.hops[i], f->srv.tasks[i],
-			f->srv.allocs[i]);
-		if (f->srv.insns[i] < 0)
-			fprintf(jf, "null, \"cycles\": ");
-		else
-			fprintf(jf, "%.0f, \"cycles\": ", f->srv.insns[i]);
-		if (f->srv.cycles[i] < 0)
-			fprintf(jf, "null}");
-		else
-			fprintf(jf, "%.0f}", f->srv.cycles[i]);
-	}
-	fprintf(jf, "]");
 }
 
 static void
@@ -1077,7 +726,7 @@ sm_cmd_bench(int argc, char **argv)
 {
 	static struct suite s;
 	char err[1024], *fwd[MAX_CHILD_ARGS], *results[MAX_LOADS] = { NULL };
-	struct figures figs[MAX_LOADS];
+	struct sm_bench_figures figs[MAX_LOADS];
 	unsigned nfwd = 0, i, failed = 0;
 	bool any_na = false, any_stress;
 	FILE *jf = NULL;
@@ -1138,9 +787,7 @@ sm_cmd_bench(int argc, char **argv)
 	       s.duration, sm_app_shard_count(&s.cfg),
 	       sm_app_shard_count(&s.cfg) == 1 ? "shard" : "shards");
 	print_machine(stdout, false);
-	printf("\n%-30s %12s %9s %10s %10s %10s %10s %10s\n", "load", "ops/s", "mad", "allocs/op",
-	       "tasks/op", "insns/op", "cycles/op", "hops/op");
-	fflush(stdout);
+	sm_bench_print_header(stdout);
 	if (s.csv != NULL) {
 		s.csv_file = fopen(s.csv, "w");
 		if (s.csv_file == NULL) {
@@ -1149,7 +796,7 @@ sm_cmd_bench(int argc, char **argv)
 			sm_config_free(&s.cfg);
 			return SM_EXIT_USAGE;
 		}
-		csv_header(s.csv_file);
+		sm_bench_csv_header(s.csv_file);
 	}
 	progress.on = isatty(STDOUT_FILENO) && !s.verbose;
 	progress.n = s.nrun;
@@ -1177,7 +824,7 @@ sm_cmd_bench(int argc, char **argv)
 			}
 			continue;
 		}
-		print_row(s.run[i], &figs[i]);
+		sm_bench_print_row(stdout, s.run[i]->name, &figs[i]);
 		any_na |= figs[i].insns < 0 || figs[i].cycles < 0;
 	}
 	server_stop();
@@ -1185,18 +832,12 @@ sm_cmd_bench(int argc, char **argv)
 	       "for echo, the client's ops/s for stress; per-op counters sum every shard; for "
 	       "stress they are the server's counters per client operation)\n");
 	for (i = 0, any_stress = false; i < s.nrun; i++)
-		any_stress |= s.run[i]->kind == LOAD_STRESS && results[i] != NULL;
+		any_stress |= s.run[i]->kind == SM_BENCH_STRESS && results[i] != NULL;
 	if (any_stress) {
-		printf("\nstress over loopback: the client (1 shard, 64 threads), then the "
-		       "server's "
-		       "counters per shard, per client operation\n");
-		printf("%-30s %12s %9s %9s %12s %9s %10s\n", "load", "client ops/s", "p50 ms",
-		       "p99 ms", "busy us/op", "errors", "misrouted");
-		printf("    %-16s %10s %10s %10s %10s %10s %10s %10s\n", "", "requests", "req/op",
-		       "hops/op", "tasks/op", "allocs/op", "insns/op", "cycles/op");
+		sm_bench_print_stress_header(stdout);
 		for (i = 0; i < s.nrun; i++)
-			if (s.run[i]->kind == LOAD_STRESS && results[i] != NULL)
-				print_stress_details(s.run[i], &figs[i]);
+			if (s.run[i]->kind == SM_BENCH_STRESS && results[i] != NULL)
+				sm_bench_print_stress_details(stdout, s.run[i]->name, &figs[i]);
 	}
 	if (any_na) {
 		struct sm_perf probe;
@@ -1226,8 +867,8 @@ sm_cmd_bench(int argc, char **argv)
 				fprintf(jf, "    {\"name\": \"%s\", \"ok\": %s, \"result\": %s",
 					s.run[i]->name, results[i] ? "true" : "false",
 					results[i] ? results[i] : "null");
-				if (s.run[i]->kind == LOAD_STRESS && results[i] != NULL)
-					json_server(jf, &figs[i]);
+				if (s.run[i]->kind == SM_BENCH_STRESS && results[i] != NULL)
+					sm_bench_json_server(jf, &figs[i]);
 				fprintf(jf, "}%s\n", i + 1 < s.nrun ? "," : "");
 			}
 			fprintf(jf, "  ]\n}\n");

@@ -109,6 +109,20 @@ find_opt(const struct sm_cli_opt *opts, size_t nopts, const char *name, size_t l
 	return NULL;
 }
 
+/* A table row's value into @ctx; an output file is checked before the run. */
+static int
+opt_store(const struct sm_cli_opt *o, void *ctx, const char *value, char *err, size_t errlen)
+{
+	if (o->type == SM_OPT_OUTPUT) {
+		int ret = sm_app_check_output(o->name, value, err, errlen);
+
+		if (ret < 0)
+			return ret;
+	}
+	return sm_opt_store(o->name, o->type, o->min, o->max, value, (char *)ctx + o->offset, err,
+			    errlen);
+}
+
 static bool
 config_given(int argc, char **argv)
 {
@@ -210,7 +224,8 @@ sm_cli_parse(int argc, char **argv, const char *cmd, const char *summary, struct
 				}
 				value = argv[++i];
 			}
-			ret = o->set(ctx, value, err, errlen);
+			ret = o->set != NULL ? o->set(ctx, value, err, errlen)
+					     : opt_store(o, ctx, value, err, errlen);
 			if (ret < 0)
 				return ret;
 			continue;

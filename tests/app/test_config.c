@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "sm_config.h"
 
 /* Relative to the test's working directory, tests/app (see meson.build). */
 #define SHIPPED_CONFIG "../../config/shardmark.yaml"

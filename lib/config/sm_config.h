@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef SM_APP_CONFIG_H
-#define SM_APP_CONFIG_H
+#ifndef SM_CONFIG_H
+#define SM_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,7 +14,7 @@
  * (config/shardmark.yaml is the documented default, --config picks another),
  * then command-line overrides, one per key. Key names follow ScyllaDB's
  * scylla.yaml where ScyllaDB has the setting. Every key is a row of one table
- * in config.c: adding a key is one row there plus its field here.
+ * in sm_config.c: adding a key is one row there plus its field here.
  *
  * Strings are heap-owned by the struct (plain malloc/free: configuration is
  * read once, at start). Enum-like strings always hold their canonical
@@ -202,4 +202,4 @@ sm_config_resolve(struct sm_config *c, char *err, size_t errlen);
 void
 sm_config_print(const struct sm_config *c, FILE *f, bool secrets);
 
-#endif /* SM_APP_CONFIG_H */
+#endif /* SM_CONFIG_H */

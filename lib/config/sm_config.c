@@ -10,7 +10,7 @@
 
 #include <yaml.h>
 
-#include "config.h"
+#include "sm_config.h"
 #include "sm_net.h"
 
 /* The build's max_shards option tops out at 1024; the runtime checks its own bound. */

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * perf-simple-query's Alternator frontend (sm_psq_workload.h), as ScyllaDB's
+ * tool had it until 2025: table alternator_table with hash key p (the key
+ * as decimal text), the same UpdateItem/GetItem/DeleteItem JSON requests to
+ * the executor (JSON parsing and the JSON answer included, no HTTP).
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "sm_alternator.h"
+#include "sm_psq_workload.h"
+#include "sm_store.h"
+
+static struct {
+	struct sm_psq *p;
+	int status;
+	char msg[512];
+	struct sm_task task;
+} ctl;
+
+static unsigned
+alt_owner_of(uint64_t seq)
+{
+	struct sm_key k;
+	char text[24];
+
+	snprintf(text, sizeof(text), "%" PRIu64, seq);
+	k.n = 1;
+	k.part[0].p = (const uint8_t *)text;
+	k.part[0].len = (uint32_t)strlen(text);
+	return sm_key_shard(&k);
+}
+
+static void
+alt_reply(void *ctx, int status, const char *json, size_t len)
+{
+	sm_psq_op_done(ctx, status == 200, json, len);
+}
+
+static void
+build_request(struct sm_psq_worker *w, enum sm_psq_mode mode, uint64_t seq, bool write)
+{
+	char *json = (char *)w->req;
+	char v[SM_PSQ_VALUE_LEN + 1];
+	int n;
+
+	memset(v, 'x', SM_PSQ_VALUE_LEN);
+	v[SM_PSQ_VALUE_LEN] = '\0';
+	if (write || mode == SM_PSQ_WRITE) {
+		w->op = "UpdateItem";
+		n = snprintf(
+			json, sizeof(w->req),
+			"{\"TableName\":\"alternator_table\",\"Key\":{\"p\":{\"S\":\"%" PRIu64
+			"\"}},\"UpdateExpression\":\"set C0 = :C0, C1 = :C1, C2 = :C2, C3 = :C3, "
+			"C4 = :C4\",\"ExpressionAttributeValues\":{\":C0\":{\"S\":\"%s\"},"
+			"\":C1\":{\"S\":\"%s\"},\":C2\":{\"S\":\"%s\"},\":C3\":{\"S\":\"%s\"},"
+			"\":C4\":{\"S\":\"%s\"}},\"ReturnValues\":\"NONE\"}",
+			seq, v, v, v, v, v);
+	} else if (mode == SM_PSQ_WRITE_RMW) {
+		/* perf-alternator's write_rmw: a condition makes it read-modify-write */
+		w->op = "UpdateItem";
+		n = snprintf(json, sizeof(w->req),
+			     "{\"TableName\":\"alternator_table\",\"Key\":{\"p\":{\"S\":\"%" PRIu64
+			     "\"}},\"UpdateExpression\":\"set C0 = :C0, C1 = :C1\","
+			     "\"ConditionExpression\":\"(NOT attribute_exists(C2)) OR size(C3) <= "
+			     ":val1\",\"ExpressionAttributeValues\":{\":C0\":{\"S\":\"%s\"},"
+			     "\":C1\":{\"S\":\"%s\"},\":val1\":{\"N\":\"100\"}},"
+			     "\"ReturnValues\":\"NONE\"}",
+			     seq, v, v);
+	} else if (mode == SM_PSQ_DELETE) {
+		w->op = "DeleteItem";
+		n = snprintf(json, sizeof(w->req),
+			     "{\"TableName\":\"alternator_table\",\"Key\":{\"p\":{\"S\":\"%" PRIu64
+			     "\"}},\"ReturnValues\":\"NONE\"}",
+			     seq);
+	} else {
+		w->op = "GetItem";
+		n = snprintf(json, sizeof(w->req),
+			     "{\"TableName\":\"alternator_table\",\"Key\":{\"p\":{\"S\":\"%" PRIu64
+			     "\"}},\"ConsistentRead\":false,\"ReturnConsumedCapacity\":\"TOTAL\"}",
+			     seq);
+	}
+	w->req_len = (size_t)n;
+}
+
+/* The workers' task: the next key's request, to the executor. */
+static void
+alt_issue(void *arg)
+{
+	struct sm_psq_worker *w = arg;
+	uint64_t seq;
+
+	if (sm_psq_idle(w))
+		return;
+	seq = sm_psq_next_key(w);
+	build_request(w, w->sh->p->prm.mode, seq, w->populating);
+	if (sm_alternator_execute(w->op, (const char *)w->req, w->req_len, alt_reply, w) < 0)
+		sm_psq_op_done(w, false, "out of memory", 13);
+}
+
+/* ---- setup on shard 0: the table ---- */
+
+static void
+ctl_reply(void *ctx, int status, const char *json, size_t len)
+{
+	(void)ctx;
+	ctl.status = status == 200 ? 0 : -EIO;
+	snprintf(ctl.msg, sizeof(ctl.msg), "%.*s", (int)SM_MIN(len, 400u), json);
+	sm_task_schedule(&ctl.task);
+}
+
+/* The CreateTable answer, on shard 0. */
+static void
+ctl_created(void *arg)
+{
+	(void)arg;
+	if (ctl.status != 0) {
+		sm_psq_setup_fail(ctl.p, "CreateTable", ctl.msg);
+		return;
+	}
+	sm_psq_setup_done(ctl.p);
+}
+
+static void
+alt_setup(struct sm_psq *p)
+{
+	static const char create[] =
+		"{\"AttributeDefinitions\":[{\"AttributeName\":\"p\",\"AttributeType\":\"S\"}],"
+		"\"TableName\":\"alternator_table\",\"BillingMode\":\"PAY_PER_REQUEST\","
+		"\"KeySchema\":[{\"AttributeName\":\"p\",\"KeyType\":\"HASH\"}]}";
+
+	ctl.p = p;
+	sm_task_init(&ctl.task, ctl_created, NULL);
+	sm_alternator_execute("CreateTable", create, sizeof(create) - 1, ctl_reply, NULL);
+}
+
+const struct sm_psq_workload sm_psq_workload_alternator = {
+	.name = "alternator",
+	.owner_of = alt_owner_of,
+	.setup = alt_setup,
+	.issue = alt_issue,
+};
