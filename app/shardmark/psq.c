@@ -94,12 +94,14 @@ print_shards(void)
 	static const enum sm_perf_counter hw[] = { SM_PERF_INSTRUCTIONS, SM_PERF_CYCLES,
 						   SM_PERF_CACHE_MISSES, SM_PERF_BRANCH_MISSES };
 	const struct sm_psq *r = &psq->run;
+	struct sm_reactor_view rv;
 	char reason[200];
 	unsigned i, k;
 	bool any_na = false;
 
-	printf("%-6s %12s %12s %9s %9s %10s %10s %10s %10s %9s\n", "shard", "ops", "tps",
-	       "allocs/op", "tasks/op", "insns/op", "cycles/op", "cmiss/op", "bmiss/op", "hops/op");
+	printf("%-6s %12s %12s %9s %9s %10s %10s %10s %10s %6s %6s %13s %9s\n", "shard", "ops",
+	       "tps", "allocs/op", "tasks/op", "insns/op", "cycles/op", "cmiss/op", "bmiss/op",
+	       "busy%", "stalls", "sched_p99(us)", "hops/op");
 	for (i = 0; i < r->nshards; i++) {
 		const struct sm_shard_snapshot *a = &r->shard_first[i], *b = &r->shard_last[i];
 		uint64_t ops = r->shard_ops[i];
@@ -116,6 +118,13 @@ print_shards(void)
 				any_na = true;
 			}
 		}
+		/* The reactor's own view of the measurement: how busy, stalls, waits. */
+		sm_reactor_view(&a->sw, &b->sw, &rv);
+		printf(" %6.1f %6" PRIu64, 100.0 * rv.busy_share, rv.stalls);
+		if (rv.sched_p99_us == UINT64_MAX)
+			printf(" %13s", ">1048576");
+		else
+			printf(" %13" PRIu64, rv.sched_p99_us);
 		printf(" %9.3f\n", sm_psq_per_op(b->sw.hops - a->sw.hops, ops));
 	}
 	/* The reason was printed once, above the summary. */

@@ -61,6 +61,24 @@ sm_sw_stats_read(const struct sm_sw_stats *src, struct sm_sw_stats *dst)
 	dst->sched_lat_sum_ns = SM_READ_ONCE(src->sched_lat_sum_ns);
 }
 
+void
+sm_reactor_view(const struct sm_sw_stats *a, const struct sm_sw_stats *b,
+		struct sm_reactor_view *out)
+{
+	struct sm_sw_stats d;
+	uint64_t busy = b->busy_ns - a->busy_ns, idle = b->idle_ns - a->idle_ns,
+		 sleep = b->sleep_ns - a->sleep_ns, all = busy + idle + sleep;
+	unsigned k;
+
+	memset(&d, 0, sizeof(d));
+	for (k = 0; k < SM_SCHED_LAT_BUCKETS; k++)
+		d.sched_lat[k] = b->sched_lat[k] - a->sched_lat[k];
+	out->busy_share = all ? (double)busy / (double)all : 0.0;
+	out->sleep_share = all ? (double)sleep / (double)all : 0.0;
+	out->stalls = b->stalls - a->stalls;
+	out->sched_p99_us = sm_sched_lat_quantile_us(&d, 0.99);
+}
+
 uint64_t
 sm_sched_lat_quantile_us(const struct sm_sw_stats *st, double q)
 {

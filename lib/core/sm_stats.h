@@ -107,6 +107,21 @@ sm_stats_fallback_attach(void);
 #define SM_STAT_ADD(field, n) (sm_tls_stats->field += (n))
 #define SM_STAT_INC(field) SM_STAT_ADD(field, 1)
 
+/*
+ * The reactor's view between two readings @a and @b of one shard: busy
+ * share of its time (0..1), stalls, and the @q quantile of its scheduling
+ * latency in microseconds (as sm_sched_lat_quantile_us).
+ */
+struct sm_reactor_view {
+	double busy_share, sleep_share;
+	uint64_t stalls;
+	uint64_t sched_p99_us;
+};
+
+void
+sm_reactor_view(const struct sm_sw_stats *a, const struct sm_sw_stats *b,
+		struct sm_reactor_view *out);
+
 /* Copy a counter block with relaxed loads; safe from any thread. */
 void
 sm_sw_stats_read(const struct sm_sw_stats *src, struct sm_sw_stats *dst);

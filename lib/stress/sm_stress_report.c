@@ -281,6 +281,34 @@ net_counter(const struct sm_net_counter *desc, const uint64_t *sum, unsigned n, 
 	return -1;
 }
 
+/*
+ * The loader's reactors over the measurement: stalls summed, and the p99 of
+ * the scheduling latency over every shard's histogram merged.
+ */
+static void
+reactor_summary(uint64_t *stalls, uint64_t *p99)
+{
+	struct sm_sw_stats a, b;
+	struct sm_reactor_view v;
+	unsigned i, k;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	for (i = 0; i < sx->nshards; i++) {
+		const struct sm_stress_shard *sh = &sx->sh[i];
+
+		a.stalls += sh->rx0.stalls;
+		b.stalls += sh->rx1.stalls;
+		for (k = 0; k < SM_SCHED_LAT_BUCKETS; k++) {
+			a.sched_lat[k] += sh->rx0.sched_lat[k];
+			b.sched_lat[k] += sh->rx1.sched_lat[k];
+		}
+	}
+	sm_reactor_view(&a, &b, &v);
+	*stalls = v.stalls;
+	*p99 = v.sched_p99_us;
+}
+
 void
 sm_stress_run_report(struct sm_stress_run *r)
 {
@@ -292,6 +320,7 @@ sm_stress_run_report(struct sm_stress_run *r)
 	uint64_t ops = 0, rows = 0, errors = 0, misrouted = 0, routed = 0, bad = 0;
 	double secs = (double)(sx->last_tick_ns - sx->measure_start_ns) / 1e9, cpu = 0;
 	double busy = 0, idle = 0;
+	uint64_t stalls, sched_p99;
 	unsigned i, k, e, nerr = 0, nnet;
 	const struct sm_net_counter *net_desc = NULL;
 	uint64_t *net_sum;
@@ -366,6 +395,13 @@ sm_stress_run_report(struct sm_stress_run *r)
 			      "generator, "
 			      "not the server, may be the limit (add -shards or more loaders)\n",
 			      100 * busy / (secs * sx->nshards));
+	reactor_summary(&stalls, &sched_p99);
+	if (stalls > 0 || sched_p99 > 1000)
+		sm_stress_out("Reactor (this loader): %" PRIu64 " stalls past "
+			      "blocked_reactor_notify_ms, scheduling latency p99 %s%" PRIu64 " us "
+			      "(the loader's own delays are in the latencies above)\n",
+			      stalls, sched_p99 == UINT64_MAX ? ">" : "<=",
+			      sched_p99 == UINT64_MAX ? (uint64_t)1 << 20 : sched_p99);
 	if (sx->proto->report_routing != NULL)
 		sx->proto->report_routing(misrouted, routed);
 	nnet = net_counters_sum(sx->nshards, &net_desc, &net_sum);
@@ -430,6 +466,8 @@ sm_stress_run_report(struct sm_stress_run *r)
 				"  \"client_cpu_s\": %.6f,\n  \"ops_per_client_cpu_s\": %.3f,\n"
 				"  \"client_busy_s\": %.6f,\n  \"client_idle_s\": %.6f,\n"
 				"  \"client_busy_us_per_op\": %.3f,\n"
+				"  \"client_stalls\": %" PRIu64 ",\n"
+				"  \"client_sched_p99_us\": %" PRIu64 ",\n"
 				"  \"routing\": {\"scylla\": %s, \"shard_aware\": %s, "
 				"\"token_aware\": "
 				"%s, \"routed\": %" PRIu64 ", \"misrouted\": %" PRIu64 "},\n"
@@ -443,7 +481,9 @@ sm_stress_run_report(struct sm_stress_run *r)
 				sx->s.rate.ops_per_s, secs, ops, rows, errors,
 				secs > 0 ? (double)ops / secs : 0, cpu,
 				cpu > 0 ? (double)ops / cpu : 0, busy, idle,
-				ops ? busy * 1e6 / (double)ops : 0, sx->scylla ? "true" : "false",
+				ops ? busy * 1e6 / (double)ops : 0, stalls,
+				sched_p99 == UINT64_MAX ? (uint64_t)1 << 21 : sched_p99,
+				sx->scylla ? "true" : "false",
 				sx->use_shard_port ? "true" : "false",
 				sx->s.route.token_aware && sx->ring_ok ? "true" : "false", routed,
 				misrouted, bad, sx->failure ? "true" : "false");

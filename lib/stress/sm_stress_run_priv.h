@@ -122,6 +122,7 @@ struct sm_stress_shard {
 	double cpu0, cpu1; /* thread CPU seconds at measure start and end */
 	/* the reactor's busy and idle-polling time at measure start and end (ns) */
 	uint64_t busy0, busy1, idle0, idle1;
+	struct sm_sw_stats rx0, rx1; /* the reactor's counters at the measurement's ends */
 	bool failed_run;
 	struct sm_json_doc json_doc;
 } SM_CACHE_ALIGNED;

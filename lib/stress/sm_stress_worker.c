@@ -259,6 +259,7 @@ sm_stress_shard_start_phase(void *arg)
 		sh->active = 0;
 		sh->cpu0 = thread_cpu_s();
 		reactor_time(&sh->busy0, &sh->idle0);
+		sm_sw_stats_read(sm_shard_stats(sm_shard_id()), &sh->rx0);
 	}
 	sh->quota = total / sx->nshards + (sh->id < total % sx->nshards ? 1 : 0);
 	if (total != 0 && sh->quota == 0)
@@ -306,6 +307,7 @@ sm_stress_shard_flip(void *arg)
 	sh->active = next;
 	sh->cpu1 = thread_cpu_s();
 	reactor_time(&sh->busy1, &sh->idle1);
+	sm_sw_stats_read(sm_shard_stats(sm_shard_id()), &sh->rx1);
 }
 
 /* ---- connections (every shard) ---- */
