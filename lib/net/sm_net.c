@@ -49,6 +49,11 @@ sendbuf_next(struct sm_sendbuf *b)
 /* Idle: the cache keeps what a quiet shard needs; a burst's buffers go back. */
 #define SM_SENDBUF_CACHE_IDLE 32u
 
+/*
+ * The shard's idle hook (sm_shard_on_idle: at most once a second, when the
+ * reactor found nothing to do): a burst filled the cache up to
+ * SM_SENDBUF_CACHE_MAX; a quiet shard gives all but a few back.
+ */
 static void
 sendbuf_cache_trim(void *arg)
 {
@@ -170,6 +175,11 @@ sm_net_connect(const struct sm_connect_opts *o, struct sm_conn **c)
 	return sm_current->connect(o, c);
 }
 
+/*
+ * The last reference to a pooled buffer went (the driver sent it, the
+ * protocol dropped it): back on the shard's free list for the next reply,
+ * unless the cache is full or the shard's net state is gone (then freed).
+ */
 static void
 sendbuf_release_pooled(struct sm_bufseg *seg)
 {
@@ -184,6 +194,7 @@ sendbuf_release_pooled(struct sm_bufseg *seg)
 	sbc.n++;
 }
 
+/* The last reference to a buffer above the pooled size: it was made to measure. */
 static void
 sendbuf_release_heap(struct sm_bufseg *seg)
 {
@@ -313,6 +324,11 @@ sm_conn_net_fini(struct sm_conn *c)
 	sm_conn_tx_idle(c);
 }
 
+/*
+ * Make room for @need views: the ring doubles and its live views are copied
+ * to the front of the new one in order, so head goes back to 0. Runs on a
+ * send that finds the queue full (a connection whose peer reads slowly).
+ */
 static int
 iovq_grow(struct sm_iovq *q, uint32_t need)
 {
