@@ -18,9 +18,7 @@
 
 #include "app.h"
 #include "sm_alternator.h"
-#include "sm_cql_exec.h"
-#include "sm_cql_proto.h"
-#include "sm_cql_system.h"
+#include "sm_cql.h"
 #include "sm_psq_workload.h"
 #include "sm_store.h"
 

@@ -17,7 +17,7 @@
 
 #include "sm_api.h"
 #include "sm_core.h"
-#include "sm_cql_system.h"
+#include "sm_cql.h"
 #include "sm_store.h"
 
 #define PARAM_MAX 256

@@ -10,8 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sm_cql_conn.h"
-#include "sm_cql_proto.h"
+#include "sm_cql.h"
 #include "sm_psq_workload.h"
 #include "sm_store.h"
 
