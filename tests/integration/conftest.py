@@ -228,7 +228,9 @@ class Server:
             self._dpdk_wire()
 
     _PORT_OPTS = ("--echo-port", "--prometheus-port", "--native-transport-port",
-                  "--native-shard-aware-transport-port", "--alternator-port", "--api-port")
+                  "--native-shard-aware-transport-port", "--alternator-port", "--api-port",
+                  "--native-transport-port-ssl", "--native-shard-aware-transport-port-ssl",
+                  "--alternator-https-port")
 
     def _ports(self):
         """The non-zero ports on the command line."""
