@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# What TLS costs the server, per request, in one run: Alternator GetItem and
-# PutItem over plain HTTP and over HTTPS (wrk, 32 connections, keep-alive,
-# so the handshakes are a few and the records are what is measured), and the
-# path the server's TLS took (kernel TLS or user space, with the reason).
+# What TLS costs the server, per request, in one run: CQL read and write at
+# 1,024 in flight (shardmark stress, plain and with -transport, to a server
+# whose plain ports stay plain and whose TLS twins are beside them),
+# Alternator GetItem and PutItem over plain HTTP and over HTTPS (wrk, 32
+# connections, keep-alive, so the handshakes are a few and the records are
+# what is measured), and the path the server's TLS took (kernel TLS or user
+# space, with the reason). Environment: N (CQL requests per load, 200000).
 # The server runs one shard pinned to SERVER_CPUS, wrk on CLIENT_CPUS; the
 # server's CPU is its utime+stime over each load divided by its requests.
 #
@@ -58,8 +61,15 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
 http=$(free_port)
 https=$(free_port)
 prom=$(free_port)
+cql=$(free_port)
+cql_tls=$(free_port)
+N=${N:-200000}
 "$bin" serve --smp 1 --cpuset "$SERVER_CPUS" --idle-poll-us 0 --listen-address 127.0.0.1 \
-	--native-transport-port "$(free_port)" --native-shard-aware-transport-port "$(free_port)" \
+	--native-transport-port "$cql" --native-shard-aware-transport-port "$(free_port)" \
+	--native-transport-port-ssl "$cql_tls" \
+	--native-shard-aware-transport-port-ssl "$(free_port)" \
+	--client-encryption-options-enabled --client-encryption-options-certificate "$tmp/s.crt" \
+	--client-encryption-options-keyfile "$tmp/s.key" \
 	--alternator-port "$http" --alternator-https-port "$https" \
 	--alternator-encryption-options-certificate "$tmp/s.crt" \
 	--alternator-encryption-options-keyfile "$tmp/s.key" --prometheus-port "$prom" --api-port 0 \
@@ -87,6 +97,24 @@ curl -sf -X POST "http://127.0.0.1:$http/" -H 'X-Amz-Target: DynamoDB_20120810.P
 	-H "Authorization: $auth" -d "{\"TableName\":\"tls\",\"Item\":$item}" >/dev/null || die "PutItem failed"
 
 declare -A us
+stress() {
+	"$bin" stress --smp 1 --cpuset "$CLIENT_CPUS" "$@" -node 127.0.0.1 -rate threads=1024 \
+		>"$tmp/stress.out" 2>&1 || { cat "$tmp/stress.out" >&2; die "stress $* failed"; }
+}
+stress write "n=$N" -pop "seq=1..$N" -port "native=$cql"
+for op in read write; do
+	for scheme in plain tls; do
+		a=$(cpu_s "$spid")
+		if [ $scheme = tls ]; then
+			stress "$op" "n=$N" -pop "seq=1..$N" -port "native=$cql_tls" -transport "truststore=$tmp/s.crt"
+		else
+			stress "$op" "n=$N" -pop "seq=1..$N" -port "native=$cql"
+		fi
+		b=$(cpu_s "$spid")
+		us[$op.$scheme]=$(awk -v n="$N" -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", (b - a) * 1e6 / n }')
+		printf '  CQL %-5s %-6s %9s requests  %7s µs/request\n' "$op" "$scheme" "$N" "${us[$op.$scheme]}" >&2
+	done
+done
 for op in GetItem PutItem; do
 	for scheme in http https; do
 		port=$http
@@ -107,8 +135,13 @@ user=$(awk '/^shardmark_tls_userspace_tx_total/ { s += $2 } END { print s + 0 }'
 reason=$(sed -n 's/.*kernel TLS unavailable: \([^;]*\);.*/\1/p' "$tmp/serve.log" | head -1)
 
 echo
-echo "server CPU per request (µs), 1 shard on CPU $SERVER_CPUS, wrk -t1 -c32 on CPU $CLIENT_CPUS, $(uname -r)"
+echo "server CPU per request (µs), 1 shard on CPU $SERVER_CPUS, clients on CPU $CLIENT_CPUS, $(uname -r)"
+echo "(CQL: shardmark stress, 1,024 in flight; Alternator: wrk -t1 -c32)"
 printf '%-10s %10s %10s %8s\n' request plain TLS TLS/plain
+for op in read write; do
+	printf '%-10s %10s %10s %8s\n' "CQL $op" "${us[$op.plain]}" "${us[$op.tls]}" \
+		"$(awk -v a="${us[$op.plain]}" -v b="${us[$op.tls]}" 'BEGIN { printf "%.2fx", b / a }')"
+done
 for op in GetItem PutItem; do
 	printf '%-10s %10s %10s %8s\n' "$op" "${us[$op.http]}" "${us[$op.https]}" \
 		"$(awk -v a="${us[$op.http]}" -v b="${us[$op.https]}" 'BEGIN { printf "%.2fx", b / a }')"
