@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -546,6 +547,120 @@ sm_prom_perf(struct sm_out *o, const struct sm_shard_snapshot *snap, unsigned n)
 	}
 }
 
+/*
+ * ScyllaDB's names for the same counters (Seastar's reactor and memory
+ * groups, reactor.cc register_metrics), beside shardmark's, so that
+ * scylla-monitoring's dashboards find the reactor and memory panels' data:
+ * scylla_reactor_utilization and friends, with the shard label.
+ */
+struct util_sample {
+	uint64_t when_ns, busy_ns, all_ns;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct util_sample prev[SM_MAX_SHARDS], cur[SM_MAX_SHARDS];
+} util = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/*
+ * The busy share of the last second or more (Seastar's utilization is its
+ * reactor's load over a recent window): samples move at most once a second,
+ * so the two formatting passes of one scrape, and scrapes close together,
+ * read the same window.
+ */
+static double
+utilization(const struct sm_shard_snapshot *s)
+{
+	unsigned i = s->shard % SM_MAX_SHARDS;
+	struct util_sample now = {
+		.when_ns = s->when_ns,
+		.busy_ns = s->sw.busy_ns,
+		.all_ns = s->sw.busy_ns + s->sw.idle_ns + s->sw.sleep_ns,
+	};
+	double u;
+
+	pthread_mutex_lock(&util.lock);
+	if (now.when_ns - util.cur[i].when_ns >= 1000000000ull || now.all_ns < util.cur[i].all_ns) {
+		util.prev[i] = now.all_ns < util.cur[i].all_ns ? (struct util_sample){ 0 } : util.cur[i];
+		util.cur[i] = now;
+	}
+	u = now.all_ns > util.prev[i].all_ns
+		    ? 100.0 * (double)(now.busy_ns - util.prev[i].busy_ns) /
+			      (double)(now.all_ns - util.prev[i].all_ns)
+		    : 0.0;
+	pthread_mutex_unlock(&util.lock);
+	return u;
+}
+
+static void
+sm_prom_scylla(struct sm_out *o, const struct sm_shard_snapshot *snap, unsigned n)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} fam[] = {
+		{ "scylla_reactor_utilization", "gauge", "CPU utilization" },
+		{ "scylla_reactor_tasks_processed", "counter", "Total tasks processed" },
+		{ "scylla_reactor_polls", "counter", "Number of times pollers were executed" },
+		{ "scylla_reactor_cpu_busy_ms", "counter", "Total cpu busy time in milliseconds" },
+		{ "scylla_reactor_sleep_time_ms_total", "counter",
+		  "Total reactor sleep time (wall clock)" },
+		{ "scylla_reactor_awake_time_ms_total", "counter",
+		  "Total reactor awake time (wall_clock)" },
+		{ "scylla_memory_malloc_operations", "counter", "Total number of malloc operations" },
+		{ "scylla_memory_free_operations", "counter", "Total number of free operations" },
+		{ "scylla_memory_allocated_memory", "gauge", "Allocated memory size in bytes" },
+		{ "scylla_memory_total_memory", "gauge", "Total memory size in bytes" },
+		{ "scylla_memory_free_memory", "gauge", "Free memory size in bytes" },
+	};
+	unsigned f, i;
+
+	for (f = 0; f < SM_ARRAY_SIZE(fam); f++) {
+		sm_prom_family(o, fam[f].name, fam[f].type, fam[f].help);
+		for (i = 0; i < n; i++) {
+			const struct sm_sw_stats *st = &snap[i].sw;
+			int64_t used = st->mem_in_use > 0 ? st->mem_in_use : 0;
+			double v;
+
+			switch (f) {
+			case 0:
+				v = utilization(&snap[i]);
+				break;
+			case 1:
+				v = (double)st->tasks_run;
+				break;
+			case 2:
+				v = (double)st->polls;
+				break;
+			case 3:
+				v = (double)(st->busy_ns / 1000000);
+				break;
+			case 4:
+				v = (double)(st->sleep_ns / 1000000);
+				break;
+			case 5:
+				v = (double)((st->busy_ns + st->idle_ns) / 1000000);
+				break;
+			case 6:
+				v = (double)st->allocs;
+				break;
+			case 7:
+				v = (double)st->frees;
+				break;
+			case 8:
+				v = (double)used;
+				break;
+			case 9: /* no budget: what is in use is all there is to say */
+				v = (double)(st->mem_budget > 0 ? st->mem_budget : used);
+				break;
+			default:
+				v = (double)(st->mem_budget > used ? st->mem_budget - used : 0);
+				break;
+			}
+			sm_out_printf(o, "%s{shard=\"%u\"} %.17g\n", fam[f].name, snap[i].shard, v);
+		}
+	}
+}
+
 size_t
 sm_stats_format_prometheus(char *buf, size_t len, const struct sm_shard_snapshot *snap, unsigned n)
 {
@@ -584,5 +699,6 @@ sm_stats_format_prometheus(char *buf, size_t len, const struct sm_shard_snapshot
 	}
 	sm_prom_sched_lat(&o, snap, n);
 	sm_prom_perf(&o, snap, n);
+	sm_prom_scylla(&o, snap, n);
 	return o.pos;
 }

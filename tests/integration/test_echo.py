@@ -253,6 +253,14 @@ def test_metrics_and_stats_endpoints(serve):
     count = metric_by_shard(samples, "shardmark_reactor_scheduling_latency_seconds_count")["0"]
     assert counts[-1] == count, (counts[-1], count)
 
+    # ScyllaDB's names beside ours, for scylla-monitoring's reactor and memory panels.
+    util = metric_by_shard(samples, "scylla_reactor_utilization")
+    assert set(util) == {"0", "1"} and all(0 <= v <= 100 for v in util.values()), util
+    for name in ("scylla_reactor_tasks_processed", "scylla_reactor_polls",
+                 "scylla_reactor_cpu_busy_ms", "scylla_reactor_sleep_time_ms_total",
+                 "scylla_memory_malloc_operations", "scylla_memory_allocated_memory"):
+        assert set(metric_by_shard(samples, name)) == {"0", "1"}, name
+
     # io_uring's own counters: what each enter carried, where the kernel ran short.
     for name in ("shardmark_net_uring_sqes_total", "shardmark_net_uring_cqes_total",
                  "shardmark_net_uring_sends_total", "shardmark_net_uring_recvs_total",
