@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sm_byteorder.h"
+#include "sm_random.h"
 #include "sm_uuid.h"
 
 #define TICKS_PER_MICRO 10
@@ -39,11 +41,7 @@ fallback_random(uint8_t *p, size_t len)
 	    (uint64_t)(uintptr_t)&counter;
 	x ^= __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED) * 0x9e3779b97f4a7c15ull;
 	while (len > 0) {
-		/* splitmix64 */
-		z = (x += 0x9e3779b97f4a7c15ull);
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		z ^= z >> 31;
+		z = sm_splitmix64(&x);
 		for (i = 0; i < 8 && len > 0; i++, len--)
 			*p++ = (uint8_t)(z >> (8 * i));
 	}
@@ -198,22 +196,11 @@ sm_uuid_micros(const struct sm_uuid *u)
 	return (int64_t)(sm_uuid_ticks(u) / TICKS_PER_MICRO) + MICROS_MIN;
 }
 
-static uint64_t
-load_be64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 int
 sm_timeuuid_cmp(const struct sm_uuid *a, const struct sm_uuid *b)
 {
-	uint64_t ma = load_be64(a->b), mb = load_be64(b->b);
-	uint64_t la = load_be64(a->b + 8), lb = load_be64(b->b + 8);
+	uint64_t ma = sm_get_be64(a->b), mb = sm_get_be64(b->b);
+	uint64_t la = sm_get_be64(a->b + 8), lb = sm_get_be64(b->b + 8);
 	int64_t ta, tb;
 
 	/*

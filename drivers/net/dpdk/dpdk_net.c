@@ -172,6 +172,7 @@ struct dpdk_shard {
 	unsigned ntx;
 	uint64_t now; /* time of the current poll round */
 	uint64_t rng;
+	struct sm_rand dice; /* fault injection's */
 	struct fault_path frx, ftx;
 	struct sm_stop_hook stop_hook;
 	uint16_t port_cursor;
@@ -319,11 +320,8 @@ tx_out(struct rte_mbuf *m)
 static inline double
 rand_pct(struct dpdk_shard *s)
 {
-	/* xorshift64*: cheap, per shard, good enough for fault dice. */
-	s->rng ^= s->rng >> 12;
-	s->rng ^= s->rng << 25;
-	s->rng ^= s->rng >> 27;
-	return (double)((s->rng * 2685821657736338717ull) >> 11) * (100.0 / 9007199254740992.0);
+	/* per shard: the fault dice of one shard never touch another's state */
+	return sm_rand_double(&s->dice) * 100.0;
 }
 
 static struct rte_mbuf *
@@ -1641,6 +1639,7 @@ dpdk_shard_init(const struct sm_net_config *cfg)
 	ds->ftx.cfg = &g.o.tx;
 	if (getrandom(&ds->rng, sizeof(ds->rng), 0) != sizeof(ds->rng) || ds->rng == 0)
 		ds->rng = now_ns() | 1;
+	sm_rand_seed(&ds->dice, ds->rng);
 	memset(&tc, 0, sizeof(tc));
 	memcpy(tc.mac, g.mac, 6);
 	tc.ip = g.o.ip;
