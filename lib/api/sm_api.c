@@ -941,6 +941,62 @@ system_log(struct api_req *r)
 	reply_void(r);
 }
 
+/* ---- a stall on purpose: to see the stall detector and what a stall does to latencies ---- */
+
+struct stall_req {
+	uint64_t ms;
+};
+
+/* On the chosen shard: hog it, as a slow request would. */
+static void
+stall_run(void *arg)
+{
+	struct stall_req *q = arg;
+	uint64_t until = sm_now_ns() + q->ms * 1000000ull;
+
+	while (sm_now_ns() < until)
+		__builtin_ia32_pause();
+	sm_free(q);
+}
+
+/* POST /debug/stall?ms=N&shard=S : shard S spins N ms (at most 10 s), answered at once. */
+static void
+post_debug_stall(struct api_req *r)
+{
+	char v[32];
+	unsigned long long ms = 50, shard = 0;
+	struct stall_req *q;
+	char *end;
+
+	if (param(r, "ms", v, sizeof(v))) {
+		ms = strtoull(v, &end, 10);
+		if (*end != '\0' || ms == 0 || ms > 10000) {
+			reply_error(r, 400, "ms must be 1 to 10000 milliseconds, got '%s'", v);
+			return;
+		}
+	}
+	if (param(r, "shard", v, sizeof(v))) {
+		shard = strtoull(v, &end, 10);
+		if (*end != '\0' || shard >= sm_shard_count()) {
+			reply_error(r, 400, "shard must be 0 to %u, got '%s'", sm_shard_count() - 1, v);
+			return;
+		}
+	}
+	q = sm_malloc(sizeof(*q));
+	if (q == NULL) {
+		reply_error(r, 500, "out of memory");
+		return;
+	}
+	q->ms = ms;
+	if (sm_submit_to((unsigned)shard, stall_run, q, NULL) < 0) {
+		sm_free(q);
+		reply_error(r, 500, "could not reach shard %llu", shard);
+		return;
+	}
+	SM_INFO("REST API: shard %llu stalls for %llu ms on request", shard, ms);
+	reply_void(r);
+}
+
 /* ---- the router ---- */
 
 enum {
@@ -1005,6 +1061,7 @@ static const struct route routes[] = {
 	{ M_GET, "/system/logger", false, system_logger },
 	{ M_GET | M_POST, "/system/logger/", true, system_logger },
 	{ M_POST, "/system/log", false, system_log },
+	{ M_POST, "/debug/stall", false, post_debug_stall },
 };
 
 static void

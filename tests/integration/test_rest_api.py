@@ -159,3 +159,26 @@ def test_disable_and_enable_binary(node):
         assert c.connect().execute("SELECT v FROM rest.t WHERE k = 1").one().v == 2
     finally:
         c.shutdown()
+
+
+def test_a_stall_on_purpose_is_reported(node):
+    """POST /debug/stall makes a shard spin: the stall detector reports it
+    (within a second, with its backtrace) and counts it, and the shard then
+    serves again."""
+    srv, s, url = node
+    from conftest import http_get, parse_prometheus
+    r = requests.post(f"{url}/debug/stall", params={"ms": 80, "shard": 1})
+    assert r.ok, r.text
+    deadline = time.monotonic() + 5
+    while "Reactor stalled for" not in srv.stderr():
+        assert time.monotonic() < deadline, srv.stderr()
+        time.sleep(0.05)
+    line = next(l for l in srv.stderr().splitlines() if "Reactor stalled for" in l)
+    assert "on shard 1" in line and "Backtrace: " in line, line
+    _, _, body = http_get(srv.prom_port, "/metrics")
+    stalls = {lab["shard"]: v for n, lab, v in parse_prometheus(body)
+              if n == "shardmark_reactor_stalls_total"}
+    assert stalls["1"] >= 1 and stalls["0"] == 0, stalls
+    assert s.execute("SELECT v FROM rest.t WHERE k = 1").one().v == 2
+    r = requests.post(f"{url}/debug/stall", params={"ms": 999999})
+    assert r.status_code == 400 and "10000" in error_of(r)
