@@ -43,6 +43,7 @@ run_suite build || status=1
 echo "=== build-asan: -Db_sanitize=address,undefined ===" >&2
 setup_dir build-asan -Db_sanitize=address,undefined -Db_lundef=false
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	run_suite build-asan || status=1
 

@@ -290,7 +290,12 @@ rows_begin(struct rows *r, const char *ks, const char *table, const char *spec)
 		assert_non_null(sp);
 		*sp = '\0';
 		assert_int_equal(sm_type_parse(sp + 1, &r->types[r->ncols], err, sizeof(err)), 0);
-		r->cols[r->ncols].name = STR(strdup(tok));
+		{
+			char *name = strdup(tok); /* STR() evaluates its argument twice */
+
+			assert_non_null(name);
+			r->cols[r->ncols].name = STR(name);
+		}
 		r->cols[r->ncols].type = r->types[r->ncols];
 		r->ncols++;
 	}
