@@ -23,6 +23,7 @@ enum out_kind {
 	OUT_TTL,       /* int seconds left, null when none */
 	OUT_TOKEN,     /* token(pk): bigint */
 	OUT_COUNT,     /* COUNT(*): bigint, one row */
+	OUT_FIELD,     /* c.field: one field of a user type value */
 };
 
 struct out_col {
@@ -64,8 +65,11 @@ struct cql_prepared {
 	struct sm_cql_colspec *res_specs;
 	unsigned nres, res_cap;
 	struct out_col *outs; /* SELECT: one per res_spec */
+	/* NULL, or one per res_spec: an OUT_FIELD's path, its length then the field indexes */
+	const uint16_t **out_paths;
 	uint16_t *read_cols;  /* SELECT: the store columns read; LWT: the pre-image */
 	unsigned nread, read_cap;
+	struct sm_bytes *read_keys; /* NULL, or read_cap: each read's element (sm_select.col_keys) */
 	uint32_t *read_cell; /* while binding: column id -> its index in read_cols + 1 */
 	bool count;	     /* SELECT COUNT(*) */
 	/* types this statement built (list<T> of IN ?, ...), freed with it */
@@ -185,7 +189,9 @@ cql_op_fail(struct cql_op *op, int32_t code, const char *fmt, ...)
 void
 cql_op_finish(struct cql_op *op);
 
-/* Statements, in sm_cql_exec_select.c and sm_cql_exec_modify.c. */
+/* Statements, in sm_cql_exec_select.c, sm_cql_exec_modify.c and sm_cql_exec_ddl.c. */
+void
+cql_exec_ddl(struct cql_op *op);
 void
 cql_exec_select(struct cql_op *op);
 void

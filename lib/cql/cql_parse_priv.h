@@ -51,10 +51,13 @@ struct cql_tctx {
 	enum sm_cql_clause clause;
 	enum sm_cql_op op;
 	const char *column;
+	const char *field;
 	const char **columns;
 	unsigned ncolumns;
 	bool inner;			  /* already inside a literal, tuple or call */
 	const struct sm_cql_term *parent; /* the one the term is directly in */
+	const struct sm_cql_term *root;	  /* the outermost one (inner only) */
+	enum sm_cql_bind_role root_role;  /* the role root's place has */
 };
 
 struct cql_parser {

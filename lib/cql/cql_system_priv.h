@@ -117,6 +117,13 @@ enum {
 	COL_TYPE,
 };
 
+enum {
+	TY_KEYSPACE_NAME,
+	TY_TYPE_NAME,
+	TY_FIELD_NAMES,
+	TY_FIELD_TYPES,
+};
+
 #define SYS_MAX_COLS 24	    /* the widest system table */
 #define SYS_NULL UINT32_MAX /* a null cell's length */
 

@@ -91,6 +91,82 @@ negate(struct cql_op *op, struct sm_bytes *v)
 	return 0;
 }
 
+/* The 2-byte cell key of user type field @idx, in op->vals. */
+static int
+field_key(struct cql_op *op, int idx, struct sm_bytes *key)
+{
+	uint8_t *p = sm_cql_buf_append(&op->vals, 2);
+
+	if (p == NULL) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return -ENOMEM;
+	}
+	p[0] = (uint8_t)(idx >> 8);
+	p[1] = (uint8_t)idx;
+	key->p = p;
+	key->len = 2;
+	return 0;
+}
+
+/*
+ * The field index of c.@field for a field operation, or -EINVAL after
+ * failing the op with ScyllaDB's message (cql3/operation.cc set_field and
+ * field_deletion); @what is the operation as the text wrote it, NULL for a
+ * deletion.
+ */
+static int
+udt_field(struct cql_op *op, const struct sm_column *c, const char *field, const char *what)
+{
+	int idx;
+
+	if (c->type->kind != SM_TYPE_UDT) {
+		if (what != NULL)
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid operation (%s) for non-UDT column %s", what, c->name);
+		else
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid deletion operation for non-UDT column %s", c->name);
+		return -EINVAL;
+	}
+	if (c->type->frozen) {
+		if (what != NULL)
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid operation (%s) for frozen UDT column %s", what, c->name);
+		else
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Frozen UDT column %s does not support field deletions",
+				    c->name);
+		return -EINVAL;
+	}
+	idx = sm_type_field_index(c->type, field);
+	if (idx < 0) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "UDT column %s does not have a field named %s",
+			    c->name, field);
+		return -EINVAL;
+	}
+	return idx;
+}
+
+/* c.field = v: the field's cell key and type. Out of line: UPDATE's usual path stays as short. */
+static __attribute__((noinline)) int
+field_assignment(struct cql_op *op, const struct sm_cql_assign *a, const struct sm_column *c,
+		 struct sm_bytes *key, const struct sm_type **vt)
+{
+	char what[256];
+	int idx, ret;
+
+	snprintf(what, sizeof(what), "%s.%s = %.*s", c->name, a->field,
+		 (int)SM_MIN(a->value->src.len, 128u), op->ps->text + a->value->src.off);
+	idx = udt_field(op, c, a->field, what);
+	if (idx < 0)
+		return idx;
+	ret = field_key(op, idx, key);
+	if (ret < 0)
+		return ret;
+	*vt = c->type->fields[idx];
+	return 0;
+}
+
 /* Add the cell ops of one SET term; *@col is its column once it resolves. */
 static int
 add_assignment(struct cql_op *op, const struct sm_cql_assign *a, const struct sm_table *t,
@@ -116,7 +192,11 @@ add_assignment(struct cql_op *op, const struct sm_cql_assign *a, const struct sm
 	}
 	k = c->type->kind;
 	vt = c->type;
-	if (a->op == SM_CQL_ASSIGN_SET_ELEM) {
+	if (SM_UNLIKELY(a->op == SM_CQL_ASSIGN_SET_FIELD)) {
+		ret = field_assignment(op, a, c, &key, &vt);
+		if (ret < 0)
+			return ret;
+	} else if (a->op == SM_CQL_ASSIGN_SET_ELEM) {
 		if (k != SM_TYPE_MAP && k != SM_TYPE_LIST) {
 			cql_op_fail(op, SM_CQL_ERR_INVALID,
 				    "Invalid operation (%s[?] = ?) for non-map, non-list column %s",
@@ -179,6 +259,7 @@ have_value:
 		}
 		return 0;
 	case SM_CQL_ASSIGN_SET_ELEM:
+	case SM_CQL_ASSIGN_SET_FIELD:
 		co->kind = co->null ? SM_CELL_DELETE_ELEM : SM_CELL_SET_ELEM;
 		co->null = false;
 		return 0;
@@ -755,7 +836,14 @@ build_write(struct cql_op *op, const struct wctx *w)
 				}
 				if (c->kind != SM_COL_STATIC)
 					only_static = false;
-				if (dc->key != NULL) {
+				if (dc->field != NULL) {
+					int idx = udt_field(op, c, dc->field, NULL);
+
+					if (idx < 0 || (ret = field_key(op, idx, &key)) < 0) {
+						ret = idx < 0 ? idx : ret;
+						goto out;
+					}
+				} else if (dc->key != NULL) {
 					if (c->type->kind != SM_TYPE_MAP &&
 					    c->type->kind != SM_TYPE_LIST) {
 						cql_op_fail(
@@ -787,7 +875,7 @@ build_write(struct cql_op *op, const struct wctx *w)
 					goto out;
 				}
 				co->col = c->id;
-				co->kind = dc->key ? SM_CELL_DELETE_ELEM : SM_CELL_DELETE;
+				co->kind = dc->key || dc->field ? SM_CELL_DELETE_ELEM : SM_CELL_DELETE;
 				co->key = key;
 			}
 			if (ck.n != t->nck && !(only_static && ck.n == 0)) {

@@ -135,6 +135,41 @@ compare:
 
 /* ---- the row sink: runs on the shard that reads ---- */
 
+/* Field @i of a user type value; p NULL (a null cell) when it is null or the value ends before it. */
+static struct sm_bytes
+udt_field(struct sm_bytes v, unsigned i);
+
+/* The field that @path names (its length, then field indexes), down from a user type value. */
+static struct sm_bytes
+field_path(struct sm_bytes v, const uint16_t *path)
+{
+	unsigned i;
+
+	for (i = 1; i <= path[0] && v.p != NULL; i++)
+		v = udt_field(v, path[i]);
+	return v;
+}
+
+static struct sm_bytes
+udt_field(struct sm_bytes v, unsigned i)
+{
+	struct sm_coll_iter it;
+	struct sm_bytes f;
+	unsigned n = 0;
+
+	sm_tuple_iter_init(&it, v);
+	while (sm_tuple_next(&it, &f)) {
+		if (n++ < i)
+			continue;
+		if (f.len == SM_FIELD_NULL)
+			break;
+		if (f.p == NULL)
+			f.p = SM_CQL_EMPTY.p; /* an empty field is a value, not a null */
+		return f;
+	}
+	return (struct sm_bytes){ 0 };
+}
+
 static void
 put_be(uint8_t *p, uint64_t v, unsigned n)
 {
@@ -194,6 +229,10 @@ sink_row(void *ctx, const struct sm_row_view *r)
 			p = sm_cql_rows_cell_space(&op->rw, 8);
 			if (p != NULL)
 				put_be(p, (uint64_t)r->token, 8);
+			break;
+		case OUT_FIELD:
+			sm_cql_rows_cell(&op->rw, cv->present ? field_path(cv->value, ps->out_paths[i])
+							      : (struct sm_bytes){ 0 });
 			break;
 		case OUT_COUNT:
 			break;
@@ -471,7 +510,8 @@ add_filter(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_c
 	f->c = c;
 	f->op = r->op;
 	for (i = 0; i < op->ps->nread; i++)
-		if (op->ps->read_cols[i] == c->id)
+		if (op->ps->read_cols[i] == c->id &&
+		    (op->ps->read_keys == NULL || op->ps->read_keys[i].p == NULL))
 			f->cell = i;
 	f->first = op->nspans;
 	if (r->kind == SM_CQL_REL_ELEM) {
@@ -1179,6 +1219,7 @@ cql_exec_select(struct cql_op *op)
 	sel->nranges = op->nranges;
 	sel->reversed = op->reversed;
 	sel->cols = ps->read_cols;
+	sel->col_keys = ps->read_keys;
 	sel->ncols = ps->nread;
 	sel->per_partition_limit = op->ppl;
 	sel->sink.row = sink_row;

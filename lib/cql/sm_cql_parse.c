@@ -215,14 +215,48 @@ create_keyspace(struct cql_parser *p, struct sm_cql_create_keyspace *k)
 	return 0;
 }
 
+/*
+ * One name of a type into @buf: an unquoted one lowercased, a quoted one
+ * quoted again ("" for a quote), for sm_type_parse_in() to read back.
+ */
+static int
+type_word(struct cql_parser *p, char *buf, size_t cap, size_t *len)
+{
+	const struct cql_tok *t = cql_peek(p, 0);
+	const char *name;
+	size_t n, i;
+
+	if (t->type == T_IDENT) {
+		if (*len + t->len + 1 >= cap)
+			return cql_fail(p, -EINVAL, "Type too long");
+		for (i = 0; i < t->len; i++) {
+			char ch = p->text[t->off + i];
+
+			buf[(*len)++] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+		}
+		p->pos++;
+		return 0;
+	}
+	TRY(cql_ident(p, &name));
+	n = strlen(name);
+	if (*len + 2 * n + 3 >= cap)
+		return cql_fail(p, -EINVAL, "Type too long");
+	buf[(*len)++] = '"';
+	for (i = 0; i < n; i++) {
+		if (name[i] == '"')
+			buf[(*len)++] = '"';
+		buf[(*len)++] = name[i];
+	}
+	buf[(*len)++] = '"';
+	return 0;
+}
+
 /* A column type, normalized: "map<text, frozen<list<int>>>". Appends to @buf. */
 static int
 col_type(struct cql_parser *p, char *buf, size_t cap, size_t *len, unsigned depth)
 {
 	const struct cql_tok *t = cql_peek(p, 0);
-	const char *name;
-	size_t n;
-	unsigned nargs = 0, i;
+	unsigned nargs = 0;
 
 	if (depth > SM_CQL_MAX_DEPTH)
 		return cql_fail(p, -EINVAL, "Type nested too deeply");
@@ -231,24 +265,18 @@ col_type(struct cql_parser *p, char *buf, size_t cap, size_t *len, unsigned dept
 	if (t->type != T_IDENT && t->type != T_QIDENT)
 		return cql_expect_error(p, "a type");
 	/* type names may be keywords (text, set, list, map are not reserved in types) */
-	p->pos++;
-	if (t->type == T_IDENT) {
-		name = NULL;
-		n = t->len;
-	} else {
-		p->pos--;
-		TRY(cql_ident(p, &name));
-		n = strlen(name);
+	TRY(type_word(p, buf, cap, len));
+	if (cql_accept_punct(p, ".")) {
+		/* ks.user_type */
+		if (*len + 1 >= cap)
+			return cql_fail(p, -EINVAL, "Type too long");
+		buf[(*len)++] = '.';
+		t = cql_peek(p, 0);
+		if (t->type != T_IDENT && t->type != T_QIDENT)
+			return cql_expect_error(p, "a type");
+		TRY(type_word(p, buf, cap, len));
+		return 0;
 	}
-	if (*len + n + 1 >= cap)
-		return cql_fail(p, -EINVAL, "Type too long");
-	for (i = 0; i < n; i++) {
-		char ch = name ? name[i] : p->text[t->off + i];
-
-		buf[(*len)++] = (char)(name ? ch : (ch >= 'A' && ch <= 'Z' ? ch + 32 : ch));
-	}
-	if (cql_tok_is_punct(p, cql_peek(p, 0), "."))
-		return cql_unsupported(p, "user-defined types");
 	if (!cql_accept_punct(p, "<"))
 		return 0;
 	buf[(*len)++] = '<';
@@ -443,6 +471,75 @@ alter_table(struct cql_parser *p, struct sm_cql_alter_table_add *a)
 	return 0;
 }
 
+/* A normalized type into the arena: col_type() into a buffer sized by the text that is left. */
+static int
+type_text(struct cql_parser *p, const char **out)
+{
+	size_t cap = SM_MIN(p->len - p->toks[p->pos].off, (size_t)1 << 20) * 2 + 64, len = 0;
+	char *buf = sm_malloc(cap);
+	int rc;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	rc = col_type(p, buf, cap, &len, 0);
+	if (rc == 0 && (*out = cql_strndup(p, buf, len)) == NULL)
+		rc = -ENOMEM;
+	sm_free(buf);
+	return rc;
+}
+
+/* CREATE TYPE [IF NOT EXISTS] [ks.]name (f type, ...), after TYPE */
+static int
+create_type(struct cql_parser *p, struct sm_cql_create_type *t)
+{
+	unsigned fcap = 0, tcap = 0, ntypes = 0;
+	const char **slot;
+	int rc;
+
+	t->if_not_exists = if_not_exists(p, &rc);
+	TRY(rc);
+	TRY(cql_qname(p, &t->name));
+	TRY(cql_expect_punct(p, "("));
+	do {
+		TRY(add_name(p, &t->fields, &t->nfields, &fcap));
+		slot = cql_vec_add(p, &t->types, &ntypes, &tcap, sizeof(*slot));
+		if (slot == NULL)
+			return -ENOMEM;
+		TRY(type_text(p, slot));
+		/* ScyllaDB's grammar takes a trailing comma: (a int, b text,) */
+	} while (cql_accept_punct(p, ",") && !cql_tok_is_punct(p, cql_peek(p, 0), ")"));
+	return cql_expect_punct(p, ")");
+}
+
+/* ALTER TYPE name ADD f t | ALTER f TYPE t | RENAME a TO b [AND ...], after TYPE */
+static int
+alter_type(struct cql_parser *p, struct sm_cql_alter_type *a)
+{
+	unsigned fcap = 0, tcap = 0, nto = 0;
+
+	TRY(cql_qname(p, &a->name));
+	if (cql_accept_kw(p, "add")) {
+		a->kind = SM_CQL_ALTER_TYPE_ADD;
+		TRY(cql_ident(p, &a->field));
+		return type_text(p, &a->type);
+	}
+	if (cql_accept_kw(p, "alter")) {
+		a->kind = SM_CQL_ALTER_TYPE_TYPE;
+		TRY(cql_ident(p, &a->field));
+		TRY(cql_expect_kw(p, "type"));
+		return type_text(p, &a->type);
+	}
+	if (!cql_accept_kw(p, "rename"))
+		return cql_expect_error(p, "K_ADD, K_ALTER or K_RENAME");
+	a->kind = SM_CQL_ALTER_TYPE_RENAME;
+	do {
+		TRY(add_name(p, &a->from, &a->nrenames, &fcap));
+		TRY(cql_expect_kw(p, "to"));
+		TRY(add_name(p, &a->to, &nto, &tcap));
+	} while (cql_accept_kw(p, "and"));
+	return 0;
+}
+
 /* ---- SELECT ---- */
 
 static int
@@ -471,6 +568,25 @@ selector_call(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth)
 	return cql_expect_punct(p, ")");
 }
 
+/* .f.g... after a column: user type fields, outermost first */
+static int
+field_path(struct cql_parser *p, struct sm_cql_selector *s)
+{
+	const char **slot;
+	unsigned cap = 0;
+
+	while (cql_accept_punct(p, ".")) {
+		if (s->nfields >= SM_CQL_MAX_DEPTH)
+			return cql_fail(p, -EINVAL, "Nesting deeper than %d levels", SM_CQL_MAX_DEPTH);
+		slot = cql_vec_add(p, &s->fields, &s->nfields, &cap, sizeof(*slot));
+		if (slot == NULL)
+			return -ENOMEM;
+		TRY(cql_ident(p, slot));
+		s->field = s->fields[0];
+	}
+	return 0;
+}
+
 static int
 selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool arg)
 {
@@ -494,6 +610,7 @@ selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool a
 		s->kind = cql_tok_is_kw(p, t, "ttl") ? SM_CQL_SEL_TTL : SM_CQL_SEL_WRITETIME;
 		p->pos += 2;
 		TRY(cql_ident(p, &s->column));
+		TRY(field_path(p, s));
 		TRY(cql_expect_punct(p, ")"));
 	} else if ((t->type == T_IDENT || t->type == T_QIDENT) &&
 		   (cql_tok_is_punct(p, nx, "(") ||
@@ -503,6 +620,7 @@ selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool a
 		   !(arg && (cql_tok_is_kw(p, t, "true") || cql_tok_is_kw(p, t, "false")))) {
 		s->kind = SM_CQL_SEL_COLUMN;
 		TRY(cql_ident(p, &s->column));
+		TRY(field_path(p, s));
 	} else if (arg) {
 		struct cql_tctx ctx = { .role = SM_CQL_BIND_FUNCTION_ARG,
 					.clause = SM_CQL_CLAUSE_SELECT };
@@ -680,8 +798,16 @@ assignment(struct cql_parser *p, struct sm_cql_assign *a)
 
 	TRY(cql_ident(p, &a->col));
 	ctx.column = a->col;
-	if (cql_tok_is_punct(p, cql_peek(p, 0), "."))
-		return cql_unsupported(p, "user-defined type fields");
+	if (cql_accept_punct(p, ".")) {
+		/* c.field = v: the marker's type is the field's */
+		a->op = SM_CQL_ASSIGN_SET_FIELD;
+		TRY(cql_ident(p, &a->field));
+		TRY(cql_expect_punct(p, "="));
+		ctx.role = SM_CQL_BIND_FIELD;
+		ctx.field = a->field;
+		TRY(cql_term(p, &ctx, &a->value));
+		goto done;
+	}
 	if (cql_accept_punct(p, "[")) {
 		a->op = SM_CQL_ASSIGN_SET_ELEM;
 		ctx.role = SM_CQL_BIND_KEY;
@@ -795,8 +921,8 @@ delete_stmt(struct cql_parser *p, struct sm_cql_delete *s)
 				ctx.column = c->col;
 				TRY(cql_term(p, &ctx, &c->key));
 				TRY(cql_expect_punct(p, "]"));
-			} else if (cql_tok_is_punct(p, cql_peek(p, 0), ".")) {
-				return cql_unsupported(p, "user-defined type fields");
+			} else if (cql_accept_punct(p, ".")) {
+				TRY(cql_ident(p, &c->field));
 			}
 		} while (cql_accept_punct(p, ","));
 	}
@@ -868,8 +994,10 @@ parse_create(struct cql_parser *p, struct sm_cql_stmt *s)
 		return cql_unsupported(p, "CREATE INDEX");
 	if (cql_tok_is_kw(p, t, "materialized"))
 		return cql_unsupported(p, "CREATE MATERIALIZED VIEW");
-	if (cql_tok_is_kw(p, t, "type"))
-		return cql_unsupported(p, "CREATE TYPE");
+	if (cql_accept_kw(p, "type")) {
+		s->kind = SM_CQL_CREATE_TYPE;
+		return create_type(p, &s->create_type);
+	}
 	if (cql_tok_is_kw(p, t, "function") || cql_tok_is_kw(p, t, "or"))
 		return cql_unsupported(p, "CREATE FUNCTION");
 	if (cql_tok_is_kw(p, t, "aggregate"))
@@ -905,8 +1033,12 @@ parse_drop(struct cql_parser *p, struct sm_cql_stmt *s)
 		return cql_unsupported(p, "DROP INDEX");
 	if (cql_tok_is_kw(p, t, "materialized"))
 		return cql_unsupported(p, "DROP MATERIALIZED VIEW");
-	if (cql_tok_is_kw(p, t, "type"))
-		return cql_unsupported(p, "DROP TYPE");
+	if (cql_accept_kw(p, "type")) {
+		s->kind = SM_CQL_DROP_TYPE;
+		s->drop_type.if_exists = if_exists(p, &rc);
+		TRY(rc);
+		return cql_qname(p, &s->drop_type.table);
+	}
 	if (cql_tok_is_kw(p, t, "function") || cql_tok_is_kw(p, t, "aggregate"))
 		return cql_unsupported(p, "DROP FUNCTION");
 	if (cql_tok_is_kw(p, t, "role") || cql_tok_is_kw(p, t, "user"))
@@ -964,6 +1096,9 @@ parse_stmt(struct cql_parser *p, struct sm_cql_stmt *s, bool in_batch)
 		if (cql_accept_kw(p, "table") || cql_accept_kw(p, "columnfamily")) {
 			s->kind = SM_CQL_ALTER_TABLE_ADD;
 			rc = alter_table(p, &s->alter_table_add);
+		} else if (cql_accept_kw(p, "type")) {
+			s->kind = SM_CQL_ALTER_TYPE;
+			rc = alter_type(p, &s->alter_type);
 		} else if (cql_peek(p, 0)->type == T_IDENT) {
 			rc = cql_unsupported(p, "ALTER other than ALTER TABLE ... ADD");
 		} else {

@@ -66,11 +66,14 @@ add_bind(struct cql_parser *p, struct sm_cql_term *t, const struct cql_tctx *ctx
 	b->clause = ctx->clause;
 	b->op = ctx->op;
 	b->column = ctx->column;
+	b->field = ctx->field;
 	b->columns = ctx->columns;
 	b->ncolumns = ctx->ncolumns;
 	b->stmt = p->stmt_index;
 	b->term = t;
 	b->parent = parent;
+	b->root = ctx->inner ? ctx->root : NULL;
+	b->root_role = ctx->root_role;
 	t->bind = p->nbinds++;
 	return 0;
 }
@@ -93,11 +96,18 @@ child_ctx(const struct cql_tctx *ctx, const struct sm_cql_term *parent, unsigned
 	*c = *ctx;
 	c->inner = true;
 	c->parent = parent;
+	if (!ctx->inner) {
+		c->root = parent;
+		c->root_role = ctx->role;
+	}
 	if (ctx->inner) {
 		c->role = SM_CQL_BIND_NESTED;
 		return;
 	}
 	switch (parent->kind) {
+	case SM_CQL_TERM_UDT:
+		c->role = SM_CQL_BIND_NESTED;
+		break;
 	case SM_CQL_TERM_FUNCTION:
 		c->role = SM_CQL_BIND_FUNCTION_ARG;
 		break;
@@ -134,6 +144,46 @@ push_elem(struct cql_parser *p, struct sm_cql_term *t, unsigned *cap, struct sm_
 	return 0;
 }
 
+/* True at "name :" where a user type literal's field starts ({a: 1}, {"A": 1}). */
+static bool
+at_field(const struct cql_parser *p)
+{
+	const struct cql_tok *t = cql_peek(p, 0);
+
+	if (!cql_tok_is_punct(p, cql_peek(p, 1), ":"))
+		return false;
+	if (t->type == T_QIDENT)
+		return true;
+	return t->type == T_IDENT && !cql_tok_is_kw(p, t, "true") &&
+	       !cql_tok_is_kw(p, t, "false") && !cql_tok_is_kw(p, t, "null") &&
+	       !cql_tok_is_kw(p, t, "nan") && !cql_tok_is_kw(p, t, "infinity");
+}
+
+/* {f: v, g: w} after the '{': a user type literal. */
+static int
+parse_udt(struct cql_parser *p, const struct cql_tctx *ctx, struct sm_cql_term *t)
+{
+	struct cql_tctx c;
+	struct sm_cql_term *e;
+	const char **slot;
+	unsigned cap = 0, ncap = 0, nnames = 0;
+
+	t->kind = SM_CQL_TERM_UDT;
+	for (;;) {
+		slot = cql_vec_add(p, &t->names, &nnames, &ncap, sizeof(*slot));
+		if (slot == NULL)
+			return -ENOMEM;
+		TRY(cql_ident(p, slot));
+		TRY(cql_expect_punct(p, ":"));
+		child_ctx(ctx, t, t->nelems, false, &c);
+		TRY(cql_term(p, &c, &e));
+		TRY(push_elem(p, t, &cap, e));
+		if (cql_accept_punct(p, "}"))
+			return 0;
+		TRY(cql_expect_punct(p, ","));
+	}
+}
+
 /* Elements up to @close; for '{', decides between a set and a map on the first ':'. */
 static int
 parse_elems(struct cql_parser *p, const struct cql_tctx *ctx, struct sm_cql_term *t,
@@ -146,6 +196,8 @@ parse_elems(struct cql_parser *p, const struct cql_tctx *ctx, struct sm_cql_term
 
 	if (cql_accept_punct(p, close))
 		return 0;
+	if (braces && at_field(p))
+		return parse_udt(p, ctx, t);
 	for (;;) {
 		child_ctx(ctx, t, i, braces, &c);
 		if (braces && i == 0) {

@@ -765,6 +765,63 @@ gen_columns(struct sys_state *s)
 	}
 }
 
+/* A frozen<list<text>> of user type @t's field names, or with @types their types' names. */
+static void
+put_text_list(struct sys_state *s, unsigned col, const struct sm_type *t, bool types)
+{
+	size_t need = 4, at;
+	char small[2];
+	unsigned i;
+	uint8_t *d;
+
+	for (i = 0; i < t->nfields; i++)
+		need += 4 + (types ? sm_type_name(t->fields[i], small, sizeof(small))
+				   : strlen(t->field_names[i]));
+	if (s->err != 0 || (d = reserve(s, need + 1)) == NULL)
+		return;
+	d[0] = (uint8_t)(t->nfields >> 24);
+	d[1] = (uint8_t)(t->nfields >> 16);
+	d[2] = (uint8_t)(t->nfields >> 8);
+	d[3] = (uint8_t)t->nfields;
+	for (i = 0, at = 4; i < t->nfields; i++) {
+		size_t n = types ? sm_type_name(t->fields[i], (char *)d + at + 4, need + 1 - at - 4)
+				 : strlen(t->field_names[i]);
+
+		if (!types)
+			memcpy(d + at + 4, t->field_names[i], n);
+		d[at] = (uint8_t)(n >> 24);
+		d[at + 1] = (uint8_t)(n >> 16);
+		d[at + 2] = (uint8_t)(n >> 8);
+		d[at + 3] = (uint8_t)n;
+		at += 4 + n;
+	}
+	cell(s, col)->off = (uint32_t)s->blen;
+	cell(s, col)->len = (uint32_t)need;
+	s->blen += need;
+}
+
+/* system_schema.types: one row per user type, its fields in order. */
+static void
+gen_types(struct sys_state *s)
+{
+	const struct sm_keyspace *k;
+	unsigned i, j;
+
+	for (i = 0; (k = ks_at(s, i)) != NULL; i++) {
+		if (!ks_wanted(s, i, k))
+			continue;
+		for (j = 0; j < k->ntypes; j++) {
+			if (!row_begin(s))
+				return;
+			put_text(s, TY_KEYSPACE_NAME, k->name);
+			put_text(s, TY_TYPE_NAME, k->types[j]->name);
+			put_text_list(s, TY_FIELD_NAMES, k->types[j], false);
+			put_text_list(s, TY_FIELD_TYPES, k->types[j], true);
+			row_end(s);
+		}
+	}
+}
+
 void
 cql_system_generate(struct sys_state *s, enum sys_table_index index)
 {
@@ -787,7 +844,10 @@ cql_system_generate(struct sys_state *s, enum sys_table_index index)
 	case SYS_COLUMNS:
 		gen_columns(s);
 		break;
-	default: /* types, functions, views...: always empty */
+	case SYS_TYPES:
+		gen_types(s);
+		break;
+	default: /* functions, views...: always empty */
 		break;
 	}
 }

@@ -836,8 +836,10 @@ tname(const struct sm_type *t, char *buf, size_t len)
  */
 struct cname {
 	const char *text; /* the name itself, when @of is NULL */
-	const char *wrap; /* "value" or "key" around @of */
+	const char *wrap; /* "value" or "key" around @of; NULL: @of.field or @of[index] */
 	const struct cname *of;
+	const char *field; /* user type field */
+	unsigned index;	   /* tuple component, when @field is NULL */
 };
 
 static void
@@ -849,6 +851,13 @@ cname_put(const struct cname *n, char *buf, size_t len, size_t *at)
 		return;
 	if (n->of == NULL) {
 		w = snprintf(buf + *at, len - *at, "%s", n->text);
+	} else if (n->wrap == NULL) {
+		/* ScyllaDB's usertype_field_spec_of() and component_spec_of() names */
+		cname_put(n->of, buf, len, at);
+		if (*at >= len)
+			return;
+		w = n->field != NULL ? snprintf(buf + *at, len - *at, ".%s", n->field)
+				     : snprintf(buf + *at, len - *at, "[%u]", n->index);
 	} else {
 		w = snprintf(buf + *at, len - *at, "%s(", n->wrap);
 		if (w > 0)
@@ -870,12 +879,66 @@ cname_str(const struct cname *n, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * TupleType.fromString(): components separated by ':' ("\\:" for a ':' in
+ * one), "@" for null, each converted from its text. Linear in @n.
+ */
+static int
+tuple_from_text(struct conv *c, const struct sm_type *rt, const char *s, size_t n)
+{
+	char tn[128], *buf;
+	size_t i = 0, o, lpos, count = 1;
+	unsigned f = 0;
+	int rc = 0;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n)
+			i++;
+		else if (s[i] == ':')
+			count++;
+	}
+	if (count > rt->nfields)
+		return fail(c, -EINVAL,
+			    "Invalid tuple literal: too many elements. Type %s expects %u but got %zu",
+			    tname(rt, tn, sizeof(tn)), rt->nfields, count);
+	buf = sm_malloc(n + 1);
+	if (buf == NULL)
+		return nomem(c);
+	for (i = 0; rc == 0 && f < count; f++, i++) {
+		for (o = 0; i < n && s[i] != ':'; i++) {
+			if (s[i] == '\\' && i + 1 < n)
+				i++;
+			buf[o++] = s[i];
+		}
+		lpos = c->out->len;
+		rc = put_be(c, 0, 4);
+		if (rc != 0)
+			break;
+		if (o == 1 && buf[0] == '@') {
+			patch_be32(c, lpos, UINT32_MAX);
+			continue;
+		}
+		if (rt->fields[f]->kind >= SM_TYPE_LIST) {
+			rc = fail(c, -ENOTSUP,
+				  "not supported by shardmark: nested collections in a tuple string");
+			break;
+		}
+		rc = from_text(c, rt->fields[f]->kind, buf, o);
+		if (rc == 0)
+			patch_be32(c, lpos, (uint32_t)(c->out->len - lpos - 4));
+	}
+	sm_free(buf);
+	return rc;
+}
+
 static int
 conv_literal(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	     const struct cname *col)
 {
 	char tn[128], cn[256];
 
+	if (rt->kind == SM_TYPE_TUPLE && t->lit == SM_CQL_LIT_STRING)
+		return tuple_from_text(c, rt, t->text, t->len);
 	if (!lit_accepts(t->lit, rt->kind))
 		return fail(c, -EINVAL, "Invalid %s constant (%s%.*s) for \"%s\" of type %s",
 			    lit_name(t->lit), t->lit == SM_CQL_LIT_BLOB ? "0x" : "", (int)t->len,
@@ -911,7 +974,7 @@ conv_bind(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	if (sm_value_validate(rt, v->v, msg, sizeof(msg)) != 0)
 		return fail(c, -EINVAL, "%s", msg);
 	rc = put(c, v->v.p, v->v.len);
-	if (rc != 0 || !sm_type_is_collection(rt))
+	if (rc != 0 || rt->kind < SM_TYPE_LIST)
 		return rc;
 	/* drivers send sets and maps in their own order */
 	n = sm_value_normalize(rt, v->v, c->out->p + start, v->v.len);
@@ -930,7 +993,8 @@ conv_coll(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	};
 	enum sm_cql_conv_state st;
 	const struct sm_type *et;
-	const struct cname vname = { NULL, "value", col }, kname = { NULL, "key", col };
+	const struct cname vname = { NULL, "value", col, NULL, 0 },
+			   kname = { NULL, "key", col, NULL, 0 };
 	char tn[128], cn[256];
 	size_t start = c->out->len, lpos;
 	bool ok;
@@ -984,6 +1048,134 @@ conv_coll(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	if (n < 0)
 		return n == -ENOMEM ? nomem(c) : fail(c, (int)n, "invalid collection literal");
 	c->out->len = start + (size_t)n;
+	return 0;
+}
+
+/*
+ * A literal, or a tuple of them, that cannot be a @rt at all (ScyllaDB
+ * tests assignability before it converts: test_assignment()).
+ */
+static bool
+literal_misfits(const struct sm_cql_term *t, const struct sm_type *rt)
+{
+	unsigned i;
+
+	if (t->kind == SM_CQL_TERM_TUPLE) {
+		if (rt->kind != SM_TYPE_TUPLE || t->nelems > rt->nfields)
+			return true;
+		for (i = 0; i < t->nelems; i++)
+			if (literal_misfits(t->elems[i], rt->fields[i]))
+				return true;
+		return false;
+	}
+	if (t->kind != SM_CQL_TERM_LITERAL || t->lit == SM_CQL_LIT_NULL)
+		return false;
+	if (t->lit == SM_CQL_LIT_STRING && rt->kind == SM_TYPE_TUPLE)
+		return false;
+	return !lit_accepts(t->lit, rt->kind);
+}
+
+/* One field of a tuple or user type: (int32 length, bytes), or -1 for null. */
+static int
+conv_field(struct conv *c, const struct sm_cql_term *t, const struct sm_type *ft,
+	   const struct cname *fname, const char *unset_msg)
+{
+	enum sm_cql_conv_state st;
+	size_t lpos = c->out->len;
+	int rc = put_be(c, 0, 4);
+
+	if (rc == 0)
+		rc = conv_term(c, t, ft, fname, &st);
+	if (rc != 0)
+		return rc;
+	if (st == SM_CQL_CONV_UNSET)
+		return fail(c, -EINVAL, "%s", unset_msg);
+	if (st == SM_CQL_CONV_NULL) {
+		c->out->len = lpos + 4;
+		patch_be32(c, lpos, UINT32_MAX);
+		return 0;
+	}
+	if (c->out->len - lpos - 4 > INT32_MAX)
+		return fail(c, -EINVAL, "tuple field too large");
+	patch_be32(c, lpos, (uint32_t)(c->out->len - lpos - 4));
+	return 0;
+}
+
+/* (a, b, ...) for a tuple (prepare_expr.cc tuple_constructor_validate_assignable_to()). */
+static int
+conv_tuple(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
+	   const struct cname *col)
+{
+	char tn[128], cn[256], msg[128];
+	unsigned i;
+	int rc;
+
+	if (rt->kind != SM_TYPE_TUPLE)
+		return fail(c, -EINVAL, "Invalid tuple type literal for %s of type %s",
+			    cname_str(col, cn, sizeof(cn)), tname(rt, tn, sizeof(tn)));
+	if (t->nelems > rt->nfields)
+		return fail(c, -EINVAL,
+			    "Invalid tuple literal for %s: too many elements. Type %s expects %u but "
+			    "got %u",
+			    cname_str(col, cn, sizeof(cn)), tname(rt, tn, sizeof(tn)), rt->nfields,
+			    t->nelems);
+	for (i = 0; i < t->nelems; i++) {
+		struct cname fname = { NULL, NULL, col, NULL, i };
+
+		if (literal_misfits(t->elems[i], rt->fields[i]))
+			return fail(c, -EINVAL,
+				    "Invalid tuple literal for %s: component %u is not of type %s",
+				    cname_str(col, cn, sizeof(cn)), i,
+				    tname(rt->fields[i], tn, sizeof(tn)));
+		snprintf(msg, sizeof(msg), "Invalid unset value for tuple field number %u", i);
+		rc = conv_field(c, t->elems[i], rt->fields[i], &fname, msg);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* {f: v, ...} for a user type: every field of the type, in its order, null when not given. */
+static int
+conv_udt(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
+	 const struct cname *col)
+{
+	static const struct sm_cql_term null_term = { .kind = SM_CQL_TERM_LITERAL,
+						      .lit = SM_CQL_LIT_NULL,
+						      .text = "null",
+						      .len = 4 };
+	char tn[128], cn[256], msg[320];
+	unsigned i, j, found = 0;
+	int rc;
+
+	if (rt->kind != SM_TYPE_UDT)
+		return fail(c, -EINVAL, "Invalid user type literal for %s of type %s",
+			    cname_str(col, cn, sizeof(cn)), tname(rt, tn, sizeof(tn)));
+	for (i = 0; i < rt->nfields; i++) {
+		const struct sm_cql_term *v = &null_term;
+		struct cname fname = { NULL, NULL, col, rt->field_names[i], 0 };
+
+		/* the last of a repeated field wins, as in ScyllaDB's map of fields */
+		for (j = 0; j < t->nelems; j++)
+			if (strcmp(t->names[j], rt->field_names[i]) == 0)
+				v = t->elems[j];
+		if (v != &null_term)
+			found++;
+		if (literal_misfits(v, rt->fields[i]))
+			return fail(c, -EINVAL,
+				    "Invalid user type literal for %s: field %s is not of type %s",
+				    cname_str(col, cn, sizeof(cn)), rt->field_names[i],
+				    tname(rt->fields[i], tn, sizeof(tn)));
+		snprintf(msg, sizeof(msg), "Invalid unset value for field '%s' of user defined type %s",
+			 rt->field_names[i], rt->name);
+		rc = conv_field(c, v, rt->fields[i], &fname, msg);
+		if (rc != 0)
+			return rc;
+	}
+	for (j = 0; found < t->nelems && j < t->nelems; j++)
+		if (sm_type_field_index(rt, t->names[j]) < 0)
+			return fail(c, -EINVAL, "Unknown field '%s' in value of user defined type %s",
+				    t->names[j], rt->name);
 	return 0;
 }
 
@@ -1170,6 +1362,17 @@ resolve_arg(struct conv *c, const struct sm_cql_term *fname, const struct fn *f,
 		    fname->text);
 }
 
+const struct sm_type *
+sm_cql_function_arg_type(const struct sm_cql_term *call, unsigned i)
+{
+	struct fn f;
+
+	if (call->kind != SM_CQL_TERM_FUNCTION || !fn_lookup(call, &f) || i >= f.nargs ||
+	    f.ncand > 1)
+		return NULL;
+	return sm_type_simple(f.ncand ? f.cand[0] : f.arg);
+}
+
 static int
 conv_call(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	  const struct cname *col, enum sm_cql_conv_state *state)
@@ -1179,7 +1382,7 @@ conv_call(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	struct sm_uuid u;
 	struct fn f;
 	char tn[128], tn2[128], argname[160], msg[160], cn[256];
-	struct cname arg = { argname, NULL, NULL };
+	struct cname arg = { argname, NULL, NULL, NULL, 0 };
 	size_t start = c->out->len;
 	uint8_t *p;
 	int64_t ms, us;
@@ -1306,8 +1509,14 @@ conv_term(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	case SM_CQL_TERM_FUNCTION:
 		rc = conv_call(c, t, rt, col, state);
 		break;
+	case SM_CQL_TERM_TUPLE:
+		rc = conv_tuple(c, t, rt, col);
+		break;
+	case SM_CQL_TERM_UDT:
+		rc = conv_udt(c, t, rt, col);
+		break;
 	default:
-		rc = fail(c, -ENOTSUP, "not supported by shardmark: tuple literals");
+		rc = fail(c, -ENOTSUP, "not supported by shardmark: this term");
 		break;
 	}
 out:
@@ -1332,7 +1541,8 @@ sm_cql_term_to_value(const struct sm_cql_term *t, const struct sm_type *receiver
 	if (out->err != 0)
 		return fail(&c, out->err, "output buffer failed earlier");
 	rc = conv_term(&c, t, receiver,
-		       &(struct cname){ column != NULL ? column : "?", NULL, NULL }, &span->state);
+		       &(struct cname){ column != NULL ? column : "?", NULL, NULL, NULL, 0 },
+		       &span->state);
 	if (rc == 0 && out->len - start > INT32_MAX)
 		rc = fail(&c, -EINVAL, "value of %zu bytes is too large", out->len - start);
 	if (rc != 0) {

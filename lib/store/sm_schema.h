@@ -87,6 +87,8 @@ struct sm_keyspace {
 	bool durable_writes;
 	struct sm_table **tables;
 	unsigned ntables;
+	const struct sm_type **types; /* user types (SM_TYPE_UDT), in creation order */
+	unsigned ntypes;
 };
 
 struct sm_catalog {
@@ -123,6 +125,10 @@ sm_table_put(const struct sm_table *t);
 /* Column by name, or NULL. */
 const struct sm_column *
 sm_table_column(const struct sm_table *t, const char *name);
+
+/* The user type @name of keyspace @k (case-sensitive, as stored), or NULL. */
+const struct sm_type *
+sm_keyspace_type(const struct sm_keyspace *k, const char *name);
 
 /* A keyspace to create: replication options as given ('class' included). */
 struct sm_keyspace_def {
@@ -171,6 +177,53 @@ sm_catalog_create_table(const struct sm_catalog *cur, const struct sm_table_def 
 int
 sm_catalog_drop_table(const struct sm_catalog *cur, const char *ks, const char *table,
 		      bool if_exists, struct sm_catalog **next, char *err, size_t errlen);
+
+/*
+ * User types (sm_schema_alter.c), with ScyllaDB's checks and messages
+ * (cql3/statements/{create,alter,drop}_type_statement.cc). Field types are
+ * CQL type syntax resolved in the type's keyspace. Returns as the DDL
+ * above: 0 and *next, 1 for an IF [NOT] EXISTS no-op, or -errno (-EEXIST,
+ * -ENOENT, -EINVAL) with the message.
+ */
+struct sm_type_def {
+	const char *ks;
+	const char *name;
+	const char *const *field_names;
+	const char *const *field_types;
+	unsigned nfields;
+};
+
+int
+sm_catalog_create_type(const struct sm_catalog *cur, const struct sm_type_def *def,
+		       bool if_not_exists, struct sm_catalog **next, char *err, size_t errlen);
+int
+sm_catalog_drop_type(const struct sm_catalog *cur, const char *ks, const char *name,
+		     bool if_exists, struct sm_catalog **next, char *err, size_t errlen);
+
+enum sm_type_alter_kind {
+	SM_TYPE_ALTER_ADD,    /* ADD field type */
+	SM_TYPE_ALTER_TYPE,   /* ALTER field TYPE type */
+	SM_TYPE_ALTER_RENAME, /* RENAME from TO to [AND ...] */
+};
+
+struct sm_type_alter {
+	enum sm_type_alter_kind kind;
+	const char *ks;
+	const char *name;
+	const char *field; /* ADD, TYPE */
+	const char *type;  /* ADD, TYPE */
+	const char *const *from, *const *to; /* RENAME */
+	unsigned nrenames;
+};
+
+/*
+ * ALTER TYPE: the type changes, and so does every type and table of the
+ * keyspace that uses it (new table objects with the same id and storage
+ * slot: the store keeps their data).
+ */
+int
+sm_catalog_alter_type(const struct sm_catalog *cur, const struct sm_type_alter *a,
+		      struct sm_catalog **next, char *err, size_t errlen);
 
 /* Option value by key in an option list, or NULL. */
 const char *

@@ -149,6 +149,13 @@ struct sm_select {
 	unsigned nranges;
 	bool reversed;	      /* opposite of clustering order */
 	const uint16_t *cols; /* selected column ids (any kind) */
+	/*
+	 * NULL, or one per column: the element (map key, set element, or a
+	 * user type's 2-byte field index) of a non-frozen collection or user
+	 * type whose own cell the row's view shows instead of the whole column
+	 * (p NULL: the whole column), for WRITETIME(m[k]) and TTL(u.f)
+	 */
+	const struct sm_bytes *col_keys;
 	unsigned ncols;
 	uint32_t limit;		      /* rows, 0: none */
 	uint32_t per_partition_limit; /* 0: none */
@@ -296,6 +303,13 @@ enum sm_ddl_kind {
 	 * between the two. @if_exists applies to the table.
 	 */
 	SM_DDL_CREATE_KEYSPACE_TABLE,
+	/*
+	 * Any other change: @apply builds the next snapshot from the current
+	 * one on shard 0, with the sm_catalog_*() contract (0 and *next, 1 for
+	 * a no-op, or -errno with a message). @apply_arg must stay valid and
+	 * unchanged until done() runs.
+	 */
+	SM_DDL_CATALOG,
 };
 
 struct sm_ddl_req {
@@ -305,6 +319,9 @@ struct sm_ddl_req {
 	struct sm_table_def table;
 	const char *ks_name; /* drop / truncate */
 	const char *table_name;
+	int (*apply)(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		     char *err, size_t errlen); /* SM_DDL_CATALOG */
+	const void *apply_arg;
 	/* out */
 	int result; /* 0 changed, 1 no-op (IF [NOT] EXISTS), -errno */
 	char err[256];

@@ -830,7 +830,6 @@ test_unsupported(void **state)
 	bad("CREATE INDEX ON t (v)", -ENOTSUP, "not supported by shardmark: CREATE INDEX");
 	bad("CREATE CUSTOM INDEX i ON t (v)", -ENOTSUP, "CREATE INDEX");
 	bad("CREATE MATERIALIZED VIEW v AS SELECT * FROM t", -ENOTSUP, "MATERIALIZED VIEW");
-	bad("CREATE TYPE ty (a int)", -ENOTSUP, "CREATE TYPE");
 	bad("CREATE FUNCTION f() RETURNS int", -ENOTSUP, "FUNCTION");
 	bad("CREATE OR REPLACE FUNCTION f()", -ENOTSUP, "FUNCTION");
 	bad("CREATE ROLE r", -ENOTSUP, "ROLE");
@@ -842,9 +841,93 @@ test_unsupported(void **state)
 	bad("DROP MATERIALIZED VIEW v", -ENOTSUP, "VIEW");
 	bad("ALTER KEYSPACE ks WITH durable_writes = true", -ENOTSUP, "ALTER");
 	bad("ALTER TABLE t DROP x", -ENOTSUP, "ALTER TABLE");
+	bad("CREATE TABLE t (a frozen<ks.udt> PRIMARY KEY, b ks.x.y)", -EBADMSG, NULL);
 	bad("SELECT * FROM t GROUP BY a", -ENOTSUP, "GROUP BY");
 	bad("SELECT * FROM t WHERE a LIKE 'x'", -ENOTSUP, "LIKE");
-	bad("CREATE TABLE t (a frozen<ks.udt> PRIMARY KEY)", -ENOTSUP, "user-defined");
+}
+
+/* CREATE / ALTER / DROP TYPE, user type literals, fields in SELECT, SET and DELETE. */
+static void
+test_user_types(void **state)
+{
+	struct sm_cql_stmt *s;
+	const struct sm_cql_term *v;
+
+	(void)state;
+	s = ok("CREATE TYPE IF NOT EXISTS ks.\"Addr\" (street text, zip frozen<list<int>>, "
+	       "o frozen<ks.other>, q \"Quoted\",)");
+	assert_int_equal(s->kind, SM_CQL_CREATE_TYPE);
+	assert_true(s->create_type.if_not_exists);
+	assert_string_equal(s->create_type.name.ks, "ks");
+	assert_string_equal(s->create_type.name.name, "Addr");
+	assert_int_equal(s->create_type.nfields, 4);
+	assert_string_equal(s->create_type.fields[1], "zip");
+	assert_string_equal(s->create_type.types[1], "frozen<list<int>>");
+	assert_string_equal(s->create_type.types[2], "frozen<ks.other>");
+	assert_string_equal(s->create_type.types[3], "\"Quoted\"");
+	sm_cql_stmt_free(s);
+
+	s = ok("ALTER TYPE t ADD f tuple<int, text>");
+	assert_int_equal(s->kind, SM_CQL_ALTER_TYPE);
+	assert_int_equal(s->alter_type.kind, SM_CQL_ALTER_TYPE_ADD);
+	assert_string_equal(s->alter_type.field, "f");
+	assert_string_equal(s->alter_type.type, "tuple<int, text>");
+	sm_cql_stmt_free(s);
+	s = ok("ALTER TYPE ks.t RENAME a TO b AND c TO \"D\"");
+	assert_int_equal(s->alter_type.kind, SM_CQL_ALTER_TYPE_RENAME);
+	assert_int_equal(s->alter_type.nrenames, 2);
+	assert_string_equal(s->alter_type.to[1], "D");
+	sm_cql_stmt_free(s);
+	s = ok("ALTER TYPE t ALTER f TYPE blob");
+	assert_int_equal(s->alter_type.kind, SM_CQL_ALTER_TYPE_TYPE);
+	sm_cql_stmt_free(s);
+	s = ok("DROP TYPE IF EXISTS ks.t");
+	assert_int_equal(s->kind, SM_CQL_DROP_TYPE);
+	assert_true(s->drop_type.if_exists);
+	sm_cql_stmt_free(s);
+	bad("ALTER TYPE t DROP f", -EBADMSG, NULL);
+
+	/* {f: v} is a user type literal; {'f': v} and {true: v} stay maps */
+	s = ok("INSERT INTO t (k, u) VALUES (1, {a: 1, \"B\": ?, c: {x: ?}})");
+	v = s->insert.values[1];
+	assert_int_equal(v->kind, SM_CQL_TERM_UDT);
+	assert_int_equal(v->nelems, 3);
+	assert_string_equal(v->names[1], "B");
+	assert_int_equal(v->elems[2]->kind, SM_CQL_TERM_UDT);
+	assert_int_equal(s->nbinds, 2);
+	assert_int_equal(s->binds[0].role, SM_CQL_BIND_NESTED);
+	assert_ptr_equal(s->binds[0].root, v);
+	assert_int_equal(s->binds[0].root_role, SM_CQL_BIND_VALUE);
+	assert_ptr_equal(s->binds[1].root, v);
+	sm_cql_stmt_free(s);
+	s = ok("INSERT INTO t (k, m) VALUES (1, {'a': 1, 'b': 2})");
+	assert_int_equal(s->insert.values[1]->kind, SM_CQL_TERM_MAP);
+	sm_cql_stmt_free(s);
+	s = ok("INSERT INTO t (k, m) VALUES (1, {true: 1})");
+	assert_int_equal(s->insert.values[1]->kind, SM_CQL_TERM_MAP);
+	sm_cql_stmt_free(s);
+
+	s = ok("SELECT u.a, u.b.c AS x, writetime(u.a), ttl(u.b) FROM t");
+	assert_string_equal(s->select.sels[0].column, "u");
+	assert_string_equal(s->select.sels[0].field, "a");
+	assert_int_equal(s->select.sels[1].nfields, 2);
+	assert_string_equal(s->select.sels[1].fields[1], "c");
+	assert_string_equal(s->select.sels[1].alias, "x");
+	assert_int_equal(s->select.sels[2].kind, SM_CQL_SEL_WRITETIME);
+	assert_string_equal(s->select.sels[2].field, "a");
+	sm_cql_stmt_free(s);
+
+	s = ok("UPDATE t SET u.a = ?, u.b = 2 WHERE k = 1");
+	assert_int_equal(s->update.set[0].op, SM_CQL_ASSIGN_SET_FIELD);
+	assert_string_equal(s->update.set[0].field, "a");
+	assert_int_equal(s->binds[0].role, SM_CQL_BIND_FIELD);
+	assert_string_equal(s->binds[0].column, "u");
+	assert_string_equal(s->binds[0].field, "a");
+	sm_cql_stmt_free(s);
+	s = ok("DELETE u.a, m['k'] FROM t WHERE k = 1");
+	assert_string_equal(s->del.cols[0].field, "a");
+	assert_null(s->del.cols[1].field);
+	sm_cql_stmt_free(s);
 }
 
 static void
@@ -1068,6 +1151,7 @@ main(void)
 		cmocka_unit_test(test_error_positions),
 		cmocka_unit_test(test_duplicate_properties),
 		cmocka_unit_test(test_unsupported),
+		cmocka_unit_test(test_user_types),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_fuzz),
