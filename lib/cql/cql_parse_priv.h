@@ -145,6 +145,10 @@ cql_func_name(struct cql_parser *p, struct sm_cql_qname *out);
 void *
 cql_vec_add(struct cql_parser *p, void *arrp, unsigned *n, unsigned *cap, size_t size);
 
+/* A type, normalized ("map<text, frozen<list<int>>>"), into the arena (sm_cql_parse.c). */
+int
+cql_type_text(struct cql_parser *p, const char **out);
+
 /* ---- terms and clauses (sm_cql_parse_expr.c) ---- */
 
 int

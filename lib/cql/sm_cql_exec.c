@@ -83,7 +83,8 @@ prepared_free(struct cql_prepared *ps)
 	sm_free(ps->bind_specs);
 	sm_free(ps->res_specs);
 	sm_free(ps->outs);
-	sm_free(ps->out_paths);
+	sm_free(ps->sel_nodes);
+	sm_free(ps->sel_roots);
 	sm_free(ps->read_cols);
 	sm_free(ps->read_keys);
 	sm_free(ps->read_cell);
@@ -175,8 +176,8 @@ cache_insert(struct cql_prepared *ps)
 	cql_shard.nprepared++;
 }
 
-static int
-own_type(struct cql_prepared *ps, const struct sm_type *t)
+int
+cql_own_type(struct cql_prepared *ps, const struct sm_type *t)
 {
 	if (cql_grow((void **)&ps->owned, &ps->owned_cap, ps->nowned + 1, sizeof(*ps->owned)) < 0)
 		return -ENOMEM;
@@ -184,11 +185,8 @@ own_type(struct cql_prepared *ps, const struct sm_type *t)
 	return 0;
 }
 
-static const char *
-own_str(struct cql_prepared *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static const char *
-own_str(struct cql_prepared *ps, const char *fmt, ...)
+const char *
+cql_own_str(struct cql_prepared *ps, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -386,7 +384,7 @@ bind_type(struct cql_prepared *ps, const struct sm_table *tb, const struct sm_cq
 	if (ret < 0)
 		return ret;
 own:
-	ret = own_type(ps, nt);
+	ret = cql_own_type(ps, nt);
 	if (ret < 0) {
 		sm_type_free(nt);
 		return ret;
@@ -434,7 +432,7 @@ walk_term(struct cql_prepared *ps, const struct sm_cql_term *t, const struct sm_
 				et = rt->elem;
 			else if (rt != NULL && rt->kind == SM_TYPE_MAP)
 				et = t->kind == SM_CQL_TERM_MAP && i % 2 ? rt->val : rt->elem;
-			sub = own_str(ps, "%s(%s)", value ? "value" : "key", name);
+			sub = cql_own_str(ps, "%s(%s)", value ? "value" : "key", name);
 			walk_term(ps, t->elems[i], et, sub);
 		}
 		return;
@@ -445,20 +443,33 @@ walk_term(struct cql_prepared *ps, const struct sm_cql_term *t, const struct sm_
 				  rt != NULL && rt->kind == SM_TYPE_TUPLE && i < rt->nfields
 					  ? rt->fields[i]
 					  : NULL,
-				  own_str(ps, "%s[%u]", name, i));
+				  cql_own_str(ps, "%s[%u]", name, i));
 		return;
 	case SM_CQL_TERM_UDT:
 		for (i = 0; i < t->nelems; i++) {
 			idx = rt != NULL ? sm_type_field_index(rt, t->names[i]) : -1;
 			walk_term(ps, t->elems[i], idx >= 0 ? rt->fields[idx] : NULL,
-				  own_str(ps, "%s.%s", name, t->names[i]));
+				  cql_own_str(ps, "%s.%s", name, t->names[i]));
 		}
 		return;
 	case SM_CQL_TERM_FUNCTION:
 		for (i = 0; i < t->nelems; i++)
 			walk_term(ps, t->elems[i], sm_cql_function_arg_type(t, i),
-				  own_str(ps, "arg%u(system.%s)", i, t->text));
+				  cql_own_str(ps, "arg%u(system.%s)", i, t->text));
 		return;
+	case SM_CQL_TERM_CAST: {
+		/* (type) ?: the hint is the marker's type */
+		const struct sm_type *ht = NULL;
+
+		if (sm_type_parse(t->text, &ht, NULL, 0) < 0)
+			return;
+		if (cql_own_type(ps, ht) < 0) {
+			sm_type_free(ht);
+			return;
+		}
+		walk_term(ps, t->elems[0], ht, name);
+		return;
+	}
 	default:
 		return;
 	}
@@ -483,13 +494,13 @@ bind_name(struct cql_prepared *ps, const struct sm_cql_bind *b)
 	case SM_CQL_BIND_TOKEN:
 		return "partition key token";
 	case SM_CQL_BIND_IN_LIST:
-		return own_str(ps, "in(%s)", b->column);
+		return cql_own_str(ps, "in(%s)", b->column);
 	case SM_CQL_BIND_KEY:
-		return own_str(ps, "key(%s)", b->column);
+		return cql_own_str(ps, "key(%s)", b->column);
 	case SM_CQL_BIND_ELEM:
-		return own_str(ps, "value(%s)", b->column);
+		return cql_own_str(ps, "value(%s)", b->column);
 	case SM_CQL_BIND_FIELD:
-		return own_str(ps, "%s.%s", b->column, b->field);
+		return cql_own_str(ps, "%s.%s", b->column, b->field);
 	default:
 		return b->column ? b->column : "?";
 	}
@@ -574,6 +585,16 @@ bind_markers(struct cql_prepared *ps, const char *session_ks, char *err, size_t 
 					rt = NULL;
 				walk_term(ps, b->root, rt, bind_name(ps, &rb));
 			}
+			if (sp->type == NULL && b->parent != NULL &&
+			    b->parent->kind == SM_CQL_TERM_FUNCTION) {
+				/* an overloaded function's argument (Cassandra's message) */
+				snprintf(err, errlen,
+					 "Ambiguous call to function system.%s: use type casts to "
+					 "disambiguate",
+					 b->parent->text);
+				*code = SM_CQL_ERR_INVALID;
+				return -EINVAL;
+			}
 			if (sp->type == NULL) {
 				snprintf(err, errlen,
 					 "not supported by shardmark: a bind marker in this position "
@@ -594,325 +615,6 @@ bind_markers(struct cql_prepared *ps, const char *session_ks, char *err, size_t 
 			sp->name = sm_cql_str(bind_name(ps, b));
 		if (sp->name.p == NULL)
 			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Room for one more read; read_keys, once it exists, grows along. */
-static int
-read_grow(struct cql_prepared *ps)
-{
-	unsigned old = ps->read_cap;
-	struct sm_bytes *k;
-
-	if (cql_grow((void **)&ps->read_cols, &ps->read_cap, ps->nread + 1, sizeof(uint16_t)) < 0)
-		return -ENOMEM;
-	if (ps->read_keys == NULL || ps->read_cap == old)
-		return 0;
-	k = sm_realloc(ps->read_keys, ps->read_cap * sizeof(*k));
-	if (k == NULL)
-		return -ENOMEM;
-	memset(k + old, 0, (ps->read_cap - old) * sizeof(*k));
-	ps->read_keys = k;
-	return 0;
-}
-
-/* The cell that reads column @id, added once however often it is selected. */
-static int
-add_read_col(struct cql_prepared *ps, uint16_t id, unsigned *cell)
-{
-	if (ps->read_cell == NULL) {
-		/* a map for the binding only: one statement may name every column */
-		ps->read_cell = sm_calloc(ps->table->ncols ? ps->table->ncols : 1,
-					  sizeof(*ps->read_cell));
-		if (ps->read_cell == NULL)
-			return -ENOMEM;
-	}
-	if (ps->read_cell[id] != 0) {
-		*cell = ps->read_cell[id] - 1;
-		return 0;
-	}
-	if (read_grow(ps) < 0)
-		return -ENOMEM;
-	ps->read_cols[ps->nread] = id;
-	*cell = ps->nread++;
-	ps->read_cell[id] = ps->nread;
-	return 0;
-}
-
-/*
- * The cell of one element of column @id, the 2-byte index of a user type
- * field or a collection key (@key, @klen; copied): a read of its own, never
- * shared, whose view is that element's (WRITETIME(u.f), TTL(m['k'])).
- */
-static int
-add_read_elem(struct cql_prepared *ps, uint16_t id, const uint8_t *key, uint32_t klen,
-	      unsigned *cell)
-{
-	uint8_t *copy;
-	unsigned i;
-
-	if (ps->read_keys == NULL) {
-		ps->read_keys = sm_calloc(ps->read_cap ? ps->read_cap : 1, sizeof(*ps->read_keys));
-		if (ps->read_keys == NULL)
-			return -ENOMEM;
-	}
-	if (read_grow(ps) < 0 ||
-	    cql_grow((void **)&ps->owned_str, &ps->owned_str_cap, ps->nowned_str + 1,
-		     sizeof(*ps->owned_str)) < 0)
-		return -ENOMEM;
-	copy = sm_malloc(klen ? klen : 1);
-	if (copy == NULL)
-		return -ENOMEM;
-	for (i = 0; i < klen; i++)
-		copy[i] = key[i];
-	ps->owned_str[ps->nowned_str++] = (char *)copy;
-	ps->read_cols[ps->nread] = id;
-	ps->read_keys[ps->nread] = (struct sm_bytes){ copy, klen };
-	*cell = ps->nread++;
-	return 0;
-}
-
-static int
-add_res(struct cql_prepared *ps, const char *name, const struct sm_type *type, enum out_kind kind,
-	unsigned cell)
-{
-	unsigned cap2 = ps->res_cap;
-
-	if (cql_grow((void **)&ps->res_specs, &ps->res_cap, ps->nres + 1,
-		     sizeof(*ps->res_specs)) < 0 ||
-	    cql_grow((void **)&ps->outs, &cap2, ps->nres + 1, sizeof(*ps->outs)) < 0)
-		return -ENOMEM;
-	memset(&ps->res_specs[ps->nres], 0, sizeof(ps->res_specs[0]));
-	ps->res_specs[ps->nres].ks = sm_cql_str(ps->table->ks);
-	ps->res_specs[ps->nres].table = sm_cql_str(ps->table->name);
-	ps->res_specs[ps->nres].name = sm_cql_str(name);
-	ps->res_specs[ps->nres].type = type;
-	ps->outs[ps->nres].kind = kind;
-	ps->outs[ps->nres].cell = cell;
-	ps->nres++;
-	return 0;
-}
-
-/* The path of the output column just added (@idxs[1..n]; owned by ps already). */
-static int
-add_out_path(struct cql_prepared *ps, uint16_t *idxs, unsigned n)
-{
-	const uint16_t **v;
-
-	v = sm_realloc(ps->out_paths, ps->res_cap * sizeof(*v));
-	if (v == NULL)
-		return -ENOMEM;
-	if (ps->out_paths == NULL)
-		memset(v, 0, ps->res_cap * sizeof(*v));
-	ps->out_paths = v;
-	idxs[0] = (uint16_t)n;
-	v[ps->nres - 1] = idxs;
-	return 0;
-}
-
-/*
- * c.field, WRITETIME(c.field), TTL(c.field), with ScyllaDB's messages
- * (cql3/expr/prepare_expr.cc field_selection_prepare_expression() and
- * prepare_column_mutation_attribute()).
- */
-static int
-bind_field_selector(struct cql_prepared *ps, const struct sm_cql_selector *sel,
-		    const struct sm_column *c, char *err, size_t errlen)
-{
-	const char *kind = sel->kind == SM_CQL_SEL_TTL ? "TTL" : "WRITETIME";
-	const struct sm_type *ft = c->type;
-	char tn[256], path[512];
-	uint16_t *idxs;
-	uint8_t key[2];
-	unsigned cell, i;
-	size_t at;
-	int idx = -1, ret;
-
-	/* the path's user types, level by level: "b.x of type ... has no field a" */
-	at = (size_t)snprintf(path, sizeof(path), "%s", c->name);
-	idxs = sm_calloc(sel->nfields + 1, sizeof(*idxs));
-	if (idxs == NULL)
-		return -ENOMEM;
-	for (i = 0; i < sel->nfields; i++) {
-		sm_type_name(ft, tn, sizeof(tn));
-		if (ft->kind != SM_TYPE_UDT) {
-			snprintf(err, errlen,
-				 "Invalid field selection: %s of type %s is not a user type", path, tn);
-			sm_free(idxs);
-			return -EINVAL;
-		}
-		idx = sm_type_field_index(ft, sel->fields[i]);
-		if (idx < 0) {
-			snprintf(err, errlen, "%s of type %s has no field %s", path, tn,
-				 sel->fields[i]);
-			sm_free(idxs);
-			return -EINVAL;
-		}
-		idxs[i + 1] = (uint16_t)idx;
-		ft = ft->fields[idx];
-		if (at < sizeof(path))
-			at += (size_t)snprintf(path + at, sizeof(path) - at, ".%s", sel->fields[i]);
-	}
-	if (sel->kind == SM_CQL_SEL_COLUMN) {
-		ret = cql_grow((void **)&ps->owned_str, &ps->owned_str_cap, ps->nowned_str + 1,
-			       sizeof(*ps->owned_str));
-		if (ret < 0) {
-			sm_free(idxs);
-			return ret;
-		}
-		ps->owned_str[ps->nowned_str++] = (char *)idxs;
-		ret = add_read_col(ps, c->id, &cell);
-		if (ret == 0)
-			ret = add_res(ps, sel->alias ? sel->alias : own_str(ps, "%s", path), ft,
-				      OUT_FIELD, cell);
-		if (ret == 0)
-			ret = add_out_path(ps, idxs, sel->nfields);
-		return ret;
-	}
-	sm_free(idxs);
-	if (sel->nfields > 1) {
-		snprintf(err, errlen, "%s on a field selection expects a column, got %s", kind,
-			 path);
-		return -EINVAL;
-	}
-	if (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING) {
-		snprintf(err, errlen, "%s is not legal on primary key component %s", kind, c->name);
-		return -EINVAL;
-	}
-	if (c->type->frozen) {
-		snprintf(err, errlen,
-			 "%s on a field selection is only valid for non-frozen UDT columns", kind);
-		return -EINVAL;
-	}
-	key[0] = (uint8_t)(idx >> 8);
-	key[1] = (uint8_t)idx;
-	ret = add_read_elem(ps, c->id, key, 2, &cell);
-	if (ret < 0)
-		return ret;
-	if (sel->kind == SM_CQL_SEL_WRITETIME)
-		return add_res(ps,
-			       sel->alias ? sel->alias
-					  : own_str(ps, "writetime(%s.%s)", c->name, sel->field),
-			       sm_type_simple(SM_TYPE_BIGINT), OUT_WRITETIME, cell);
-	return add_res(ps, sel->alias ? sel->alias : own_str(ps, "ttl(%s.%s)", c->name, sel->field),
-		       sm_type_simple(SM_TYPE_INT), OUT_TTL, cell);
-}
-
-static int
-bind_select(struct cql_prepared *ps, char *err, size_t errlen, int32_t *code)
-{
-	const struct sm_cql_select *s = &ps->stmt->select;
-	const struct sm_table *t = ps->table;
-	const struct sm_column *c;
-	unsigned i, cell;
-	int ret = 0;
-
-	*code = SM_CQL_ERR_INVALID;
-	if (s->distinct) {
-		snprintf(err, errlen, "not supported by shardmark: SELECT DISTINCT");
-		return -ENOTSUP;
-	}
-	if (s->star) {
-		for (i = 0; i < t->ncols && ret == 0; i++) {
-			ret = add_read_col(ps, t->cols[i].id, &cell);
-			if (ret == 0)
-				ret = add_res(ps, t->cols[i].name, t->cols[i].type, OUT_CELL, cell);
-		}
-	}
-	for (i = 0; i < s->nsels && ret == 0; i++) {
-		const struct sm_cql_selector *sel = &s->sels[i];
-		const char *name = sel->alias;
-
-		switch (sel->kind) {
-		case SM_CQL_SEL_COLUMN:
-		case SM_CQL_SEL_WRITETIME:
-		case SM_CQL_SEL_TTL:
-			c = sm_table_column(t, sel->column);
-			if (c == NULL) {
-				snprintf(err, errlen, "Undefined column name %s", sel->column);
-				return -EINVAL;
-			}
-			if (sel->field != NULL) {
-				ret = bind_field_selector(ps, sel, c, err, errlen);
-				if (ret < 0)
-					return ret;
-				break;
-			}
-			if (sel->kind != SM_CQL_SEL_COLUMN &&
-			    (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING)) {
-				snprintf(err, errlen,
-					 "Cannot use selection function %s on PRIMARY KEY part %s",
-					 sel->kind == SM_CQL_SEL_TTL ? "ttl" : "writeTime",
-					 c->name);
-				return -EINVAL;
-			}
-			ret = add_read_col(ps, c->id, &cell);
-			if (ret < 0)
-				break;
-			if (sel->kind == SM_CQL_SEL_COLUMN)
-				ret = add_res(ps, name ? name : c->name, c->type, OUT_CELL, cell);
-			else if (sel->kind == SM_CQL_SEL_WRITETIME)
-				ret = add_res(ps,
-					      name ? name : own_str(ps, "writetime(%s)", c->name),
-					      sm_type_simple(SM_TYPE_BIGINT), OUT_WRITETIME, cell);
-			else
-				ret = add_res(ps, name ? name : own_str(ps, "ttl(%s)", c->name),
-					      sm_type_simple(SM_TYPE_INT), OUT_TTL, cell);
-			break;
-		case SM_CQL_SEL_COUNT:
-			if (s->nsels != 1) {
-				snprintf(err, errlen,
-					 "not supported by shardmark: COUNT(*) together with "
-					 "other selectors");
-				return -ENOTSUP;
-			}
-			ps->count = true;
-			ret = add_res(ps, name ? name : "count", sm_type_simple(SM_TYPE_BIGINT),
-				      OUT_COUNT, 0);
-			break;
-		case SM_CQL_SEL_FUNCTION:
-			if (strcasecmp(sel->name, "token") == 0) {
-				ret = add_res(ps, name ? name : "system.token",
-					      sm_type_simple(SM_TYPE_BIGINT), OUT_TOKEN, 0);
-				break;
-			}
-			snprintf(err, errlen,
-				 "not supported by shardmark: function %s in a selection",
-				 sel->name);
-			return -ENOTSUP;
-		default:
-			snprintf(err, errlen, "not supported by shardmark: this selector");
-			return -ENOTSUP;
-		}
-	}
-	if (ret < 0)
-		return ret;
-	/* Columns that ALLOW FILTERING relations test are read too. */
-	for (i = 0; i < s->nwhere; i++) {
-		const struct sm_cql_relation *r = &s->where[i];
-
-		if (r->kind != SM_CQL_REL_COLUMN && r->kind != SM_CQL_REL_ELEM)
-			continue;
-		c = sm_table_column(t, r->cols[0]);
-		if (c == NULL) {
-			snprintf(err, errlen, "Undefined column name %s", r->cols[0]);
-			return -EINVAL;
-		}
-		if (c->kind == SM_COL_REGULAR || c->kind == SM_COL_STATIC) {
-			if (!s->allow_filtering) {
-				snprintf(
-					err, errlen,
-					"Cannot execute this query as it might involve data "
-					"filtering and thus may have unpredictable performance. If "
-					"you want to execute this query despite the performance "
-					"unpredictability, use ALLOW FILTERING");
-				return -EINVAL;
-			}
-			ret = add_read_col(ps, c->id, &cell);
-			if (ret < 0)
-				return ret;
-		}
 	}
 	return 0;
 }
@@ -943,13 +645,13 @@ bind_lwt(struct cql_prepared *ps, enum sm_cql_if kind, const struct sm_cql_relat
 			want[c->id] = true;
 		}
 	}
-	ret = add_res(ps, "[applied]", sm_type_simple(SM_TYPE_BOOLEAN), OUT_CELL, 0);
+	ret = cql_add_res(ps, "[applied]", sm_type_simple(SM_TYPE_BOOLEAN), OUT_CELL, 0);
 	for (i = 0; i < t->ncols && ret == 0; i++) {
 		if (want != NULL && !want[i])
 			continue;
-		ret = add_read_col(ps, t->cols[i].id, &cell);
+		ret = cql_add_read_col(ps, t->cols[i].id, &cell);
 		if (ret == 0)
-			ret = add_res(ps, t->cols[i].name, t->cols[i].type, OUT_CELL, cell);
+			ret = cql_add_res(ps, t->cols[i].name, t->cols[i].type, OUT_CELL, cell);
 	}
 	sm_free(want);
 	return ret;
@@ -978,7 +680,7 @@ cql_bind(struct cql_prepared *ps, const char *session_ks, char *err, size_t errl
 		return ret;
 	switch (s->kind) {
 	case SM_CQL_SELECT:
-		ret = bind_select(ps, err, errlen, code);
+		ret = cql_bind_select(ps, err, errlen, code);
 		break;
 	case SM_CQL_INSERT:
 		if (s->insert.if_not_exists)
@@ -1100,6 +802,8 @@ op_get(struct sm_cql_req *req)
 			return NULL;
 		sm_cql_buf_init(&op->vals);
 		sm_cql_buf_init(&op->out);
+		sm_cql_buf_init(&op->ev);
+		sm_cql_buf_init(&op->snap);
 	}
 	op->in_use = true;
 	op->big_grows = cql_big_grows;
@@ -1133,6 +837,7 @@ op_destroy(struct cql_op *op)
 {
 	sm_cql_buf_release(&op->vals);
 	sm_cql_buf_release(&op->out);
+	cql_sel_op_free(op);
 	sm_free(op->binds);
 	sm_free(op->ops);
 	sm_free(op->conds);

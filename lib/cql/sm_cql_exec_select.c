@@ -135,41 +135,6 @@ compare:
 
 /* ---- the row sink: runs on the shard that reads ---- */
 
-/* Field @i of a user type value; p NULL (a null cell) when it is null or the value ends before it. */
-static struct sm_bytes
-udt_field(struct sm_bytes v, unsigned i);
-
-/* The field that @path names (its length, then field indexes), down from a user type value. */
-static struct sm_bytes
-field_path(struct sm_bytes v, const uint16_t *path)
-{
-	unsigned i;
-
-	for (i = 1; i <= path[0] && v.p != NULL; i++)
-		v = udt_field(v, path[i]);
-	return v;
-}
-
-static struct sm_bytes
-udt_field(struct sm_bytes v, unsigned i)
-{
-	struct sm_coll_iter it;
-	struct sm_bytes f;
-	unsigned n = 0;
-
-	sm_tuple_iter_init(&it, v);
-	while (sm_tuple_next(&it, &f)) {
-		if (n++ < i)
-			continue;
-		if (f.len == SM_FIELD_NULL)
-			break;
-		if (f.p == NULL)
-			f.p = SM_CQL_EMPTY.p; /* an empty field is a value, not a null */
-		return f;
-	}
-	return (struct sm_bytes){ 0 };
-}
-
 static void
 put_be(uint8_t *p, uint64_t v, unsigned n)
 {
@@ -190,14 +155,12 @@ sink_row(void *ctx, const struct sm_row_view *r)
 	for (i = 0; i < op->nfilters; i++)
 		if (!filter_match(op, &op->filters[i], r))
 			return 0;
+	if (SM_UNLIKELY(ps->sel_eval))
+		return cql_sel_row(op, r); /* computed and grouped (LIMIT counts groups) */
 	if (op->limit_left != UINT32_MAX) {
 		if (op->limit_left == 0)
 			return 0;
 		op->limit_left--;
-	}
-	if (ps->count) {
-		op->count++;
-		return 0;
 	}
 	for (i = 0; i < ps->nres; i++) {
 		const struct out_col *o = &ps->outs[i];
@@ -229,12 +192,6 @@ sink_row(void *ctx, const struct sm_row_view *r)
 			p = sm_cql_rows_cell_space(&op->rw, 8);
 			if (p != NULL)
 				put_be(p, (uint64_t)r->token, 8);
-			break;
-		case OUT_FIELD:
-			sm_cql_rows_cell(&op->rw, cv->present ? field_path(cv->value, ps->out_paths[i])
-							      : (struct sm_bytes){ 0 });
-			break;
-		case OUT_COUNT:
 			break;
 		}
 	}
@@ -285,12 +242,10 @@ finish_rows(struct cql_op *op, bool more)
 static void
 select_finish(struct cql_op *op, bool more)
 {
-	uint8_t *p;
-
-	if (op->ps->count) {
-		p = sm_cql_rows_cell_space(&op->rw, 8);
-		if (p != NULL)
-			put_be(p, (uint64_t)op->count, 8);
+	if (op->ps->grouped) {
+		/* the last group's row, or an aggregate's one row */
+		if (cql_sel_finish(op) < 0)
+			return;
 		more = false;
 	}
 	if (finish_rows(op, more) < 0) {
@@ -317,7 +272,11 @@ after_read(struct cql_op *op)
 	struct sm_select *sel = &sr->sel;
 
 	if (sr->result < 0) {
-		cql_op_store_error(op, sr, false);
+		if (op->first_err != 0)
+			/* the selection stopped the read (cql_sel_row()) */
+			cql_op_fail(op, op->errcode, "%s", op->errmsg);
+		else
+			cql_op_store_error(op, sr, false);
 		return false;
 	}
 	if (op->rw.b->err != 0) {
@@ -372,7 +331,7 @@ cql_exec_select_pump(struct cql_op *op)
 	uint32_t chunk;
 
 	for (;;) {
-		chunk = op->ps->count ? COUNT_CHUNK : 0;
+		chunk = op->ps->grouped ? COUNT_CHUNK : 0;
 		if (op->page_size != 0)
 			chunk = op->page_size - op->page_rows;
 		if (op->limit_left != UINT32_MAX && (chunk == 0 || op->limit_left < chunk))
@@ -1222,10 +1181,20 @@ cql_exec_select(struct cql_op *op)
 	sel->col_keys = ps->read_keys;
 	sel->ncols = ps->nread;
 	sel->per_partition_limit = op->ppl;
+	if (SM_UNLIKELY(ps->grouped || ps->distinct)) {
+		op->group_open = false;
+		op->group_skip = false;
+		op->part_groups = 0;
+		/* DISTINCT reads a row per partition; GROUP BY limits groups, not rows */
+		if (ps->distinct)
+			sel->per_partition_limit = 1;
+		else if (ps->group_parts > 0)
+			sel->per_partition_limit = 0;
+	}
 	sel->sink.row = sink_row;
 	sel->sink.ctx = op;
-	op->page_size = !ps->count && pr->page_size > 0 ? (uint32_t)pr->page_size : 0;
-	if (pr->paging_state.p != NULL && pr->paging_state.len > 0 && !ps->count) {
+	op->page_size = !ps->grouped && pr->page_size > 0 ? (uint32_t)pr->page_size : 0;
+	if (pr->paging_state.p != NULL && pr->paging_state.len > 0 && !ps->grouped) {
 		if (paging_decode(op, pr->paging_state, sel) < 0) {
 			cql_op_fail(op, SM_CQL_ERR_PROTOCOL, "Invalid paging state");
 			return;

@@ -472,8 +472,8 @@ alter_table(struct cql_parser *p, struct sm_cql_alter_table_add *a)
 }
 
 /* A normalized type into the arena: col_type() into a buffer sized by the text that is left. */
-static int
-type_text(struct cql_parser *p, const char **out)
+int
+cql_type_text(struct cql_parser *p, const char **out)
 {
 	size_t cap = SM_MIN(p->len - p->toks[p->pos].off, (size_t)1 << 20) * 2 + 64, len = 0;
 	char *buf = sm_malloc(cap);
@@ -505,7 +505,7 @@ create_type(struct cql_parser *p, struct sm_cql_create_type *t)
 		slot = cql_vec_add(p, &t->types, &ntypes, &tcap, sizeof(*slot));
 		if (slot == NULL)
 			return -ENOMEM;
-		TRY(type_text(p, slot));
+		TRY(cql_type_text(p, slot));
 		/* ScyllaDB's grammar takes a trailing comma: (a int, b text,) */
 	} while (cql_accept_punct(p, ",") && !cql_tok_is_punct(p, cql_peek(p, 0), ")"));
 	return cql_expect_punct(p, ")");
@@ -521,13 +521,13 @@ alter_type(struct cql_parser *p, struct sm_cql_alter_type *a)
 	if (cql_accept_kw(p, "add")) {
 		a->kind = SM_CQL_ALTER_TYPE_ADD;
 		TRY(cql_ident(p, &a->field));
-		return type_text(p, &a->type);
+		return cql_type_text(p, &a->type);
 	}
 	if (cql_accept_kw(p, "alter")) {
 		a->kind = SM_CQL_ALTER_TYPE_TYPE;
 		TRY(cql_ident(p, &a->field));
 		TRY(cql_expect_kw(p, "type"));
-		return type_text(p, &a->type);
+		return cql_type_text(p, &a->type);
 	}
 	if (!cql_accept_kw(p, "rename"))
 		return cql_expect_error(p, "K_ADD, K_ALTER or K_RENAME");
@@ -605,6 +605,18 @@ selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool a
 					(int)(a->len > 20 ? 20 : a->len), p->text + a->off);
 		p->pos += 4;
 		s->kind = SM_CQL_SEL_COUNT;
+	} else if (cql_tok_is_kw(p, t, "cast") && cql_tok_is_punct(p, nx, "(")) {
+		/* CAST(selector AS type) */
+		p->pos += 2;
+		s->kind = SM_CQL_SEL_CAST;
+		s->args = sm_arena_alloc(p->arena, sizeof(*s->args));
+		if (s->args == NULL)
+			return -ENOMEM;
+		s->nargs = 1;
+		TRY(selector(p, s->args, depth + 1, true));
+		TRY(cql_expect_kw(p, "as"));
+		TRY(cql_type_text(p, &s->type));
+		TRY(cql_expect_punct(p, ")"));
 	} else if ((cql_tok_is_kw(p, t, "writetime") || cql_tok_is_kw(p, t, "ttl")) &&
 		   cql_tok_is_punct(p, nx, "(")) {
 		s->kind = cql_tok_is_kw(p, t, "ttl") ? SM_CQL_SEL_TTL : SM_CQL_SEL_WRITETIME;
@@ -684,8 +696,14 @@ select_stmt(struct cql_parser *p, struct sm_cql_select *s)
 	TRY(cql_qname(p, &s->table));
 	if (cql_accept_kw(p, "where"))
 		TRY(cql_where(p, &s->where, &s->nwhere));
-	if (cql_tok_is_kw(p, cql_peek(p, 0), "group"))
-		return cql_unsupported(p, "GROUP BY");
+	if (cql_accept_kw(p, "group")) {
+		unsigned gcap = 0;
+
+		TRY(cql_expect_kw(p, "by"));
+		do {
+			TRY(add_name(p, &s->group_by, &s->ngroup_by, &gcap));
+		} while (cql_accept_punct(p, ","));
+	}
 	if (cql_accept_kw(p, "order")) {
 		TRY(cql_expect_kw(p, "by"));
 		do {

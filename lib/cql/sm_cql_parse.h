@@ -70,6 +70,7 @@ enum sm_cql_term_kind {
 	SM_CQL_TERM_TUPLE,   /* (a, b) */
 	SM_CQL_TERM_FUNCTION, /* name(args): ks (or NULL) and text name the function, elems are the args */
 	SM_CQL_TERM_UDT,      /* {f: v, ...}: names[i] is the field of elems[i] */
+	SM_CQL_TERM_CAST,     /* (type) term: text is the normalized type, elems[0] the term */
 };
 
 /*
@@ -409,6 +410,7 @@ enum sm_cql_sel_kind {
 	SM_CQL_SEL_COUNT,
 	SM_CQL_SEL_FUNCTION,
 	SM_CQL_SEL_TERM,
+	SM_CQL_SEL_CAST, /* CAST(args[0] AS type) */
 };
 
 struct sm_cql_selector {
@@ -422,6 +424,7 @@ struct sm_cql_selector {
 	struct sm_cql_selector *args; /* FUNCTION */
 	unsigned nargs;
 	struct sm_cql_term *term; /* TERM */
+	const char *type;	  /* CAST: normalized type syntax */
 	const char *alias;	  /* AS alias, or NULL */
 	struct sm_cql_span src;
 };
@@ -434,6 +437,8 @@ struct sm_cql_select {
 	unsigned nsels;
 	struct sm_cql_relation *where;
 	unsigned nwhere;
+	const char **group_by; /* GROUP BY columns, in the order given */
+	unsigned ngroup_by;
 	struct sm_cql_order *order;
 	unsigned norder;
 	struct sm_cql_term *per_partition_limit; /* INT literal or bind marker, or NULL */

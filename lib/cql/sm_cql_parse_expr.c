@@ -106,6 +106,7 @@ child_ctx(const struct cql_tctx *ctx, const struct sm_cql_term *parent, unsigned
 	}
 	switch (parent->kind) {
 	case SM_CQL_TERM_UDT:
+	case SM_CQL_TERM_CAST:
 		c->role = SM_CQL_BIND_NESTED;
 		break;
 	case SM_CQL_TERM_FUNCTION:
@@ -303,6 +304,25 @@ term_call(struct cql_parser *p, const struct cql_tctx *ctx, struct sm_cql_term *
 	}
 }
 
+/*
+ * At "(" followed by a type, not a term: a name that is no literal keyword
+ * and no function call ("(int)", "(frozen<list<int>>)", "(ks.ut)").
+ */
+static bool
+at_type_hint(const struct cql_parser *p)
+{
+	const struct cql_tok *t = cql_peek(p, 1), *nx = cql_peek(p, 2);
+
+	if (t->type != T_IDENT && t->type != T_QIDENT)
+		return false;
+	if (cql_tok_is_kw(p, t, "true") || cql_tok_is_kw(p, t, "false") ||
+	    cql_tok_is_kw(p, t, "null") || cql_tok_is_kw(p, t, "nan") ||
+	    cql_tok_is_kw(p, t, "infinity"))
+		return false;
+	return cql_tok_is_punct(p, nx, ")") || cql_tok_is_punct(p, nx, "<") ||
+	       (cql_tok_is_punct(p, nx, ".") && !cql_tok_is_punct(p, cql_peek(p, 4), "("));
+}
+
 static int
 term_inner(struct cql_parser *p, const struct cql_tctx *ctx, struct sm_cql_term *t)
 {
@@ -331,6 +351,21 @@ term_inner(struct cql_parser *p, const struct cql_tctx *ctx, struct sm_cql_term 
 		p->pos++;
 		t->kind = SM_CQL_TERM_SET;
 		return parse_elems(p, ctx, t, "}");
+	}
+	if (cql_tok_is_punct(p, tok, "(") && at_type_hint(p)) {
+		/* (type) term: a type hint, ScyllaDB's c-style cast */
+		struct cql_tctx c;
+		struct sm_cql_term *e;
+		unsigned cap = 0;
+
+		p->pos++;
+		t->kind = SM_CQL_TERM_CAST;
+		TRY(cql_type_text(p, &t->text));
+		t->len = (uint32_t)strlen(t->text);
+		TRY(cql_expect_punct(p, ")"));
+		child_ctx(ctx, t, 0, false, &c);
+		TRY(cql_term(p, &c, &e));
+		return push_elem(p, t, &cap, e);
 	}
 	if (cql_tok_is_punct(p, tok, "(")) {
 		p->pos++;

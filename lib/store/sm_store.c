@@ -402,7 +402,8 @@ refuse_for_memory(struct sm_store_req *r, const struct sm_mutation *m)
 	return true;
 }
 
-static void
+/* Inlined into sm_store_submit(): a local request is the common case. */
+static inline __attribute__((always_inline)) void
 exec_local(struct sm_store_req *r)
 {
 	const struct sm_table *t;

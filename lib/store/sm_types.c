@@ -193,6 +193,24 @@ sb_finish(struct sbuf *sb)
 
 /* ---- types ---- */
 
+bool
+sm_type_simple_by_name(const char *name, size_t n, enum sm_type_kind *k)
+{
+	unsigned i;
+
+	if (n == 7 && memcmp(name, "varchar", 7) == 0) {
+		*k = SM_TYPE_TEXT;
+		return true;
+	}
+	for (i = 0; i < SM_TYPE_LIST; i++) {
+		if (strlen(type_names[i]) == n && memcmp(type_names[i], name, n) == 0) {
+			*k = (enum sm_type_kind)i;
+			return true;
+		}
+	}
+	return false;
+}
+
 const struct sm_type *
 sm_type_simple(enum sm_type_kind kind)
 {

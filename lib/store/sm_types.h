@@ -101,6 +101,10 @@ struct sm_type {
 /* A serialized field length that stands for null (sm_tuple_build(), sm_tuple_next()). */
 #define SM_FIELD_NULL UINT32_MAX
 
+/* The simple type named @name (@n bytes, lowercase; "varchar" is text) into *@k; false when none. */
+bool
+sm_type_simple_by_name(const char *name, size_t n, enum sm_type_kind *k);
+
 /* The singleton for a simple type, never freed; NULL for collections and out-of-range kinds. */
 const struct sm_type *
 sm_type_simple(enum sm_type_kind kind);

@@ -842,7 +842,6 @@ test_unsupported(void **state)
 	bad("ALTER KEYSPACE ks WITH durable_writes = true", -ENOTSUP, "ALTER");
 	bad("ALTER TABLE t DROP x", -ENOTSUP, "ALTER TABLE");
 	bad("CREATE TABLE t (a frozen<ks.udt> PRIMARY KEY, b ks.x.y)", -EBADMSG, NULL);
-	bad("SELECT * FROM t GROUP BY a", -ENOTSUP, "GROUP BY");
 	bad("SELECT * FROM t WHERE a LIKE 'x'", -ENOTSUP, "LIKE");
 }
 
@@ -923,6 +922,21 @@ test_user_types(void **state)
 	assert_int_equal(s->binds[0].role, SM_CQL_BIND_FIELD);
 	assert_string_equal(s->binds[0].column, "u");
 	assert_string_equal(s->binds[0].field, "a");
+	sm_cql_stmt_free(s);
+	s = ok("SELECT CAST(v AS text), count(v), sum((int)4) FROM t GROUP BY a, b");
+	assert_int_equal(s->select.sels[0].kind, SM_CQL_SEL_CAST);
+	assert_string_equal(s->select.sels[0].type, "text");
+	assert_int_equal(s->select.sels[0].args[0].kind, SM_CQL_SEL_COLUMN);
+	assert_int_equal(s->select.sels[2].args[0].term->kind, SM_CQL_TERM_CAST);
+	assert_string_equal(s->select.sels[2].args[0].term->text, "int");
+	assert_int_equal(s->select.ngroup_by, 2);
+	assert_string_equal(s->select.group_by[1], "b");
+	sm_cql_stmt_free(s);
+	s = ok("INSERT INTO t (k, b) VALUES (1, (blob)(frozen<list<int>>)?)");
+	assert_int_equal(s->insert.values[1]->kind, SM_CQL_TERM_CAST);
+	assert_string_equal(s->insert.values[1]->text, "blob");
+	assert_string_equal(s->insert.values[1]->elems[0]->text, "frozen<list<int>>");
+	assert_int_equal(s->binds[0].role, SM_CQL_BIND_NESTED);
 	sm_cql_stmt_free(s);
 	s = ok("DELETE u.a, m['k'] FROM t WHERE k = 1");
 	assert_string_equal(s->del.cols[0].field, "a");

@@ -618,7 +618,15 @@ test_functions(void **state)
 		   "(type text)");
 	expect_err("blobAsInt()", "int", -EINVAL, "~Invalid number of arguments");
 	expect_err("nosuchfn(1)", "int", -ENOTSUP, "~not supported by shardmark");
-	expect_err("token(1)", "bigint", -ENOTSUP, NULL);
+	/* the token of an int key, as ScyllaDB's token(1234) (test_cast.py) */
+	expect_i64("token(1234)", "bigint", 8821045555241575141LL);
+	expect_err("token(1)", "int", -EINVAL, "~Type error");
+	expect_err("sum(1)", "int", -EINVAL, "~Aggregation functions are not supported");
+	expect("mintimeuuid('1970-01-01 00:00:00+0000')", "timeuuid",
+	       "13814000" "1dd2" "11b2" "8080808080808080");
+	expect("maxtimeuuid(0)", "timeuuid", "1381670f" "1dd2" "11b2" "7f7f7f7f7f7f7f7f");
+	expect_i64("unixtimestampof(13814000-1dd2-11b2-8080-808080808080)", "bigint", 0);
+	expect("todate((timestamp)86400000)", "date", "80000001");
 
 	/* now(): version 1, strictly increasing, also into a uuid */
 	/* now(): version 1 and strictly increasing, also into a uuid */
