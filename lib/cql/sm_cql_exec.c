@@ -1190,7 +1190,8 @@ exec_statement(struct cql_op *op, const struct sm_cql_params *params)
 	case SM_CQL_CREATE_KEYSPACE:
 	case SM_CQL_DROP_KEYSPACE:
 	case SM_CQL_CREATE_TABLE:
-	case SM_CQL_ALTER_TABLE_ADD:
+	case SM_CQL_ALTER_TABLE:
+	case SM_CQL_ALTER_KEYSPACE:
 	case SM_CQL_DROP_TABLE:
 	case SM_CQL_TRUNCATE:
 	case SM_CQL_CREATE_TYPE:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * DDL: CREATE / DROP KEYSPACE and TABLE, TRUNCATE, CREATE / ALTER / DROP
- * TYPE. Each becomes one store DDL request, applied on shard 0 and
+ * DDL: CREATE / ALTER / DROP KEYSPACE and TABLE, TRUNCATE, CREATE / ALTER /
+ * DROP TYPE. Each becomes one store DDL request, applied on shard 0 and
  * installed on every shard before the answer; the schema change goes to
  * the client and, as an event, to every REGISTERed connection.
  */
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cql_exec_priv.h"
+#include "cql_props_priv.h"
 
 struct ddl_ctx {
 	struct sm_ddl_req r;
@@ -20,10 +21,24 @@ struct ddl_ctx {
 	struct sm_option *repl;
 	enum sm_cql_change_type change;
 	enum sm_cql_target target;
+	struct cql_table_opts topts; /* CREATE / ALTER TABLE's checked WITH options */
+	int32_t einval_code;	     /* the error code of -EINVAL (-EPROTO: a configuration error) */
 	/* SM_DDL_CATALOG: what the apply function reads on shard 0 */
 	struct sm_type_def type_def;
 	struct sm_type_alter type_alter;
+	struct sm_table_alter table_alter;
+	struct sm_keyspace_alter ks_alter;
 };
+
+static void
+ddl_ctx_free(struct ddl_ctx *d)
+{
+	sm_free(d->cols);
+	sm_free(d->opts);
+	sm_free(d->repl);
+	cql_table_opts_free(&d->topts);
+	sm_free(d);
+}
 
 /* A schema change pushed to the REGISTERed connections of every shard. */
 struct event_bcast {
@@ -96,6 +111,10 @@ ddl_done(struct sm_ddl_req *r)
 		} else {
 			if (r->kind == SM_DDL_CREATE_KEYSPACE && r->result == -EINVAL)
 				code = SM_CQL_ERR_CONFIG;
+			else if (r->result == -EINVAL && d->einval_code != 0)
+				code = d->einval_code;
+			else if (r->result == -EPROTO)
+				code = SM_CQL_ERR_CONFIG;
 			cql_op_fail(op, code, "%s", r->err);
 		}
 		goto out;
@@ -120,7 +139,8 @@ ddl_done(struct sm_ddl_req *r)
 			break;
 		default:
 			sc.keyspace = sm_cql_str(r->ks_name);
-			sc.name = sm_cql_str(r->table_name);
+			if (d->target != SM_CQL_TARGET_KEYSPACE)
+				sc.name = sm_cql_str(r->table_name);
 			break;
 		}
 		sm_cql_enc_schema_change(&op->out, op->stream, &sc);
@@ -128,10 +148,7 @@ ddl_done(struct sm_ddl_req *r)
 	}
 	cql_op_finish(op);
 out:
-	sm_free(d->cols);
-	sm_free(d->opts);
-	sm_free(d->repl);
-	sm_free(d);
+	ddl_ctx_free(d);
 }
 
 /* struct sm_option holds char *; the store copies what it keeps. */
@@ -165,14 +182,32 @@ ddl_keyspace(struct cql_op *op, const char *ks)
 	return ks;
 }
 
+/* @props checked into d->topts; -ECANCELED with @op failed as ScyllaDB fails it. */
+static int
+ddl_table_props(struct ddl_ctx *d, const struct sm_cql_prop *props, unsigned n, bool alter)
+{
+	int32_t code;
+	int ret;
+
+	ret = cql_table_props(props, n, alter, &d->topts, &code, d->r.err, sizeof(d->r.err));
+	if (ret == -EINVAL) {
+		cql_op_fail(d->op, code, "%s", d->r.err);
+		return -ECANCELED;
+	}
+	return ret;
+}
+
 static int
 ddl_create_table(struct ddl_ctx *d, const struct sm_cql_create_table *ct, const char *ks)
 {
 	unsigned i, j, n = 0, nkeys;
+	int ret;
 
+	ret = ddl_table_props(d, ct->props, ct->nprops, false);
+	if (ret < 0)
+		return ret;
 	d->cols = sm_calloc(ct->ncols ? ct->ncols : 1, sizeof(*d->cols));
-	d->opts = sm_calloc(ct->nprops ? ct->nprops : 1, sizeof(*d->opts));
-	if (d->cols == NULL || d->opts == NULL)
+	if (d->cols == NULL)
 		return -ENOMEM;
 	/* Key columns first, in key order; then the rest as defined. */
 	for (i = 0; i < ct->npk + ct->nck; i++) {
@@ -210,21 +245,141 @@ ddl_create_table(struct ddl_ctx *d, const struct sm_cql_create_table *ct, const 
 		d->cols[n].kind = ct->cols[j].is_static ? SM_COL_STATIC : SM_COL_REGULAR;
 		n++;
 	}
-	for (i = 0; i < ct->nprops; i++) {
-		d->opts[i].key = unconst(ct->props[i].key);
-		d->opts[i].value = unconst(ct->props[i].value);
-	}
 	d->r.kind = SM_DDL_CREATE_TABLE;
 	d->r.if_exists = ct->if_not_exists;
 	d->r.table.ks = ks;
 	d->r.table.name = ct->table.name;
 	d->r.table.cols = d->cols;
 	d->r.table.ncols = n;
-	d->r.table.options = d->opts;
-	d->r.table.noptions = ct->nprops;
-	d->r.table.default_ttl = ct->has_default_ttl ? ct->default_ttl : 0;
+	d->r.table.options = d->topts.opts;
+	d->r.table.noptions = d->topts.n;
+	d->r.table.default_ttl = d->topts.has_default_ttl ? d->topts.default_ttl : 0;
 	d->change = SM_CQL_CHANGE_CREATED;
 	d->target = SM_CQL_TARGET_TABLE;
+	return 0;
+}
+
+/* ---- ALTER TABLE and ALTER KEYSPACE ---- */
+
+static int
+apply_alter_table(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		  char *err, size_t errlen)
+{
+	const struct ddl_ctx *d = arg;
+
+	return sm_catalog_alter_table(cur, &d->table_alter, next, err, errlen);
+}
+
+static int
+apply_alter_keyspace(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		     char *err, size_t errlen)
+{
+	const struct ddl_ctx *d = arg;
+
+	return sm_catalog_alter_keyspace(cur, &d->ks_alter, next, err, errlen);
+}
+
+static const enum sm_table_alter_kind alter_kinds[] = {
+	[SM_CQL_ALTER_ADD] = SM_TABLE_ALTER_ADD,       [SM_CQL_ALTER_DROP] = SM_TABLE_ALTER_DROP,
+	[SM_CQL_ALTER_TYPE_OF] = SM_TABLE_ALTER_TYPE,  [SM_CQL_ALTER_RENAME] = SM_TABLE_ALTER_RENAME,
+	[SM_CQL_ALTER_WITH] = SM_TABLE_ALTER_OPTIONS,
+};
+
+static int
+ddl_alter_table(struct ddl_ctx *d, const struct sm_cql_alter_table *at, const char *ks)
+{
+	struct sm_table_alter *a = &d->table_alter;
+	unsigned i;
+	int64_t ts;
+	bool has;
+	int ret;
+
+	a->kind = alter_kinds[at->kind];
+	a->ks = ks;
+	a->name = at->table.name;
+	if (at->ncols > 0) {
+		d->cols = sm_calloc(at->ncols, sizeof(*d->cols));
+		if (d->cols == NULL)
+			return -ENOMEM;
+		for (i = 0; i < at->ncols; i++) {
+			d->cols[i].name = at->cols[i].name;
+			d->cols[i].type = at->cols[i].type;
+			d->cols[i].kind = at->cols[i].is_static ? SM_COL_STATIC : SM_COL_REGULAR;
+		}
+		a->cols = d->cols;
+		a->ncols = at->ncols;
+	}
+	a->from = at->from;
+	a->to = at->to;
+	a->nrenames = at->nrenames;
+	if (at->kind == SM_CQL_ALTER_DROP) {
+		ret = cql_int_option(d->op, at->timestamp, "[timestamp]", INT64_MIN + 1, INT64_MAX,
+				     true, &ts, &has);
+		if (ret < 0)
+			return -ECANCELED;
+		a->drop_time_us = has ? ts : sm_store_now_us();
+	}
+	if (at->kind == SM_CQL_ALTER_WITH) {
+		ret = ddl_table_props(d, at->props, at->nprops, true);
+		if (ret < 0)
+			return ret;
+		a->options = d->topts.opts;
+		a->noptions = d->topts.n;
+		a->set_default_ttl = d->topts.has_default_ttl;
+		a->default_ttl = d->topts.default_ttl;
+	}
+	d->r.kind = SM_DDL_CATALOG;
+	d->r.apply = apply_alter_table;
+	d->r.apply_arg = d;
+	d->r.ks_name = ks;
+	d->r.table_name = at->table.name;
+	d->change = SM_CQL_CHANGE_UPDATED;
+	d->target = SM_CQL_TARGET_TABLE;
+	return 0;
+}
+
+static int
+ddl_alter_keyspace(struct ddl_ctx *d, const struct sm_cql_alter_keyspace *ak)
+{
+	struct sm_keyspace_alter *a = &d->ks_alter;
+	unsigned i;
+
+	/* alter_keyspace_statement.cc validate() */
+	if (sm_cql_system_keyspace(ak->ks)) {
+		cql_op_fail(d->op, SM_CQL_ERR_INVALID, "Cannot alter system keyspace");
+		return -ECANCELED;
+	}
+	a->name = ak->ks;
+	if (ak->replication != NULL) {
+		bool has_class = false;
+
+		for (i = 0; i < ak->nreplication; i++)
+			has_class |= strcmp(ak->replication[i].key, "class") == 0;
+		if (!has_class && ak->nreplication > 0) {
+			cql_op_fail(d->op, SM_CQL_ERR_CONFIG, "Missing replication strategy class");
+			return -ECANCELED;
+		}
+		if (has_class) {
+			d->repl = sm_calloc(ak->nreplication, sizeof(*d->repl));
+			if (d->repl == NULL)
+				return -ENOMEM;
+			for (i = 0; i < ak->nreplication; i++) {
+				d->repl[i].key = unconst(ak->replication[i].key);
+				d->repl[i].value = unconst(ak->replication[i].value);
+			}
+			a->replication = d->repl;
+			a->nreplication = ak->nreplication;
+		}
+	}
+	a->set_durable_writes = ak->has_durable_writes;
+	a->durable_writes = ak->durable_writes;
+	d->einval_code = SM_CQL_ERR_CONFIG;
+	d->r.kind = SM_DDL_CATALOG;
+	d->r.apply = apply_alter_keyspace;
+	d->r.apply_arg = d;
+	d->r.ks_name = ak->ks;
+	d->change = SM_CQL_CHANGE_UPDATED;
+	d->target = SM_CQL_TARGET_KEYSPACE;
 	return 0;
 }
 
@@ -390,21 +545,28 @@ cql_exec_ddl(struct cql_op *op)
 		}
 		ddl_type(d, s, ks);
 		break;
+	case SM_CQL_ALTER_TABLE:
+		ks = ddl_keyspace(op, s->alter_table.table.ks);
+		if (ks == NULL) {
+			sm_free(d);
+			return;
+		}
+		ret = ddl_alter_table(d, &s->alter_table, ks);
+		break;
+	case SM_CQL_ALTER_KEYSPACE:
+		ret = ddl_alter_keyspace(d, &s->alter_keyspace);
+		break;
 	default:
 		sm_free(d);
-		cql_op_fail(op, SM_CQL_ERR_INVALID,
-			    "not supported by shardmark: ALTER TABLE (create a new table instead)");
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "unknown DDL statement");
 		return;
 	}
 	if (ret < 0) {
 		if (ret == -ENOMEM)
 			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
-		else
+		else if (ret != -ECANCELED) /* -ECANCELED: @op already failed */
 			cql_op_fail(op, SM_CQL_ERR_INVALID, "%s", d->r.err);
-		sm_free(d->cols);
-		sm_free(d->opts);
-		sm_free(d->repl);
-		sm_free(d);
+		ddl_ctx_free(d);
 		return;
 	}
 	sm_store_ddl(&d->r);

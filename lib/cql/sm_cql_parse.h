@@ -295,7 +295,8 @@ enum sm_cql_stmt_kind {
 	SM_CQL_CREATE_KEYSPACE,
 	SM_CQL_DROP_KEYSPACE,
 	SM_CQL_CREATE_TABLE,
-	SM_CQL_ALTER_TABLE_ADD,
+	SM_CQL_ALTER_TABLE,
+	SM_CQL_ALTER_KEYSPACE,
 	SM_CQL_DROP_TABLE,
 	SM_CQL_TRUNCATE,
 	SM_CQL_CREATE_TYPE,
@@ -357,11 +358,46 @@ struct sm_cql_create_table {
 	int32_t default_ttl; /* seconds; from default_time_to_live, also in props */
 };
 
-/* ALTER TABLE t ADD c type [, ...]: the only ALTER shardmark accepts. */
-struct sm_cql_alter_table_add {
+/*
+ * ALTER TABLE, as ScyllaDB's grammar has it (cql3/Cql.g alterTableStatement):
+ *   ADD c type [static] | ADD (c type [static], ...)
+ *   DROP c | DROP (c, ...) [USING TIMESTAMP t]
+ *   ALTER c TYPE type
+ *   RENAME a TO b [AND c TO d ...]
+ *   WITH property = value [AND ...]
+ */
+enum sm_cql_alter_table_kind {
+	SM_CQL_ALTER_ADD,
+	SM_CQL_ALTER_DROP,
+	SM_CQL_ALTER_TYPE_OF,
+	SM_CQL_ALTER_RENAME,
+	SM_CQL_ALTER_WITH,
+};
+
+struct sm_cql_alter_table {
 	struct sm_cql_qname table;
-	struct sm_cql_coldef *cols;
+	enum sm_cql_alter_table_kind kind;
+	struct sm_cql_coldef *cols; /* ADD; DROP (names only); ALTER (one, with its type) */
 	unsigned ncols;
+	const char **from; /* RENAME */
+	const char **to;
+	unsigned nrenames;
+	struct sm_cql_prop *props; /* WITH */
+	unsigned nprops;
+	bool has_default_ttl;
+	int32_t default_ttl;
+	struct sm_cql_term *timestamp; /* DROP ... USING TIMESTAMP, or NULL */
+};
+
+/* ALTER KEYSPACE ks WITH property = value [AND ...] */
+struct sm_cql_alter_keyspace {
+	const char *ks;
+	struct sm_cql_kv *replication; /* NULL: not given */
+	unsigned nreplication;
+	bool has_durable_writes;
+	bool durable_writes;
+	struct sm_cql_prop *props;
+	unsigned nprops;
 };
 
 /* DROP TABLE, TRUNCATE and DROP TYPE (table names the type). */
@@ -545,7 +581,8 @@ struct sm_cql_stmt {
 		struct sm_cql_create_keyspace create_keyspace;
 		struct sm_cql_drop_keyspace drop_keyspace;
 		struct sm_cql_create_table create_table;
-		struct sm_cql_alter_table_add alter_table_add;
+		struct sm_cql_alter_table alter_table;
+		struct sm_cql_alter_keyspace alter_keyspace;
 		struct sm_cql_table_ref drop_table;
 		struct sm_cql_table_ref truncate;
 		struct sm_cql_create_type create_type;

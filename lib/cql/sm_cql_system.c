@@ -146,7 +146,7 @@ static const struct sm_column_def columns_cols[] = {
 	[COL_TYPE] = { "type", "text", RG, false },
 };
 
-/* The tables below are always empty; drivers need their column metadata. */
+/* What ALTER TABLE ... DROP removed (sm_cql_system_rows.c gen_dropped_columns()). */
 static const struct sm_column_def dropped_columns_cols[] = {
 	{ "keyspace_name", "text", PK, false }, { "table_name", "text", CK, false },
 	{ "column_name", "text", CK, false },	{ "dropped_time", "timestamp", RG, false },
@@ -160,6 +160,7 @@ static const struct sm_column_def types_cols[] = {
 	{ "field_types", "frozen<list<text>>", RG, false },
 };
 
+/* The tables below are always empty; drivers need their column metadata. */
 static const struct sm_column_def functions_cols[] = {
 	{ "keyspace_name", "text", PK, false },
 	{ "function_name", "text", CK, false },

@@ -822,6 +822,42 @@ gen_types(struct sys_state *s)
 	}
 }
 
+/* system_schema.dropped_columns (its columns as sm_cql_system.c defines them) */
+enum { DC_KEYSPACE_NAME, DC_TABLE_NAME, DC_COLUMN_NAME, DC_DROPPED_TIME, DC_TYPE };
+
+static void
+gen_dropped_columns(struct sys_state *s)
+{
+	const struct sm_keyspace *k;
+	unsigned i, j, c;
+	uint8_t be[8];
+
+	for (i = 0; (k = ks_at(s, i)) != NULL; i++) {
+		if (!ks_wanted(s, i, k))
+			continue;
+		for (j = 0; j < k->ntables; j++) {
+			const struct sm_table *t = k->tables[j];
+
+			for (c = 0; c < t->ndropped; c++) {
+				const struct sm_dropped_column *d = &t->dropped[c];
+				int64_t ms = d->time_us / 1000;
+				unsigned b;
+
+				if (!row_begin(s))
+					return;
+				for (b = 0; b < 8; b++)
+					be[b] = (uint8_t)((uint64_t)ms >> (56 - 8 * b));
+				put_text(s, DC_KEYSPACE_NAME, t->ks);
+				put_text(s, DC_TABLE_NAME, t->name);
+				put_text(s, DC_COLUMN_NAME, d->name);
+				put_bytes(s, DC_DROPPED_TIME, be, sizeof(be));
+				put_type_name(s, DC_TYPE, d->type);
+				row_end(s);
+			}
+		}
+	}
+}
+
 void
 cql_system_generate(struct sys_state *s, enum sys_table_index index)
 {
@@ -846,6 +882,9 @@ cql_system_generate(struct sys_state *s, enum sys_table_index index)
 		break;
 	case SYS_TYPES:
 		gen_types(s);
+		break;
+	case SYS_DROPPED_COLUMNS:
+		gen_dropped_columns(s);
 		break;
 	default: /* functions, views...: always empty */
 		break;

@@ -52,6 +52,15 @@ int
 schema_publish_keyspace(const struct sm_catalog *cur, int ki, struct sm_keyspace *k,
 			uint32_t extra_slots, struct sm_catalog **next, char *err, size_t errlen);
 
+/*
+ * Into @k: @def's replication, checked and expanded (the class qualified,
+ * NetworkTopologyStrategy's replication_factor per data center). 0, or
+ * -EINVAL / -ENOMEM with the message.
+ */
+int
+schema_expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, char *err,
+			  size_t errlen);
+
 /* The resolver that finds @k's user types (sm_type_parse_in()). */
 void
 schema_type_resolver(const struct sm_keyspace *k, struct sm_type_resolver *r);

@@ -78,6 +78,11 @@ schema_table_free(struct sm_table *t)
 	sm_free(t->ks);
 	sm_free(t->name);
 	schema_options_free(t->options, t->noptions);
+	for (i = 0; i < t->ndropped; i++) {
+		sm_free(t->dropped[i].name);
+		sm_type_free(t->dropped[i].type);
+	}
+	sm_free(t->dropped);
 	sm_free(t);
 }
 
@@ -286,9 +291,9 @@ schema_valid_name(const char *s, bool wide)
  * qualified, and NetworkTopologyStrategy's replication_factor expanded into
  * one entry per data center (we have one).
  */
-static int
-expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, char *err,
-		   size_t errlen)
+int
+schema_expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, char *err,
+			  size_t errlen)
 {
 	const char *cls = sm_option_get(def->replication, def->nreplication, "class");
 	const char *full, *rf = NULL, *dc = NULL;
@@ -359,6 +364,11 @@ expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, cha
 			return -EINVAL;
 		}
 	}
+	/* ks_prop_defs.cc prepare_options(): NetworkTopologyStrategy needs a factor */
+	if (ret == 0 && nts && dc == NULL && rf == NULL) {
+		snprintf(err, errlen, "Configuration for at least one datacenter must be present");
+		return -EINVAL;
+	}
 	/* An explicit factor for the data center wins over replication_factor. */
 	if (ret == 0 && (dc != NULL || rf != NULL))
 		ret = schema_options_add(&k->replication, &k->nreplication, SM_DATACENTER,
@@ -405,7 +415,7 @@ sm_catalog_create_keyspace(const struct sm_catalog *cur, const struct sm_keyspac
 	k->name = dup_str(def->name);
 	if (k->name == NULL)
 		goto nomem_ks;
-	ret = expand_replication(def, k, err, errlen);
+	ret = schema_expand_replication(def, k, err, errlen);
 	if (ret < 0) {
 		schema_keyspace_put(k);
 		return ret;

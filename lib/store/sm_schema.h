@@ -57,6 +57,14 @@ struct sm_option {
 	char *value;
 };
 
+/* A column ALTER TABLE ... DROP removed (system_schema.dropped_columns). */
+struct sm_dropped_column {
+	char *name;
+	const struct sm_type *type;
+	enum sm_col_kind kind;
+	int64_t time_us; /* the drop's timestamp */
+};
+
 struct sm_table {
 	uint32_t refs;
 	struct sm_uuid id;
@@ -77,6 +85,8 @@ struct sm_table {
 	uint32_t slot;	     /* index of the table's per-shard storage */
 	struct sm_option *options;
 	unsigned noptions;
+	struct sm_dropped_column *dropped; /* one per name, the latest drop */
+	unsigned ndropped;
 };
 
 struct sm_keyspace {
@@ -224,6 +234,59 @@ struct sm_type_alter {
 int
 sm_catalog_alter_type(const struct sm_catalog *cur, const struct sm_type_alter *a,
 		      struct sm_catalog **next, char *err, size_t errlen);
+
+/*
+ * ALTER TABLE (sm_schema_alter.c), with ScyllaDB's checks and messages
+ * (cql3/statements/alter_table_statement.cc). The table gets a new object
+ * with the same id and storage slot; the store moves its rows to the new
+ * layout, and the cells of a dropped column go with the drop (ScyllaDB
+ * drops what its memtables hold the same way: shardmark has no sstables
+ * for a DROP ... USING TIMESTAMP to leave newer cells in).
+ */
+enum sm_table_alter_kind {
+	SM_TABLE_ALTER_ADD,	/* cols: name, type, kind (SM_COL_STATIC or _REGULAR) */
+	SM_TABLE_ALTER_DROP,	/* cols: names */
+	SM_TABLE_ALTER_TYPE,	/* cols[0]: name and its new type */
+	SM_TABLE_ALTER_RENAME,	/* from, to */
+	SM_TABLE_ALTER_OPTIONS, /* options replace those of the same key */
+};
+
+struct sm_table_alter {
+	enum sm_table_alter_kind kind;
+	const char *ks;
+	const char *name;
+	const struct sm_column_def *cols;
+	unsigned ncols;
+	const char *const *from, *const *to;
+	unsigned nrenames;
+	const struct sm_option *options;
+	unsigned noptions;
+	bool set_default_ttl;
+	int32_t default_ttl;
+	int64_t drop_time_us; /* DROP: the dropped_time recorded */
+};
+
+/* 0 and *next, or -errno (-ENOENT: no such table, -EINVAL) with the message. */
+int
+sm_catalog_alter_table(const struct sm_catalog *cur, const struct sm_table_alter *a,
+		       struct sm_catalog **next, char *err, size_t errlen);
+
+/*
+ * ALTER KEYSPACE: replication (as CREATE KEYSPACE takes it, 'class'
+ * included; NULL keeps the current one) and durable_writes. 0 and *next,
+ * or -errno: -ENOENT, -EINVAL (a configuration error).
+ */
+struct sm_keyspace_alter {
+	const char *name;
+	const struct sm_option *replication;
+	unsigned nreplication;
+	bool set_durable_writes;
+	bool durable_writes;
+};
+
+int
+sm_catalog_alter_keyspace(const struct sm_catalog *cur, const struct sm_keyspace_alter *a,
+			  struct sm_catalog **next, char *err, size_t errlen);
 
 /* Option value by key in an option list, or NULL. */
 const char *

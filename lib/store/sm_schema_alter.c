@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Schema changes after creation: user types (CREATE, ALTER and DROP TYPE).
+ * Schema changes after creation: user types (CREATE, ALTER and DROP TYPE),
+ * ALTER TABLE and ALTER KEYSPACE.
  * As in sm_schema.c, every change builds a new snapshot; a table whose
  * definition changes gets a new object with the same id and storage slot,
  * and the store carries its data over (sm_store.c sync_tables()).
@@ -57,6 +58,19 @@ table_clone(const struct sm_table *old)
 		if (schema_options_add(&t->options, &t->noptions, old->options[i].key,
 				       old->options[i].value) < 0)
 			goto fail;
+	if (old->ndropped > 0) {
+		t->dropped = sm_calloc(old->ndropped, sizeof(*t->dropped));
+		if (t->dropped == NULL)
+			goto fail;
+		for (i = 0; i < old->ndropped; i++) {
+			t->dropped[i] = old->dropped[i];
+			t->dropped[i].name = sm_strdup(old->dropped[i].name);
+			t->dropped[i].type = sm_type_dup(old->dropped[i].type);
+			t->ndropped++;
+			if (t->dropped[i].name == NULL || t->dropped[i].type == NULL)
+				goto fail;
+		}
+	}
 	if (schema_table_layout(t, NULL, 0) < 0)
 		goto fail;
 	return t;
@@ -413,4 +427,338 @@ nomem_k:
 	sm_type_free(nu);
 	schema_keyspace_put(k);
 	return nomem(err, errlen);
+}
+
+/* ---- ALTER TABLE (cql3/statements/alter_table_statement.cc) ---- */
+
+static struct sm_column *
+clone_column(struct sm_table *t, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < t->ncols; i++)
+		if (strcmp(t->cols[i].name, name) == 0)
+			return &t->cols[i];
+	return NULL;
+}
+
+static const struct sm_dropped_column *
+dropped_column(const struct sm_table *t, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < t->ndropped; i++)
+		if (strcmp(t->dropped[i].name, name) == 0)
+			return &t->dropped[i];
+	return NULL;
+}
+
+/* add_column(): one column into @t, checked against @k's types and @t's history */
+static int
+alter_add(const struct sm_keyspace *k, struct sm_table *t, const struct sm_column_def *cd,
+	  char *err, size_t errlen)
+{
+	const struct sm_dropped_column *dc;
+	const struct sm_column *def = clone_column(t, cd->name);
+	struct sm_type_resolver r;
+	struct sm_column *cols, *col;
+	const struct sm_type *type;
+	int ret;
+
+	if (cd->kind == SM_COL_STATIC && t->nck == 0) {
+		snprintf(err, errlen,
+			 "Static columns are only useful (and thus allowed) if the table has at "
+			 "least one clustering column");
+		return -EINVAL;
+	}
+	if (def != NULL) {
+		snprintf(err, errlen, "Invalid column name %s because it conflicts with %s",
+			 cd->name,
+			 def->kind == SM_COL_PARTITION ? "a PRIMARY KEY part" : "an existing column");
+		return -EINVAL;
+	}
+	dc = dropped_column(t, cd->name);
+	if (t->counter && dc != NULL) {
+		snprintf(err, errlen, "Cannot re-add previously dropped counter column %s",
+			 cd->name);
+		return -EINVAL;
+	}
+	schema_type_resolver(k, &r);
+	ret = sm_type_parse_in(cd->type, &r, &type, err, errlen);
+	if (ret < 0)
+		return ret;
+	/* old cells of a dropped collection could still be read with the new type (#6276) */
+	if (sm_type_is_collection(type) && sm_type_is_multicell(type) && dc != NULL &&
+	    sm_type_is_collection(dc->type) && sm_type_is_multicell(dc->type) &&
+	    !sm_type_equal(type, dc->type)) {
+		sm_type_free(type);
+		snprintf(err, errlen,
+			 "Cannot add a collection with the name %s because a collection with the "
+			 "same name and a different type has already been used in the past",
+			 cd->name);
+		return -EINVAL;
+	}
+	if ((type->kind == SM_TYPE_COUNTER) != t->counter) {
+		sm_type_free(type);
+		snprintf(err, errlen, "Cannot add a %scounter column (%s) in a %scounter column family",
+			 t->counter ? "non " : "", cd->name, t->counter ? "" : "non ");
+		return -EINVAL;
+	}
+	if (t->ncols >= SM_MAX_COLUMNS) {
+		sm_type_free(type);
+		snprintf(err, errlen, "Table %s.%s has %u columns: shardmark allows at most %u per table",
+			 t->ks, t->name, t->ncols, SM_MAX_COLUMNS);
+		return -EINVAL;
+	}
+	cols = sm_realloc(t->cols, (t->ncols + 1) * sizeof(*cols));
+	if (cols == NULL) {
+		sm_type_free(type);
+		return nomem(err, errlen);
+	}
+	t->cols = cols;
+	col = &cols[t->ncols];
+	memset(col, 0, sizeof(*col));
+	col->type = type;
+	col->kind = cd->kind == SM_COL_STATIC ? SM_COL_STATIC : SM_COL_REGULAR;
+	col->name = sm_strdup(cd->name);
+	if (col->name == NULL) {
+		sm_type_free(type);
+		return nomem(err, errlen);
+	}
+	t->ncols++;
+	return schema_check_column(col, err, errlen);
+}
+
+/* drop_column(): @name out of @t, remembered in its dropped columns */
+static int
+alter_drop(struct sm_table *t, const char *name, int64_t time_us, char *err, size_t errlen)
+{
+	struct sm_column *col = clone_column(t, name);
+	struct sm_dropped_column *d;
+	unsigned i;
+
+	if (col == NULL) {
+		snprintf(err, errlen, "Column %s was not found in table %s", name, t->name);
+		return -EINVAL;
+	}
+	if (col->kind == SM_COL_PARTITION || col->kind == SM_COL_CLUSTERING) {
+		snprintf(err, errlen, "Cannot drop PRIMARY KEY part %s", name);
+		return -EINVAL;
+	}
+	for (i = 0; i < t->ndropped && strcmp(t->dropped[i].name, name) != 0; i++)
+		;
+	if (i == t->ndropped) {
+		d = sm_realloc(t->dropped, (t->ndropped + 1) * sizeof(*d));
+		if (d == NULL)
+			return nomem(err, errlen);
+		t->dropped = d;
+		d = &d[t->ndropped++];
+		d->name = col->name;
+	} else {
+		/* one entry per name: the latest drop */
+		d = &t->dropped[i];
+		sm_free(col->name);
+		sm_type_free(d->type);
+	}
+	d->type = col->type;
+	d->kind = col->kind;
+	d->time_us = time_us;
+	i = (unsigned)(col - t->cols);
+	memmove(col, col + 1, (t->ncols - i - 1) * sizeof(*col));
+	t->ncols--;
+	return 0;
+}
+
+/* alter_column(): only to the same type (no other pair is value-compatible in the store) */
+static int
+alter_type_of(const struct sm_keyspace *k, struct sm_table *t, const struct sm_column_def *cd,
+	      char *err, size_t errlen)
+{
+	const struct sm_column *col = clone_column(t, cd->name);
+	struct sm_type_resolver r;
+	const struct sm_type *type;
+	char tn[256];
+	int ret;
+
+	if (col == NULL) {
+		snprintf(err, errlen, "Column %s was not found in table %s", cd->name, t->name);
+		return -EINVAL;
+	}
+	schema_type_resolver(k, &r);
+	ret = sm_type_parse_in(cd->type, &r, &type, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (!sm_type_equal(type, col->type)) {
+		sm_type_name(col->type, tn, sizeof(tn));
+		snprintf(err, errlen, "Cannot change %s from type %s to type %s: types are %s.",
+			 cd->name, tn, cd->type,
+			 col->kind == SM_COL_CLUSTERING ? "not order-compatible" : "incompatible");
+		ret = -EPROTO; /* a configuration_exception */
+	}
+	sm_type_free(type);
+	return ret;
+}
+
+/* validate_column_rename() */
+static int
+alter_rename(struct sm_table *t, const char *from, const char *to, char *err, size_t errlen)
+{
+	struct sm_column *col = clone_column(t, from);
+	char *name;
+
+	if (col == NULL) {
+		snprintf(err, errlen, "Cannot rename unknown column %s in table %s", from, t->name);
+		return -EINVAL;
+	}
+	if (clone_column(t, to) != NULL) {
+		snprintf(err, errlen,
+			 "Cannot rename column %s to %s in table %s; another column of that name "
+			 "already exist",
+			 from, to, t->name);
+		return -EINVAL;
+	}
+	if (col->kind != SM_COL_PARTITION && col->kind != SM_COL_CLUSTERING) {
+		snprintf(err, errlen, "Cannot rename non PRIMARY KEY part %s", from);
+		return -EINVAL;
+	}
+	name = sm_strdup(to);
+	if (name == NULL)
+		return nomem(err, errlen);
+	sm_free(col->name);
+	col->name = name;
+	return 0;
+}
+
+/* WITH: each option replaces the one of its key */
+static int
+alter_options(struct sm_table *t, const struct sm_table_alter *a, char *err, size_t errlen)
+{
+	unsigned i, j;
+
+	if (a->set_default_ttl && a->default_ttl > 0 && t->counter) {
+		snprintf(err, errlen, "Cannot set default_time_to_live on a table with counters");
+		return -EINVAL;
+	}
+	for (i = 0; i < a->noptions; i++) {
+		const struct sm_option *o = &a->options[i];
+		char *v;
+
+		for (j = 0; j < t->noptions && strcmp(t->options[j].key, o->key) != 0; j++)
+			;
+		if (j == t->noptions) {
+			if (schema_options_add(&t->options, &t->noptions, o->key, o->value) < 0)
+				return nomem(err, errlen);
+			continue;
+		}
+		v = sm_strdup(o->value);
+		if (v == NULL)
+			return nomem(err, errlen);
+		sm_free(t->options[j].value);
+		t->options[j].value = v;
+	}
+	if (a->set_default_ttl)
+		t->default_ttl = a->default_ttl;
+	return 0;
+}
+
+int
+sm_catalog_alter_table(const struct sm_catalog *cur, const struct sm_table_alter *a,
+		       struct sm_catalog **next, char *err, size_t errlen)
+{
+	const struct sm_keyspace *old;
+	struct sm_keyspace *k;
+	struct sm_table *t;
+	unsigned i;
+	int ki, ti, ret = 0;
+
+	*next = NULL;
+	ki = schema_keyspace_index(cur, a->ks);
+	if (ki < 0) {
+		snprintf(err, errlen, "Keyspace %s does not exist", a->ks);
+		return -ENOENT;
+	}
+	old = cur->ks[ki];
+	ti = schema_table_index(old, a->name);
+	if (ti < 0) {
+		snprintf(err, errlen, "unconfigured table %s", a->name);
+		return -ENOENT;
+	}
+	t = table_clone(old->tables[ti]);
+	if (t == NULL)
+		return nomem(err, errlen);
+	switch (a->kind) {
+	case SM_TABLE_ALTER_ADD:
+		for (i = 0; i < a->ncols && ret == 0; i++)
+			ret = alter_add(old, t, &a->cols[i], err, errlen);
+		break;
+	case SM_TABLE_ALTER_DROP:
+		for (i = 0; i < a->ncols && ret == 0; i++)
+			ret = alter_drop(t, a->cols[i].name, a->drop_time_us, err, errlen);
+		break;
+	case SM_TABLE_ALTER_TYPE:
+		ret = alter_type_of(old, t, &a->cols[0], err, errlen);
+		if (ret == 0) { /* the same type: nothing changes */
+			schema_table_free(t);
+			return 1;
+		}
+		break;
+	case SM_TABLE_ALTER_RENAME:
+		for (i = 0; i < a->nrenames && ret == 0; i++)
+			ret = alter_rename(t, a->from[i], a->to[i], err, errlen);
+		break;
+	case SM_TABLE_ALTER_OPTIONS:
+		ret = alter_options(t, a, err, errlen);
+		break;
+	}
+	if (ret == 0)
+		ret = schema_table_layout(t, err, errlen);
+	if (ret < 0) {
+		schema_table_free(t);
+		return ret;
+	}
+	k = schema_keyspace_clone(old, 0);
+	if (k == NULL) {
+		schema_table_free(t);
+		return nomem(err, errlen);
+	}
+	keyspace_set_table(k, (unsigned)ti, t);
+	return schema_publish_keyspace(cur, ki, k, 0, next, err, errlen);
+}
+
+/* ---- ALTER KEYSPACE (cql3/statements/alter_keyspace_statement.cc) ---- */
+
+int
+sm_catalog_alter_keyspace(const struct sm_catalog *cur, const struct sm_keyspace_alter *a,
+			  struct sm_catalog **next, char *err, size_t errlen)
+{
+	struct sm_keyspace_def def;
+	struct sm_keyspace *k;
+	int ki, ret;
+
+	*next = NULL;
+	ki = schema_keyspace_index(cur, a->name);
+	if (ki < 0) {
+		snprintf(err, errlen, "Can't find a keyspace %s", a->name);
+		return -ENOENT;
+	}
+	k = schema_keyspace_clone(cur->ks[ki], 0);
+	if (k == NULL)
+		return nomem(err, errlen);
+	if (a->replication != NULL) {
+		memset(&def, 0, sizeof(def));
+		def.name = a->name;
+		def.replication = a->replication;
+		def.nreplication = a->nreplication;
+		schema_options_free(k->replication, k->nreplication);
+		k->replication = NULL;
+		k->nreplication = 0;
+		ret = schema_expand_replication(&def, k, err, errlen);
+		if (ret < 0) {
+			schema_keyspace_put(k);
+			return ret;
+		}
+	}
+	if (a->set_durable_writes)
+		k->durable_writes = a->durable_writes;
+	return schema_publish_keyspace(cur, ki, k, 0, next, err, errlen);
 }

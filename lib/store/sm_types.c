@@ -2177,6 +2177,33 @@ fmt_decimal(struct sbuf *sb, struct sm_bytes v)
 		sm_free(s);
 }
 
+int
+sm_double_digits(double x, bool single, char digits[18], bool *neg)
+{
+	char tmp[40], *e;
+	int prec, nd = 0;
+	const char *p;
+
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, x);
+		if (single ? strtof(tmp, NULL) == (float)x : strtod(tmp, NULL) == x)
+			break;
+	}
+	p = tmp;
+	*neg = *p == '-';
+	if (*neg)
+		p++;
+	for (; *p && *p != 'e' && nd < 17; p++)
+		if (*p != '.')
+			digits[nd++] = *p;
+	while (*p && *p != 'e')
+		p++;
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	digits[nd] = '\0';
+	return (int)strtol(p + 1, &e, 10);
+}
+
 /*
  * The shortest digits that read back as the same number, laid out like
  * Java's Float/Double.toString(): plain for 1e-3 <= |x| < 1e7 ("1.0",
@@ -2185,9 +2212,9 @@ fmt_decimal(struct sbuf *sb, struct sm_bytes v)
 static void
 fmt_float(struct sbuf *sb, double x, bool single)
 {
-	char tmp[40], digits[24], *e;
-	int prec, exp10, nd = 0, i;
-	const char *p;
+	char digits[18];
+	int exp10, nd, i;
+	bool neg;
 
 	if (isnan(x)) {
 		sb_puts(sb, "NaN");
@@ -2197,23 +2224,10 @@ fmt_float(struct sbuf *sb, double x, bool single)
 		sb_puts(sb, x < 0 ? "-Infinity" : "Infinity");
 		return;
 	}
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, x);
-		if (single ? strtof(tmp, NULL) == (float)x : strtod(tmp, NULL) == x)
-			break;
-	}
-	p = tmp;
-	if (*p == '-') {
+	exp10 = sm_double_digits(x, single, digits, &neg);
+	nd = (int)strlen(digits);
+	if (neg)
 		sb_putc(sb, '-');
-		p++;
-	}
-	for (; *p && *p != 'e'; p++)
-		if (*p != '.')
-			digits[nd++] = *p;
-	exp10 = (int)strtol(p + 1, &e, 10);
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
-	digits[nd] = '\0';
 	if (exp10 >= -3 && exp10 < 7) {
 		if (exp10 < 0) {
 			sb_puts(sb, "0.");

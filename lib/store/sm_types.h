@@ -199,6 +199,15 @@ sm_type_collection(enum sm_type_kind kind, bool frozen, const struct sm_type *el
 void
 sm_type_free(const struct sm_type *t);
 
+/*
+ * The shortest decimal digits of finite @x (@single: of the float it
+ * rounds to) that read back as it, into @digits without trailing zeros
+ * (NUL-terminated, 1 to 17 digits); the power of ten of the first digit is
+ * returned, the sign goes to *@neg.
+ */
+int
+sm_double_digits(double x, bool single, char digits[18], bool *neg);
+
 /* A deep copy of a collection (NULL when memory is exhausted); @t itself for simple types. */
 const struct sm_type *
 sm_type_dup(const struct sm_type *t);

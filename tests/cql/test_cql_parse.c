@@ -204,8 +204,14 @@ test_create_table(void **state)
 	bad("CREATE TABLE t (a int PRIMARY KEY, b int, PRIMARY KEY (b))", -EINVAL,
 	    "Multiple PRIMARY KEYs");
 	bad("CREATE TABLE t (a int, b int)", -EINVAL, "No PRIMARY KEY");
-	bad("CREATE TABLE t (a int PRIMARY KEY) WITH default_time_to_live = -1", -EINVAL,
-	    "default_time_to_live");
+	/* a bad default_time_to_live is the server's to refuse (cql_table_props()) */
+	s = ok("CREATE TABLE t (a int PRIMARY KEY) WITH default_time_to_live = -1");
+	assert_false(s->create_table.has_default_ttl);
+	sm_cql_stmt_free(s);
+	bad("CREATE TABLE t (a int PRIMARY KEY) WITH compaction = {'class': 'x', 'class': 'y'}",
+	    -EBADMSG, "Multiple definition for property class");
+	bad("CREATE TABLE t (a int PRIMARY KEY) WITH caching = {'keys': ALL}", -EBADMSG,
+	    "Invalid property value");
 
 	s = ok("DROP TABLE IF EXISTS ks.t");
 	assert_int_equal(s->kind, SM_CQL_DROP_TABLE);
@@ -219,9 +225,44 @@ test_create_table(void **state)
 	assert_null(s->truncate.table.ks);
 	sm_cql_stmt_free(s);
 	s = ok("ALTER TABLE t ADD x int");
-	assert_int_equal(s->kind, SM_CQL_ALTER_TABLE_ADD);
-	assert_int_equal(s->alter_table_add.ncols, 1);
+	assert_int_equal(s->kind, SM_CQL_ALTER_TABLE);
+	assert_int_equal(s->alter_table.kind, SM_CQL_ALTER_ADD);
+	assert_int_equal(s->alter_table.ncols, 1);
 	sm_cql_stmt_free(s);
+	s = ok("ALTER TABLE t ADD (x int, y set<text> static)");
+	assert_int_equal(s->alter_table.ncols, 2);
+	assert_true(s->alter_table.cols[1].is_static);
+	sm_cql_stmt_free(s);
+	s = ok("ALTER TABLE ks.t DROP (x, y) USING TIMESTAMP 20000");
+	assert_int_equal(s->alter_table.kind, SM_CQL_ALTER_DROP);
+	assert_int_equal(s->alter_table.ncols, 2);
+	assert_string_equal(s->alter_table.cols[1].name, "y");
+	assert_non_null(s->alter_table.timestamp);
+	sm_cql_stmt_free(s);
+	s = ok("ALTER TABLE t ALTER x TYPE blob");
+	assert_int_equal(s->alter_table.kind, SM_CQL_ALTER_TYPE_OF);
+	assert_string_equal(s->alter_table.cols[0].type, "blob");
+	sm_cql_stmt_free(s);
+	s = ok("ALTER TABLE t RENAME a TO b AND c TO d");
+	assert_int_equal(s->alter_table.kind, SM_CQL_ALTER_RENAME);
+	assert_int_equal(s->alter_table.nrenames, 2);
+	assert_string_equal(s->alter_table.to[1], "d");
+	sm_cql_stmt_free(s);
+	s = ok("ALTER TABLE t WITH default_time_to_live = 10 AND comment = 'c'");
+	assert_int_equal(s->alter_table.kind, SM_CQL_ALTER_WITH);
+	assert_int_equal(s->alter_table.nprops, 2);
+	assert_true(s->alter_table.has_default_ttl);
+	assert_int_equal(s->alter_table.default_ttl, 10);
+	sm_cql_stmt_free(s);
+	s = ok("ALTER KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', "
+	       "'replication_factor': 2} AND durable_writes = false");
+	assert_int_equal(s->kind, SM_CQL_ALTER_KEYSPACE);
+	assert_int_equal(s->alter_keyspace.nreplication, 2);
+	assert_true(s->alter_keyspace.has_durable_writes);
+	assert_false(s->alter_keyspace.durable_writes);
+	sm_cql_stmt_free(s);
+	bad("ALTER KEYSPACE ks WITH WITH durable_writes = true", -EBADMSG, NULL);
+	bad("ALTER TABLE t FOO x", -EBADMSG, NULL);
 }
 
 /* ---- SELECT ---- */
@@ -839,8 +880,7 @@ test_unsupported(void **state)
 	bad("LIST ROLES", -ENOTSUP, "LIST");
 	bad("DROP INDEX i", -ENOTSUP, "DROP INDEX");
 	bad("DROP MATERIALIZED VIEW v", -ENOTSUP, "VIEW");
-	bad("ALTER KEYSPACE ks WITH durable_writes = true", -ENOTSUP, "ALTER");
-	bad("ALTER TABLE t DROP x", -ENOTSUP, "ALTER TABLE");
+	bad("ALTER MATERIALIZED VIEW v WITH comment = 'x'", -ENOTSUP, "VIEW");
 	bad("CREATE TABLE t (a frozen<ks.udt> PRIMARY KEY, b ks.x.y)", -EBADMSG, NULL);
 	bad("SELECT * FROM t WHERE a LIKE 'x'", -ENOTSUP, "LIKE");
 }
