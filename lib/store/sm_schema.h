@@ -266,7 +266,11 @@ struct sm_table_alter {
 	int64_t drop_time_us; /* DROP: the dropped_time recorded */
 };
 
-/* 0 and *next, or -errno (-ENOENT: no such table, -EINVAL) with the message. */
+/*
+ * 0 and *next, 1 when nothing changes (ALTER ... TYPE to the same type), or
+ * -errno with the message: -ENOENT (no such table), -EINVAL (an invalid
+ * request), -EPROTO (a configuration error: an incompatible type).
+ */
 int
 sm_catalog_alter_table(const struct sm_catalog *cur, const struct sm_table_alter *a,
 		       struct sm_catalog **next, char *err, size_t errlen);
