@@ -46,6 +46,7 @@ enum sel_op {
 	SEL_FN,	       /* a native function of arg (or of nothing): fn */
 	SEL_CAST,      /* CAST(arg AS type) */
 	SEL_AGG,       /* an aggregate of arg over the group: agg, akind */
+	SEL_ELEM,      /* arg's element sub[0] (map or set), or its slice sub[0]..sub[1] */
 };
 
 enum agg_kind {
@@ -70,6 +71,8 @@ struct sel_node {
 	enum agg_kind akind;
 	struct sm_bytes konst;
 	bool knull;
+	int sub[2];  /* ELEM: SEL_CONST nodes, -1 for an open end */
+	bool slice;  /* ELEM */
 };
 
 /* An aggregate's state over one group (op->aggs). */

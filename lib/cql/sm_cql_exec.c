@@ -336,7 +336,8 @@ bind_type(struct cql_prepared *ps, const struct sm_table *tb, const struct sm_cq
 					 errlen);
 		break;
 	case SM_CQL_BIND_KEY:
-		if (k == SM_TYPE_MAP) {
+		/* a set's "key" is its element: DELETE s[?] */
+		if (k == SM_TYPE_MAP || k == SM_TYPE_SET) {
 			*out = t->elem;
 			return 0;
 		}

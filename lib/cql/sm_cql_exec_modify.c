@@ -38,6 +38,7 @@ struct wctx {
 	int64_t ts;		       /* batch or default timestamp, or SM_TS_NOW */
 	bool in_batch;
 	enum sm_cql_stmt_batch_kind batch_kind;
+	uint8_t kinds_seen; /* a batch's statements: 1 counter, 2 other */
 };
 
 static int
@@ -473,6 +474,11 @@ twice:
 	return -EINVAL;
 }
 
+/* an IF condition's operator goes to the store as it is */
+_Static_assert((int)SM_COND_IN == (int)SM_CQL_OP_IN &&
+		       (int)SM_COND_CONTAINS_KEY == (int)SM_CQL_OP_CONTAINS_KEY,
+	       "sm_cond_op follows sm_cql_op");
+
 static int
 add_condition(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_table *t)
 {
@@ -520,10 +526,18 @@ add_condition(struct cql_op *op, const struct sm_cql_relation *r, const struct s
 		cd->has_elem = true;
 		vt = c->type->kind == SM_TYPE_MAP ? c->type->val : c->type->elem;
 	}
-	if (r->op > SM_CQL_OP_IN) {
-		cql_op_fail(op, SM_CQL_ERR_INVALID, "Unsupported operator in an IF condition on %s",
-			    c->name);
-		return -EINVAL;
+	if (r->op == SM_CQL_OP_CONTAINS || r->op == SM_CQL_OP_CONTAINS_KEY) {
+		/* column_condition.cc: CONTAINS of a collection, CONTAINS KEY of a map */
+		bool key = r->op == SM_CQL_OP_CONTAINS_KEY;
+
+		if (r->kind == SM_CQL_REL_ELEM || !sm_type_is_collection(c->type) ||
+		    (key && c->type->kind != SM_TYPE_MAP)) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "Cannot use %s on non-%s column %s",
+				    key ? "CONTAINS KEY" : "CONTAINS", key ? "map" : "collection",
+				    c->name);
+			return -EINVAL;
+		}
+		vt = key || c->type->kind != SM_TYPE_MAP ? c->type->elem : c->type->val;
 	}
 	if (r->op == SM_CQL_OP_IN) {
 		if (r->in == NULL) {
@@ -844,18 +858,25 @@ build_write(struct cql_op *op, const struct wctx *w)
 						goto out;
 					}
 				} else if (dc->key != NULL) {
-					if (c->type->kind != SM_TYPE_MAP &&
-					    c->type->kind != SM_TYPE_LIST) {
-						cql_op_fail(
-							op, SM_CQL_ERR_INVALID,
-							"Invalid deletion operation for non-map, "
-							"non-list column %s",
-							c->name);
+					/* operation.cc element_deletion: a set's element too */
+					if (!sm_type_is_collection(c->type)) {
+						cql_op_fail(op, SM_CQL_ERR_INVALID,
+							    "Invalid deletion operation for non "
+							    "collection column %s",
+							    c->name);
+						ret = -EINVAL;
+						goto out;
+					}
+					if (c->type->frozen) {
+						cql_op_fail(op, SM_CQL_ERR_INVALID,
+							    "Invalid deletion operation for frozen "
+							    "collection column %s",
+							    c->name);
 						ret = -EINVAL;
 						goto out;
 					}
 					ret = convert(op, dc->key,
-						      c->type->kind == SM_TYPE_MAP
+						      c->type->kind != SM_TYPE_LIST
 							      ? c->type->elem
 							      : sm_type_simple(SM_TYPE_INT),
 						      c->name, &key, &st);
@@ -1218,10 +1239,12 @@ check_write_cl(struct cql_op *op, uint16_t cl, bool lwt)
 	return 0;
 }
 
+/* batch_statement.cc validate(): an UNLOGGED batch may hold counters, not mixed with others */
 static int
-batch_kind_check(struct cql_op *op, enum sm_cql_stmt_batch_kind kind, const struct sm_cql_stmt *s,
+batch_kind_check(struct cql_op *op, struct wctx *w, const struct sm_cql_stmt *s,
 		 const struct sm_table *t)
 {
+	enum sm_cql_stmt_batch_kind kind = w->batch_kind;
 	bool counter_stmt = t->counter;
 
 	if (s->kind == SM_CQL_SELECT || s->kind == SM_CQL_BATCH) {
@@ -1240,7 +1263,8 @@ batch_kind_check(struct cql_op *op, enum sm_cql_stmt_batch_kind kind, const stru
 			    "Cannot include a counter statement in a logged batch");
 		return -EINVAL;
 	}
-	if (kind == SM_CQL_STMT_BATCH_UNLOGGED && counter_stmt) {
+	w->kinds_seen |= counter_stmt ? 1 : 2;
+	if (w->kinds_seen == 3) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,
 			    "Counter and non-counter mutations cannot exist in the same batch");
 		return -EINVAL;
@@ -1310,7 +1334,7 @@ cql_exec_modify(struct cql_op *op)
 				    "%s keyspace is not user-modifiable", w.t->ks);
 			return;
 		}
-		if (batch_kind_check(op, s->batch.kind, w.s, w.t) < 0)
+		if (batch_kind_check(op, &w, w.s, w.t) < 0)
 			return;
 		if (build_write(op, &w) < 0 || vals_moved(op, base))
 			return;
@@ -1455,7 +1479,7 @@ cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *b)
 		/* On failure the op's release drops this reference: list[i] is then done. */
 		op->ps = list[i];
 		if (cql_exec_load_values(op, &bs.values) < 0 ||
-		    batch_kind_check(op, w.batch_kind, list[i]->stmt, list[i]->table) < 0)
+		    batch_kind_check(op, &w, list[i]->stmt, list[i]->table) < 0)
 			goto out_failed;
 		w.s = list[i]->stmt;
 		w.t = list[i]->table;

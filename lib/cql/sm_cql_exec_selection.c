@@ -559,6 +559,58 @@ compile_cast(struct comp *cc, const struct sm_cql_selector *sel, int *out, const
 	return *name != NULL ? 0 : -ENOMEM;
 }
 
+/*
+ * c[x] and c[x..y] of a map, set or list (ScyllaDB's subscript and
+ * collection slices): the element (a map's value, a set's element when
+ * present, a list's element at index x) or, for maps and sets, a
+ * collection of those between x and y, both included.
+ */
+static int
+compile_subscript(struct comp *cc, const struct sm_cql_selector *sel, const struct sm_column *c,
+		  int arg, int *out, const char **name)
+{
+	const struct sm_type *t = c->type, *key;
+	struct sm_cql_selector k;
+	const char *kname;
+	struct sel_node *n;
+	char tn[256];
+	int sub[2] = { -1, -1 }, i, ret;
+
+	/* a list's element by its index, as ScyllaDB (not Cassandra) allows */
+	if (t->kind == SM_TYPE_LIST && sel->slice)
+		return bad(cc, "Slice selection is only allowed on sets and maps, but %s is a list",
+			   c->name);
+	if (t->kind != SM_TYPE_MAP && t->kind != SM_TYPE_SET && t->kind != SM_TYPE_LIST) {
+		sm_type_name(t, tn, sizeof(tn));
+		return bad(cc, "Invalid element selection: %s is of type %s is not a collection",
+			   c->name, tn);
+	}
+	key = t->kind == SM_TYPE_LIST ? sm_type_simple(SM_TYPE_INT) : t->elem;
+	for (i = 0; i < 2; i++) {
+		struct sm_cql_term *term = i == 0 ? sel->sub : sel->sub_to;
+
+		if (term == NULL)
+			continue;
+		memset(&k, 0, sizeof(k));
+		k.kind = SM_CQL_SEL_TERM;
+		k.term = term;
+		k.src = term->src;
+		ret = compile_term(cc, &k, key, &sub[i], &kname);
+		if (ret < 0)
+			return ret;
+	}
+	n = new_node(cc->ps, SEL_ELEM,
+		     sel->slice ? t : t->kind == SM_TYPE_MAP ? t->val : t->elem, out);
+	if (n == NULL)
+		return -ENOMEM;
+	n->arg = arg;
+	n->sub[0] = sub[0];
+	n->sub[1] = sub[1];
+	n->slice = sel->slice;
+	*name = cql_own_str(cc->ps, "%.*s", (int)sel->src.len, cc->ps->text + sel->src.off);
+	return *name != NULL ? 0 : -ENOMEM;
+}
+
 /* One selector into a node tree; @expect: the type its place wants (a literal needs one). */
 static int
 compile(struct comp *cc, const struct sm_cql_selector *sel, const struct sm_type *expect, int *out,
@@ -589,6 +641,8 @@ compile(struct comp *cc, const struct sm_cql_selector *sel, const struct sm_type
 		*name = c->name;
 		if (sel->nfields > 0)
 			return compile_fields(cc, sel, c, *out, out, name);
+		if (sel->subscript)
+			return compile_subscript(cc, sel, c, *out, out, name);
 		return 0;
 	case SM_CQL_SEL_COUNT:
 		n = new_node(cc->ps, SEL_AGG, sm_type_simple(SM_TYPE_BIGINT), out);
@@ -621,7 +675,7 @@ plain_selector(const struct sm_cql_selector *sel)
 {
 	switch (sel->kind) {
 	case SM_CQL_SEL_COLUMN:
-		return sel->nfields == 0;
+		return sel->nfields == 0 && !sel->subscript;
 	case SM_CQL_SEL_WRITETIME:
 	case SM_CQL_SEL_TTL:
 		return sel->nfields == 0;
@@ -902,6 +956,83 @@ be_signed(struct sm_bytes a)
 static int
 agg_result(struct cql_op *op, const struct sel_node *n, struct ev *e);
 
+/* The next [int32 length][bytes] of a serialized collection at *@at; false when malformed. */
+static bool
+coll_item(struct sm_bytes v, uint32_t *at, struct sm_bytes *item)
+{
+	uint32_t len;
+
+	if (v.len - *at < 4)
+		return false;
+	len = (uint32_t)v.p[*at] << 24 | (uint32_t)v.p[*at + 1] << 16 |
+	      (uint32_t)v.p[*at + 2] << 8 | v.p[*at + 3];
+	if (len > v.len - *at - 4)
+		return false;
+	item->p = v.p + *at + 4;
+	item->len = len;
+	*at += 4 + len;
+	return true;
+}
+
+/* Whether @key lies between the slice's ends (either open), both included. */
+static bool
+in_slice(const struct sel_node *const k[2], const struct sm_type *kt, struct sm_bytes key)
+{
+	return (k[0] == NULL || sm_value_compare(kt, key, k[0]->konst) >= 0) &&
+	       (k[1] == NULL || sm_value_compare(kt, key, k[1]->konst) <= 0);
+}
+
+/* SEL_ELEM over the collection @a (compile_subscript()) */
+static int
+eval_elem(struct cql_op *op, const struct sel_node *n, const struct ev *a, struct ev *e)
+{
+	const struct sm_type *t = op->ps->sel_nodes[n->arg].type;
+	const struct sel_node *k[2] = { NULL, NULL };
+	struct sm_bytes v = ev_bytes(op, a), key, val = { NULL, 0 };
+	uint32_t count, i, at, kept = 0, start = 0, end = 0;
+	bool map = t->kind == SM_TYPE_MAP;
+	uint8_t *p;
+	int j, ret;
+
+	for (j = 0; j < 2; j++)
+		if (n->sub[j] >= 0)
+			k[j] = &op->ps->sel_nodes[n->sub[j]];
+	if (a->null || v.len < 4 || (k[0] != NULL && k[0]->knull) || (k[1] != NULL && k[1]->knull))
+		return 0;
+	count = (uint32_t)v.p[0] << 24 | (uint32_t)v.p[1] << 16 | (uint32_t)v.p[2] << 8 | v.p[3];
+	/* the first pass finds the element, or the slice's extent (elements are sorted) */
+	for (i = 0, at = 4; i < count; i++) {
+		uint32_t from = at;
+
+		if (!coll_item(v, &at, &key) || (map && !coll_item(v, &at, &val)))
+			return 0;
+		if (!n->slice) {
+			if (t->kind == SM_TYPE_LIST ? be_signed(k[0]->konst) != (int64_t)i
+						    : sm_value_compare(t->elem, key, k[0]->konst) != 0)
+				continue;
+			*e = *a;
+			e->v = map ? val : key;
+			if (a->in_ev)
+				e->off = a->off + (size_t)(e->v.p - v.p);
+			return 0;
+		}
+		if (!in_slice(k, t->elem, key))
+			continue;
+		if (kept++ == 0)
+			start = from;
+		end = at;
+	}
+	if (n->slice && kept > 0) {
+		ret = ev_room(op, e, 4 + (size_t)(end - start), &p);
+		if (ret < 0)
+			return ret;
+		v = ev_bytes(op, a); /* the buffer may have moved */
+		be_put(p, kept, 4);
+		memcpy(p + 4, v.p + start, end - start);
+	}
+	return 0;
+}
+
 static int
 eval(struct cql_op *op, const struct sm_row_view *r, int idx, struct ev *e)
 {
@@ -948,6 +1079,8 @@ eval(struct cql_op *op, const struct sm_row_view *r, int idx, struct ev *e)
 		if (e->v.len == 0)
 			e->v.p = SM_CQL_EMPTY.p;
 		return 0;
+	case SEL_ELEM:
+		return eval_elem(op, n, &a, e);
 	case SEL_FIELD:
 		if (a.null)
 			return 0;

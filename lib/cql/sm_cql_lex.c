@@ -645,6 +645,8 @@ cql_lex(struct cql_parser *p)
 		} else if (isdigit((unsigned char)c) ||
 			   (c == '-' && i + 1 < n && isdigit((unsigned char)s[i + 1]))) {
 			type = lex_number(s, n, i, &j);
+		} else if (c == '.' && i + 1 < n && s[i + 1] == '.') {
+			j = i + 2; /* a slice's range: m[a..b] */
 		} else if (c == '.' && i + 1 < n && isdigit((unsigned char)s[i + 1])) {
 			type = lex_number(s, n, i, &j); /* .5 is not CQL but give a clear token */
 		} else if ((c == 'P' || c == 'p') && (j = iso_alt_len(s + i, n - i)) > 0) {

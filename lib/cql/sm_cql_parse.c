@@ -734,6 +734,25 @@ field_path(struct cql_parser *p, struct sm_cql_selector *s)
 	return 0;
 }
 
+/* [x], [x..y], [x..], [..y] after a column, '[' read (ScyllaDB's selector grammar) */
+static int
+subscript(struct cql_parser *p, struct sm_cql_selector *s)
+{
+	struct cql_tctx ctx = { .role = SM_CQL_BIND_FUNCTION_ARG, .clause = SM_CQL_CLAUSE_SELECT };
+
+	s->subscript = true;
+	if (!cql_tok_is_punct(p, cql_peek(p, 0), ".."))
+		TRY(cql_term(p, &ctx, &s->sub));
+	if (cql_accept_punct(p, "..")) {
+		s->slice = true;
+		if (!cql_tok_is_punct(p, cql_peek(p, 0), "]"))
+			TRY(cql_term(p, &ctx, &s->sub_to));
+	} else if (s->sub == NULL) {
+		return cql_syntax_error(p);
+	}
+	return cql_expect_punct(p, "]");
+}
+
 static int
 selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool arg)
 {
@@ -780,6 +799,8 @@ selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool a
 		s->kind = SM_CQL_SEL_COLUMN;
 		TRY(cql_ident(p, &s->column));
 		TRY(field_path(p, s));
+		if (s->nfields == 0 && cql_accept_punct(p, "["))
+			TRY(subscript(p, s));
 	} else if (arg) {
 		struct cql_tctx ctx = { .role = SM_CQL_BIND_FUNCTION_ARG,
 					.clause = SM_CQL_CLAUSE_SELECT };

@@ -461,7 +461,10 @@ struct sm_cql_selector {
 	unsigned nargs;
 	struct sm_cql_term *term; /* TERM */
 	const char *type;	  /* CAST: normalized type syntax */
-	const char *alias;	  /* AS alias, or NULL */
+	/* COLUMN: c[sub] (an element of a map or set) or c[sub..sub_to] (a slice, either end NULL) */
+	bool subscript, slice;
+	struct sm_cql_term *sub, *sub_to;
+	const char *alias; /* AS alias, or NULL */
 	struct sm_cql_span src;
 };
 

@@ -575,8 +575,6 @@ relation(struct cql_parser *p, enum sm_cql_clause clause, struct sm_cql_relation
 			TRY(cql_expect_punct(p, "]"));
 		}
 		TRY(parse_op(p, &r->op));
-		if (clause == SM_CQL_CLAUSE_IF && r->op > SM_CQL_OP_IN)
-			return cql_fail(p, -EINVAL, "CONTAINS is not supported in IF conditions");
 		ctx.op = r->op;
 		ctx.role = r->kind == SM_CQL_REL_ELEM ? SM_CQL_BIND_ELEM : SM_CQL_BIND_VALUE;
 		if (r->op == SM_CQL_OP_CONTAINS)

@@ -176,10 +176,13 @@ enum sm_cond_op {
 	SM_COND_GT,
 	SM_COND_GE,
 	SM_COND_IN,
+	SM_COND_CONTAINS,     /* a collection's element (a map's value) equals value */
+	SM_COND_CONTAINS_KEY, /* a map has the key value */
 };
 
 /* IF col op value: null compares equal only to null; <, <=, >, >= on null
- * are false. An element condition (map key or list index) when has_elem. */
+ * are false, and so is CONTAINS on a null collection. An element condition
+ * (map key or list index) when has_elem. */
 struct sm_condition {
 	uint16_t col;
 	uint8_t op; /* enum sm_cond_op */

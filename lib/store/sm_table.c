@@ -2218,12 +2218,32 @@ sm_ptable_scan(struct sm_ptable *pt, struct sm_select *s, struct sm_scan_pos *po
 
 /* ---- compare-and-set ---- */
 
+/* IF c CONTAINS v, IF m CONTAINS KEY k (column_condition.cc) */
+static bool
+coll_contains(const struct sm_condition *c, const struct sm_type *ty,
+	      const struct sm_cell_view *cv)
+{
+	bool is_map = ty->kind == SM_TYPE_MAP, key = c->op == SM_COND_CONTAINS_KEY;
+	struct sm_coll_iter it;
+	struct sm_bytes k, v;
+
+	if (c->null || !cv->present || sm_coll_iter_init(&it, cv->value) < 0)
+		return false;
+	while (sm_coll_next(&it, &k, is_map ? &v : NULL, is_map))
+		if (sm_value_compare(key || !is_map ? ty->elem : ty->val, key || !is_map ? k : v,
+				     c->value) == 0)
+			return true;
+	return false;
+}
+
 static bool
 cond_holds(const struct sm_condition *c, const struct sm_type *ty, const struct sm_cell_view *cv)
 {
 	int cmp;
 	unsigned i;
 
+	if (c->op == SM_COND_CONTAINS || c->op == SM_COND_CONTAINS_KEY)
+		return coll_contains(c, ty, cv);
 	if (c->op == SM_COND_IN) {
 		for (i = 0; i < c->nin; i++) {
 			bool in_null = c->in[i].len == UINT32_MAX;

@@ -274,6 +274,18 @@ test_select(void **state)
 	struct sm_cql_select *q;
 
 	(void)state;
+	s = ok("SELECT m[1], m[1..2], m[..'b'], s[3..] FROM t");
+	q = &s->select;
+	assert_true(q->sels[0].subscript);
+	assert_false(q->sels[0].slice);
+	assert_non_null(q->sels[0].sub);
+	assert_true(q->sels[1].slice);
+	assert_non_null(q->sels[1].sub_to);
+	assert_null(q->sels[2].sub);
+	assert_non_null(q->sels[2].sub_to);
+	assert_null(q->sels[3].sub_to);
+	sm_cql_stmt_free(s);
+	bad("SELECT m[] FROM t", -EBADMSG, NULL);
 	s = ok("select \"C0\", \"C1\", \"C2\", \"C3\", \"C4\" from cf where \"KEY\" = ?");
 	q = &s->select;
 	assert_int_equal(s->kind, SM_CQL_SELECT);

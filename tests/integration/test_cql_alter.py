@@ -15,19 +15,9 @@ pytest.importorskip("cassandra")
 from cassandra import InvalidRequest  # noqa: E402
 from cassandra.protocol import ConfigurationException, SyntaxException  # noqa: E402
 
-from conftest import cql_unique_name  # noqa: E402
+from conftest import cql_new_table as table, cql_rows as rows, cql_unique_name  # noqa: E402
 
 DC = "datacenter1"
-
-
-def table(env, schema):
-    t = f"{env.ks}.{cql_unique_name('t')}"
-    env.session.execute(f"CREATE TABLE {t} {schema}")
-    return t
-
-
-def rows(s, q, *args):
-    return [tuple(r) for r in s.execute(q, *args)]
 
 
 def test_drop_column_prepared(cql_env):
