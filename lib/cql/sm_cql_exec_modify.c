@@ -474,6 +474,23 @@ twice:
 	return -EINVAL;
 }
 
+/* Whether INSERT's columns are key columns and at least one static column. */
+static bool
+insert_only_static(const struct sm_table *t, const struct sm_cql_insert *in)
+{
+	bool any = false;
+	unsigned i;
+
+	for (i = 0; i < in->ncols; i++) {
+		const struct sm_column *c = sm_table_column(t, in->cols[i]);
+
+		if (c->kind == SM_COL_CLUSTERING || c->kind == SM_COL_REGULAR)
+			return false;
+		any |= c->kind == SM_COL_STATIC;
+	}
+	return any;
+}
+
 /* an IF condition's operator goes to the store as it is */
 _Static_assert((int)SM_COND_IN == (int)SM_CQL_OP_IN &&
 		       (int)SM_COND_CONTAINS_KEY == (int)SM_CQL_OP_CONTAINS_KEY,
@@ -754,7 +771,15 @@ build_write(struct cql_op *op, const struct wctx *w)
 			co->value = v;
 			co->null = st == SM_CQL_CONV_NULL;
 		}
-		for (i = 0; i < (unsigned)t->npk + t->nck; i++) {
+		flags = SM_MUT_ROW_MARKER;
+		/* only static columns: the partition's static row, no clustering key
+		 * (modification_statement.cc, as for UPDATE) */
+		if (t->nck > 0 && !(have[t->npk / 64] & (1ull << (t->npk % 64))) &&
+		    insert_only_static(t, in)) {
+			ck.n = 0;
+			flags = 0;
+		}
+		for (i = 0; i < (unsigned)t->npk + (ck.n ? t->nck : 0); i++) {
 			if (!(have[i / 64] & (1ull << (i % 64)))) {
 				cql_op_fail(
 					op, SM_CQL_ERR_INVALID, "Some %s key parts are missing: %s",
@@ -762,7 +787,6 @@ build_write(struct cql_op *op, const struct wctx *w)
 				return -EINVAL;
 			}
 		}
-		flags = SM_MUT_ROW_MARKER;
 		if (in->if_not_exists)
 			if_kind = SM_CQL_IF_NOT_EXISTS;
 	} else {

@@ -2313,6 +2313,8 @@ struct cas_sink {
 	const struct sm_table *t;
 	bool seen;
 	bool ok;
+	bool statics_only; /* the row is missing: its static columns only, the rest null */
+	bool static_seen;
 	unsigned ncond_cols;
 	const uint16_t *cols;
 	const uint32_t *cell_of; /* column id -> its cell + 1 */
@@ -2325,7 +2327,12 @@ cas_row(void *ctx, const struct sm_row_view *r)
 	const struct sm_cas *c = cs->c;
 	unsigned i;
 
-	cs->seen = true;
+	static const struct sm_cell_view nullv;
+
+	if (cs->statics_only)
+		cs->static_seen = true;
+	else
+		cs->seen = true;
 	cs->ok = true;
 	for (i = 0; i < c->nconds; i++) {
 		const struct sm_condition *cd = &c->conds[i];
@@ -2336,6 +2343,8 @@ cas_row(void *ctx, const struct sm_row_view *r)
 		if (cs->cell_of[cd->col] == 0 || cs->cell_of[cd->col] > r->ncells)
 			return -EINVAL;
 		cv = &r->cells[cs->cell_of[cd->col] - 1];
+		if (cs->statics_only && col->kind != SM_COL_STATIC)
+			cv = &nullv;
 		if (cd->has_elem) {
 			coll_element(col->type, cv, cd->elem, &elem);
 			if (!cond_holds(cd,
@@ -2347,7 +2356,7 @@ cas_row(void *ctx, const struct sm_row_view *r)
 			cs->ok = false;
 		}
 	}
-	if (c->sink.row != NULL) {
+	if (c->sink.row != NULL && !cs->statics_only) {
 		/* The caller's pre-image: its own column list, a prefix of ours. */
 		struct sm_row_view pre = *r;
 
@@ -2413,6 +2422,20 @@ sm_ptable_cas_read(struct sm_ptable *pt, const struct sm_cas *c, int32_t now, bo
 		s.nranges = 1;
 	}
 	ret = sm_ptable_read(pt, &s, now);
+	if (ret >= 0 && !cs.seen && c->kind == SM_CAS_IF && c->mut.ck.n > 0) {
+		/* no such row: a condition on a static column still reads the
+		 * partition's static row (Cassandra's and ScyllaDB's rule) */
+		bool statics = false;
+
+		for (i = 0; i < c->nconds && !statics; i++)
+			statics = t->cols[c->conds[i].col].kind == SM_COL_STATIC;
+		if (statics) {
+			cs.statics_only = true;
+			s.ranges = NULL;
+			s.nranges = 0;
+			ret = sm_ptable_read(pt, &s, now);
+		}
+	}
 clear_map:
 	/* Leave the map clear for the next one: only these entries were set. */
 	for (i = 0; i < n; i++)
@@ -2426,7 +2449,7 @@ clear_map:
 		*conds_ok = cs.seen;
 	else if (c->kind == SM_CAS_CUSTOM)
 		*conds_ok = true; /* the store decides after the read */
-	else if (cs.seen)
+	else if (cs.seen || cs.static_seen)
 		*conds_ok = cs.ok;
 	else {
 		/* No row: every column reads as null. */
