@@ -278,7 +278,7 @@ double_fail(struct pctx *c, const char *key, double v, const char *what)
 static int
 common_options(struct pctx *c, struct pmap *m)
 {
-	double d;
+	double d = 0;
 	long l = 0;
 
 	if (double_opt(c, m, "tombstone_threshold", 0.2, &d) < 0)
@@ -316,7 +316,7 @@ min_max_threshold(struct pctx *c, struct pmap *m)
 static int
 tiered_options(struct pctx *c, struct pmap *m, bool incremental)
 {
-	double low, high, d;
+	double low = 0, high = 0, d = 0;
 	char bl[40], bh[40];
 
 	if (long_at_least(c, m, "min_sstable_size", 50l * 1024 * 1024, 0, "non negative") < 0 ||
@@ -534,7 +534,7 @@ check_compression(struct pctx *c, const struct sm_cql_prop *pr)
 			    chunk);
 	v = map_get(&m, "crc_check_chance");
 	if (v != NULL) {
-		double d;
+		double d = 0;
 
 		if (!sto_d(v, &d))
 			return fail(c, SM_CQL_ERR_SYNTAX,
@@ -623,7 +623,7 @@ speculative_retry(struct pctx *c, const char *given, char *canon, size_t len)
 {
 	char up[160];
 	size_t n = strlen(given), i;
-	double v;
+	double v = 0;
 
 	if (n >= sizeof(up))
 		n = sizeof(up) - 1;
@@ -796,9 +796,9 @@ validate(struct pctx *c, const struct sm_cql_prop *props, unsigned n, bool alter
 {
 	const struct sm_cql_prop *pr;
 	const char *v;
-	int32_t imin, imax, iv;
+	int32_t imin = 0, imax = 0, iv = 0;
 	unsigned i, j;
-	double d;
+	double d = 0;
 
 	for (i = 0; i < n; i++) {
 		bool known = false, old = false;
