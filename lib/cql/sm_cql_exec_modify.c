@@ -19,6 +19,7 @@
 
 #define MAX_TTL 630720000 /* 20 years, as Cassandra */
 #define MAX_PK_IN CQL_MAX_IN_PARTITIONS
+#define MAX_CK_IN CQL_MAX_IN_CLUSTERING
 
 /* Indexes stored in pointer fields until the arrays stop growing. */
 #define IDX_PTR(i) ((const void *)(uintptr_t)(i))
@@ -303,11 +304,13 @@ have_value:
 	return 0;
 }
 
-/* Keys of the WHERE clause: every pk column EQ or IN, clustering EQ. */
+/* Keys of the WHERE clause: every pk column EQ or IN, clustering EQ or IN. */
 struct where_keys {
 	struct sm_bytes pk[SM_MAX_KEY_PARTS][MAX_PK_IN];
 	unsigned npk[SM_MAX_KEY_PARTS];
-	struct sm_key ck;	  /* EQ prefix */
+	struct sm_bytes ckin[SM_MAX_KEY_PARTS][MAX_CK_IN];
+	unsigned nckin[SM_MAX_KEY_PARTS]; /* values of each clustering column (1: EQ) */
+	struct sm_key ck;		  /* the prefix restricted, the first value of each */
 	bool has_slice;		  /* DELETE: a clustering range */
 	struct sm_ck_range range; /* when has_slice */
 };
@@ -336,12 +339,11 @@ static int
 read_where(struct cql_op *op, const struct sm_cql_relation *where, unsigned nwhere,
 	   const struct sm_table *t, bool allow_slice, struct where_keys *wk)
 {
-	struct sm_bytes ckv[SM_MAX_KEY_PARTS];
-	bool ckset[SM_MAX_KEY_PARTS] = { false };
-	unsigned i, j;
+	unsigned i, j, *nck = wk->nckin;
 	int ret;
 
 	memset(wk->npk, 0, sizeof(wk->npk));
+	memset(wk->nckin, 0, sizeof(wk->nckin));
 	wk->has_slice = false;
 	memset(&wk->range, 0, sizeof(wk->range));
 	for (i = 0; i < nwhere; i++) {
@@ -392,12 +394,26 @@ read_where(struct cql_op *op, const struct sm_cql_relation *where, unsigned nwhe
 			continue;
 		}
 		if (r->op == SM_CQL_OP_EQ) {
-			if (ckset[c->pos])
+			if (nck[c->pos])
 				goto twice;
-			ret = where_value(op, r->value, c, &ckv[c->pos]);
+			ret = where_value(op, r->value, c, &wk->ckin[c->pos][0]);
 			if (ret < 0)
 				return ret;
-			ckset[c->pos] = true;
+			nck[c->pos] = 1;
+			continue;
+		}
+		if (r->op == SM_CQL_OP_IN && r->in != NULL) {
+			/* one mutation per value, as ScyllaDB's IN on clustering columns */
+			if (nck[c->pos])
+				goto twice;
+			if (r->nin > MAX_CK_IN)
+				return cql_fail_in_size(op, false, r->nin);
+			for (j = 0; j < r->nin; j++) {
+				ret = where_value(op, r->in[j], c, &wk->ckin[c->pos][j]);
+				if (ret < 0)
+					return ret;
+			}
+			nck[c->pos] = r->nin;
 			continue;
 		}
 		if (allow_slice && r->op >= SM_CQL_OP_LT && r->op <= SM_CQL_OP_GE) {
@@ -434,10 +450,10 @@ read_where(struct cql_op *op, const struct sm_cql_relation *where, unsigned nwhe
 		}
 	}
 	wk->ck.n = 0;
-	for (i = 0; i < t->nck && ckset[i]; i++)
-		wk->ck.part[wk->ck.n++] = ckv[i];
+	for (i = 0; i < t->nck && nck[i]; i++)
+		wk->ck.part[wk->ck.n++] = wk->ckin[i][0];
 	for (; i < t->nck; i++) {
-		if (ckset[i]) {
+		if (nck[i]) {
 			cql_op_fail(op, SM_CQL_ERR_INVALID,
 				    "PRIMARY KEY column \"%s\" cannot be restricted as preceding "
 				    "column \"%s\" is not restricted",
@@ -447,6 +463,15 @@ read_where(struct cql_op *op, const struct sm_cql_relation *where, unsigned nwhe
 	}
 	if (wk->has_slice) {
 		struct sm_ck_bound *bs[2] = { &wk->range.start, &wk->range.end };
+
+		for (i = 0; i < wk->ck.n; i++) {
+			if (nck[i] > 1) {
+				cql_op_fail(op, SM_CQL_ERR_INVALID,
+					    "A range deletion must restrict the clustering columns "
+					    "before the ranged one by equality");
+				return -EINVAL;
+			}
+		}
 
 		for (j = 0; j < 2; j++) {
 			struct sm_ck_bound *b = bs[j];
@@ -698,7 +723,7 @@ build_write(struct cql_op *op, const struct wctx *w)
 	const struct sm_table *t = w->t;
 	struct where_keys *wk = NULL;
 	struct sm_key pk, ck;
-	unsigned i, j, first_op = op->nops, first_cond = op->nconds, nkeys = 1;
+	unsigned i, j, first_op = op->nops, first_cond = op->nconds, nkeys = 1, nck_keys = 1;
 	uint64_t product = 1;
 	enum sm_cql_if if_kind = SM_CQL_IF_NONE;
 	const struct sm_cql_relation *conds = NULL;
@@ -832,6 +857,13 @@ build_write(struct cql_op *op, const struct wctx *w)
 			goto out;
 		}
 		nkeys = (unsigned)product;
+		for (i = 0, product = 1; i < wk->ck.n; i++)
+			product *= wk->nckin[i];
+		if (product > MAX_CK_IN) {
+			ret = cql_fail_in_size(op, false, product);
+			goto out;
+		}
+		nck_keys = (unsigned)product;
 		if (s->kind == SM_CQL_UPDATE) {
 			for (i = 0; i < s->update.nset; i++) {
 				const struct sm_column *c = NULL;
@@ -964,6 +996,14 @@ build_write(struct cql_op *op, const struct wctx *w)
 		ret = -EINVAL;
 		goto out;
 	}
+	if (if_kind != SM_CQL_IF_NONE && nck_keys != 1) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "IN on the clustering key columns is not supported with conditional "
+			    "%s",
+			    s->kind == SM_CQL_DELETE ? "deletions" : "updates");
+		ret = -EINVAL;
+		goto out;
+	}
 	if (if_kind != SM_CQL_IF_NONE && has_range) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,
 			    "DELETE statements must restrict all PRIMARY KEY columns with equality "
@@ -971,10 +1011,10 @@ build_write(struct cql_op *op, const struct wctx *w)
 		ret = -EINVAL;
 		goto out;
 	}
-	for (i = 0; i < nkeys; i++) {
+	for (i = 0; i < nkeys * nck_keys; i++) {
 		struct sm_store_req *r = NULL;
 		struct sm_mutation *m;
-		unsigned rest = i;
+		unsigned rest = i / nck_keys, crest = i % nck_keys;
 
 		if (op->wave && if_kind == SM_CQL_IF_NONE)
 			m = new_mut(op);
@@ -988,6 +1028,15 @@ build_write(struct cql_op *op, const struct wctx *w)
 			for (j = t->npk; j-- > 0;) {
 				pk.part[j] = wk->pk[j][rest % wk->npk[j]];
 				rest /= wk->npk[j];
+			}
+			for (j = nck_keys > 1 ? ck.n : 0; j-- > 0;) {
+				ck.part[j] = wk->ckin[j][crest % wk->nckin[j]];
+				crest /= wk->nckin[j];
+			}
+			/* a prefix of the clustering key: the range is that prefix (no slice with IN) */
+			if (nck_keys > 1 && has_range) {
+				range.start.prefix = ck;
+				range.end.prefix = ck;
 			}
 		}
 		if (if_kind != SM_CQL_IF_NONE) {
