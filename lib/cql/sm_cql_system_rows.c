@@ -17,6 +17,8 @@
 #include "cql_system_priv.h"
 
 #define RELEASE_VERSION "3.0.8" /* Scylla's; >= 3.0 < 4 makes drivers use system_schema v3 */
+/* system.versions: a ScyllaDB version (what shardmark behaves as), then what it is */
+#define SCYLLA_VERSION "2025.1.0-shardmark." SM_VERSION
 #define CQL_VERSION "3.3.1"
 #define NATIVE_PROTOCOL_VERSION "4"
 #define PARTITIONER "org.apache.cassandra.dht.Murmur3Partitioner"
@@ -822,6 +824,31 @@ gen_types(struct sys_state *s)
 	}
 }
 
+/* system.scylla_local: what ScyllaDB's tools look up there */
+static void
+gen_scylla_local(struct sys_state *s)
+{
+	if (!row_begin(s))
+		return;
+	put_text(s, 0, "enabled_features");
+	put_text(s, 1, "LWT");
+	row_end(s);
+}
+
+/* system.versions (ScyllaDB's versions_table) */
+static void
+gen_versions(struct sys_state *s)
+{
+	if (!row_begin(s))
+		return;
+	put_text(s, 0, "local");
+	put_text(s, 1, "shardmark-" SM_VERSION);
+	put_text(s, 2, "release");
+	put_text(s, 3, RELEASE_VERSION);
+	put_text(s, 4, SCYLLA_VERSION);
+	row_end(s);
+}
+
 /* system_schema.dropped_columns (its columns as sm_cql_system.c defines them) */
 enum { DC_KEYSPACE_NAME, DC_TABLE_NAME, DC_COLUMN_NAME, DC_DROPPED_TIME, DC_TYPE };
 
@@ -885,6 +912,12 @@ cql_system_generate(struct sys_state *s, enum sys_table_index index)
 		break;
 	case SYS_DROPPED_COLUMNS:
 		gen_dropped_columns(s);
+		break;
+	case SYS_SCYLLA_LOCAL:
+		gen_scylla_local(s);
+		break;
+	case SYS_VERSIONS:
+		gen_versions(s);
 		break;
 	default: /* functions, views...: always empty */
 		break;
