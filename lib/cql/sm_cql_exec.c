@@ -911,7 +911,7 @@ void
 cql_op_fail(struct cql_op *op, int32_t code, const char *fmt, ...)
 {
 	struct sm_cql_error e;
-	char msg[512];
+	char msg[1024]; /* room for a message naming an over-long identifier */
 	va_list ap;
 
 	va_start(ap, fmt);

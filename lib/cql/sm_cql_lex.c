@@ -652,7 +652,7 @@ cql_lex(struct cql_parser *p)
 		} else if ((c == 'P' || c == 'p') && (j = iso_alt_len(s + i, n - i)) > 0) {
 			type = T_DURATION;
 			j += i;
-		} else if (isalpha((unsigned char)c) || c == '_') {
+		} else if (isalpha((unsigned char)c)) { /* IDENT: a letter first (Cql.g) */
 			for (j = i + 1; j < n && is_ident_char(s[j]); j++)
 				;
 			type = is_iso_duration(s + i, j - i) ? T_DURATION : T_IDENT;

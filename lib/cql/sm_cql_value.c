@@ -405,7 +405,8 @@ parse_ymd(const char *s, size_t n, size_t *i, unsigned minyear, bool sign, int64
 
 /*
  * Cassandra's timestamp patterns: yyyy-mm-dd, then optionally ' ' or 'T'
- * and hh:mm[:ss[.f]], then optionally Z, +hh, +hhmm or +hh:mm. The fraction
+ * and hh:mm[:ss[.f]], then optionally (after a space) Z, UTC, GMT or UT,
+ * +hh, +hhmm or +hh:mm (also after UTC or GMT). The fraction
  * takes 1 to 9 digits (cqlsh prints 6) and is cut to milliseconds. No zone
  * means UTC: shardmark has no server time zone.
  */
@@ -442,7 +443,14 @@ parse_timestamp(const char *s, size_t n, int64_t *ms)
 		if (hh > 23 || mi > 59 || ss > 59)
 			return false;
 	}
-	if (i < n && s[i] == 'Z') {
+	/* a zone after a space, or named UTC / GMT / UT (alone or before an offset) */
+	if (i < n && s[i] == ' ')
+		i++;
+	if (n - i >= 3 && (strncasecmp(s + i, "UTC", 3) == 0 || strncasecmp(s + i, "GMT", 3) == 0))
+		i += 3;
+	else if (n - i >= 2 && strncasecmp(s + i, "UT", 2) == 0)
+		i += 2;
+	if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
 		i++;
 	} else if (i < n && (s[i] == '+' || s[i] == '-')) {
 		int sign = s[i++] == '-' ? -1 : 1, oh, om = 0;

@@ -27,7 +27,7 @@ schema_keyspace_index(const struct sm_catalog *c, const char *ks);
 int
 schema_table_index(const struct sm_keyspace *k, const char *name);
 
-/* CQL's rule for names (48 characters, letters, digits, '_'), or DynamoDB's with @wide. */
+/* CQL's rule for names (SM_NAME_MAX characters, letters, digits, '_'), or DynamoDB's with @wide. */
 bool
 schema_valid_name(const char *s, bool wide);
 

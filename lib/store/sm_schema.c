@@ -277,7 +277,7 @@ schema_valid_name(const char *s, bool wide)
 {
 	size_t n = strlen(s), i;
 
-	if (n == 0 || n > (wide ? 255u : 48u))
+	if (n == 0 || n > (wide ? 255u : SM_NAME_MAX))
 		return false;
 	for (i = 0; i < n; i++)
 		if (!isalnum((unsigned char)s[i]) && s[i] != '_' &&
@@ -402,10 +402,10 @@ sm_catalog_create_keyspace(const struct sm_catalog *cur, const struct sm_keyspac
 	}
 	if (!schema_valid_name(def->name, def->wide_names)) {
 		snprintf(err, errlen,
-			 "Keyspace name must not be empty, more than 48 characters long, or "
+			 "Keyspace name must not be empty, more than %u characters long, or "
 			 "contain non-alphanumeric-underscore characters (got \"%s\")",
-			 def->name);
-		return -EINVAL;
+			 SM_NAME_MAX, def->name);
+		return -ENAMETOOLONG; /* an invalid request, not a configuration error */
 	}
 	k = sm_calloc(1, sizeof(*k));
 	if (k == NULL)
@@ -522,6 +522,12 @@ int
 schema_check_column(const struct sm_column *col, char *err, size_t errlen)
 {
 	bool key = col->kind == SM_COL_PARTITION || col->kind == SM_COL_CLUSTERING;
+
+	if (strlen(col->name) > SM_NAME_MAX) {
+		snprintf(err, errlen, "Column name must not be more than %u characters long (got \"%s\")",
+			 SM_NAME_MAX, col->name);
+		return -EINVAL;
+	}
 
 	/* create_table_statement.cc: the key checks, then the non-frozen UDT's fields */
 	if (key && sm_type_is_collection(col->type) && !col->type->frozen) {
@@ -773,9 +779,9 @@ sm_catalog_create_table(const struct sm_catalog *cur, const struct sm_table_def 
 	}
 	if (!schema_valid_name(def->name, def->wide_names)) {
 		snprintf(err, errlen,
-			 "Table name must not be empty, more than 48 characters long, or contain "
+			 "Table name must not be empty, more than %u characters long, or contain "
 			 "non-alphanumeric-underscore characters (got \"%s\")",
-			 def->name);
+			 SM_NAME_MAX, def->name);
 		return -EINVAL;
 	}
 	ret = build_table(old, def, cur->next_slot, &t, err, errlen);

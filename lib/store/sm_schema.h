@@ -35,6 +35,12 @@
  */
 #define SM_MAX_COLUMNS 65535u
 
+/*
+ * Longest keyspace, table and column name: ScyllaDB's schema::NAME_LENGTH
+ * (Cassandra 3's was 48), which leaves room for the suffixes of CDC tables.
+ */
+#define SM_NAME_MAX 207u
+
 enum sm_col_kind {
 	SM_COL_PARTITION,
 	SM_COL_CLUSTERING,
@@ -173,7 +179,8 @@ struct sm_table_def {
  * NULL), or -errno with a Cassandra-style message in @err: -EEXIST
  * (already exists), -ENOENT (keyspace or table does not exist), -EINVAL
  * (invalid definition: bad type, no primary key, counter mixed with
- * non-counter, duplicate column, ...).
+ * non-counter, duplicate column, ...), -ENAMETOOLONG (CREATE KEYSPACE: an
+ * invalid name).
  */
 int
 sm_catalog_create_keyspace(const struct sm_catalog *cur, const struct sm_keyspace_def *def,

@@ -125,9 +125,9 @@ sm_catalog_create_type(const struct sm_catalog *cur, const struct sm_type_def *d
 	}
 	if (!schema_valid_name(def->name, false)) {
 		snprintf(err, errlen,
-			 "User type name must not be empty, more than 48 characters long, or "
+			 "User type name must not be empty, more than %u characters long, or "
 			 "contain non-alphanumeric-underscore characters (got \"%s\")",
-			 def->name);
+			 SM_NAME_MAX, def->name);
 		return -EINVAL;
 	}
 	if (def->nfields > SM_TYPE_MAX_FIELDS) {

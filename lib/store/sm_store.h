@@ -327,7 +327,7 @@ struct sm_ddl_req {
 	const void *apply_arg;
 	/* out */
 	int result; /* 0 changed, 1 no-op (IF [NOT] EXISTS), -errno */
-	char err[256];
+	char err[1024]; /* a name of SM_NAME_MAX and more fits */
 	struct sm_uuid version; /* schema version after the change */
 	void (*done)(struct sm_ddl_req *r);
 	void *ctx;

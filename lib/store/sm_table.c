@@ -3,8 +3,9 @@
  * One table's data on one shard, with Cassandra's write semantics:
  *
  * - every cell carries its write timestamp; the newer write wins, and on a
- *   tie a tombstone beats a live cell, then the greater value wins, then the
- *   later expiry (Cassandra's Cells.reconcile);
+ *   tie a tombstone beats an expiring cell, which beats one that never
+ *   expires, then the later expiry wins, then the greater value (ScyllaDB's
+ *   compare_atomic_cell_for_merge(); Cassandra compares the value first);
  * - a TTL turns into an expiry time; an expired cell reads as a tombstone;
  * - partition, range, row and cell tombstones shadow every write with a
  *   timestamp at or below theirs; shadowed data is purged when a partition
@@ -338,15 +339,14 @@ wins(const struct cell *old, int64_t ts, bool tomb, struct sm_bytes v, int32_t l
 		return new_dead;
 	if (new_dead)
 		return ldt > old->ldt;
+	/* ScyllaDB's compare_atomic_cell_for_merge(): an expiring cell beats a
+	 * live one (ldt 0: no expiry), then the later expiry, then the value */
+	if ((ldt != 0) != (old->ldt != 0))
+		return ldt != 0;
+	if (ldt != old->ldt)
+		return ldt > old->ldt;
 	c = val_cmp_bytes(&old->v, v);
-	if (c != 0)
-		return c < 0;
-	/* ldt 0 means "never expires", the latest expiry of all; it was
-	 * treated as "never wins", so a TTL'd and a non-TTL'd write of the same
-	 * value at the same timestamp kept whichever arrived first. */
-	if (ldt == 0 || old->ldt == 0)
-		return ldt == 0 && old->ldt != 0;
-	return ldt > old->ldt;
+	return c < 0;
 }
 
 static int
@@ -1362,7 +1362,9 @@ check_key(const struct sm_table *t, const struct sm_key *k, unsigned want, unsig
 	for (i = 0; i < k->n; i++) {
 		const struct sm_column *col = &t->cols[first + i];
 
-		if (k->part[i].len == 0 && first == 0) {
+		/* a compound key's serialized form is never empty (ScyllaDB's
+		 * validation.cc validate_cql_key()): only a single empty component is */
+		if (k->part[i].len == 0 && first == 0 && want == 1) {
 			snprintf(err, errlen, "Key may not be empty");
 			return -EINVAL;
 		}

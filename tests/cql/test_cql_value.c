@@ -353,6 +353,12 @@ test_timestamp(void **state)
 	expect_i64("'2024-01-02 05:04:05+02'", "timestamp", 1704164645000);
 	expect_i64("'2024-01-02 01:34:05-01:30'", "timestamp", 1704164645000);
 	expect_i64("'2024-01-02 03:04+0000'", "timestamp", 1704164640000);
+	expect_i64("'2024-01-02 03:04:05 UTC'", "timestamp", 1704164645000);
+	expect_i64("'2024-01-02 03:04:05 GMT'", "timestamp", 1704164645000);
+	expect_i64("'2024-01-02 05:04:05 GMT+02:00'", "timestamp", 1704164645000);
+	expect_i64("'2024-01-02 03:04:05 +0000'", "timestamp", 1704164645000);
+	expect_i64("'2024-01-02 03:04:05UT'", "timestamp", 1704164645000);
+	expect_err("'2024-01-02 03:04:05 Mars/Olympus'", "timestamp", -EINVAL, NULL);
 	expect_i64("'1970-01-01'", "timestamp", 0);
 	expect_i64("'1969-12-31 23:59:59.999'", "timestamp", -1);
 	expect_i64("'1900-03-01 00:00:00'", "timestamp", -2203891200000);
