@@ -47,6 +47,7 @@ enum sel_op {
 	SEL_CAST,      /* CAST(arg AS type) */
 	SEL_AGG,       /* an aggregate of arg over the group: agg, akind */
 	SEL_ELEM,      /* arg's element sub[0] (map or set), or its slice sub[0]..sub[1] */
+	SEL_TOJSON,    /* toJson(arg): its JSON text */
 };
 
 enum agg_kind {
@@ -129,6 +130,8 @@ struct cql_prepared {
 	struct sel_node *sel_nodes;
 	unsigned nsel_nodes, sel_cap;
 	unsigned *sel_roots;
+	unsigned json_n;	 /* SELECT JSON: the roots, as keys of one [json] column */
+	const char **json_keys; /* each root's JSON key, quoted */
 	bool sel_eval;	      /* some output is computed */
 	bool grouped;	      /* aggregates or GROUP BY: a row per group */
 	bool distinct;	      /* SELECT DISTINCT: a row per partition */

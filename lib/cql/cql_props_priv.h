@@ -45,4 +45,8 @@ cql_table_opts_free(struct cql_table_opts *o);
 void
 cql_fmt_double(double v, char *buf, size_t len);
 
+/* The same of the float @v rounds to when @single (the shortest digits of a float). */
+void
+cql_fmt_float(double v, bool single, char *buf, size_t len);
+
 #endif /* CQL_PROPS_PRIV_H */

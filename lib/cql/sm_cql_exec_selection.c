@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "cql_exec_priv.h"
+#include "cql_json_priv.h"
 
 /* Room for one more read; read_keys, once it exists, grows along. */
 static int
@@ -367,6 +368,27 @@ agg_kind_of(const char *name, enum agg_kind *k)
 	return -ENOENT;
 }
 
+/* toJson(x) (ScyllaDB's functions/as_json_function): x's JSON, as text */
+static int
+compile_tojson(struct comp *cc, const struct sm_cql_selector *sel, int *out, const char **name)
+{
+	struct sel_node *n;
+	const char *aname;
+	int arg, ret;
+
+	if (sel->nargs != 1)
+		return bad(cc, "toJson() accepts only one argument (%u given)", sel->nargs);
+	ret = compile(cc, &sel->args[0], NULL, &arg, &aname);
+	if (ret < 0)
+		return ret;
+	n = new_node(cc->ps, SEL_TOJSON, sm_type_simple(SM_TYPE_TEXT), out);
+	if (n == NULL)
+		return -ENOMEM;
+	n->arg = arg;
+	*name = cql_own_str(cc->ps, "system.tojson(%s)", aname);
+	return *name != NULL ? 0 : -ENOMEM;
+}
+
 /* count(x), min(x), max(x), sum(x), avg(x) (ScyllaDB's aggregate_fcts.cc). */
 static int
 compile_agg(struct comp *cc, const struct sm_cql_selector *sel, enum agg_kind k, int *out,
@@ -658,6 +680,8 @@ compile(struct comp *cc, const struct sm_cql_selector *sel, const struct sm_type
 			return bad(cc, "Unknown function %s.%s called", sel->ks, sel->name);
 		if (strcmp(sel->name, "token") == 0)
 			return compile_token(cc, sel, out, name);
+		if (strcmp(sel->name, "tojson") == 0)
+			return compile_tojson(cc, sel, out, name);
 		if (agg_kind_of(sel->name, &k) == 0)
 			return compile_agg(cc, sel, k, out, name);
 		return compile_fn(cc, sel, out, name);
@@ -803,6 +827,43 @@ add_output(struct cql_prepared *ps, int idx, const char *name, unsigned *roots_c
 	return cql_add_res(ps, name, ps->sel_nodes[idx].type, OUT_CELL, 0);
 }
 
+/*
+ * SELECT JSON (selection.cc's JSON result): the outputs become the keys of
+ * one text column, [json]; a key is the output's name, in double quotes
+ * when it is not all lowercase letters, digits and '_' (as CQL quotes it).
+ */
+static int
+json_output(struct cql_prepared *ps)
+{
+	unsigned i;
+
+	ps->json_keys = sm_calloc(ps->nres ? ps->nres : 1, sizeof(*ps->json_keys));
+	if (ps->json_keys == NULL ||
+	    cql_grow((void **)&ps->owned_str, &ps->owned_str_cap, ps->nowned_str + 1,
+		     sizeof(*ps->owned_str)) < 0) {
+		sm_free(ps->json_keys);
+		ps->json_keys = NULL;
+		return -ENOMEM;
+	}
+	ps->owned_str[ps->nowned_str++] = (char *)ps->json_keys;
+	for (i = 0; i < ps->nres; i++) {
+		const char *name = (const char *)ps->res_specs[i].name.p;
+		size_t n = ps->res_specs[i].name.len, j;
+		bool plain = n > 0 && name[0] >= 'a' && name[0] <= 'z';
+
+		for (j = 0; j < n && plain; j++)
+			plain = (name[j] >= 'a' && name[j] <= 'z') ||
+				(name[j] >= '0' && name[j] <= '9') || name[j] == '_';
+		ps->json_keys[i] = plain ? cql_own_str(ps, "%.*s", (int)n, name)
+					 : cql_own_str(ps, "\"%.*s\"", (int)n, name);
+		if (ps->json_keys[i] == NULL)
+			return -ENOMEM;
+	}
+	ps->json_n = ps->nres;
+	ps->nres = 0;
+	return cql_add_res(ps, "[json]", sm_type_simple(SM_TYPE_TEXT), OUT_CELL, 0);
+}
+
 int
 cql_bind_select(struct cql_prepared *ps, char *err, size_t errlen, int32_t *code)
 {
@@ -819,7 +880,7 @@ cql_bind_select(struct cql_prepared *ps, char *err, size_t errlen, int32_t *code
 	*code = SM_CQL_ERR_INVALID;
 	for (i = 0; i < s->nsels && plain; i++)
 		plain = plain_selector(&s->sels[i]);
-	ps->sel_eval = !plain;
+	ps->sel_eval = !plain || s->json;
 	for (i = 0; s->star && i < t->ncols; i++) {
 		ret = cql_add_read_col(ps, t->cols[i].id, &cell);
 		if (ret < 0)
@@ -837,6 +898,11 @@ cql_bind_select(struct cql_prepared *ps, char *err, size_t errlen, int32_t *code
 		if (ret == 0)
 			ret = add_output(ps, idx, s->sels[i].alias ? s->sels[i].alias : name,
 					 &roots_cap);
+		if (ret < 0)
+			return ret;
+	}
+	if (s->json) {
+		ret = json_output(ps);
 		if (ret < 0)
 			return ret;
 	}
@@ -1081,6 +1147,17 @@ eval(struct cql_op *op, const struct sm_row_view *r, int idx, struct ev *e)
 		return 0;
 	case SEL_ELEM:
 		return eval_elem(op, n, &a, e);
+	case SEL_TOJSON: {
+		struct sm_cql_buf j;
+
+		sm_cql_buf_init(&j);
+		cql_json_value(&j, op->ps->sel_nodes[n->arg].type, ev_bytes(op, &a), a.null);
+		ret = j.err ? sel_fail(op, "out of memory in toJson()") : ev_room(op, e, j.len, &p);
+		if (ret == 0 && j.len)
+			memcpy(p, j.p, j.len);
+		sm_cql_buf_release(&j);
+		return ret;
+	}
 	case SEL_FIELD:
 		if (a.null)
 			return 0;
@@ -1142,6 +1219,41 @@ eval(struct cql_op *op, const struct sm_row_view *r, int idx, struct ev *e)
 }
 
 /* One result row: every output evaluated on @r (a row read, or a group's first). */
+/* The JSON object of a SELECT JSON row: one text cell (json_output()); not a hot path. */
+static int
+emit_json_row(struct cql_op *op, const struct sm_row_view *r)
+{
+	const struct cql_prepared *ps = op->ps;
+	struct sm_cql_buf j;
+	struct ev e;
+	unsigned i;
+	int ret = 0;
+
+	sm_cql_buf_init(&j);
+	cql_json_raw(&j, "{", 1);
+	for (i = 0; i < ps->json_n && j.err == 0; i++) {
+		sm_cql_buf_reset(&op->ev);
+		ret = eval(op, r, (int)ps->sel_roots[i], &e);
+		if (ret < 0)
+			goto out;
+		if (i > 0)
+			cql_json_raw(&j, ", ", 2);
+		cql_json_string(&j, ps->json_keys[i], strlen(ps->json_keys[i]));
+		cql_json_raw(&j, ": ", 2);
+		cql_json_value(&j, ps->sel_nodes[ps->sel_roots[i]].type, ev_bytes(op, &e), e.null);
+	}
+	cql_json_raw(&j, "}", 1);
+	ret = j.err;
+	if (ret == 0) {
+		sm_cql_rows_cell(&op->rw, (struct sm_bytes){ j.p, (uint32_t)j.len });
+		op->page_rows++;
+		ret = op->rw.b->err;
+	}
+out:
+	sm_cql_buf_release(&j);
+	return ret;
+}
+
 static int
 emit_row(struct cql_op *op, const struct sm_row_view *r)
 {
@@ -1151,6 +1263,8 @@ emit_row(struct cql_op *op, const struct sm_row_view *r)
 	int ret;
 
 	sm_cql_buf_reset(&op->ev);
+	if (ps->json_n > 0)
+		return emit_json_row(op, r);
 	for (i = 0; i < ps->nres; i++) {
 		ret = eval(op, r, (int)ps->sel_roots[i], &e);
 		if (ret < 0)

@@ -807,8 +807,6 @@ selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool a
 
 		s->kind = SM_CQL_SEL_TERM;
 		TRY(cql_term(p, &ctx, &s->term));
-	} else if (cql_tok_is_kw(p, t, "json")) {
-		return cql_unsupported(p, "SELECT JSON");
 	} else {
 		return cql_syntax_error(p);
 	}
@@ -842,8 +840,10 @@ select_stmt(struct cql_parser *p, struct sm_cql_select *s)
 	unsigned cap = 0, ocap = 0;
 
 	if (cql_tok_is_kw(p, cql_peek(p, 0), "json") && !cql_tok_is_kw(p, cql_peek(p, 1), "from") &&
-	    !cql_tok_is_punct(p, cql_peek(p, 1), ","))
-		return cql_unsupported(p, "SELECT JSON");
+	    !cql_tok_is_punct(p, cql_peek(p, 1), ",") && !cql_tok_is_kw(p, cql_peek(p, 1), "as")) {
+		p->pos++;
+		s->json = true;
+	}
 	if (cql_tok_is_kw(p, cql_peek(p, 0), "distinct") &&
 	    !cql_tok_is_kw(p, cql_peek(p, 1), "from") &&
 	    !cql_tok_is_punct(p, cql_peek(p, 1), ",") && !cql_tok_is_kw(p, cql_peek(p, 1), "as")) {

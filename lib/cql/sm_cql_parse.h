@@ -470,6 +470,7 @@ struct sm_cql_selector {
 
 struct sm_cql_select {
 	struct sm_cql_qname table;
+	bool json; /* SELECT JSON: one [json] column of the selection */
 	bool distinct;
 	bool star; /* SELECT *: sels is empty */
 	struct sm_cql_selector *sels;

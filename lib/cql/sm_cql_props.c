@@ -41,6 +41,12 @@ fail(struct pctx *c, int32_t code, const char *fmt, ...)
 void
 cql_fmt_double(double v, char *buf, size_t len)
 {
+	cql_fmt_float(v, false, buf, len);
+}
+
+void
+cql_fmt_float(double v, bool single, char *buf, size_t len)
+{
 	char digits[18], *o = buf, *end = buf + len - 1;
 	int exp10, nd, i;
 	bool neg;
@@ -51,7 +57,7 @@ cql_fmt_double(double v, char *buf, size_t len)
 		snprintf(buf, len, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
 		return;
 	}
-	exp10 = sm_double_digits(v, false, digits, &neg);
+	exp10 = sm_double_digits(v, single, digits, &neg);
 	nd = (int)strlen(digits);
 #define PUT(ch)                                                                                    \
 	do {                                                                                       \

@@ -394,7 +394,14 @@ test_select(void **state)
 
 	bad("SELECT COUNT(2) FROM t", -EINVAL, "COUNT(2)");
 	bad("SELECT * FROM t LIMIT 0", -EINVAL, "LIMIT");
-	bad("SELECT JSON * FROM t", -ENOTSUP, "SELECT JSON");
+	s = ok("SELECT JSON * FROM t");
+	assert_true(s->select.json);
+	assert_true(s->select.star);
+	sm_cql_stmt_free(s);
+	s = ok("SELECT json FROM t");
+	assert_false(s->select.json);
+	assert_string_equal(s->select.sels[0].column, "json");
+	sm_cql_stmt_free(s);
 }
 
 /* The system queries of the Python driver (cql.md 3.1). */
