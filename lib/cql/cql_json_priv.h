@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "sm_cql_proto.h"
+#include "sm_schema.h"
 #include "sm_types.h"
 
 /* Append the JSON of @v (@null: null) of type @t to @out; 0, or -ENOMEM (also in out->err). */
@@ -27,5 +28,32 @@ cql_json_raw(struct sm_cql_buf *out, const char *s, size_t n);
 /* Append @s (@n bytes) as a JSON string, quoted and escaped. */
 void
 cql_json_string(struct sm_cql_buf *out, const char *s, size_t n);
+
+/*
+ * JSON text into the serialized value of @t, appended to @out (a string
+ * stands for a collection's JSON too, as Cassandra accepts); 0, -ENODATA for
+ * null, -EINVAL with a message in @err, -ENOMEM.
+ */
+int
+cql_json_to_value(const struct sm_type *t, const char *js, size_t len, struct sm_cql_buf *out,
+		  char *err, size_t errlen);
+
+/* A column of INSERT JSON's object: its value at out->p[off, off + len) when present. */
+struct cql_json_col {
+	bool present;
+	bool null;
+	size_t off;
+	uint32_t len;
+};
+
+/*
+ * INSERT JSON's object (ScyllaDB's from_json_object()): each key a column
+ * of @t (case-insensitive unless in double quotes), its value converted
+ * for the column's type and appended to @out; @cols (one per column of @t)
+ * tells which were given. 0, -EINVAL with the message, -ENOMEM.
+ */
+int
+cql_json_row(const struct sm_table *t, const char *js, size_t len, struct sm_cql_buf *out,
+	     struct cql_json_col *cols, char *err, size_t errlen);
 
 #endif /* CQL_JSON_PRIV_H */

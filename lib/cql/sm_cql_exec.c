@@ -309,6 +309,9 @@ bind_type(struct cql_prepared *ps, const struct sm_table *tb, const struct sm_cq
 	case SM_CQL_BIND_TIMEOUT:
 		*out = sm_type_simple(SM_TYPE_DURATION);
 		return 0;
+	case SM_CQL_BIND_JSON:
+		*out = sm_type_simple(SM_TYPE_TEXT);
+		return 0;
 	default:
 		break;
 	}
@@ -488,6 +491,8 @@ bind_name(struct cql_prepared *ps, const struct sm_cql_bind *b)
 		return "[timestamp]";
 	case SM_CQL_BIND_TIMEOUT:
 		return "[timeout]";
+	case SM_CQL_BIND_JSON:
+		return "[json]";
 	case SM_CQL_BIND_LIMIT:
 		return "[limit]";
 	case SM_CQL_BIND_PER_PARTITION_LIMIT:

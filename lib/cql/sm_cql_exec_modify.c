@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cql_exec_priv.h"
+#include "cql_json_priv.h"
 
 #define MAX_TTL 630720000 /* 20 years, as Cassandra */
 #define MAX_PK_IN CQL_MAX_IN_PARTITIONS
@@ -499,6 +500,85 @@ twice:
 	return -EINVAL;
 }
 
+/*
+ * INSERT JSON: the object's columns as INSERT's values would be (cql_json_row()),
+ * into @pk, @ck and cell ops; a column it lacks is null unless DEFAULT UNSET.
+ */
+static int
+insert_json(struct cql_op *op, const struct sm_table *t, const struct sm_cql_insert *in,
+	    uint64_t *have, struct sm_key *pk, struct sm_key *ck)
+{
+	enum sm_cql_conv_state st;
+	struct cql_json_col *cols;
+	struct sm_bytes text;
+	char err[512], *copy;
+	unsigned i;
+	int ret;
+
+	ret = convert(op, in->json, sm_type_simple(SM_TYPE_TEXT), "[json]", &text, &st);
+	if (ret < 0)
+		return ret;
+	if (st != SM_CQL_CONV_VALUE) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "Got null for INSERT JSON values");
+		return -EINVAL;
+	}
+	/* the text is in op->vals, which the values go on filling: parse a copy */
+	cols = sm_calloc(t->ncols ? t->ncols : 1, sizeof(*cols));
+	copy = sm_malloc(text.len ? text.len : 1);
+	if (cols == NULL || copy == NULL) {
+		sm_free(cols);
+		sm_free(copy);
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(copy, text.p, text.len);
+	ret = cql_json_row(t, copy, text.len, &op->vals, cols, err, sizeof(err));
+	if (ret < 0) {
+		cql_op_fail(op, ret == -ENOMEM ? SM_CQL_ERR_SERVER : SM_CQL_ERR_INVALID, "%s",
+			    ret == -ENOMEM ? "out of memory" : err);
+		goto out;
+	}
+	for (i = 0; i < t->ncols; i++) {
+		const struct sm_column *c = &t->cols[i];
+		struct sm_bytes v = { op->vals.p + cols[i].off, cols[i].len };
+		struct sm_cell_op *co;
+
+		if (v.len == 0)
+			v.p = SM_CQL_EMPTY.p;
+		if (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING) {
+			if (!cols[i].present)
+				continue;
+			if (cols[i].null) {
+				cql_op_fail(op, SM_CQL_ERR_INVALID,
+					    "Invalid null value in condition for column %s", c->name);
+				ret = -EINVAL;
+				goto out;
+			}
+			have[i / 64] |= 1ull << (i % 64);
+			if (c->kind == SM_COL_PARTITION)
+				pk->part[c->pos] = v;
+			else
+				ck->part[c->pos] = v;
+			continue;
+		}
+		if (!cols[i].present && in->json_unset)
+			continue;
+		co = new_cell_op(op);
+		if (co == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		co->col = c->id;
+		co->kind = SM_CELL_SET;
+		co->value = v;
+		co->null = !cols[i].present || cols[i].null;
+	}
+out:
+	sm_free(cols);
+	sm_free(copy);
+	return ret;
+}
+
 /* Whether INSERT's columns are key columns and at least one static column. */
 static bool
 insert_only_static(const struct sm_table *t, const struct sm_cql_insert *in)
@@ -756,6 +836,11 @@ build_write(struct cql_op *op, const struct wctx *w)
 			return -ENOMEM;
 		pk.n = t->npk;
 		ck.n = t->nck;
+		if (in->json != NULL) {
+			ret = insert_json(op, t, in, have, &pk, &ck);
+			if (ret < 0)
+				return ret;
+		}
 		for (i = 0; i < in->ncols; i++) {
 			const struct sm_column *c = sm_table_column(t, in->cols[i]);
 			enum sm_cql_conv_state st;

@@ -6,12 +6,15 @@
  */
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sm_core.h"
 #include "cql_json_priv.h"
 #include "cql_props_priv.h"
+#include "sm_cql_value.h"
 
 void
 cql_json_raw(struct sm_cql_buf *out, const char *s, size_t n)
@@ -237,4 +240,478 @@ cql_json_value(struct sm_cql_buf *out, const struct sm_type *t, struct sm_bytes 
 		break;
 	}
 	return out->err;
+}
+
+/* ---- JSON into values: INSERT JSON (ScyllaDB's from_json_object(), types/json_utils.cc) ---- */
+
+#define JSMN_STATIC
+#define JSMN_STRICT
+#define JSMN_PARENT_LINKS /* linear: no scan back for each token's parent */
+#include <jsmn.h>
+
+struct jctx {
+	const char *js;
+	const jsmntok_t *tok;
+	int ntok;
+	struct sm_cql_buf *out;
+	char *err;
+	size_t errlen;
+	unsigned depth;
+};
+
+static int __attribute__((format(printf, 2, 3)))
+jfail(struct jctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, c->errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* The token after @i's subtree. */
+static int
+skip(const struct jctx *c, int i)
+{
+	int n = 1, j = i;
+
+	while (n > 0 && j < c->ntok) {
+		n += c->tok[j].size;
+		/* an object's key counts as a child whose value is its own child */
+		n--;
+		j++;
+	}
+	return j;
+}
+
+/* A JSON string's text, unescaped (\uXXXX as UTF-8), into @buf; its length or -EINVAL. */
+static long
+unescape(struct jctx *c, const jsmntok_t *t, char *buf, size_t cap)
+{
+	const char *s = c->js + t->start, *e = c->js + t->end;
+	size_t o = 0;
+
+	while (s < e) {
+		uint32_t cp;
+
+		if (o + 4 > cap)
+			return jfail(c, "JSON string too long");
+		if (*s != '\\') {
+			buf[o++] = *s++;
+			continue;
+		}
+		s++;
+		switch (*s) {
+		case 'n':
+			buf[o++] = '\n';
+			break;
+		case 't':
+			buf[o++] = '\t';
+			break;
+		case 'r':
+			buf[o++] = '\r';
+			break;
+		case 'b':
+			buf[o++] = '\b';
+			break;
+		case 'f':
+			buf[o++] = '\f';
+			break;
+		case 'u':
+			if (e - s < 5 || sscanf(s + 1, "%4x", &cp) != 1)
+				return jfail(c, "Invalid JSON string escape");
+			s += 4;
+			if (cp >= 0xd800 && cp < 0xdc00 && e - s >= 7 && s[1] == '\\' && s[2] == 'u') {
+				uint32_t lo;
+
+				if (sscanf(s + 3, "%4x", &lo) == 1 && lo >= 0xdc00 && lo < 0xe000) {
+					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+					s += 6;
+				}
+			}
+			if (cp < 0x80) {
+				buf[o++] = (char)cp;
+			} else if (cp < 0x800) {
+				buf[o++] = (char)(0xc0 | cp >> 6);
+				buf[o++] = (char)(0x80 | (cp & 0x3f));
+			} else if (cp < 0x10000) {
+				buf[o++] = (char)(0xe0 | cp >> 12);
+				buf[o++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+				buf[o++] = (char)(0x80 | (cp & 0x3f));
+			} else {
+				buf[o++] = (char)(0xf0 | cp >> 18);
+				buf[o++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+				buf[o++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+				buf[o++] = (char)(0x80 | (cp & 0x3f));
+			}
+			break;
+		default: /* \" \\ \/ */
+			buf[o++] = *s;
+			break;
+		}
+		s++;
+	}
+	return (long)o;
+}
+
+static void
+put_be32(struct sm_cql_buf *b, size_t at, uint32_t v)
+{
+	b->p[at] = (uint8_t)(v >> 24);
+	b->p[at + 1] = (uint8_t)(v >> 16);
+	b->p[at + 2] = (uint8_t)(v >> 8);
+	b->p[at + 3] = (uint8_t)v;
+}
+
+static int
+jvalue(struct jctx *c, const struct sm_type *t, int i, int *next, bool *null);
+
+/* A scalar from its text (a JSON string's, or a number's): the CQL text form. */
+static int
+jscalar(struct jctx *c, const struct sm_type *t, const char *s, size_t n, bool string)
+{
+	struct sm_cql_value_span sp;
+	char tn[64];
+
+	sm_type_name(t, tn, sizeof(tn));
+	if ((t->kind == SM_TYPE_TEXT || t->kind == SM_TYPE_ASCII) && !string)
+		return jfail(c, "Unable to make %s from '%.*s'", tn, (int)(n > 64 ? 64 : n), s);
+	if (t->kind == SM_TYPE_BLOB) {
+		if (!string || n < 2 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+			return jfail(c, "Value '%.*s' is not a valid blob representation: String "
+				     "representation of blob is missing 0x prefix",
+				     (int)(n > 64 ? 64 : n), s);
+		s += 2;
+		n -= 2;
+	}
+	return sm_cql_value_from_text(t, s, n, c->out, &sp, c->err, c->errlen);
+}
+
+/* a list, set or tuple from an array; a tuple's missing trailing fields are null */
+static int
+jarray(struct jctx *c, const struct sm_type *t, int i, int *next)
+{
+	size_t start = c->out->len, at;
+	unsigned k, n = (unsigned)c->tok[i].size;
+	int j = i + 1, ret;
+	bool null;
+
+	if (t->kind == SM_TYPE_TUPLE && n > t->nfields)
+		return jfail(c, "Tuple contains extra items (expected %u, got %u)", t->nfields, n);
+	if (t->kind != SM_TYPE_TUPLE && sm_cql_buf_append(c->out, 4) != NULL)
+		put_be32(c->out, start, n);
+	for (k = 0; k < (t->kind == SM_TYPE_TUPLE ? t->nfields : n); k++) {
+		at = c->out->len;
+		if (sm_cql_buf_append(c->out, 4) == NULL)
+			return -ENOMEM;
+		if (k >= n) {
+			put_be32(c->out, at, UINT32_MAX);
+			continue;
+		}
+		ret = jvalue(c, t->kind == SM_TYPE_TUPLE ? t->fields[k] : t->elem, j, &j, &null);
+		if (ret < 0)
+			return ret;
+		if (null && t->kind != SM_TYPE_TUPLE)
+			return jfail(c, "Invalid null value in list or set");
+		put_be32(c->out, at, null ? UINT32_MAX : (uint32_t)(c->out->len - at - 4));
+	}
+	*next = j;
+	return c->out->err;
+}
+
+/* A map's key: its text for text keys, else the JSON inside the string. */
+static int
+jkey(struct jctx *c, const struct sm_type *kt, int i)
+{
+	char small[256], *buf = small;
+	size_t cap = (size_t)(c->tok[i].end - c->tok[i].start) * 4 + 4;
+	long n;
+	int ret;
+
+	if (cap > sizeof(small) && (buf = sm_malloc(cap)) == NULL)
+		return -ENOMEM;
+	n = unescape(c, &c->tok[i], buf, cap > sizeof(small) ? cap : sizeof(small));
+	ret = n < 0 ? (int)n : 0;
+	if (ret == 0 && (kt->kind == SM_TYPE_TEXT || kt->kind == SM_TYPE_ASCII ||
+			 !sm_type_is_collection(kt))) {
+		ret = jscalar(c, kt, buf, (size_t)n,
+			      kt->kind == SM_TYPE_TEXT || kt->kind == SM_TYPE_ASCII ||
+				      kt->kind == SM_TYPE_BLOB || n == 0 || buf[0] != '"');
+	} else if (ret == 0) {
+		/* a frozen collection as a key: parse the string's JSON */
+		ret = cql_json_to_value(kt, buf, (size_t)n, c->out, c->err, c->errlen);
+	}
+	if (buf != small)
+		sm_free(buf);
+	return ret;
+}
+
+static int
+jobject(struct jctx *c, const struct sm_type *t, int i, int *next)
+{
+	size_t start = c->out->len, at;
+	unsigned k, n = (unsigned)c->tok[i].size;
+	int j = i + 1, ret;
+	bool null;
+
+	if (t->kind == SM_TYPE_UDT) {
+		/* the fields in the type's order; what the object lacks is null */
+		int *where = sm_calloc(t->nfields ? t->nfields : 1, sizeof(*where));
+		unsigned f;
+
+		if (where == NULL)
+			return -ENOMEM;
+		for (k = 0; k < n; k++, j = skip(c, j + 1)) {
+			char name[256];
+			long len = unescape(c, &c->tok[j], name, sizeof(name) - 1);
+			bool quoted = len >= 2 && name[0] == '"' && name[len - 1] == '"';
+
+			if (len < 0) {
+				sm_free(where);
+				return (int)len;
+			}
+			for (f = 0; f < t->nfields; f++) {
+				const char *fn = t->field_names[f];
+
+				if (quoted ? (size_t)len - 2 == strlen(fn) &&
+						     memcmp(name + 1, fn, (size_t)len - 2) == 0
+					   : (size_t)len == strlen(fn) &&
+						     strncasecmp(name, fn, (size_t)len) == 0)
+					break;
+			}
+			if (f == t->nfields) {
+				sm_free(where);
+				return jfail(c, "Unknown field %.*s in value of user defined type %s",
+					     (int)len, name, t->name);
+			}
+			where[f] = j + 1;
+		}
+		*next = j;
+		for (f = 0; f < t->nfields; f++) {
+			at = c->out->len;
+			if (sm_cql_buf_append(c->out, 4) == NULL)
+				break;
+			null = true;
+			if (where[f] != 0) {
+				ret = jvalue(c, t->fields[f], where[f], &j, &null);
+				if (ret < 0) {
+					sm_free(where);
+					return ret;
+				}
+			}
+			put_be32(c->out, at, null ? UINT32_MAX : (uint32_t)(c->out->len - at - 4));
+		}
+		sm_free(where);
+		return c->out->err;
+	}
+	if (t->kind != SM_TYPE_MAP)
+		return jfail(c, "Value is not a JSON object for a column of a non-map type");
+	if (sm_cql_buf_append(c->out, 4) != NULL)
+		put_be32(c->out, start, n);
+	for (k = 0; k < n; k++) {
+		at = c->out->len;
+		if (sm_cql_buf_append(c->out, 4) == NULL)
+			return -ENOMEM;
+		ret = jkey(c, t->elem, j);
+		if (ret < 0)
+			return ret;
+		put_be32(c->out, at, (uint32_t)(c->out->len - at - 4));
+		at = c->out->len;
+		if (sm_cql_buf_append(c->out, 4) == NULL)
+			return -ENOMEM;
+		ret = jvalue(c, t->val, j + 1, &j, &null);
+		if (ret < 0)
+			return ret;
+		if (null)
+			return jfail(c, "Invalid null value in map");
+		put_be32(c->out, at, (uint32_t)(c->out->len - at - 4));
+	}
+	*next = j;
+	return c->out->err;
+}
+
+static int
+jvalue(struct jctx *c, const struct sm_type *t, int i, int *next, bool *null)
+{
+	const jsmntok_t *tk = &c->tok[i];
+	const char *s = c->js + tk->start;
+	size_t n = (size_t)(tk->end - tk->start), start = c->out->len;
+	int ret;
+
+	*null = false;
+	if (i >= c->ntok)
+		return jfail(c, "Invalid JSON");
+	if (++c->depth > 64)
+		return jfail(c, "JSON nested too deeply");
+	*next = i + 1;
+	switch (tk->type) {
+	case JSMN_PRIMITIVE:
+		if (n == 4 && memcmp(s, "null", 4) == 0) {
+			*null = true;
+			ret = 0;
+		} else if (sm_type_is_collection(t) || t->kind == SM_TYPE_TUPLE ||
+			   t->kind == SM_TYPE_UDT) {
+			ret = jfail(c, "Unable to make a collection, tuple or user type from '%.*s'",
+				    (int)(n > 64 ? 64 : n), s);
+		} else {
+			ret = jscalar(c, t, s, n, false);
+		}
+		break;
+	case JSMN_STRING: {
+		char small[256], *buf = small;
+		size_t cap = n * 4 + 4;
+		long len;
+
+		if (cap > sizeof(small) && (buf = sm_malloc(cap)) == NULL)
+			return -ENOMEM;
+		len = unescape(c, tk, buf, cap > sizeof(small) ? cap : sizeof(small));
+		if (len < 0)
+			ret = (int)len;
+		else if (sm_type_is_collection(t) || t->kind == SM_TYPE_TUPLE ||
+			 t->kind == SM_TYPE_UDT)
+			/* a string for a collection: its JSON (Cassandra accepts it) */
+			ret = cql_json_to_value(t, buf, (size_t)len, c->out, c->err, c->errlen);
+		else
+			ret = jscalar(c, t, buf, (size_t)len, true);
+		if (buf != small)
+			sm_free(buf);
+		break;
+	}
+	case JSMN_ARRAY:
+		if (t->kind != SM_TYPE_LIST && t->kind != SM_TYPE_SET && t->kind != SM_TYPE_TUPLE)
+			ret = jfail(c, "Value is not a JSON list for a column of a non-list type");
+		else
+			ret = jarray(c, t, i, next);
+		break;
+	case JSMN_OBJECT:
+		ret = jobject(c, t, i, next);
+		break;
+	default:
+		ret = jfail(c, "Invalid JSON");
+		break;
+	}
+	c->depth--;
+	if (ret == 0 && c->out->err == 0 && !*null &&
+	    (t->kind == SM_TYPE_SET || t->kind == SM_TYPE_MAP)) {
+		/* sorted without duplicates, as every other write stores them */
+		long nl = sm_value_normalize_outer(
+			t, (struct sm_bytes){ c->out->p + start, (uint32_t)(c->out->len - start) },
+			c->out->p + start, c->out->len - start);
+
+		if (nl < 0)
+			return nl == -ENOMEM ? -ENOMEM : jfail(c, "Invalid collection in JSON");
+		c->out->len = start + (size_t)nl;
+	}
+	return ret < 0 ? ret : c->out->err;
+}
+
+static int
+jparse(const char *js, size_t len, jsmntok_t **tok, int *ntok, char *err, size_t errlen)
+{
+	jsmn_parser p;
+	int n;
+
+	jsmn_init(&p);
+	n = jsmn_parse(&p, js, len, NULL, 0);
+	if (n <= 0) {
+		snprintf(err, errlen, "Could not decode JSON string '%.*s'", (int)(len > 80 ? 80 : len),
+			 js);
+		return -EINVAL;
+	}
+	*tok = sm_calloc((size_t)n, sizeof(**tok));
+	if (*tok == NULL)
+		return -ENOMEM;
+	jsmn_init(&p);
+	*ntok = jsmn_parse(&p, js, len, *tok, (unsigned)n);
+	if (*ntok != n) {
+		sm_free(*tok);
+		*tok = NULL;
+		snprintf(err, errlen, "Could not decode JSON string '%.*s'", (int)(len > 80 ? 80 : len),
+			 js);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+cql_json_to_value(const struct sm_type *t, const char *js, size_t len, struct sm_cql_buf *out,
+		  char *err, size_t errlen)
+{
+	struct jctx c = { js, NULL, 0, out, err, errlen, 0 };
+	jsmntok_t *tok;
+	int next, ret;
+	bool null;
+
+	ret = jparse(js, len, &tok, &c.ntok, err, errlen);
+	if (ret < 0)
+		return ret;
+	c.tok = tok;
+	ret = jvalue(&c, t, 0, &next, &null);
+	if (ret == 0 && null)
+		ret = -ENODATA;
+	sm_free(tok);
+	return ret;
+}
+
+int
+cql_json_row(const struct sm_table *t, const char *js, size_t len, struct sm_cql_buf *out,
+	     struct cql_json_col *cols, char *err, size_t errlen)
+{
+	struct jctx c = { js, NULL, 0, out, err, errlen, 0 };
+	jsmntok_t *tok;
+	int i, ret = 0;
+	unsigned k;
+
+	ret = jparse(js, len, &tok, &c.ntok, err, errlen);
+	if (ret < 0)
+		return ret;
+	c.tok = tok;
+	if (tok[0].type != JSMN_OBJECT) {
+		ret = jfail(&c, "Could not decode JSON string '%.*s': not a JSON object",
+			    (int)(len > 80 ? 80 : len), js);
+		goto out;
+	}
+	memset(cols, 0, t->ncols * sizeof(*cols));
+	for (k = 0, i = 1; k < (unsigned)tok[0].size && ret == 0; k++) {
+		char name[SM_NAME_MAX + 3];
+		const struct sm_column *col;
+		long n = unescape(&c, &tok[i], name, sizeof(name) - 1);
+		size_t at;
+		bool null;
+
+		if (n < 0) {
+			ret = jfail(&c, "JSON values map contains unrecognized column: %.*s",
+				    (int)(tok[i].end - tok[i].start), js + tok[i].start);
+			break;
+		}
+		name[n] = '\0';
+		/* a key is a column's name as CQL writes it: quoted keeps its case */
+		if (n >= 2 && name[0] == '"' && name[n - 1] == '"') {
+			memmove(name, name + 1, (size_t)n - 2);
+			name[n - 2] = '\0';
+		} else {
+			long j;
+
+			for (j = 0; j < n; j++)
+				if (name[j] >= 'A' && name[j] <= 'Z')
+					name[j] = (char)(name[j] + 32);
+		}
+		col = sm_table_column(t, name);
+		if (col == NULL) {
+			ret = jfail(&c, "JSON values map contains unrecognized column: %s", name);
+			break;
+		}
+		at = out->len;
+		ret = jvalue(&c, col->type, i + 1, &i, &null);
+		if (ret < 0)
+			break;
+		cols[col->id].present = true;
+		cols[col->id].null = null;
+		cols[col->id].off = at;
+		cols[col->id].len = (uint32_t)(out->len - at);
+	}
+out:
+	sm_free(tok);
+	return ret;
 }

@@ -923,8 +923,22 @@ insert_stmt(struct cql_parser *p, struct sm_cql_insert *s)
 
 	TRY(cql_expect_kw(p, "into"));
 	TRY(cql_qname(p, &s->table));
-	if (cql_tok_is_kw(p, cql_peek(p, 0), "json"))
-		return cql_unsupported(p, "INSERT JSON");
+	if (cql_accept_kw(p, "json")) {
+		/* JSON value [DEFAULT (NULL | UNSET)] (Cql.g insertStatement) */
+		struct cql_tctx jctx = { .role = SM_CQL_BIND_JSON, .clause = SM_CQL_CLAUSE_VALUES };
+		const struct cql_tok *t = cql_peek(p, 0);
+
+		if (t->type != T_STRING && t->type != T_QMARK && !cql_tok_is_punct(p, t, ":"))
+			return cql_expect_error(p, "STRING_LITERAL");
+		TRY(cql_term(p, &jctx, &s->json));
+		if (cql_accept_kw(p, "default")) {
+			if (cql_accept_kw(p, "unset"))
+				s->json_unset = true;
+			else if (!cql_accept_kw(p, "null"))
+				return cql_expect_error(p, "K_NULL or K_UNSET");
+		}
+		goto tail;
+	}
 	TRY(cql_expect_punct(p, "("));
 	do {
 		TRY(add_name(p, &s->cols, &s->ncols, &cap));
@@ -942,6 +956,7 @@ insert_stmt(struct cql_parser *p, struct sm_cql_insert *s)
 	TRY(cql_expect_punct(p, ")"));
 	if (nvals != s->ncols)
 		return cql_fail(p, -EINVAL, "Unmatched column names/values");
+tail:
 	/* Cassandra's order is IF NOT EXISTS then USING; take either */
 	s->if_not_exists = if_not_exists(p, &rc);
 	TRY(rc);

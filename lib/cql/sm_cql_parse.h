@@ -167,6 +167,7 @@ enum sm_cql_bind_role {
 	SM_CQL_BIND_FIELD,
 	SM_CQL_BIND_FUNCTION_ARG,
 	SM_CQL_BIND_NESTED,
+	SM_CQL_BIND_JSON, /* INSERT JSON ?: the object's text */
 };
 
 /* The part of a statement a bind marker is in. */
@@ -493,6 +494,8 @@ struct sm_cql_insert {
 	const char **cols;
 	struct sm_cql_term **values; /* one per column */
 	unsigned ncols;
+	struct sm_cql_term *json; /* INSERT JSON: the object's text (a string or bind marker) */
+	bool json_unset;	  /* DEFAULT UNSET: columns it lacks are left alone, not nulled */
 	bool if_not_exists;
 	struct sm_cql_attrs attrs;
 };

@@ -398,6 +398,16 @@ test_select(void **state)
 	assert_true(s->select.json);
 	assert_true(s->select.star);
 	sm_cql_stmt_free(s);
+	s = ok("INSERT INTO t JSON '{\"a\": 1}' DEFAULT UNSET IF NOT EXISTS USING TTL 5");
+	assert_non_null(s->insert.json);
+	assert_true(s->insert.json_unset);
+	assert_true(s->insert.if_not_exists);
+	sm_cql_stmt_free(s);
+	s = ok("INSERT INTO t JSON ?");
+	assert_int_equal(s->binds[0].role, SM_CQL_BIND_JSON);
+	sm_cql_stmt_free(s);
+	bad("INSERT INTO t JSON 1", -EBADMSG, NULL);
+	bad("INSERT INTO t JSON '{}' DEFAULT FOO", -EBADMSG, NULL);
 	s = ok("SELECT json FROM t");
 	assert_false(s->select.json);
 	assert_string_equal(s->select.sels[0].column, "json");
@@ -489,7 +499,6 @@ test_insert(void **state)
 	bad("INSERT INTO t (a, b) VALUES (1)", -EINVAL, "Unmatched");
 	bad("INSERT INTO t (a) VALUES (1) USING TTL -1", -EINVAL, "TTL");
 	bad("INSERT INTO t (a) VALUES (1) USING TTL 1 AND TTL 2", -EINVAL, "twice");
-	bad("INSERT INTO t JSON '{}'", -ENOTSUP, "INSERT JSON");
 }
 
 static void

@@ -57,3 +57,45 @@ def test_to_json(cql_env):
     assert tuple(r.one()) == ('{"1": "x"}', "5", '"q"', "1")
     with pytest.raises(InvalidRequest):
         s.execute(f"SELECT toJson(m, v) FROM {t}")
+
+
+def test_insert_json(cql_env):
+    # json_test.py testInsertJsonSyntax, testInsertJsonSyntaxDefaultUnset,
+    # testInsertJsonSyntaxWithNonNativeMapKeys (frozen keys), test_json.py
+    # test_insert_json_null_key (the refusals)
+    s = cql_env.session
+    t = table(cql_env, '(k int PRIMARY KEY, "Cap" text, m map<int, text>, st set<text>, '
+              "l list<double>, b blob, ts timestamp, tu tuple<int, text>, "
+              "fk map<frozen<list<int>>, int>, v int)")
+    s.execute(f"INSERT INTO {t} JSON '{{\"k\": 1, \"\\\"Cap\\\"\": \"c\", \"m\": {{\"2\": \"y\", "
+              "\"1\": \"x\"}, \"st\": [\"q\", \"p\", \"q\"], \"l\": [1.5, 2], \"b\": \"0xcafe\", "
+              "\"ts\": \"2015-05-03 13:30:54.234Z\", \"tu\": [1, \"z\"], "
+              "\"fk\": {\"[1, 2]\": 3}, \"v\": 7}'")
+    r = s.execute(f'SELECT k, "Cap", m, st, l, b, tu, fk, v FROM {t} WHERE k = 1').one()
+    assert tuple(r[:7]) + (r[8],) == (1, "c", {1: "x", 2: "y"}, {"p", "q"}, [1.5, 2.0],
+                                      b"\xca\xfe", (1, "z"), 7)
+    assert [(list(k), v) for k, v in r.fk.items()] == [([1, 2], 3)]
+    # a column the object lacks: null, or left alone with DEFAULT UNSET
+    s.execute(f"INSERT INTO {t} JSON '{{\"k\": 1, \"v\": 8}}' DEFAULT UNSET")
+    assert rows(s, f"SELECT v, m FROM {t} WHERE k = 1") == [(8, {1: "x", 2: "y"})]
+    s.execute(f"INSERT INTO {t} JSON '{{\"k\": 1, \"v\": 9}}' DEFAULT NULL")
+    assert rows(s, f"SELECT v, m FROM {t} WHERE k = 1") == [(9, None)]
+    # keys are case-insensitive unless quoted; numbers may come as strings
+    s.execute(f"INSERT INTO {t} JSON '{{\"K\": 2, \"V\": \"12\"}}'")
+    assert rows(s, f"SELECT v FROM {t} WHERE k = 2") == [(12,)]
+    p = s.prepare(f"INSERT INTO {t} JSON ?")
+    s.execute(p, [json.dumps({"k": 3, "st": ["a"], "v": None})])
+    assert rows(s, f"SELECT st, v FROM {t} WHERE k = 3") == [({"a"}, None)]
+    r = s.execute(f"INSERT INTO {t} JSON '{{\"k\": 3, \"v\": 1}}' IF NOT EXISTS").one()
+    assert not r[0]
+    for bad, msg in [('{"k": 4, "nope": 9}', "JSON values map contains unrecognized column: nope"),
+                     ('{"k": "x"}', "Unable to make int from"),
+                     ('[1]', "not a JSON object"),
+                     ('garbage', "Could not decode JSON string"),
+                     ('{"v": 1}', "Some partition key parts are missing: k"),
+                     ('{"k": 4, "b": "cafe"}', "missing 0x prefix")]:
+        with pytest.raises(InvalidRequest, match=msg):
+            s.execute(f"INSERT INTO {t} JSON '{bad}'")
+    # what goes in comes back out
+    assert one_json(s, f"SELECT JSON k, m, st FROM {t} WHERE k = 2") == \
+        {"k": 2, "m": None, "st": None}
