@@ -591,6 +591,11 @@ bind_markers(struct cql_prepared *ps, const char *session_ks, char *err, size_t 
 					rt = NULL;
 				walk_term(ps, b->root, rt, bind_name(ps, &rb));
 			}
+			/* fromJson(?) takes the JSON as text, whatever it makes */
+			if (sp->type == NULL && b->parent != NULL &&
+			    b->parent->kind == SM_CQL_TERM_FUNCTION &&
+			    strcmp(b->parent->text, "fromjson") == 0)
+				sp->type = sm_type_simple(SM_TYPE_TEXT);
 			if (sp->type == NULL && b->parent != NULL &&
 			    b->parent->kind == SM_CQL_TERM_FUNCTION) {
 				/* an overloaded function's argument (Cassandra's message) */

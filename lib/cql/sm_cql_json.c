@@ -639,10 +639,27 @@ cql_json_to_value(const struct sm_type *t, const char *js, size_t len, struct sm
 		  char *err, size_t errlen)
 {
 	struct jctx c = { js, NULL, 0, out, err, errlen, 0 };
-	jsmntok_t *tok;
+	size_t b = 0, e = len;
+	jsmntok_t *tok, one;
 	int next, ret;
 	bool null;
 
+	while (b < e && (js[b] == ' ' || js[b] == '\t' || js[b] == '\r' || js[b] == '\n'))
+		b++;
+	while (e > b && (js[e - 1] == ' ' || js[e - 1] == '\t' || js[e - 1] == '\r' ||
+			 js[e - 1] == '\n'))
+		e--;
+	if (b < e && js[b] != '{' && js[b] != '[' && js[b] != '"') {
+		/* a bare number, boolean or null: strict jsmn takes those only inside */
+		memset(&one, 0, sizeof(one));
+		one.type = JSMN_PRIMITIVE;
+		one.start = (int)b;
+		one.end = (int)e;
+		c.tok = &one;
+		c.ntok = 1;
+		ret = jvalue(&c, t, 0, &next, &null);
+		return ret == 0 && null ? -ENODATA : ret;
+	}
 	ret = jparse(js, len, &tok, &c.ntok, err, errlen);
 	if (ret < 0)
 		return ret;

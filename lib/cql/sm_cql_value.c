@@ -17,6 +17,7 @@
 #include "sm_cql_proto.h"
 
 #include "cql_func_priv.h"
+#include "cql_json_priv.h"
 
 #include "sm_cql_value.h"
 #include "sm_mem.h"
@@ -1317,6 +1318,43 @@ conv_token(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt
 	return put_be(c, (uint64_t)sm_key_token(&k), 8);
 }
 
+/* fromJson(text) (ScyllaDB's functions/from_json_function): the JSON as the receiver's type */
+static int
+conv_from_json(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
+	       const struct cname *col, enum sm_cql_conv_state *state)
+{
+	struct cname arg = { "arg0(system.fromjson)", NULL, NULL, NULL, 0 };
+	size_t start = c->out->len, n;
+	char *copy;
+	int rc;
+
+	(void)col;
+	if (rt == NULL)
+		return fail(c, -EINVAL, "fromJson() cannot be used in the selection clause of a "
+			    "SELECT statement");
+	if (t->nelems != 1)
+		return fail(c, -EINVAL, "fromJson() accepts only one argument (%u given)",
+			    t->nelems);
+	rc = conv_term(c, t->elems[0], sm_type_simple(SM_TYPE_TEXT), &arg, state);
+	if (rc != 0 || *state != SM_CQL_CONV_VALUE)
+		return rc;
+	/* the text is where the value goes: convert a copy */
+	n = c->out->len - start;
+	copy = sm_malloc(n ? n : 1);
+	if (copy == NULL)
+		return fail(c, -ENOMEM, "out of memory");
+	memcpy(copy, c->out->p + start, n);
+	c->out->len = start;
+	rc = cql_json_to_value(rt, copy, n, c->out, c->err, c->errlen);
+	sm_free(copy);
+	if (rc == -ENODATA) {
+		*state = SM_CQL_CONV_NULL;
+		c->out->len = start;
+		return 0;
+	}
+	return rc;
+}
+
 static int
 conv_call(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	  const struct cname *col, enum sm_cql_conv_state *state)
@@ -1333,6 +1371,8 @@ conv_call(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 
 	if (strcmp(t->text, "token") == 0 && (t->ks == NULL || strcmp(t->ks, "system") == 0))
 		return conv_token(c, t, rt, col, state);
+	if (strcmp(t->text, "fromjson") == 0 && (t->ks == NULL || strcmp(t->ks, "system") == 0))
+		return conv_from_json(c, t, rt, col, state);
 	if (!fn_lookup(t, &f)) {
 		if (strcmp(t->text, "count") == 0 || strcmp(t->text, "min") == 0 ||
 		    strcmp(t->text, "max") == 0 || strcmp(t->text, "sum") == 0 ||

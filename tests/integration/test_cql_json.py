@@ -99,3 +99,19 @@ def test_insert_json(cql_env):
     # what goes in comes back out
     assert one_json(s, f"SELECT JSON k, m, st FROM {t} WHERE k = 2") == \
         {"k": 2, "m": None, "st": None}
+
+
+def test_from_json(cql_env):
+    # json_test.py testFromJsonFct
+    s = cql_env.session
+    t = table(cql_env, "(k int PRIMARY KEY, m map<int, text>, v int, tx text, l list<int>)")
+    s.execute(f"INSERT INTO {t} (k, m, v, tx) VALUES (1, fromJson('{{\"1\": \"x\"}}'), "
+              "fromJson('5'), fromJson('\"abc\"'))")
+    assert rows(s, f"SELECT m, v, tx FROM {t} WHERE k = 1") == [({1: "x"}, 5, "abc")]
+    s.execute(f"UPDATE {t} SET v = fromJson('null') WHERE k = 1")
+    assert rows(s, f"SELECT v FROM {t} WHERE k = 1") == [(None,)]
+    p = s.prepare(f"UPDATE {t} SET l = fromJson(?) WHERE k = ?")
+    s.execute(p, ["[1, 2]", 1])
+    assert rows(s, f"SELECT l FROM {t} WHERE k = 1") == [([1, 2],)]
+    with pytest.raises(InvalidRequest, match="Unable to make int"):
+        s.execute(f"INSERT INTO {t} (k, v) VALUES (2, fromJson('\"x\"'))")
