@@ -1041,9 +1041,11 @@ build_write(struct cql_op *op, const struct wctx *w)
 				co->key = key;
 			}
 			if (ck.n != t->nck && !(only_static && ck.n == 0)) {
+				/* delete_statement.cc: a column of a row needs the whole key */
 				cql_op_fail(op, SM_CQL_ERR_INVALID,
-					    "Some clustering keys are missing: %s",
-					    t->cols[t->npk + ck.n].name);
+					    "Primary key column '%s' must be specified in order to "
+					    "delete column '%s'",
+					    t->cols[t->npk + ck.n].name, s->del.cols[0].col);
 				ret = -EINVAL;
 				goto out;
 			}

@@ -396,6 +396,11 @@ key_values(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_c
 		ret = cql_value_idx(op, r->value, c->type, c->name, &idx);
 		if (ret < 0)
 			return ret;
+		if (op->spans[idx].state == SM_CQL_CONV_NULL) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid null value in condition for column %s", c->name);
+			return -EINVAL;
+		}
 		cv->first[cv->n++] = idx;
 		return 0;
 	}
@@ -1082,6 +1087,23 @@ cql_exec_select(struct cql_op *op)
 	ret = plan_clustering(op, s, plan, used);
 	if (ret < 0) {
 		return;
+	}
+	/* clustering restrictions over a range of partitions filter rows
+	 * (statement_restrictions.cc need_filtering()) */
+	for (i = 0; op->range && !s->allow_filtering && i < s->nwhere; i++) {
+		const struct sm_cql_relation *r = &s->where[i];
+
+		if (used[i] && (r->kind == SM_CQL_REL_TUPLE ||
+				(r->kind == SM_CQL_REL_COLUMN &&
+				 sm_table_column(t, r->cols[0]) != NULL &&
+				 sm_table_column(t, r->cols[0])->kind == SM_COL_CLUSTERING))) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Cannot execute this query as it might involve data filtering and "
+				    "thus may have unpredictable performance. If you want to execute "
+				    "this query despite the performance unpredictability, use ALLOW "
+				    "FILTERING");
+			return;
+		}
 	}
 	/* Whatever is left filters rows. */
 	for (i = 0; i < s->nwhere; i++) {
