@@ -1757,10 +1757,13 @@ agg_result(struct cql_op *op, const struct sel_node *n, struct ev *e)
 static int
 grow_aggs(struct cql_op *op)
 {
-	unsigned i;
+	unsigned i, old = op->aggs_cap;
 
 	if (cql_grow((void **)&op->aggs, &op->aggs_cap, op->ps->naggs + 1, sizeof(*op->aggs)) < 0)
 		return -ENOMEM;
+	/* new slots hold no buffer yet (realloc leaves them as they were: garbage) */
+	if (op->aggs_cap > old)
+		memset(&op->aggs[old], 0, (op->aggs_cap - old) * sizeof(*op->aggs));
 	for (i = 0; i < op->ps->naggs; i++) {
 		uint8_t *val = op->aggs[i].val;
 		uint32_t cap = op->aggs[i].cap;
