@@ -27,7 +27,7 @@ from cassandra import InvalidRequest  # noqa: E402
 from cassandra.protocol import SyntaxException  # noqa: E402
 from cassandra.query import UNSET_VALUE  # noqa: E402
 
-from conftest import REPO, cql_unique_name  # noqa: E402
+from conftest import REPO, cql_unique_name, host_of  # noqa: E402
 
 
 class Names:
@@ -282,7 +282,8 @@ def test_node_driver_udts_and_tuples(cql_env, names):
     ut = names.type("(a int, b text, c frozen<list<int>>)")
     t = names.table(f"(k int PRIMARY KEY, n {ut}, f frozen<{ut}>, tu tuple<int, text>)")
     env = dict(os.environ, NODE_PATH=modules)
-    out = subprocess.run([node, str(NODE_SCRIPT), "127.0.0.1", str(cql_env.server.cql_port), t],
+    out = subprocess.run([node, str(NODE_SCRIPT), host_of(cql_env.server.cql_port),
+                          str(cql_env.server.cql_port), t],
                          capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr + out.stdout
     got = json.loads(out.stdout.strip().splitlines()[-1])
