@@ -73,6 +73,7 @@ struct sel_node {
 	struct sm_bytes konst;
 	bool knull;
 	int sub[2];  /* ELEM: SEL_CONST nodes, -1 for an open end */
+	int bind;    /* CONST: a bind marker's index (its value read per op), -1: konst */
 	bool slice;  /* ELEM */
 };
 

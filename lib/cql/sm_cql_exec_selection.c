@@ -176,6 +176,7 @@ new_node(struct cql_prepared *ps, enum sel_op op, const struct sm_type *type, in
 	n->op = op;
 	n->type = type;
 	n->arg = -1;
+	n->bind = -1;
 	*idx = (int)ps->nsel_nodes++;
 	return n;
 }
@@ -613,6 +614,14 @@ compile_subscript(struct comp *cc, const struct sm_cql_selector *sel, const stru
 
 		if (term == NULL)
 			continue;
+		if (term->kind == SM_CQL_TERM_BIND) {
+			/* bound per execution: the driver sends it as the key's type */
+			n = new_node(cc->ps, SEL_CONST, key, &sub[i]);
+			if (n == NULL)
+				return -ENOMEM;
+			n->bind = (int)term->bind;
+			continue;
+		}
 		memset(&k, 0, sizeof(k));
 		k.kind = SM_CQL_SEL_TERM;
 		k.term = term;
@@ -1042,10 +1051,11 @@ coll_item(struct sm_bytes v, uint32_t *at, struct sm_bytes *item)
 
 /* Whether @key lies between the slice's ends (either open), both included. */
 static bool
-in_slice(const struct sel_node *const k[2], const struct sm_type *kt, struct sm_bytes key)
+in_slice(const struct sel_node *const k[2], const struct sm_bytes kv[2], const struct sm_type *kt,
+	 struct sm_bytes key)
 {
-	return (k[0] == NULL || sm_value_compare(kt, key, k[0]->konst) >= 0) &&
-	       (k[1] == NULL || sm_value_compare(kt, key, k[1]->konst) <= 0);
+	return (k[0] == NULL || sm_value_compare(kt, key, kv[0]) >= 0) &&
+	       (k[1] == NULL || sm_value_compare(kt, key, kv[1]) <= 0);
 }
 
 /* SEL_ELEM over the collection @a (compile_subscript()) */
@@ -1054,16 +1064,32 @@ eval_elem(struct cql_op *op, const struct sel_node *n, const struct ev *a, struc
 {
 	const struct sm_type *t = op->ps->sel_nodes[n->arg].type;
 	const struct sel_node *k[2] = { NULL, NULL };
-	struct sm_bytes v = ev_bytes(op, a), key, val = { NULL, 0 };
+	struct sm_bytes v = ev_bytes(op, a), key, val = { NULL, 0 }, kv[2];
 	uint32_t count, i, at, kept = 0, start = 0, end = 0;
 	bool map = t->kind == SM_TYPE_MAP;
 	uint8_t *p;
 	int j, ret;
 
-	for (j = 0; j < 2; j++)
-		if (n->sub[j] >= 0)
-			k[j] = &op->ps->sel_nodes[n->sub[j]];
-	if (a->null || v.len < 4 || (k[0] != NULL && k[0]->knull) || (k[1] != NULL && k[1]->knull))
+	for (j = 0; j < 2; j++) {
+		if (n->sub[j] < 0)
+			continue;
+		k[j] = &op->ps->sel_nodes[n->sub[j]];
+		kv[j] = k[j]->konst;
+		if (k[j]->knull)
+			return 0;
+		if (k[j]->bind >= 0) {
+			const struct sm_cql_value *b = (unsigned)k[j]->bind < op->vctx.nbinds
+							       ? &op->vctx.binds[k[j]->bind]
+							       : NULL;
+
+			if (b == NULL || b->state != SM_CQL_VALUE_SET)
+				return 0; /* a null (or unset) key selects nothing */
+			if (sm_value_validate(k[j]->type, b->v, NULL, 0) != 0)
+				return sel_fail(op, "Invalid bound value for a collection subscript");
+			kv[j] = b->v;
+		}
+	}
+	if (a->null || v.len < 4)
 		return 0;
 	count = (uint32_t)v.p[0] << 24 | (uint32_t)v.p[1] << 16 | (uint32_t)v.p[2] << 8 | v.p[3];
 	/* the first pass finds the element, or the slice's extent (elements are sorted) */
@@ -1073,8 +1099,8 @@ eval_elem(struct cql_op *op, const struct sel_node *n, const struct ev *a, struc
 		if (!coll_item(v, &at, &key) || (map && !coll_item(v, &at, &val)))
 			return 0;
 		if (!n->slice) {
-			if (t->kind == SM_TYPE_LIST ? be_signed(k[0]->konst) != (int64_t)i
-						    : sm_value_compare(t->elem, key, k[0]->konst) != 0)
+			if (t->kind == SM_TYPE_LIST ? be_signed(kv[0]) != (int64_t)i
+						    : sm_value_compare(t->elem, key, kv[0]) != 0)
 				continue;
 			*e = *a;
 			e->v = map ? val : key;
@@ -1082,7 +1108,7 @@ eval_elem(struct cql_op *op, const struct sel_node *n, const struct ev *a, struc
 				e->off = a->off + (size_t)(e->v.p - v.p);
 			return 0;
 		}
-		if (!in_slice(k, t->elem, key))
+		if (!in_slice(k, kv, t->elem, key))
 			continue;
 		if (kept++ == 0)
 			start = from;

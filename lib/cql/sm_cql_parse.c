@@ -738,7 +738,10 @@ field_path(struct cql_parser *p, struct sm_cql_selector *s)
 static int
 subscript(struct cql_parser *p, struct sm_cql_selector *s)
 {
-	struct cql_tctx ctx = { .role = SM_CQL_BIND_FUNCTION_ARG, .clause = SM_CQL_CLAUSE_SELECT };
+	/* a marker is the collection's key (a list's index, a set's element) */
+	struct cql_tctx ctx = { .role = SM_CQL_BIND_KEY,
+				.clause = SM_CQL_CLAUSE_SELECT,
+				.column = s->column };
 
 	s->subscript = true;
 	if (!cql_tok_is_punct(p, cql_peek(p, 0), ".."))

@@ -44,6 +44,22 @@ def test_map_and_set_element(cql_env):
         s.execute(f"SELECT p[2] FROM {t}")
 
 
+def test_prepared_subscripts(cql_env):
+    # test_select_collection_element.py test_prepare_key
+    s = cql_env.session
+    t = table(cql_env, "(p int PRIMARY KEY, m map<int, int>, st set<text>, l list<int>)")
+    s.execute(f"INSERT INTO {t} (p, m, st, l) VALUES (1, {{1: 10, 2: 20}}, {{'a', 'b'}}, "
+              "[5, 6])")
+    p = s.prepare(f"SELECT m[?] FROM {t} WHERE p = ?")
+    assert rows(s, p, [1, 1]) == [(10,)]
+    assert rows(s, p, [3, 1]) == [(None,)]
+    assert rows(s, p, [None, 1]) == [(None,)]
+    p = s.prepare(f"SELECT m[:x1], m[:x2] FROM {t} WHERE p = :key")
+    assert rows(s, p, {"x1": 2, "x2": 1, "key": 1}) == [(20, 10)]
+    p = s.prepare(f"SELECT st[?], l[?], m[?..?] FROM {t} WHERE p = 1")
+    assert rows(s, p, ["b", 1, 2, 9]) == [("b", 6, {2: 20})]
+
+
 def test_list_element(cql_env):
     # test_list_subscript (ScyllaDB's, not Cassandra's)
     s = cql_env.session
