@@ -396,7 +396,8 @@ key_values(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_c
 		ret = cql_value_idx(op, r->value, c->type, c->name, &idx);
 		if (ret < 0)
 			return ret;
-		if (op->spans[idx].state == SM_CQL_CONV_NULL) {
+		/* a null or unset key value: here once, not for each key of the product */
+		if (op->spans[idx].state != SM_CQL_CONV_VALUE) {
 			cql_op_fail(op, SM_CQL_ERR_INVALID,
 				    "Invalid null value in condition for column %s", c->name);
 			return -EINVAL;
@@ -1159,14 +1160,6 @@ cql_exec_select(struct cql_op *op)
 			op->keys[i].part[j] =
 				cql_span_bytes(op, &op->spans[pkv[j].first[rest % pkv[j].n]]);
 			rest /= pkv[j].n;
-		}
-		for (j = 0; j < t->npk; j++) {
-			if (op->spans[pkv[j].first[0]].state != SM_CQL_CONV_VALUE) {
-				cql_op_fail(op, SM_CQL_ERR_INVALID,
-					    "Invalid null value in condition for column %s",
-					    t->cols[j].name);
-				return;
-			}
 		}
 	}
 	op->nkeys = dedupe_keys(op->keys, op->nkeys);
