@@ -263,6 +263,66 @@ compile_fields(struct comp *cc, const struct sm_cql_selector *sel, const struct 
 	return *name != NULL ? 0 : -ENOMEM;
 }
 
+static int
+compile_term(struct comp *cc, const struct sm_cql_selector *sel, const struct sm_type *expect,
+	     int *out, const char **name);
+
+/*
+ * WRITETIME(m[k]) and TTL(m[k]) of a non-frozen map's or set's element
+ * (Cassandra 5.0's and ScyllaDB's #15427): that element's own cell, read
+ * apart (add_read_elem()); a null key reads as null.
+ */
+static int
+compile_attr_elem(struct comp *cc, const struct sm_cql_selector *sel, const struct sm_column *c,
+		  int *out, const char **name)
+{
+	const char *kind = sel->kind == SM_CQL_SEL_TTL ? "TTL" : "WRITETIME";
+	const char *lower = sel->kind == SM_CQL_SEL_TTL ? "ttl" : "writetime";
+	const struct sm_type *rt =
+		sm_type_simple(sel->kind == SM_CQL_SEL_TTL ? SM_TYPE_INT : SM_TYPE_BIGINT);
+	struct sm_cql_selector k;
+	const struct sel_node *kn;
+	const char *kname;
+	struct sel_node *n;
+	unsigned cell;
+	int ki, ret;
+
+	if (sel->slice || (c->type->kind != SM_TYPE_MAP && c->type->kind != SM_TYPE_SET) ||
+	    c->type->frozen)
+		return bad(cc, "%s on an element selection is only valid for an element of a "
+			   "non-frozen map or set, not of %s",
+			   kind, c->name);
+	if (sel->sub->kind == SM_CQL_TERM_BIND)
+		return bad(cc, "not supported by shardmark: a bind marker in %s(%s[?])", kind,
+			   c->name);
+	memset(&k, 0, sizeof(k));
+	k.kind = SM_CQL_SEL_TERM;
+	k.term = sel->sub;
+	k.src = sel->sub->src;
+	ret = compile_term(cc, &k, c->type->elem, &ki, &kname);
+	if (ret < 0)
+		return ret;
+	kn = &cc->ps->sel_nodes[ki];
+	*name = cql_own_str(cc->ps, "%s(%s[%s])", lower, c->name, kname);
+	if (*name == NULL)
+		return -ENOMEM;
+	if (kn->knull) {
+		n = new_node(cc->ps, SEL_CONST, rt, out);
+		if (n == NULL)
+			return -ENOMEM;
+		n->knull = true;
+		return 0;
+	}
+	ret = add_read_elem(cc->ps, c->id, kn->konst.p, kn->konst.len, &cell);
+	if (ret < 0)
+		return ret;
+	n = new_node(cc->ps, sel->kind == SM_CQL_SEL_TTL ? SEL_TTL : SEL_WRITETIME, rt, out);
+	if (n == NULL)
+		return -ENOMEM;
+	n->cell = cell;
+	return 0;
+}
+
 /* WRITETIME(c), TTL(c), WRITETIME(u.f), TTL(u.f) */
 static int
 compile_attr(struct comp *cc, const struct sm_cql_selector *sel, const struct sm_column *c,
@@ -275,6 +335,8 @@ compile_attr(struct comp *cc, const struct sm_cql_selector *sel, const struct sm
 	unsigned cell;
 	int idx, ret;
 
+	if (sel->subscript)
+		return compile_attr_elem(cc, sel, c, out, name);
 	if (sel->nfields == 0) {
 		if (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING)
 			return bad(cc, "Cannot use selection function %s on PRIMARY KEY part %s",
@@ -711,7 +773,7 @@ plain_selector(const struct sm_cql_selector *sel)
 		return sel->nfields == 0 && !sel->subscript;
 	case SM_CQL_SEL_WRITETIME:
 	case SM_CQL_SEL_TTL:
-		return sel->nfields == 0;
+		return sel->nfields == 0 && !sel->subscript;
 	case SM_CQL_SEL_FUNCTION:
 		return sel->ks == NULL && strcmp(sel->name, "token") == 0;
 	default:

@@ -792,6 +792,8 @@ selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool a
 		p->pos += 2;
 		TRY(cql_ident(p, &s->column));
 		TRY(field_path(p, s));
+		if (s->nfields == 0 && cql_accept_punct(p, "[")) /* WRITETIME(m[k]) */
+			TRY(subscript(p, s));
 		TRY(cql_expect_punct(p, ")"));
 	} else if ((t->type == T_IDENT || t->type == T_QIDENT) &&
 		   (cql_tok_is_punct(p, nx, "(") ||

@@ -133,3 +133,25 @@ def test_unlogged_counter_batch(cql_env):
     with pytest.raises(InvalidRequest, match="Cannot include a counter statement in a logged "
                        "batch"):
         s.execute(f"BEGIN BATCH UPDATE {t} SET n = n + 1 WHERE k = 1; APPLY BATCH")
+
+
+def test_writetime_and_ttl_of_elements(cql_env):
+    # test_select_collection_element.py test_writetime_map_element,
+    # test_writetime_map_element_nulls, test_writetime_map_element_null_subscript,
+    # test_ttl_map_element, test_ttl_map_element_nulls
+    s = cql_env.session
+    t = table(cql_env, "(p int PRIMARY KEY, m map<int, int>, st set<text>)")
+    s.execute(f"INSERT INTO {t} (p, m, st) VALUES (1, {{1: 10, 2: 20}}, {{'a'}}) "
+              "USING TIMESTAMP 1000")
+    s.execute(f"UPDATE {t} USING TIMESTAMP 2000 SET m = m + {{2: 30}} WHERE p = 1")
+    s.execute(f"UPDATE {t} USING TTL 3600 SET m = m + {{3: 30}} WHERE p = 1")
+    r = s.execute(f"SELECT WRITETIME(m[1]), WRITETIME(m[2]), WRITETIME(m[99]), "
+                  f"WRITETIME(st['a']), WRITETIME(m[null]), TTL(m[1]), TTL(m[3]) "
+                  f"FROM {t} WHERE p = 1").one()
+    assert tuple(r[:6]) == (1000, 2000, None, 1000, None, None)
+    assert 3500 < r[6] <= 3600
+    assert rows(s, f"SELECT WRITETIME(m[1]) FROM {t} WHERE p = 5") == []
+    s.execute(f"INSERT INTO {t} (p) VALUES (2)")
+    assert rows(s, f"SELECT WRITETIME(m[1]), TTL(m[1]) FROM {t} WHERE p = 2") == [(None, None)]
+    with pytest.raises(InvalidRequest, match="non-frozen map or set"):
+        s.execute(f"SELECT WRITETIME(m[1..2]) FROM {t} WHERE p = 1")
