@@ -220,10 +220,10 @@ compile(struct comp *cc, const struct sm_cql_selector *sel, const struct sm_type
 
 /* c.f.g...: the path's user types level by level, with ScyllaDB's messages. */
 static int
-compile_fields(struct comp *cc, const struct sm_cql_selector *sel, const struct sm_column *c,
-	       int arg, int *out, const char **name)
+compile_fields(struct comp *cc, const struct sm_cql_selector *sel, const struct sm_type *base,
+	       const char *base_name, int arg, int *out, const char **name)
 {
-	const struct sm_type *ft = c->type;
+	const struct sm_type *ft = base;
 	char tn[256], path[512];
 	uint16_t *idxs;
 	struct sel_node *n;
@@ -231,7 +231,7 @@ compile_fields(struct comp *cc, const struct sm_cql_selector *sel, const struct 
 	unsigned i;
 	int idx;
 
-	at = (size_t)snprintf(path, sizeof(path), "%s", c->name);
+	at = (size_t)snprintf(path, sizeof(path), "%s", base_name);
 	idxs = sm_calloc(sel->nfields + 1, sizeof(*idxs));
 	if (idxs == NULL ||
 	    cql_grow((void **)&cc->ps->owned_str, &cc->ps->owned_str_cap, cc->ps->nowned_str + 1,
@@ -651,10 +651,10 @@ compile_cast(struct comp *cc, const struct sm_cql_selector *sel, int *out, const
  * collection of those between x and y, both included.
  */
 static int
-compile_subscript(struct comp *cc, const struct sm_cql_selector *sel, const struct sm_column *c,
-		  int arg, int *out, const char **name)
+compile_subscript(struct comp *cc, const struct sm_cql_selector *sel, const struct sm_type *t,
+		  const char *base_name, int arg, int *out, const char **name)
 {
-	const struct sm_type *t = c->type, *key;
+	const struct sm_type *key;
 	struct sm_cql_selector k;
 	const char *kname;
 	struct sel_node *n;
@@ -664,11 +664,11 @@ compile_subscript(struct comp *cc, const struct sm_cql_selector *sel, const stru
 	/* a list's element by its index, as ScyllaDB (not Cassandra) allows */
 	if (t->kind == SM_TYPE_LIST && sel->slice)
 		return bad(cc, "Slice selection is only allowed on sets and maps, but %s is a list",
-			   c->name);
+			   base_name);
 	if (t->kind != SM_TYPE_MAP && t->kind != SM_TYPE_SET && t->kind != SM_TYPE_LIST) {
 		sm_type_name(t, tn, sizeof(tn));
 		return bad(cc, "Invalid element selection: %s is of type %s is not a collection",
-			   c->name, tn);
+			   base_name, tn);
 	}
 	key = t->kind == SM_TYPE_LIST ? sm_type_simple(SM_TYPE_INT) : t->elem;
 	for (i = 0; i < 2; i++) {
@@ -733,10 +733,24 @@ compile(struct comp *cc, const struct sm_cql_selector *sel, const struct sm_type
 		n->cell = cell;
 		*name = c->name;
 		if (sel->nfields > 0)
-			return compile_fields(cc, sel, c, *out, out, name);
+			return compile_fields(cc, sel, c->type, c->name, *out, out, name);
 		if (sel->subscript)
-			return compile_subscript(cc, sel, c, *out, out, name);
+			return compile_subscript(cc, sel, c->type, c->name, *out, out, name);
 		return 0;
+	case SM_CQL_SEL_POSTFIX: {
+		/* x[k] or x.f after another selector: m['1']['a'], m[1].a, t.a[1] */
+		const char *iname;
+		int inner;
+
+		ret = compile(cc, &sel->args[0], NULL, &inner, &iname);
+		if (ret < 0)
+			return ret;
+		if (sel->nfields > 0)
+			return compile_fields(cc, sel, cc->ps->sel_nodes[inner].type, iname, inner,
+					      out, name);
+		return compile_subscript(cc, sel, cc->ps->sel_nodes[inner].type, iname, inner, out,
+					 name);
+	}
 	case SM_CQL_SEL_COUNT:
 		n = new_node(cc->ps, SEL_AGG, sm_type_simple(SM_TYPE_BIGINT), out);
 		if (n == NULL)

@@ -738,8 +738,10 @@ field_path(struct cql_parser *p, struct sm_cql_selector *s)
 static int
 subscript(struct cql_parser *p, struct sm_cql_selector *s)
 {
-	/* a marker is the collection's key (a list's index, a set's element) */
-	struct cql_tctx ctx = { .role = SM_CQL_BIND_KEY,
+	/* a marker is the column's key (a list's index, a set's element); after
+	 * another subscript or a field there is no column to type it by */
+	struct cql_tctx ctx = { .role = s->column != NULL ? SM_CQL_BIND_KEY
+							  : SM_CQL_BIND_FUNCTION_ARG,
 				.clause = SM_CQL_CLAUSE_SELECT,
 				.column = s->column };
 
@@ -754,6 +756,49 @@ subscript(struct cql_parser *p, struct sm_cql_selector *s)
 		return cql_syntax_error(p);
 	}
 	return cql_expect_punct(p, "]");
+}
+
+/*
+ * More subscripts and fields after a column's first ones: each wraps what
+ * is parsed so far (a POSTFIX selector of args[0]), its text from @first.
+ */
+static int
+postfix_chain(struct cql_parser *p, struct sm_cql_selector *s, unsigned first, unsigned depth)
+{
+	while ((s->subscript || s->nfields > 0 || s->kind == SM_CQL_SEL_POSTFIX) &&
+	       (cql_tok_is_punct(p, cql_peek(p, 0), "[") ||
+		cql_tok_is_punct(p, cql_peek(p, 0), "."))) {
+		struct sm_cql_selector *inner = sm_arena_alloc(p->arena, sizeof(*inner));
+		bool field = cql_tok_is_punct(p, cql_peek(p, 0), ".");
+
+		if (inner == NULL)
+			return -ENOMEM;
+		if (++depth > SM_CQL_MAX_DEPTH)
+			return cql_fail(p, -EINVAL, "Nesting deeper than %d levels", SM_CQL_MAX_DEPTH);
+		*inner = *s;
+		inner->src.off = p->toks[first].off;
+		inner->src.len = p->toks[p->pos - 1].off + p->toks[p->pos - 1].len - inner->src.off;
+		memset(s, 0, sizeof(*s));
+		s->kind = SM_CQL_SEL_POSTFIX;
+		s->args = inner;
+		s->nargs = 1;
+		if (field) {
+			/* one field per level: a path of several is one more level each */
+			const char **slot = sm_arena_alloc(p->arena, sizeof(*slot));
+
+			if (slot == NULL)
+				return -ENOMEM;
+			p->pos++;
+			TRY(cql_ident(p, slot));
+			s->fields = slot;
+			s->nfields = 1;
+			s->field = slot[0];
+		} else {
+			p->pos++;
+			TRY(subscript(p, s));
+		}
+	}
+	return 0;
 }
 
 static int
@@ -806,6 +851,7 @@ selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool a
 		TRY(field_path(p, s));
 		if (s->nfields == 0 && cql_accept_punct(p, "["))
 			TRY(subscript(p, s));
+		TRY(postfix_chain(p, s, first, depth));
 	} else if (arg) {
 		struct cql_tctx ctx = { .role = SM_CQL_BIND_FUNCTION_ARG,
 					.clause = SM_CQL_CLAUSE_SELECT };

@@ -448,6 +448,7 @@ enum sm_cql_sel_kind {
 	SM_CQL_SEL_FUNCTION,
 	SM_CQL_SEL_TERM,
 	SM_CQL_SEL_CAST, /* CAST(args[0] AS type) */
+	SM_CQL_SEL_POSTFIX, /* args[0] then .fields or [sub]: m['1']['a'], m[1].a, t.a[1] */
 };
 
 struct sm_cql_selector {

@@ -286,6 +286,18 @@ test_select(void **state)
 	assert_null(q->sels[3].sub_to);
 	sm_cql_stmt_free(s);
 	bad("SELECT m[] FROM t", -EBADMSG, NULL);
+	s = ok("SELECT m['1']['a'], u.a[1].b FROM t");
+	q = &s->select;
+	assert_int_equal(q->sels[0].kind, SM_CQL_SEL_POSTFIX);
+	assert_true(q->sels[0].subscript);
+	assert_int_equal(q->sels[0].args[0].kind, SM_CQL_SEL_COLUMN);
+	assert_true(q->sels[0].args[0].subscript);
+	assert_int_equal(q->sels[1].kind, SM_CQL_SEL_POSTFIX);
+	assert_string_equal(q->sels[1].fields[0], "b");
+	assert_int_equal(q->sels[1].args[0].kind, SM_CQL_SEL_POSTFIX);
+	assert_true(q->sels[1].args[0].subscript);
+	assert_int_equal(q->sels[1].args[0].args[0].nfields, 1);
+	sm_cql_stmt_free(s);
 	s = ok("select \"C0\", \"C1\", \"C2\", \"C3\", \"C4\" from cf where \"KEY\" = ?");
 	q = &s->select;
 	assert_int_equal(s->kind, SM_CQL_SELECT);

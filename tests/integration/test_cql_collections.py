@@ -155,3 +155,23 @@ def test_writetime_and_ttl_of_elements(cql_env):
     assert rows(s, f"SELECT WRITETIME(m[1]), TTL(m[1]) FROM {t} WHERE p = 2") == [(None, None)]
     with pytest.raises(InvalidRequest, match="non-frozen map or set"):
         s.execute(f"SELECT WRITETIME(m[1..2]) FROM {t} WHERE p = 1")
+
+
+def test_nested_subscripts_and_fields(cql_env):
+    # test_select_collection_element.py test_nested_key_selection,
+    # test_subscript_and_field, test_field_and_subscript,
+    # test_field_and_subscript_and_field
+    s, ks = cql_env.session, cql_env.ks
+    t1, t2, t3 = (f"{ks}.{n}" for n in ("nt_b", "nt_am", "nt_a"))
+    s.execute(f"CREATE TYPE IF NOT EXISTS {t1} (b int)")
+    s.execute(f"CREATE TYPE IF NOT EXISTS {t2} (a frozen<map<int, frozen<nt_b>>>)")
+    s.execute(f"CREATE TYPE IF NOT EXISTS {t3} (a int)")
+    t = table(cql_env, "(p int PRIMARY KEY, m map<text, frozen<map<text, int>>>, "
+              "mu map<int, frozen<nt_a>>, u nt_am, l list<frozen<list<int>>>)")
+    s.execute(f"INSERT INTO {t} (p, m, mu, u, l) VALUES (1, {{'1': {{'a': 10, 'b': 11}}, "
+              "'2': {'a': 12}}, {1: {a: 10}}, {a: {1: {b: 10}}}, [[1, 2], [3]])")
+    assert rows(s, f"SELECT m['1']['a'], m['1']['b'], m['2']['a'], m['2']['b'] FROM {t} "
+                "WHERE p = 1") == [(10, 11, 12, None)]
+    assert rows(s, f"SELECT mu[1].a, u.a[1].b, l[0][1] FROM {t} WHERE p = 1") == [(10, 10, 2)]
+    with pytest.raises(InvalidRequest, match="has no field z"):
+        s.execute(f"SELECT mu[1].z FROM {t} WHERE p = 1")
