@@ -462,7 +462,7 @@ jobject(struct jctx *c, const struct sm_type *t, int i, int *next)
 
 		if (where == NULL)
 			return -ENOMEM;
-		for (k = 0; k < n; k++, j = skip(c, j + 1)) {
+		for (k = 0; k < n && j < c->ntok; k++, j = skip(c, j + 1)) {
 			char name[256];
 			long len = unescape(c, &c->tok[j], name, sizeof(name) - 1);
 			bool quoted = len >= 2 && name[0] == '"' && name[len - 1] == '"';
@@ -510,6 +510,8 @@ jobject(struct jctx *c, const struct sm_type *t, int i, int *next)
 	if (sm_cql_buf_append(c->out, 4) != NULL)
 		put_be32(c->out, start, n);
 	for (k = 0; k < n; k++) {
+		if (j >= c->ntok)
+			return jfail(c, "Invalid JSON");
 		at = c->out->len;
 		if (sm_cql_buf_append(c->out, 4) == NULL)
 			return -ENOMEM;
@@ -534,14 +536,17 @@ jobject(struct jctx *c, const struct sm_type *t, int i, int *next)
 static int
 jvalue(struct jctx *c, const struct sm_type *t, int i, int *next, bool *null)
 {
-	const jsmntok_t *tk = &c->tok[i];
-	const char *s = c->js + tk->start;
-	size_t n = (size_t)(tk->end - tk->start), start = c->out->len;
+	const jsmntok_t *tk;
+	const char *s;
+	size_t n, start = c->out->len;
 	int ret;
 
 	*null = false;
-	if (i >= c->ntok)
+	if (i < 0 || i >= c->ntok)
 		return jfail(c, "Invalid JSON");
+	tk = &c->tok[i];
+	s = c->js + tk->start;
+	n = (size_t)(tk->end - tk->start);
 	if (++c->depth > 64)
 		return jfail(c, "JSON nested too deeply");
 	*next = i + 1;
@@ -690,7 +695,7 @@ cql_json_row(const struct sm_table *t, const char *js, size_t len, struct sm_cql
 		goto out;
 	}
 	memset(cols, 0, t->ncols * sizeof(*cols));
-	for (k = 0, i = 1; k < (unsigned)tok[0].size && ret == 0; k++) {
+	for (k = 0, i = 1; k < (unsigned)tok[0].size && ret == 0 && i < c.ntok; k++) {
 		char name[SM_NAME_MAX + 3];
 		const struct sm_column *col;
 		long n = unescape(&c, &tok[i], name, sizeof(name) - 1);

@@ -115,3 +115,18 @@ def test_from_json(cql_env):
     assert rows(s, f"SELECT l FROM {t} WHERE k = 1") == [([1, 2],)]
     with pytest.raises(InvalidRequest, match="Unable to make int"):
         s.execute(f"INSERT INTO {t} (k, v) VALUES (2, fromJson('\"x\"'))")
+
+
+def test_insert_json_hostile(cql_env):
+    """Deep nesting, many keys and broken JSON are refused with a message,
+    and the server goes on serving."""
+    s = cql_env.session
+    t = table(cql_env, "(k int PRIMARY KEY, l list<frozen<list<int>>>, v int)")
+    deep = "[" * 20000 + "]" * 20000
+    for bad in ['{"k": 1, "l": ' + deep + '}', '{"k": 1, "v": [1]}', '{"k": 1, "v": {}}',
+                '{"k": 1', '{"k": 1, "l": [[1, "x"]]}',
+                "{" + ", ".join(f'"c{i}": {i}' for i in range(20000)) + "}"]:
+        with pytest.raises(InvalidRequest):
+            s.execute(f"INSERT INTO {t} JSON %s", [bad])
+    s.execute(f"INSERT INTO {t} JSON %s", ['{"k": 1, "l": [[1, 2], []]}'])
+    assert rows(s, f"SELECT l FROM {t} WHERE k = 1") == [([[1, 2], []],)]
