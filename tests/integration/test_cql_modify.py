@@ -63,3 +63,27 @@ def test_in_clustering_refusals(cql_env):
     with pytest.raises(InvalidRequest, match="cartesian product"):
         s.execute(f"DELETE FROM {t} WHERE p = 1 AND b IN ({', '.join(map(str, range(11)))}) "
                   f"AND c IN ({', '.join(map(str, range(11)))})")
+
+
+def test_conditional_batch_spans(cql_env):
+    # batch_statement.cc validate(): a conditional batch stays in one table's partition
+    from cassandra.query import BatchStatement
+    s = cql_env.session
+    t = table(cql_env, "(p int, c int, v int, PRIMARY KEY (p, c))")
+    o = table(cql_env, "(p int PRIMARY KEY, v int)")
+    for q, msg in [(f"INSERT INTO {t} (p, c, v) VALUES (2, 1, 1)",
+                    "Batch with conditions cannot span multiple partitions"),
+                   (f"INSERT INTO {o} (p, v) VALUES (1, 1)",
+                    "Batch with conditions cannot span multiple tables")]:
+        with pytest.raises(InvalidRequest, match=msg):
+            s.execute(f"BEGIN BATCH INSERT INTO {t} (p, c, v) VALUES (1, 1, 1) IF NOT EXISTS; "
+                      f"{q}; APPLY BATCH")
+        b = BatchStatement()
+        b.add(s.prepare(f"INSERT INTO {t} (p, c, v) VALUES (?, ?, ?) IF NOT EXISTS"), [1, 1, 1])
+        b.add(q)
+        with pytest.raises(InvalidRequest, match=msg):
+            s.execute(b)
+    # nothing of a refused batch was written; a one-statement one applies
+    assert rows(s, f"SELECT * FROM {t}") == []
+    assert s.execute(f"BEGIN BATCH INSERT INTO {t} (p, c, v) VALUES (1, 1, 1) IF NOT EXISTS; "
+                     "APPLY BATCH").one()[0]
