@@ -1432,8 +1432,8 @@ batch_kind_check(struct cql_op *op, struct wctx *w, const struct sm_cql_stmt *s,
 	return 0;
 }
 
-static void
-lwt_batch_refuse(struct cql_op *op);
+static bool
+lwt_batch_merge(struct cql_op *op);
 
 void
 cql_exec_modify(struct cql_op *op)
@@ -1493,18 +1493,19 @@ cql_exec_modify(struct cql_op *op)
 		if (build_write(op, &w) < 0 || vals_moved(op, base))
 			return;
 	}
-	if (lwt_many) {
-		lwt_batch_refuse(op);
+	if (lwt_many && !lwt_batch_merge(op))
 		return;
-	}
 	if (op->nsreqs == 1 && op->sreqs[0].kind == SM_REQ_CAS) {
-		/* A one-statement conditional batch: the statement's own LWT result. */
+		/* A conditional batch of one row: its (first) conditional statement's LWT result. */
 		struct cql_prepared *inner;
+		unsigned c = 0;
 
+		while (c + 1 < s->batch.nstmts && !stmt_conditional(s->batch.stmts[c]))
+			c++;
 		if (cql_exec_prepare_text(sm_cql_conn_keyspace(op->req->conn),
 					  (struct sm_bytes){ (const uint8_t *)ps->text +
-								     s->batch.stmts[0]->src.off,
-							     s->batch.stmts[0]->src.len },
+								     s->batch.stmts[c]->src.off,
+							     s->batch.stmts[c]->src.len },
 					  &inner, err, sizeof(err), &code) < 0) {
 			cql_op_fail(op, code, "%s", err);
 			return;
@@ -1518,21 +1519,46 @@ cql_exec_modify(struct cql_op *op)
 	submit_writes(op, ps);
 }
 
+static bool
+same_key(const struct sm_key *a, const struct sm_key *b)
+{
+	unsigned j;
+
+	if (a->n != b->n)
+		return false;
+	for (j = 0; j < a->n; j++)
+		if (a->part[j].len != b->part[j].len ||
+		    memcmp(a->part[j].p, b->part[j].p, a->part[j].len) != 0)
+			return false;
+	return true;
+}
+
 /*
  * A conditional batch of several statements, built: ScyllaDB's refusal when
- * they span tables or partitions (batch_statement.cc validate()), else
- * shardmark's (one Paxos round for several rows is not there yet).
+ * they span tables or partitions (batch_statement.cc validate()). Statements
+ * on one row become one compare-and-set: every condition, every change (the
+ * ops of the statements lie one after another), one Paxos round. Several
+ * rows of a partition are refused (one round for several rows is not there
+ * yet). True when merged into op->sreqs[0]; false after failing the op.
  */
-static void
-lwt_batch_refuse(struct cql_op *op)
+static bool
+lwt_batch_merge(struct cql_op *op)
 {
 	const struct sm_mutation *first = NULL;
-	unsigned i, j;
+	const struct sm_store_req *cas = NULL;
+	struct sm_store_req merged;
+	bool one_row = true;
+	unsigned i, flags = 0;
 
 	for (i = 0; i < op->nsreqs; i++) {
-		const struct sm_mutation *m = op->sreqs[i].kind == SM_REQ_CAS ? &op->sreqs[i].cas.mut
-									      : &op->sreqs[i].mut;
+		const struct sm_store_req *r = &op->sreqs[i];
+		const struct sm_mutation *m = r->kind == SM_REQ_CAS ? &r->cas.mut : &r->mut;
 
+		if (r->kind == SM_REQ_CAS && cas == NULL)
+			cas = r;
+		else if (r->kind == SM_REQ_CAS && r->cas.kind != cas->cas.kind)
+			one_row = false;
+		flags |= m->flags;
 		if (first == NULL) {
 			first = m;
 			continue;
@@ -1540,19 +1566,31 @@ lwt_batch_refuse(struct cql_op *op)
 		if (m->table != first->table) {
 			cql_op_fail(op, SM_CQL_ERR_INVALID,
 				    "Batch with conditions cannot span multiple tables");
-			return;
+			return false;
 		}
-		for (j = 0; j < m->pk.n; j++) {
-			if (m->pk.part[j].len != first->pk.part[j].len ||
-			    memcmp(m->pk.part[j].p, first->pk.part[j].p, m->pk.part[j].len) != 0) {
-				cql_op_fail(op, SM_CQL_ERR_INVALID,
-					    "Batch with conditions cannot span multiple partitions");
-				return;
-			}
+		if (!same_key(&m->pk, &first->pk)) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Batch with conditions cannot span multiple partitions");
+			return false;
 		}
+		if (!same_key(&m->ck, &first->ck) || m->ttl != first->ttl || m->ts != first->ts)
+			one_row = false;
 	}
-	cql_op_fail(op, SM_CQL_ERR_INVALID,
-		    "not supported by shardmark: conditional batches of more than one statement");
+	if (!one_row || cas == NULL ||
+	    (flags & (SM_MUT_DELETE_RANGE | SM_MUT_DELETE_PARTITION)) != 0) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "not supported by shardmark: conditional batches over several rows "
+			    "(or mixing IF NOT EXISTS, IF EXISTS and IF conditions)");
+		return false;
+	}
+	merged = *cas;
+	merged.cas.mut.ops = first->ops; /* the first statement's: the ops follow on */
+	merged.cas.mut.nops = op->nops - PTR_IDX(first->ops);
+	merged.cas.mut.flags = flags;
+	merged.cas.nconds = op->nconds - PTR_IDX(cas->cas.conds);
+	op->sreqs[0] = merged;
+	op->nsreqs = 1;
+	return true;
 }
 
 /* BATCH message: statements by text or by id, each with its own values. */
@@ -1677,10 +1715,8 @@ cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *b)
 			goto out_failed;
 		op->ps = NULL;
 	}
-	if (lwt != NULL && n > 1) {
-		lwt_batch_refuse(op);
+	if (lwt != NULL && n > 1 && !lwt_batch_merge(op))
 		goto out;
-	}
 	if (batch_too_large(op, list[0]))
 		goto out;
 	/* The op keeps one statement (for the LWT result); the rest go now. */

@@ -87,3 +87,31 @@ def test_conditional_batch_spans(cql_env):
     assert rows(s, f"SELECT * FROM {t}") == []
     assert s.execute(f"BEGIN BATCH INSERT INTO {t} (p, c, v) VALUES (1, 1, 1) IF NOT EXISTS; "
                      "APPLY BATCH").one()[0]
+    with pytest.raises(InvalidRequest, match="not supported by shardmark"):
+        s.execute(f"BEGIN BATCH UPDATE {t} SET v = 2 WHERE p = 1 AND c = 1 IF v = 1; "
+                  f"UPDATE {t} SET v = 2 WHERE p = 1 AND c = 2 IF v = 1; APPLY BATCH")
+
+
+def test_conditional_batch_of_one_row(cql_env):
+    # batch_test.py testBatchWithConditions (the statements on one row): every
+    # condition holds or nothing is written, in one Paxos round
+    from cassandra.query import BatchStatement
+    s = cql_env.session
+    t = table(cql_env, "(p int, c int, v int, w int, PRIMARY KEY (p, c))")
+    r = s.execute(f"BEGIN BATCH INSERT INTO {t} (p, c, v) VALUES (1, 1, 1) IF NOT EXISTS; "
+                  f"UPDATE {t} SET w = 5 WHERE p = 1 AND c = 1; APPLY BATCH").one()
+    assert r[0]
+    assert not s.execute(f"BEGIN BATCH INSERT INTO {t} (p, c, v) VALUES (1, 1, 2) IF NOT EXISTS; "
+                         f"UPDATE {t} SET w = 6 WHERE p = 1 AND c = 1; APPLY BATCH").one()[0]
+    assert rows(s, f"SELECT v, w FROM {t} WHERE p = 1") == [(1, 5)]
+    assert s.execute(f"BEGIN BATCH UPDATE {t} SET v = 3 WHERE p = 1 AND c = 1 IF v = 1; "
+                     f"UPDATE {t} SET w = 7 WHERE p = 1 AND c = 1 IF w = 5; APPLY BATCH").one()[0]
+    assert not s.execute(f"BEGIN BATCH UPDATE {t} SET v = 4 WHERE p = 1 AND c = 1 IF v = 3; "
+                         f"UPDATE {t} SET w = 8 WHERE p = 1 AND c = 1 IF w = 99; APPLY BATCH"
+                         ).one()[0]
+    assert rows(s, f"SELECT v, w FROM {t} WHERE p = 1") == [(3, 7)]
+    b = BatchStatement()
+    b.add(s.prepare(f"UPDATE {t} SET v = ? WHERE p = 1 AND c = 1 IF v = ?"), [9, 3])
+    b.add(s.prepare(f"DELETE w FROM {t} WHERE p = 1 AND c = 1"))
+    assert s.execute(b).one()[0]
+    assert rows(s, f"SELECT v, w FROM {t} WHERE p = 1") == [(9, None)]
