@@ -287,11 +287,15 @@ compile_attr_elem(struct comp *cc, const struct sm_cql_selector *sel, const stru
 	unsigned cell;
 	int ki, ret;
 
+	/* ScyllaDB's messages (prepare_expr.cc) */
+	if (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING)
+		return bad(cc, "%s is not legal on primary key component %s", kind, c->name);
+	if (!sm_type_is_collection(c->type))
+		return bad(cc, "Column %s is not a map/set/list, cannot be subscripted", c->name);
 	if (sel->slice || (c->type->kind != SM_TYPE_MAP && c->type->kind != SM_TYPE_SET) ||
 	    c->type->frozen)
-		return bad(cc, "%s on an element selection is only valid for an element of a "
-			   "non-frozen map or set, not of %s",
-			   kind, c->name);
+		return bad(cc, "%s on a subscript is only valid for non-frozen map or set columns",
+			   kind);
 	if (sel->sub->kind == SM_CQL_TERM_BIND)
 		return bad(cc, "not supported by shardmark: a bind marker in %s(%s[?])", kind,
 			   c->name);
@@ -340,6 +344,11 @@ compile_attr(struct comp *cc, const struct sm_cql_selector *sel, const struct sm
 	if (sel->nfields == 0) {
 		if (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING)
 			return bad(cc, "Cannot use selection function %s on PRIMARY KEY part %s",
+				   sel->kind == SM_CQL_SEL_TTL ? "ttl" : "writeTime", c->name);
+		/* a non-frozen collection has a timestamp per element, none of its own
+		 * (ScyllaDB's SCYLLADB-5166; its elements: WRITETIME(m[k])) */
+		if (sm_type_is_collection(c->type) && sm_type_is_multicell(c->type))
+			return bad(cc, "Cannot use selection function %s on non-frozen collection %s",
 				   sel->kind == SM_CQL_SEL_TTL ? "ttl" : "writeTime", c->name);
 		ret = cql_add_read_col(cc->ps, c->id, &cell);
 		*name = cql_own_str(cc->ps, "%s(%s)", lower, c->name);

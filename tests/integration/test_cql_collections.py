@@ -155,6 +155,23 @@ def test_writetime_and_ttl_of_elements(cql_env):
     assert rows(s, f"SELECT WRITETIME(m[1]), TTL(m[1]) FROM {t} WHERE p = 2") == [(None, None)]
     with pytest.raises(InvalidRequest, match="non-frozen map or set"):
         s.execute(f"SELECT WRITETIME(m[1..2]) FROM {t} WHERE p = 1")
+    # test_writetime_ttl_whole_collection_forbidden, test_writetime_subscript_on_wrong_type,
+    # test_ttl_subscript_on_wrong_type, test_writetime_ttl_list_element_forbidden,
+    # test_writetime_frozen_map_elements_pk, test_writetime_mixed_map_and_map_element
+    for q in ["WRITETIME(m)", "TTL(st)"]:
+        with pytest.raises(InvalidRequest, match="non-frozen collection"):
+            s.execute(f"SELECT {q} FROM {t} WHERE p = 1")
+    o = table(cql_env, "(p int PRIMARY KEY, v int, l list<int>, fm frozen<map<int, int>>)")
+    for q, msg in [("WRITETIME(v[3])", " v "), ("TTL(v[3])", " v "),
+                   ("WRITETIME(l[0])", "subscript"), ("TTL(l[0])", "subscript"),
+                   ("WRITETIME(fm[1])", "subscript")]:
+        with pytest.raises(InvalidRequest, match=msg):
+            s.execute(f"SELECT {q} FROM {o}")
+    k = table(cql_env, "(pk frozen<map<int, int>> PRIMARY KEY)")
+    with pytest.raises(InvalidRequest, match="primary key"):
+        s.execute(f"SELECT WRITETIME(pk[1]) FROM {k}")
+    assert rows(s, f"SELECT m, m[1], m[2], WRITETIME(m[2]), WRITETIME(m[1]) FROM {t} "
+                "WHERE p = 1") == [({1: 10, 2: 30, 3: 30}, 10, 30, 2000, 1000)]
 
 
 def test_nested_subscripts_and_fields(cql_env):
