@@ -16,18 +16,77 @@
 #include "sm_cql_value.h"
 #include "sm_store.h"
 
+#include "cql_func_priv.h"
+
 /* One output column of a SELECT. */
 enum out_kind {
 	OUT_CELL,      /* the value of a selected column */
 	OUT_WRITETIME, /* bigint microseconds */
 	OUT_TTL,       /* int seconds left, null when none */
 	OUT_TOKEN,     /* token(pk): bigint */
-	OUT_COUNT,     /* COUNT(*): bigint, one row */
 };
 
 struct out_col {
 	enum out_kind kind;
 	unsigned cell; /* index into the read's cells */
+};
+
+/*
+ * A computed selection (sm_cql_exec_selection.c): each output column is a
+ * tree of these nodes, evaluated on each row read, or on each group's first
+ * row and its aggregates.
+ */
+enum sel_op {
+	SEL_CELL,      /* a column read: cell */
+	SEL_WRITETIME, /* of cell */
+	SEL_TTL,       /* of cell */
+	SEL_TOKEN,     /* the row's partition token */
+	SEL_FIELD,     /* a field of arg's user type value: path */
+	SEL_CONST,     /* a literal: konst */
+	SEL_FN,	       /* a native function of arg (or of nothing): fn */
+	SEL_CAST,      /* CAST(arg AS type) */
+	SEL_AGG,       /* an aggregate of arg over the group: agg, akind */
+	SEL_ELEM,      /* arg's element sub[0] (map or set), or its slice sub[0]..sub[1] */
+	SEL_TOJSON,    /* toJson(arg): its JSON text */
+};
+
+enum agg_kind {
+	AGG_COUNT_ROWS, /* COUNT(*) */
+	AGG_COUNT,	/* count(x): the non-null ones */
+	AGG_MIN,
+	AGG_MAX,
+	AGG_SUM,
+	AGG_AVG,
+};
+
+struct sel_node {
+	enum sel_op op;
+	const struct sm_type *type; /* of the result */
+	unsigned cell;
+	int arg; /* the argument's node, -1 for none */
+	const uint16_t *path;
+	struct cql_fn fn;
+	enum sm_type_kind ak; /* the argument's kind (FN) */
+	const char *fname;
+	unsigned agg;
+	enum agg_kind akind;
+	struct sm_bytes konst;
+	bool knull;
+	int sub[2];  /* ELEM: SEL_CONST nodes, -1 for an open end */
+	int bind;    /* CONST: a bind marker's index (its value read per op), -1: konst */
+	bool slice;  /* ELEM */
+};
+
+/* An aggregate's state over one group (op->aggs). */
+struct agg_state {
+	int64_t count;
+	__int128 isum;
+	double dsum;
+	float fsum;
+	bool has;      /* min and max: val holds one; varint and decimal sums: val is the sum */
+	int32_t scale; /* decimal sum */
+	uint8_t *val;
+	uint32_t len, cap;
 };
 
 /* A literal already converted for a receiver type. */
@@ -66,8 +125,19 @@ struct cql_prepared {
 	struct out_col *outs; /* SELECT: one per res_spec */
 	uint16_t *read_cols;  /* SELECT: the store columns read; LWT: the pre-image */
 	unsigned nread, read_cap;
+	struct sm_bytes *read_keys; /* NULL, or read_cap: each read's element (sm_select.col_keys) */
 	uint32_t *read_cell; /* while binding: column id -> its index in read_cols + 1 */
-	bool count;	     /* SELECT COUNT(*) */
+	/* computed selections: one root per res_spec; outs is unused then */
+	struct sel_node *sel_nodes;
+	unsigned nsel_nodes, sel_cap;
+	unsigned *sel_roots;
+	unsigned json_n;	 /* SELECT JSON: the roots, as keys of one [json] column */
+	const char **json_keys; /* each root's JSON key, quoted */
+	bool sel_eval;	      /* some output is computed */
+	bool grouped;	      /* aggregates or GROUP BY: a row per group */
+	bool distinct;	      /* SELECT DISTINCT: a row per partition */
+	unsigned naggs;	      /* SEL_AGG nodes, each its agg_state */
+	unsigned group_parts; /* GROUP BY: the key components that make a group, 0: one group */
 	/* types this statement built (list<T> of IN ?, ...), freed with it */
 	const struct sm_type **owned;
 	unsigned nowned, owned_cap;
@@ -173,6 +243,18 @@ struct cql_op {
 	/* converted values referenced by index until they are all converted */
 	struct sm_cql_value_span *spans;
 	unsigned nspans, spans_cap;
+	/* computed and grouped selections (sm_cql_exec_selection.c) */
+	struct sm_cql_buf ev;	/* evaluation scratch, a row at a time */
+	struct agg_state *aggs; /* ps->naggs of them */
+	unsigned aggs_cap;
+	bool group_open;	/* a group has its first row */
+	bool group_skip;	/* ...past PER PARTITION LIMIT: aggregated, not emitted */
+	uint32_t part_groups;	/* groups of the partition so far (PER PARTITION LIMIT) */
+	struct sm_cql_buf snap; /* that first row's values */
+	struct sm_cell_view *snap_cells;
+	unsigned snap_cap;
+	struct sm_key snap_pk, snap_ck;
+	int64_t snap_token;
 	bool in_use; /* between op_get() and its release: catches a double release */
 	unsigned big_grows; /* cql_big_grows at op_get(): changed means shrink at release */
 	struct cql_op *next_free;
@@ -185,7 +267,9 @@ cql_op_fail(struct cql_op *op, int32_t code, const char *fmt, ...)
 void
 cql_op_finish(struct cql_op *op);
 
-/* Statements, in sm_cql_exec_select.c and sm_cql_exec_modify.c. */
+/* Statements, in sm_cql_exec_select.c, sm_cql_exec_modify.c and sm_cql_exec_ddl.c. */
+void
+cql_exec_ddl(struct cql_op *op);
 void
 cql_exec_select(struct cql_op *op);
 void
@@ -253,6 +337,39 @@ cql_grow(void **arr, unsigned *cap, unsigned need, size_t size)
 		return 0;
 	return cql_grow_slow(arr, cap, need, size);
 }
+
+/*
+ * Binding helpers (sm_cql_exec.c) and the selection (sm_cql_exec_selection.c).
+ * cql_own_*: memory freed with the statement; cql_add_read_col(): the cell
+ * that reads column @id (once however often it is named); cql_add_res(): a
+ * result column.
+ */
+int
+cql_own_type(struct cql_prepared *ps, const struct sm_type *t);
+const char *
+cql_own_str(struct cql_prepared *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int
+cql_add_read_col(struct cql_prepared *ps, uint16_t id, unsigned *cell);
+int
+cql_add_res(struct cql_prepared *ps, const char *name, const struct sm_type *type,
+	    enum out_kind kind, unsigned cell);
+/* SELECT's result columns, reads and selection (ScyllaDB's selection/selection.cc). */
+int
+cql_bind_select(struct cql_prepared *ps, char *err, size_t errlen, int32_t *code);
+
+/*
+ * The row sink's side of computed and grouped selections: one row read
+ * (0, or < 0 to stop the read), and the end of the read (the last group's
+ * row, or the one row of an aggregate over nothing). 0, or -errno after
+ * which the op was failed (cql_sel_finish) or must be (cql_sel_row).
+ */
+int
+cql_sel_row(struct cql_op *op, const struct sm_row_view *r);
+int
+cql_sel_finish(struct cql_op *op);
+/* Release what an op's selection state holds (op_destroy()). */
+void
+cql_sel_op_free(struct cql_op *op);
 
 /* Bind (or rebind after a schema change) @ps against the current catalog. */
 int

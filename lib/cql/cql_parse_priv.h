@@ -51,10 +51,13 @@ struct cql_tctx {
 	enum sm_cql_clause clause;
 	enum sm_cql_op op;
 	const char *column;
+	const char *field;
 	const char **columns;
 	unsigned ncolumns;
 	bool inner;			  /* already inside a literal, tuple or call */
 	const struct sm_cql_term *parent; /* the one the term is directly in */
+	const struct sm_cql_term *root;	  /* the outermost one (inner only) */
+	enum sm_cql_bind_role root_role;  /* the role root's place has */
 };
 
 struct cql_parser {
@@ -141,6 +144,10 @@ cql_func_name(struct cql_parser *p, struct sm_cql_qname *out);
 /* Grow the arena array *@arrp (of @size-byte items) to hold one more; NULL on ENOMEM. */
 void *
 cql_vec_add(struct cql_parser *p, void *arrp, unsigned *n, unsigned *cap, size_t size);
+
+/* A type, normalized ("map<text, frozen<list<int>>>"), into the arena (sm_cql_parse.c). */
+int
+cql_type_text(struct cql_parser *p, const char **out);
 
 /* ---- terms and clauses (sm_cql_parse_expr.c) ---- */
 

@@ -117,6 +117,13 @@ enum {
 	COL_TYPE,
 };
 
+enum {
+	TY_KEYSPACE_NAME,
+	TY_TYPE_NAME,
+	TY_FIELD_NAMES,
+	TY_FIELD_TYPES,
+};
+
 #define SYS_MAX_COLS 24	    /* the widest system table */
 #define SYS_NULL UINT32_MAX /* a null cell's length */
 
@@ -135,6 +142,8 @@ enum sys_table_index {
 	SYS_VIEWS,
 	SYS_INDEXES,
 	SYS_TRIGGERS,
+	SYS_SCYLLA_LOCAL,
+	SYS_VERSIONS,
 	SYS_NTABLES
 };
 

@@ -83,7 +83,10 @@ prepared_free(struct cql_prepared *ps)
 	sm_free(ps->bind_specs);
 	sm_free(ps->res_specs);
 	sm_free(ps->outs);
+	sm_free(ps->sel_nodes);
+	sm_free(ps->sel_roots);
 	sm_free(ps->read_cols);
+	sm_free(ps->read_keys);
 	sm_free(ps->read_cell);
 	sm_cql_stmt_free(ps->stmt);
 	sm_free(ps->ks);
@@ -173,8 +176,8 @@ cache_insert(struct cql_prepared *ps)
 	cql_shard.nprepared++;
 }
 
-static int
-own_type(struct cql_prepared *ps, const struct sm_type *t)
+int
+cql_own_type(struct cql_prepared *ps, const struct sm_type *t)
 {
 	if (cql_grow((void **)&ps->owned, &ps->owned_cap, ps->nowned + 1, sizeof(*ps->owned)) < 0)
 		return -ENOMEM;
@@ -182,11 +185,8 @@ own_type(struct cql_prepared *ps, const struct sm_type *t)
 	return 0;
 }
 
-static const char *
-own_str(struct cql_prepared *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static const char *
-own_str(struct cql_prepared *ps, const char *fmt, ...)
+const char *
+cql_own_str(struct cql_prepared *ps, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -244,16 +244,59 @@ cql_lookup_table(const struct sm_cql_qname *q, const char *session_ks, bool *sys
 	return t;
 }
 
-/* The type a bind marker takes, by its role relative to @c. */
+/* (a, b) op ?: a tuple of the columns' types; (a, b) IN ?: a list of them. */
 static int
-bind_type(struct cql_prepared *ps, const struct sm_cql_bind *b, const struct sm_column *c,
-	  const struct sm_type **out, char *err, size_t errlen)
+tuple_bind_type(const struct sm_table *tb, const struct sm_cql_bind *b, const struct sm_type **out,
+		char *err, size_t errlen)
+{
+	const struct sm_type *stack[SM_MAX_KEY_PARTS], *tt;
+	const struct sm_column *c;
+	unsigned i;
+	int ret;
+
+	if (b->ncolumns > SM_MAX_KEY_PARTS) {
+		snprintf(err, errlen, "Too many columns in a multi-column relation");
+		return -EINVAL;
+	}
+	for (i = 0; i < b->ncolumns; i++) {
+		c = sm_table_column(tb, b->columns[i]);
+		if (c == NULL) {
+			while (i-- > 0)
+				sm_type_free(stack[i]);
+			snprintf(err, errlen, "Undefined column name %s", b->columns[i]);
+			return -EINVAL;
+		}
+		stack[i] = sm_type_dup(c->type);
+		if (stack[i] == NULL) {
+			while (i-- > 0)
+				sm_type_free(stack[i]);
+			return -ENOMEM;
+		}
+	}
+	ret = sm_type_tuple(stack, b->ncolumns, &tt, err, errlen);
+	if (ret < 0 || b->role == SM_CQL_BIND_TUPLE) {
+		*out = tt;
+		return ret;
+	}
+	return sm_type_collection(SM_TYPE_LIST, true, tt, NULL, out, err, errlen);
+}
+
+/* The type a bind marker takes, by its role relative to @c (a column of @tb). */
+static int
+bind_type(struct cql_prepared *ps, const struct sm_table *tb, const struct sm_cql_bind *b,
+	  const struct sm_column *c, const struct sm_type **out, char *err, size_t errlen)
 {
 	const struct sm_type *t = c ? c->type : NULL, *nt;
 	enum sm_type_kind k = t ? t->kind : SM_TYPE__COUNT;
 	int ret;
 
 	switch (b->role) {
+	case SM_CQL_BIND_TUPLE:
+	case SM_CQL_BIND_TUPLE_IN:
+		ret = tuple_bind_type(tb, b, &nt, err, errlen);
+		if (ret < 0)
+			return ret;
+		goto own;
 	case SM_CQL_BIND_TTL:
 	case SM_CQL_BIND_LIMIT:
 	case SM_CQL_BIND_PER_PARTITION_LIMIT:
@@ -266,6 +309,9 @@ bind_type(struct cql_prepared *ps, const struct sm_cql_bind *b, const struct sm_
 	case SM_CQL_BIND_TIMEOUT:
 		*out = sm_type_simple(SM_TYPE_DURATION);
 		return 0;
+	case SM_CQL_BIND_JSON:
+		*out = sm_type_simple(SM_TYPE_TEXT);
+		return 0;
 	default:
 		break;
 	}
@@ -277,12 +323,24 @@ bind_type(struct cql_prepared *ps, const struct sm_cql_bind *b, const struct sm_
 	case SM_CQL_BIND_VALUE:
 		*out = t;
 		return 0;
+	case SM_CQL_BIND_FIELD: {
+		int idx = sm_type_field_index(t, b->field);
+
+		if (idx < 0) {
+			snprintf(err, errlen, "UDT column %s does not have a field named %s", c->name,
+				 b->field ? b->field : "?");
+			return -EINVAL;
+		}
+		*out = t->fields[idx];
+		return 0;
+	}
 	case SM_CQL_BIND_IN_LIST:
 		ret = sm_type_collection(SM_TYPE_LIST, true, sm_type_dup(t), NULL, &nt, err,
 					 errlen);
 		break;
 	case SM_CQL_BIND_KEY:
-		if (k == SM_TYPE_MAP) {
+		/* a set's "key" is its element: DELETE s[?] */
+		if (k == SM_TYPE_MAP || k == SM_TYPE_SET) {
 			*out = t->elem;
 			return 0;
 		}
@@ -329,13 +387,96 @@ bind_type(struct cql_prepared *ps, const struct sm_cql_bind *b, const struct sm_
 	}
 	if (ret < 0)
 		return ret;
-	ret = own_type(ps, nt);
+own:
+	ret = cql_own_type(ps, nt);
 	if (ret < 0) {
 		sm_type_free(nt);
 		return ret;
 	}
 	*out = nt;
 	return 0;
+}
+
+/*
+ * The markers inside @t, a term that receives a value of type @rt: each
+ * NESTED or FUNCTION_ARG one whose type is not known yet gets the type of
+ * its place (Cassandra's receivers: an element's, a field's, a component's,
+ * an argument's). Unknown places stay unknown.
+ */
+static void
+walk_term(struct cql_prepared *ps, const struct sm_cql_term *t, const struct sm_type *rt,
+	  const char *name)
+{
+	const struct sm_cql_bind *b;
+	const char *sub;
+	unsigned i;
+	int idx;
+
+	if (t == NULL || name == NULL)
+		return;
+	switch (t->kind) {
+	case SM_CQL_TERM_BIND:
+		if (t->bind >= ps->nbind || rt == NULL)
+			return;
+		b = &ps->stmt->binds[t->bind];
+		if ((b->role == SM_CQL_BIND_NESTED || b->role == SM_CQL_BIND_FUNCTION_ARG) &&
+		    ps->bind_specs[t->bind].type == NULL) {
+			ps->bind_specs[t->bind].type = rt;
+			ps->bind_specs[t->bind].name = sm_cql_str(name);
+		}
+		return;
+	case SM_CQL_TERM_LIST:
+	case SM_CQL_TERM_SET:
+	case SM_CQL_TERM_MAP:
+		for (i = 0; i < t->nelems; i++) {
+			const struct sm_type *et = NULL;
+			bool value = t->kind != SM_CQL_TERM_MAP || i % 2;
+
+			if (rt != NULL && (rt->kind == SM_TYPE_LIST || rt->kind == SM_TYPE_SET))
+				et = rt->elem;
+			else if (rt != NULL && rt->kind == SM_TYPE_MAP)
+				et = t->kind == SM_CQL_TERM_MAP && i % 2 ? rt->val : rt->elem;
+			sub = cql_own_str(ps, "%s(%s)", value ? "value" : "key", name);
+			walk_term(ps, t->elems[i], et, sub);
+		}
+		return;
+	case SM_CQL_TERM_TUPLE:
+		/* ScyllaDB's component_spec_of() and usertype_field_spec_of() names */
+		for (i = 0; i < t->nelems; i++)
+			walk_term(ps, t->elems[i],
+				  rt != NULL && rt->kind == SM_TYPE_TUPLE && i < rt->nfields
+					  ? rt->fields[i]
+					  : NULL,
+				  cql_own_str(ps, "%s[%u]", name, i));
+		return;
+	case SM_CQL_TERM_UDT:
+		for (i = 0; i < t->nelems; i++) {
+			idx = rt != NULL ? sm_type_field_index(rt, t->names[i]) : -1;
+			walk_term(ps, t->elems[i], idx >= 0 ? rt->fields[idx] : NULL,
+				  cql_own_str(ps, "%s.%s", name, t->names[i]));
+		}
+		return;
+	case SM_CQL_TERM_FUNCTION:
+		for (i = 0; i < t->nelems; i++)
+			walk_term(ps, t->elems[i], sm_cql_function_arg_type(t, i),
+				  cql_own_str(ps, "arg%u(system.%s)", i, t->text));
+		return;
+	case SM_CQL_TERM_CAST: {
+		/* (type) ?: the hint is the marker's type */
+		const struct sm_type *ht = NULL;
+
+		if (sm_type_parse(t->text, &ht, NULL, 0) < 0)
+			return;
+		if (cql_own_type(ps, ht) < 0) {
+			sm_type_free(ht);
+			return;
+		}
+		walk_term(ps, t->elems[0], ht, name);
+		return;
+	}
+	default:
+		return;
+	}
 }
 
 static const char *
@@ -350,6 +491,8 @@ bind_name(struct cql_prepared *ps, const struct sm_cql_bind *b)
 		return "[timestamp]";
 	case SM_CQL_BIND_TIMEOUT:
 		return "[timeout]";
+	case SM_CQL_BIND_JSON:
+		return "[json]";
 	case SM_CQL_BIND_LIMIT:
 		return "[limit]";
 	case SM_CQL_BIND_PER_PARTITION_LIMIT:
@@ -357,11 +500,13 @@ bind_name(struct cql_prepared *ps, const struct sm_cql_bind *b)
 	case SM_CQL_BIND_TOKEN:
 		return "partition key token";
 	case SM_CQL_BIND_IN_LIST:
-		return own_str(ps, "in(%s)", b->column);
+		return cql_own_str(ps, "in(%s)", b->column);
 	case SM_CQL_BIND_KEY:
-		return own_str(ps, "key(%s)", b->column);
+		return cql_own_str(ps, "key(%s)", b->column);
 	case SM_CQL_BIND_ELEM:
-		return own_str(ps, "value(%s)", b->column);
+		return cql_own_str(ps, "value(%s)", b->column);
+	case SM_CQL_BIND_FIELD:
+		return cql_own_str(ps, "%s.%s", b->column, b->field);
 	default:
 		return b->column ? b->column : "?";
 	}
@@ -434,172 +579,53 @@ bind_markers(struct cql_prepared *ps, const char *session_ks, char *err, size_t 
 				return -EINVAL;
 			}
 		}
-		ret = bind_type(ps, b, c, &sp->type, err, errlen);
-		if (ret < 0) {
-			*code = SM_CQL_ERR_INVALID;
-			return ret;
+		if (b->role == SM_CQL_BIND_NESTED || b->role == SM_CQL_BIND_FUNCTION_ARG) {
+			/* the type of the outermost term, then down to this marker */
+			if (sp->type == NULL && b->root != NULL) {
+				struct sm_cql_bind rb = *b;
+				const struct sm_type *rt = NULL;
+
+				rb.role = b->root_role;
+				if (rb.role == SM_CQL_BIND_NESTED || rb.role == SM_CQL_BIND_FUNCTION_ARG ||
+				    bind_type(ps, t, &rb, c, &rt, err, errlen) < 0)
+					rt = NULL;
+				walk_term(ps, b->root, rt, bind_name(ps, &rb));
+			}
+			/* fromJson(?) takes the JSON as text, whatever it makes */
+			if (sp->type == NULL && b->parent != NULL &&
+			    b->parent->kind == SM_CQL_TERM_FUNCTION &&
+			    strcmp(b->parent->text, "fromjson") == 0)
+				sp->type = sm_type_simple(SM_TYPE_TEXT);
+			if (sp->type == NULL && b->parent != NULL &&
+			    b->parent->kind == SM_CQL_TERM_FUNCTION) {
+				/* an overloaded function's argument (Cassandra's message) */
+				snprintf(err, errlen,
+					 "Ambiguous call to function system.%s: use type casts to "
+					 "disambiguate",
+					 b->parent->text);
+				*code = SM_CQL_ERR_INVALID;
+				return -EINVAL;
+			}
+			if (sp->type == NULL) {
+				snprintf(err, errlen,
+					 "not supported by shardmark: a bind marker in this position "
+					 "(its type cannot be inferred)");
+				*code = SM_CQL_ERR_INVALID;
+				return -ENOTSUP;
+			}
+		} else {
+			ret = bind_type(ps, t, b, c, &sp->type, err, errlen);
+			if (ret < 0) {
+				*code = SM_CQL_ERR_INVALID;
+				return ret;
+			}
 		}
 		sp->ks = sm_cql_str(t->ks);
 		sp->table = sm_cql_str(t->name);
-		sp->name = sm_cql_str(bind_name(ps, b));
+		if (sp->name.p == NULL)
+			sp->name = sm_cql_str(bind_name(ps, b));
 		if (sp->name.p == NULL)
 			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* The cell that reads column @id, added once however often it is selected. */
-static int
-add_read_col(struct cql_prepared *ps, uint16_t id, unsigned *cell)
-{
-	if (ps->read_cell == NULL) {
-		/* a map for the binding only: one statement may name every column */
-		ps->read_cell = sm_calloc(ps->table->ncols ? ps->table->ncols : 1,
-					  sizeof(*ps->read_cell));
-		if (ps->read_cell == NULL)
-			return -ENOMEM;
-	}
-	if (ps->read_cell[id] != 0) {
-		*cell = ps->read_cell[id] - 1;
-		return 0;
-	}
-	if (cql_grow((void **)&ps->read_cols, &ps->read_cap, ps->nread + 1, sizeof(uint16_t)) < 0)
-		return -ENOMEM;
-	ps->read_cols[ps->nread] = id;
-	*cell = ps->nread++;
-	ps->read_cell[id] = ps->nread;
-	return 0;
-}
-
-static int
-add_res(struct cql_prepared *ps, const char *name, const struct sm_type *type, enum out_kind kind,
-	unsigned cell)
-{
-	unsigned cap2 = ps->res_cap;
-
-	if (cql_grow((void **)&ps->res_specs, &ps->res_cap, ps->nres + 1,
-		     sizeof(*ps->res_specs)) < 0 ||
-	    cql_grow((void **)&ps->outs, &cap2, ps->nres + 1, sizeof(*ps->outs)) < 0)
-		return -ENOMEM;
-	memset(&ps->res_specs[ps->nres], 0, sizeof(ps->res_specs[0]));
-	ps->res_specs[ps->nres].ks = sm_cql_str(ps->table->ks);
-	ps->res_specs[ps->nres].table = sm_cql_str(ps->table->name);
-	ps->res_specs[ps->nres].name = sm_cql_str(name);
-	ps->res_specs[ps->nres].type = type;
-	ps->outs[ps->nres].kind = kind;
-	ps->outs[ps->nres].cell = cell;
-	ps->nres++;
-	return 0;
-}
-
-static int
-bind_select(struct cql_prepared *ps, char *err, size_t errlen, int32_t *code)
-{
-	const struct sm_cql_select *s = &ps->stmt->select;
-	const struct sm_table *t = ps->table;
-	const struct sm_column *c;
-	unsigned i, cell;
-	int ret = 0;
-
-	*code = SM_CQL_ERR_INVALID;
-	if (s->distinct) {
-		snprintf(err, errlen, "not supported by shardmark: SELECT DISTINCT");
-		return -ENOTSUP;
-	}
-	if (s->star) {
-		for (i = 0; i < t->ncols && ret == 0; i++) {
-			ret = add_read_col(ps, t->cols[i].id, &cell);
-			if (ret == 0)
-				ret = add_res(ps, t->cols[i].name, t->cols[i].type, OUT_CELL, cell);
-		}
-	}
-	for (i = 0; i < s->nsels && ret == 0; i++) {
-		const struct sm_cql_selector *sel = &s->sels[i];
-		const char *name = sel->alias;
-
-		switch (sel->kind) {
-		case SM_CQL_SEL_COLUMN:
-		case SM_CQL_SEL_WRITETIME:
-		case SM_CQL_SEL_TTL:
-			c = sm_table_column(t, sel->column);
-			if (c == NULL) {
-				snprintf(err, errlen, "Undefined column name %s", sel->column);
-				return -EINVAL;
-			}
-			if (sel->kind != SM_CQL_SEL_COLUMN &&
-			    (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING)) {
-				snprintf(err, errlen,
-					 "Cannot use selection function %s on PRIMARY KEY part %s",
-					 sel->kind == SM_CQL_SEL_TTL ? "ttl" : "writeTime",
-					 c->name);
-				return -EINVAL;
-			}
-			ret = add_read_col(ps, c->id, &cell);
-			if (ret < 0)
-				break;
-			if (sel->kind == SM_CQL_SEL_COLUMN)
-				ret = add_res(ps, name ? name : c->name, c->type, OUT_CELL, cell);
-			else if (sel->kind == SM_CQL_SEL_WRITETIME)
-				ret = add_res(ps,
-					      name ? name : own_str(ps, "writetime(%s)", c->name),
-					      sm_type_simple(SM_TYPE_BIGINT), OUT_WRITETIME, cell);
-			else
-				ret = add_res(ps, name ? name : own_str(ps, "ttl(%s)", c->name),
-					      sm_type_simple(SM_TYPE_INT), OUT_TTL, cell);
-			break;
-		case SM_CQL_SEL_COUNT:
-			if (s->nsels != 1) {
-				snprintf(err, errlen,
-					 "not supported by shardmark: COUNT(*) together with "
-					 "other selectors");
-				return -ENOTSUP;
-			}
-			ps->count = true;
-			ret = add_res(ps, name ? name : "count", sm_type_simple(SM_TYPE_BIGINT),
-				      OUT_COUNT, 0);
-			break;
-		case SM_CQL_SEL_FUNCTION:
-			if (strcasecmp(sel->name, "token") == 0) {
-				ret = add_res(ps, name ? name : "system.token",
-					      sm_type_simple(SM_TYPE_BIGINT), OUT_TOKEN, 0);
-				break;
-			}
-			snprintf(err, errlen,
-				 "not supported by shardmark: function %s in a selection",
-				 sel->name);
-			return -ENOTSUP;
-		default:
-			snprintf(err, errlen, "not supported by shardmark: this selector");
-			return -ENOTSUP;
-		}
-	}
-	if (ret < 0)
-		return ret;
-	/* Columns that ALLOW FILTERING relations test are read too. */
-	for (i = 0; i < s->nwhere; i++) {
-		const struct sm_cql_relation *r = &s->where[i];
-
-		if (r->kind != SM_CQL_REL_COLUMN && r->kind != SM_CQL_REL_ELEM)
-			continue;
-		c = sm_table_column(t, r->cols[0]);
-		if (c == NULL) {
-			snprintf(err, errlen, "Undefined column name %s", r->cols[0]);
-			return -EINVAL;
-		}
-		if (c->kind == SM_COL_REGULAR || c->kind == SM_COL_STATIC) {
-			if (!s->allow_filtering) {
-				snprintf(
-					err, errlen,
-					"Cannot execute this query as it might involve data "
-					"filtering and thus may have unpredictable performance. If "
-					"you want to execute this query despite the performance "
-					"unpredictability, use ALLOW FILTERING");
-				return -EINVAL;
-			}
-			ret = add_read_col(ps, c->id, &cell);
-			if (ret < 0)
-				return ret;
-		}
 	}
 	return 0;
 }
@@ -630,13 +656,13 @@ bind_lwt(struct cql_prepared *ps, enum sm_cql_if kind, const struct sm_cql_relat
 			want[c->id] = true;
 		}
 	}
-	ret = add_res(ps, "[applied]", sm_type_simple(SM_TYPE_BOOLEAN), OUT_CELL, 0);
+	ret = cql_add_res(ps, "[applied]", sm_type_simple(SM_TYPE_BOOLEAN), OUT_CELL, 0);
 	for (i = 0; i < t->ncols && ret == 0; i++) {
 		if (want != NULL && !want[i])
 			continue;
-		ret = add_read_col(ps, t->cols[i].id, &cell);
+		ret = cql_add_read_col(ps, t->cols[i].id, &cell);
 		if (ret == 0)
-			ret = add_res(ps, t->cols[i].name, t->cols[i].type, OUT_CELL, cell);
+			ret = cql_add_res(ps, t->cols[i].name, t->cols[i].type, OUT_CELL, cell);
 	}
 	sm_free(want);
 	return ret;
@@ -665,7 +691,7 @@ cql_bind(struct cql_prepared *ps, const char *session_ks, char *err, size_t errl
 		return ret;
 	switch (s->kind) {
 	case SM_CQL_SELECT:
-		ret = bind_select(ps, err, errlen, code);
+		ret = cql_bind_select(ps, err, errlen, code);
 		break;
 	case SM_CQL_INSERT:
 		if (s->insert.if_not_exists)
@@ -787,6 +813,8 @@ op_get(struct sm_cql_req *req)
 			return NULL;
 		sm_cql_buf_init(&op->vals);
 		sm_cql_buf_init(&op->out);
+		sm_cql_buf_init(&op->ev);
+		sm_cql_buf_init(&op->snap);
 	}
 	op->in_use = true;
 	op->big_grows = cql_big_grows;
@@ -820,6 +848,7 @@ op_destroy(struct cql_op *op)
 {
 	sm_cql_buf_release(&op->vals);
 	sm_cql_buf_release(&op->out);
+	cql_sel_op_free(op);
 	sm_free(op->binds);
 	sm_free(op->ops);
 	sm_free(op->conds);
@@ -892,7 +921,7 @@ void
 cql_op_fail(struct cql_op *op, int32_t code, const char *fmt, ...)
 {
 	struct sm_cql_error e;
-	char msg[512];
+	char msg[1024]; /* room for a message naming an over-long identifier */
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -1133,329 +1162,7 @@ cql_exec_load_values(struct cql_op *op, const struct sm_cql_values *vals)
 	return 0;
 }
 
-/* ---- DDL and USE ---- */
-
-struct ddl_ctx {
-	struct sm_ddl_req r;
-	struct cql_op *op;
-	struct sm_column_def *cols;
-	struct sm_option *opts;
-	struct sm_option *repl;
-	enum sm_cql_change_type change;
-	enum sm_cql_target target;
-};
-
-/* A schema change pushed to the REGISTERed connections of every shard. */
-struct event_bcast {
-	struct sm_cql_schema_change sc;
-	unsigned pending;
-	char ks[256];
-	char name[256];
-};
-
-static void
-event_push(void *arg)
-{
-	sm_cql_push_schema_event(&((struct event_bcast *)arg)->sc);
-}
-
-static void
-event_done(void *arg)
-{
-	struct event_bcast *eb = arg;
-
-	if (--eb->pending == 0)
-		sm_free(eb);
-}
-
-static void
-broadcast_event(const struct sm_cql_schema_change *sc)
-{
-	struct event_bcast *eb = sm_calloc(1, sizeof(*eb));
-	unsigned i;
-
-	if (eb == NULL)
-		return; /* drivers also refresh from the Schema_change result */
-	eb->sc = *sc;
-	snprintf(eb->ks, sizeof(eb->ks), "%.*s", (int)sc->keyspace.len,
-		 (const char *)sc->keyspace.p);
-	snprintf(eb->name, sizeof(eb->name), "%.*s", (int)sc->name.len, (const char *)sc->name.p);
-	eb->sc.keyspace = sm_cql_str(eb->ks);
-	eb->sc.name = sm_cql_str(eb->name);
-	eb->pending = 1;
-	for (i = 0; i < sm_shard_count(); i++) {
-		eb->pending++;
-		if (sm_submit_to(i, event_push, eb, event_done) < 0)
-			eb->pending--;
-	}
-	event_done(eb);
-}
-
-static void
-ddl_done(struct sm_ddl_req *r)
-{
-	struct ddl_ctx *d = r->ctx;
-	struct cql_op *op = d->op;
-	struct sm_cql_schema_change sc;
-
-	if (r->result < 0) {
-		int32_t code = SM_CQL_ERR_INVALID;
-
-		if (r->result == -EEXIST) {
-			struct sm_cql_error e;
-
-			memset(&e, 0, sizeof(e));
-			e.code = SM_CQL_ERR_ALREADY_EXISTS;
-			e.message = sm_cql_str(r->err);
-			e.keyspace = sm_cql_str(r->kind == SM_DDL_CREATE_KEYSPACE ? r->ks.name
-										  : r->table.ks);
-			e.name = sm_cql_str(r->kind == SM_DDL_CREATE_KEYSPACE ? "" : r->table.name);
-			sm_cql_buf_reset(&op->out);
-			sm_cql_enc_error(&op->out, op->stream, &e);
-			cql_op_finish(op);
-		} else {
-			if (r->kind == SM_DDL_CREATE_KEYSPACE && r->result == -EINVAL)
-				code = SM_CQL_ERR_CONFIG;
-			cql_op_fail(op, code, "%s", r->err);
-		}
-		goto out;
-	}
-	sm_cql_buf_reset(&op->out);
-	if (r->result == 1 || r->kind == SM_DDL_TRUNCATE) {
-		sm_cql_enc_result_void(&op->out, op->stream);
-	} else {
-		memset(&sc, 0, sizeof(sc));
-		sc.change = d->change;
-		sc.target = d->target;
-		switch (r->kind) {
-		case SM_DDL_CREATE_KEYSPACE:
-			sc.keyspace = sm_cql_str(r->ks.name);
-			break;
-		case SM_DDL_DROP_KEYSPACE:
-			sc.keyspace = sm_cql_str(r->ks_name);
-			break;
-		case SM_DDL_CREATE_TABLE:
-			sc.keyspace = sm_cql_str(r->table.ks);
-			sc.name = sm_cql_str(r->table.name);
-			break;
-		default:
-			sc.keyspace = sm_cql_str(r->ks_name);
-			sc.name = sm_cql_str(r->table_name);
-			break;
-		}
-		sm_cql_enc_schema_change(&op->out, op->stream, &sc);
-		broadcast_event(&sc);
-	}
-	cql_op_finish(op);
-out:
-	sm_free(d->cols);
-	sm_free(d->opts);
-	sm_free(d->repl);
-	sm_free(d);
-}
-
-/* struct sm_option holds char *; the store copies what it keeps. */
-static char *
-unconst(const char *s)
-{
-	union {
-		const char *c;
-		char *m;
-	} u = { s };
-
-	return u.m;
-}
-
-static const char *
-ddl_keyspace(struct cql_op *op, const char *ks)
-{
-	const char *session = sm_cql_conn_keyspace(op->req->conn);
-
-	ks = ks ? ks : session;
-	if (ks == NULL || ks[0] == '\0') {
-		cql_op_fail(op, SM_CQL_ERR_INVALID,
-			    "No keyspace has been specified. USE a keyspace, or explicitly "
-			    "specify keyspace.tablename");
-		return NULL;
-	}
-	if (sm_cql_system_keyspace(ks)) {
-		cql_op_fail(op, SM_CQL_ERR_UNAUTHORIZED, "%s keyspace is not user-modifiable", ks);
-		return NULL;
-	}
-	return ks;
-}
-
-static int
-ddl_create_table(struct ddl_ctx *d, const struct sm_cql_create_table *ct, const char *ks)
-{
-	unsigned i, j, n = 0, nkeys;
-
-	d->cols = sm_calloc(ct->ncols ? ct->ncols : 1, sizeof(*d->cols));
-	d->opts = sm_calloc(ct->nprops ? ct->nprops : 1, sizeof(*d->opts));
-	if (d->cols == NULL || d->opts == NULL)
-		return -ENOMEM;
-	/* Key columns first, in key order; then the rest as defined. */
-	for (i = 0; i < ct->npk + ct->nck; i++) {
-		const char *name = i < ct->npk ? ct->pk[i] : ct->ck[i - ct->npk];
-
-		/* A key column named twice: ScyllaDB takes each definition once
-		 * (get_type_and_remove() in create_table_statement.cc), so the
-		 * second use is unknown; and d->cols has room for each once. */
-		for (j = 0; j < n; j++)
-			if (strcmp(d->cols[j].name, name) == 0)
-				break;
-		if (j < n) {
-			snprintf(d->r.err, sizeof(d->r.err),
-				 "Unknown definition %s referenced in PRIMARY KEY", name);
-			return -EINVAL;
-		}
-		for (j = 0; j < ct->ncols; j++) {
-			if (strcmp(ct->cols[j].name, name) != 0)
-				continue;
-			d->cols[n].name = name;
-			d->cols[n].type = ct->cols[j].type;
-			d->cols[n].kind = i < ct->npk ? SM_COL_PARTITION : SM_COL_CLUSTERING;
-			break;
-		}
-		if (j == ct->ncols) {
-			snprintf(d->r.err, sizeof(d->r.err),
-				 "Unknown definition %s referenced in PRIMARY KEY", name);
-			return -EINVAL;
-		}
-		for (j = 0; j < ct->nclustering_order && i >= ct->npk; j++)
-			if (strcmp(ct->clustering_order[j].col, name) == 0)
-				d->cols[n].desc = ct->clustering_order[j].desc;
-		n++;
-	}
-	nkeys = n;
-	for (j = 0; j < ct->ncols; j++) {
-		bool key = false;
-
-		/* only against the key columns: a wide table stays linear */
-		for (i = 0; i < nkeys && !key; i++)
-			key = strcmp(d->cols[i].name, ct->cols[j].name) == 0;
-		if (key)
-			continue;
-		d->cols[n].name = ct->cols[j].name;
-		d->cols[n].type = ct->cols[j].type;
-		d->cols[n].kind = ct->cols[j].is_static ? SM_COL_STATIC : SM_COL_REGULAR;
-		n++;
-	}
-	for (i = 0; i < ct->nprops; i++) {
-		d->opts[i].key = unconst(ct->props[i].key);
-		d->opts[i].value = unconst(ct->props[i].value);
-	}
-	d->r.kind = SM_DDL_CREATE_TABLE;
-	d->r.if_exists = ct->if_not_exists;
-	d->r.table.ks = ks;
-	d->r.table.name = ct->table.name;
-	d->r.table.cols = d->cols;
-	d->r.table.ncols = n;
-	d->r.table.options = d->opts;
-	d->r.table.noptions = ct->nprops;
-	d->r.table.default_ttl = ct->has_default_ttl ? ct->default_ttl : 0;
-	d->change = SM_CQL_CHANGE_CREATED;
-	d->target = SM_CQL_TARGET_TABLE;
-	return 0;
-}
-
-static void
-exec_ddl(struct cql_op *op)
-{
-	const struct sm_cql_stmt *s = op->ps->stmt;
-	struct ddl_ctx *d;
-	const char *ks;
-	unsigned i;
-	int ret = 0;
-
-	d = sm_calloc(1, sizeof(*d));
-	if (d == NULL) {
-		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
-		return;
-	}
-	d->op = op;
-	d->r.done = ddl_done;
-	d->r.ctx = d;
-	switch (s->kind) {
-	case SM_CQL_CREATE_KEYSPACE:
-		if (sm_cql_system_keyspace(s->create_keyspace.ks)) {
-			sm_free(d);
-			cql_op_fail(op, SM_CQL_ERR_UNAUTHORIZED,
-				    "%s keyspace is not user-modifiable", s->create_keyspace.ks);
-			return;
-		}
-		d->repl = sm_calloc(s->create_keyspace.nreplication + 1, sizeof(*d->repl));
-		if (d->repl == NULL) {
-			ret = -ENOMEM;
-			break;
-		}
-		for (i = 0; i < s->create_keyspace.nreplication; i++) {
-			d->repl[i].key = unconst(s->create_keyspace.replication[i].key);
-			d->repl[i].value = unconst(s->create_keyspace.replication[i].value);
-		}
-		d->r.kind = SM_DDL_CREATE_KEYSPACE;
-		d->r.if_exists = s->create_keyspace.if_not_exists;
-		d->r.ks.name = s->create_keyspace.ks;
-		d->r.ks.replication = d->repl;
-		d->r.ks.nreplication = s->create_keyspace.nreplication;
-		d->r.ks.durable_writes = s->create_keyspace.durable_writes;
-		d->change = SM_CQL_CHANGE_CREATED;
-		d->target = SM_CQL_TARGET_KEYSPACE;
-		break;
-	case SM_CQL_DROP_KEYSPACE:
-		if (sm_cql_system_keyspace(s->drop_keyspace.ks)) {
-			sm_free(d);
-			cql_op_fail(op, SM_CQL_ERR_UNAUTHORIZED,
-				    "%s keyspace is not user-modifiable", s->drop_keyspace.ks);
-			return;
-		}
-		d->r.kind = SM_DDL_DROP_KEYSPACE;
-		d->r.if_exists = s->drop_keyspace.if_exists;
-		d->r.ks_name = s->drop_keyspace.ks;
-		d->change = SM_CQL_CHANGE_DROPPED;
-		d->target = SM_CQL_TARGET_KEYSPACE;
-		break;
-	case SM_CQL_CREATE_TABLE:
-		ks = ddl_keyspace(op, s->create_table.table.ks);
-		if (ks == NULL) {
-			sm_free(d);
-			return;
-		}
-		ret = ddl_create_table(d, &s->create_table, ks);
-		break;
-	case SM_CQL_DROP_TABLE:
-	case SM_CQL_TRUNCATE:
-		ks = ddl_keyspace(op, s->drop_table.table.ks);
-		if (ks == NULL) {
-			sm_free(d);
-			return;
-		}
-		d->r.kind = s->kind == SM_CQL_DROP_TABLE ? SM_DDL_DROP_TABLE : SM_DDL_TRUNCATE;
-		d->r.if_exists = s->drop_table.if_exists;
-		d->r.ks_name = ks;
-		d->r.table_name = s->drop_table.table.name;
-		d->change = SM_CQL_CHANGE_DROPPED;
-		d->target = SM_CQL_TARGET_TABLE;
-		break;
-	default:
-		sm_free(d);
-		cql_op_fail(op, SM_CQL_ERR_INVALID,
-			    "not supported by shardmark: ALTER TABLE (create a new table instead)");
-		return;
-	}
-	if (ret < 0) {
-		if (ret == -ENOMEM)
-			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
-		else
-			cql_op_fail(op, SM_CQL_ERR_INVALID, "%s", d->r.err);
-		sm_free(d->cols);
-		sm_free(d->opts);
-		sm_free(d->repl);
-		sm_free(d);
-		return;
-	}
-	sm_store_ddl(&d->r);
-}
+/* ---- USE ---- */
 
 static void
 exec_use(struct cql_op *op)
@@ -1494,10 +1201,14 @@ exec_statement(struct cql_op *op, const struct sm_cql_params *params)
 	case SM_CQL_CREATE_KEYSPACE:
 	case SM_CQL_DROP_KEYSPACE:
 	case SM_CQL_CREATE_TABLE:
-	case SM_CQL_ALTER_TABLE_ADD:
+	case SM_CQL_ALTER_TABLE:
+	case SM_CQL_ALTER_KEYSPACE:
 	case SM_CQL_DROP_TABLE:
 	case SM_CQL_TRUNCATE:
-		exec_ddl(op);
+	case SM_CQL_CREATE_TYPE:
+	case SM_CQL_ALTER_TYPE:
+	case SM_CQL_DROP_TYPE:
+		cql_exec_ddl(op);
 		return;
 	case SM_CQL_SELECT:
 		cql_exec_select(op);

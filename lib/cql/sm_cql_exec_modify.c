@@ -16,9 +16,11 @@
 #include <string.h>
 
 #include "cql_exec_priv.h"
+#include "cql_json_priv.h"
 
 #define MAX_TTL 630720000 /* 20 years, as Cassandra */
 #define MAX_PK_IN CQL_MAX_IN_PARTITIONS
+#define MAX_CK_IN CQL_MAX_IN_CLUSTERING
 
 /* Indexes stored in pointer fields until the arrays stop growing. */
 #define IDX_PTR(i) ((const void *)(uintptr_t)(i))
@@ -40,6 +42,7 @@ struct wctx {
 	int64_t ts;		       /* batch or default timestamp, or SM_TS_NOW */
 	bool in_batch;
 	enum sm_cql_stmt_batch_kind batch_kind;
+	uint8_t kinds_seen; /* a batch's statements: 1 counter, 2 other */
 };
 
 static int
@@ -93,6 +96,82 @@ negate(struct cql_op *op, struct sm_bytes *v)
 	return 0;
 }
 
+/* The 2-byte cell key of user type field @idx, in op->vals. */
+static int
+field_key(struct cql_op *op, int idx, struct sm_bytes *key)
+{
+	uint8_t *p = sm_cql_buf_append(&op->vals, 2);
+
+	if (p == NULL) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return -ENOMEM;
+	}
+	p[0] = (uint8_t)(idx >> 8);
+	p[1] = (uint8_t)idx;
+	key->p = p;
+	key->len = 2;
+	return 0;
+}
+
+/*
+ * The field index of c.@field for a field operation, or -EINVAL after
+ * failing the op with ScyllaDB's message (cql3/operation.cc set_field and
+ * field_deletion); @what is the operation as the text wrote it, NULL for a
+ * deletion.
+ */
+static int
+udt_field(struct cql_op *op, const struct sm_column *c, const char *field, const char *what)
+{
+	int idx;
+
+	if (c->type->kind != SM_TYPE_UDT) {
+		if (what != NULL)
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid operation (%s) for non-UDT column %s", what, c->name);
+		else
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid deletion operation for non-UDT column %s", c->name);
+		return -EINVAL;
+	}
+	if (c->type->frozen) {
+		if (what != NULL)
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid operation (%s) for frozen UDT column %s", what, c->name);
+		else
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Frozen UDT column %s does not support field deletions",
+				    c->name);
+		return -EINVAL;
+	}
+	idx = sm_type_field_index(c->type, field);
+	if (idx < 0) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "UDT column %s does not have a field named %s",
+			    c->name, field);
+		return -EINVAL;
+	}
+	return idx;
+}
+
+/* c.field = v: the field's cell key and type. Out of line: UPDATE's usual path stays as short. */
+static __attribute__((noinline)) int
+field_assignment(struct cql_op *op, const struct sm_cql_assign *a, const struct sm_column *c,
+		 struct sm_bytes *key, const struct sm_type **vt)
+{
+	char what[256];
+	int idx, ret;
+
+	snprintf(what, sizeof(what), "%s.%s = %.*s", c->name, a->field,
+		 (int)SM_MIN(a->value->src.len, 128u), op->ps->text + a->value->src.off);
+	idx = udt_field(op, c, a->field, what);
+	if (idx < 0)
+		return idx;
+	ret = field_key(op, idx, key);
+	if (ret < 0)
+		return ret;
+	*vt = c->type->fields[idx];
+	return 0;
+}
+
 /* Add the cell ops of one SET term; *@col is its column once it resolves. */
 static int
 add_assignment(struct cql_op *op, const struct sm_cql_assign *a, const struct sm_table *t,
@@ -118,7 +197,11 @@ add_assignment(struct cql_op *op, const struct sm_cql_assign *a, const struct sm
 	}
 	k = c->type->kind;
 	vt = c->type;
-	if (a->op == SM_CQL_ASSIGN_SET_ELEM) {
+	if (SM_UNLIKELY(a->op == SM_CQL_ASSIGN_SET_FIELD)) {
+		ret = field_assignment(op, a, c, &key, &vt);
+		if (ret < 0)
+			return ret;
+	} else if (a->op == SM_CQL_ASSIGN_SET_ELEM) {
 		if (k != SM_TYPE_MAP && k != SM_TYPE_LIST) {
 			cql_op_fail(op, SM_CQL_ERR_INVALID,
 				    "Invalid operation (%s[?] = ?) for non-map, non-list column %s",
@@ -181,6 +264,7 @@ have_value:
 		}
 		return 0;
 	case SM_CQL_ASSIGN_SET_ELEM:
+	case SM_CQL_ASSIGN_SET_FIELD:
 		co->kind = co->null ? SM_CELL_DELETE_ELEM : SM_CELL_SET_ELEM;
 		co->null = false;
 		return 0;
@@ -223,11 +307,13 @@ have_value:
 	return 0;
 }
 
-/* Keys of the WHERE clause: every pk column EQ or IN, clustering EQ. */
+/* Keys of the WHERE clause: every pk column EQ or IN, clustering EQ or IN. */
 struct where_keys {
 	struct sm_bytes pk[SM_MAX_KEY_PARTS][MAX_PK_IN];
 	unsigned npk[SM_MAX_KEY_PARTS];
-	struct sm_key ck;	  /* EQ prefix */
+	struct sm_bytes ckin[SM_MAX_KEY_PARTS][MAX_CK_IN];
+	unsigned nckin[SM_MAX_KEY_PARTS]; /* values of each clustering column (1: EQ) */
+	struct sm_key ck;		  /* the prefix restricted, the first value of each */
 	bool has_slice;		  /* DELETE: a clustering range */
 	struct sm_ck_range range; /* when has_slice */
 };
@@ -256,12 +342,11 @@ static int
 read_where(struct cql_op *op, const struct sm_cql_relation *where, unsigned nwhere,
 	   const struct sm_table *t, bool allow_slice, struct where_keys *wk)
 {
-	struct sm_bytes ckv[SM_MAX_KEY_PARTS];
-	bool ckset[SM_MAX_KEY_PARTS] = { false };
-	unsigned i, j;
+	unsigned i, j, *nck = wk->nckin;
 	int ret;
 
 	memset(wk->npk, 0, sizeof(wk->npk));
+	memset(wk->nckin, 0, sizeof(wk->nckin));
 	wk->has_slice = false;
 	memset(&wk->range, 0, sizeof(wk->range));
 	for (i = 0; i < nwhere; i++) {
@@ -312,12 +397,26 @@ read_where(struct cql_op *op, const struct sm_cql_relation *where, unsigned nwhe
 			continue;
 		}
 		if (r->op == SM_CQL_OP_EQ) {
-			if (ckset[c->pos])
+			if (nck[c->pos])
 				goto twice;
-			ret = where_value(op, r->value, c, &ckv[c->pos]);
+			ret = where_value(op, r->value, c, &wk->ckin[c->pos][0]);
 			if (ret < 0)
 				return ret;
-			ckset[c->pos] = true;
+			nck[c->pos] = 1;
+			continue;
+		}
+		if (r->op == SM_CQL_OP_IN && r->in != NULL) {
+			/* one mutation per value, as ScyllaDB's IN on clustering columns */
+			if (nck[c->pos])
+				goto twice;
+			if (r->nin > MAX_CK_IN)
+				return cql_fail_in_size(op, false, r->nin);
+			for (j = 0; j < r->nin; j++) {
+				ret = where_value(op, r->in[j], c, &wk->ckin[c->pos][j]);
+				if (ret < 0)
+					return ret;
+			}
+			nck[c->pos] = r->nin;
 			continue;
 		}
 		if (allow_slice && r->op >= SM_CQL_OP_LT && r->op <= SM_CQL_OP_GE) {
@@ -354,10 +453,10 @@ read_where(struct cql_op *op, const struct sm_cql_relation *where, unsigned nwhe
 		}
 	}
 	wk->ck.n = 0;
-	for (i = 0; i < t->nck && ckset[i]; i++)
-		wk->ck.part[wk->ck.n++] = ckv[i];
+	for (i = 0; i < t->nck && nck[i]; i++)
+		wk->ck.part[wk->ck.n++] = wk->ckin[i][0];
 	for (; i < t->nck; i++) {
-		if (ckset[i]) {
+		if (nck[i]) {
 			cql_op_fail(op, SM_CQL_ERR_INVALID,
 				    "PRIMARY KEY column \"%s\" cannot be restricted as preceding "
 				    "column \"%s\" is not restricted",
@@ -367,6 +466,15 @@ read_where(struct cql_op *op, const struct sm_cql_relation *where, unsigned nwhe
 	}
 	if (wk->has_slice) {
 		struct sm_ck_bound *bs[2] = { &wk->range.start, &wk->range.end };
+
+		for (i = 0; i < wk->ck.n; i++) {
+			if (nck[i] > 1) {
+				cql_op_fail(op, SM_CQL_ERR_INVALID,
+					    "A range deletion must restrict the clustering columns "
+					    "before the ranged one by equality");
+				return -EINVAL;
+			}
+		}
 
 		for (j = 0; j < 2; j++) {
 			struct sm_ck_bound *b = bs[j];
@@ -393,6 +501,107 @@ twice:
 		    "statement");
 	return -EINVAL;
 }
+
+/*
+ * INSERT JSON: the object's columns as INSERT's values would be (cql_json_row()),
+ * into @pk, @ck and cell ops; a column it lacks is null unless DEFAULT UNSET.
+ */
+static int
+insert_json(struct cql_op *op, const struct sm_table *t, const struct sm_cql_insert *in,
+	    uint64_t *have, struct sm_key *pk, struct sm_key *ck)
+{
+	enum sm_cql_conv_state st;
+	struct cql_json_col *cols;
+	struct sm_bytes text;
+	char err[512], *copy;
+	unsigned i;
+	int ret;
+
+	ret = convert(op, in->json, sm_type_simple(SM_TYPE_TEXT), "[json]", &text, &st);
+	if (ret < 0)
+		return ret;
+	if (st != SM_CQL_CONV_VALUE) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID, "Got null for INSERT JSON values");
+		return -EINVAL;
+	}
+	/* the text is in op->vals, which the values go on filling: parse a copy */
+	cols = sm_calloc(t->ncols ? t->ncols : 1, sizeof(*cols));
+	copy = sm_malloc(text.len ? text.len : 1);
+	if (cols == NULL || copy == NULL) {
+		sm_free(cols);
+		sm_free(copy);
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(copy, text.p, text.len);
+	ret = cql_json_row(t, copy, text.len, &op->vals, cols, err, sizeof(err));
+	if (ret < 0) {
+		cql_op_fail(op, ret == -ENOMEM ? SM_CQL_ERR_SERVER : SM_CQL_ERR_INVALID, "%s",
+			    ret == -ENOMEM ? "out of memory" : err);
+		goto out;
+	}
+	for (i = 0; i < t->ncols; i++) {
+		const struct sm_column *c = &t->cols[i];
+		struct sm_bytes v = { op->vals.p + cols[i].off, cols[i].len };
+		struct sm_cell_op *co;
+
+		if (v.len == 0)
+			v.p = SM_CQL_EMPTY.p;
+		if (c->kind == SM_COL_PARTITION || c->kind == SM_COL_CLUSTERING) {
+			if (!cols[i].present)
+				continue;
+			if (cols[i].null) {
+				cql_op_fail(op, SM_CQL_ERR_INVALID,
+					    "Invalid null value in condition for column %s", c->name);
+				ret = -EINVAL;
+				goto out;
+			}
+			have[i / 64] |= 1ull << (i % 64);
+			if (c->kind == SM_COL_PARTITION)
+				pk->part[c->pos] = v;
+			else
+				ck->part[c->pos] = v;
+			continue;
+		}
+		if (!cols[i].present && in->json_unset)
+			continue;
+		co = new_cell_op(op);
+		if (co == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		co->col = c->id;
+		co->kind = SM_CELL_SET;
+		co->value = v;
+		co->null = !cols[i].present || cols[i].null;
+	}
+out:
+	sm_free(cols);
+	sm_free(copy);
+	return ret;
+}
+
+/* Whether INSERT's columns are key columns and at least one static column. */
+static bool
+insert_only_static(const struct sm_table *t, const struct sm_cql_insert *in)
+{
+	bool any = false;
+	unsigned i;
+
+	for (i = 0; i < in->ncols; i++) {
+		const struct sm_column *c = sm_table_column(t, in->cols[i]);
+
+		if (c->kind == SM_COL_CLUSTERING || c->kind == SM_COL_REGULAR)
+			return false;
+		any |= c->kind == SM_COL_STATIC;
+	}
+	return any;
+}
+
+/* an IF condition's operator goes to the store as it is */
+_Static_assert((int)SM_COND_IN == (int)SM_CQL_OP_IN &&
+		       (int)SM_COND_CONTAINS_KEY == (int)SM_CQL_OP_CONTAINS_KEY,
+	       "sm_cond_op follows sm_cql_op");
 
 static int
 add_condition(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_table *t)
@@ -441,10 +650,18 @@ add_condition(struct cql_op *op, const struct sm_cql_relation *r, const struct s
 		cd->has_elem = true;
 		vt = c->type->kind == SM_TYPE_MAP ? c->type->val : c->type->elem;
 	}
-	if (r->op > SM_CQL_OP_IN) {
-		cql_op_fail(op, SM_CQL_ERR_INVALID, "Unsupported operator in an IF condition on %s",
-			    c->name);
-		return -EINVAL;
+	if (r->op == SM_CQL_OP_CONTAINS || r->op == SM_CQL_OP_CONTAINS_KEY) {
+		/* column_condition.cc: CONTAINS of a collection, CONTAINS KEY of a map */
+		bool key = r->op == SM_CQL_OP_CONTAINS_KEY;
+
+		if (r->kind == SM_CQL_REL_ELEM || !sm_type_is_collection(c->type) ||
+		    (key && c->type->kind != SM_TYPE_MAP)) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "Cannot use %s on non-%s column %s",
+				    key ? "CONTAINS KEY" : "CONTAINS", key ? "map" : "collection",
+				    c->name);
+			return -EINVAL;
+		}
+		vt = key || c->type->kind != SM_TYPE_MAP ? c->type->elem : c->type->val;
 	}
 	if (r->op == SM_CQL_OP_IN) {
 		if (r->in == NULL) {
@@ -588,7 +805,7 @@ build_write(struct cql_op *op, const struct wctx *w)
 	const struct sm_table *t = w->t;
 	struct where_keys *wk = NULL;
 	struct sm_key pk, ck;
-	unsigned i, j, first_op = op->nops, first_cond = op->nconds, nkeys = 1;
+	unsigned i, j, first_op = op->nops, first_cond = op->nconds, nkeys = 1, nck_keys = 1;
 	uint64_t product = 1;
 	enum sm_cql_if if_kind = SM_CQL_IF_NONE;
 	const struct sm_cql_relation *conds = NULL;
@@ -621,6 +838,11 @@ build_write(struct cql_op *op, const struct wctx *w)
 			return -ENOMEM;
 		pk.n = t->npk;
 		ck.n = t->nck;
+		if (in->json != NULL) {
+			ret = insert_json(op, t, in, have, &pk, &ck);
+			if (ret < 0)
+				return ret;
+		}
 		for (i = 0; i < in->ncols; i++) {
 			const struct sm_column *c = sm_table_column(t, in->cols[i]);
 			enum sm_cql_conv_state st;
@@ -661,7 +883,15 @@ build_write(struct cql_op *op, const struct wctx *w)
 			co->value = v;
 			co->null = st == SM_CQL_CONV_NULL;
 		}
-		for (i = 0; i < (unsigned)t->npk + t->nck; i++) {
+		flags = SM_MUT_ROW_MARKER;
+		/* only static columns: the partition's static row, no clustering key
+		 * (modification_statement.cc, as for UPDATE) */
+		if (t->nck > 0 && !(have[t->npk / 64] & (1ull << (t->npk % 64))) &&
+		    insert_only_static(t, in)) {
+			ck.n = 0;
+			flags = 0;
+		}
+		for (i = 0; i < (unsigned)t->npk + (ck.n ? t->nck : 0); i++) {
 			if (!(have[i / 64] & (1ull << (i % 64)))) {
 				cql_op_fail(
 					op, SM_CQL_ERR_INVALID, "Some %s key parts are missing: %s",
@@ -669,7 +899,6 @@ build_write(struct cql_op *op, const struct wctx *w)
 				return -EINVAL;
 			}
 		}
-		flags = SM_MUT_ROW_MARKER;
 		if (in->if_not_exists)
 			if_kind = SM_CQL_IF_NOT_EXISTS;
 	} else {
@@ -715,6 +944,13 @@ build_write(struct cql_op *op, const struct wctx *w)
 			goto out;
 		}
 		nkeys = (unsigned)product;
+		for (i = 0, product = 1; i < wk->ck.n; i++)
+			product *= wk->nckin[i];
+		if (product > MAX_CK_IN) {
+			ret = cql_fail_in_size(op, false, product);
+			goto out;
+		}
+		nck_keys = (unsigned)product;
 		if (s->kind == SM_CQL_UPDATE) {
 			for (i = 0; i < s->update.nset; i++) {
 				const struct sm_column *c = NULL;
@@ -757,19 +993,33 @@ build_write(struct cql_op *op, const struct wctx *w)
 				}
 				if (c->kind != SM_COL_STATIC)
 					only_static = false;
-				if (dc->key != NULL) {
-					if (c->type->kind != SM_TYPE_MAP &&
-					    c->type->kind != SM_TYPE_LIST) {
-						cql_op_fail(
-							op, SM_CQL_ERR_INVALID,
-							"Invalid deletion operation for non-map, "
-							"non-list column %s",
-							c->name);
+				if (dc->field != NULL) {
+					int idx = udt_field(op, c, dc->field, NULL);
+
+					if (idx < 0 || (ret = field_key(op, idx, &key)) < 0) {
+						ret = idx < 0 ? idx : ret;
+						goto out;
+					}
+				} else if (dc->key != NULL) {
+					/* operation.cc element_deletion: a set's element too */
+					if (!sm_type_is_collection(c->type)) {
+						cql_op_fail(op, SM_CQL_ERR_INVALID,
+							    "Invalid deletion operation for non "
+							    "collection column %s",
+							    c->name);
+						ret = -EINVAL;
+						goto out;
+					}
+					if (c->type->frozen) {
+						cql_op_fail(op, SM_CQL_ERR_INVALID,
+							    "Invalid deletion operation for frozen "
+							    "collection column %s",
+							    c->name);
 						ret = -EINVAL;
 						goto out;
 					}
 					ret = convert(op, dc->key,
-						      c->type->kind == SM_TYPE_MAP
+						      c->type->kind != SM_TYPE_LIST
 							      ? c->type->elem
 							      : sm_type_simple(SM_TYPE_INT),
 						      c->name, &key, &st);
@@ -789,13 +1039,15 @@ build_write(struct cql_op *op, const struct wctx *w)
 					goto out;
 				}
 				co->col = c->id;
-				co->kind = dc->key ? SM_CELL_DELETE_ELEM : SM_CELL_DELETE;
+				co->kind = dc->key || dc->field ? SM_CELL_DELETE_ELEM : SM_CELL_DELETE;
 				co->key = key;
 			}
 			if (ck.n != t->nck && !(only_static && ck.n == 0)) {
+				/* delete_statement.cc: a column of a row needs the whole key */
 				cql_op_fail(op, SM_CQL_ERR_INVALID,
-					    "Some clustering keys are missing: %s",
-					    t->cols[t->npk + ck.n].name);
+					    "Primary key column '%s' must be specified in order to "
+					    "delete column '%s'",
+					    t->cols[t->npk + ck.n].name, s->del.cols[0].col);
 				ret = -EINVAL;
 				goto out;
 			}
@@ -833,6 +1085,14 @@ build_write(struct cql_op *op, const struct wctx *w)
 		ret = -EINVAL;
 		goto out;
 	}
+	if (if_kind != SM_CQL_IF_NONE && nck_keys != 1) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "IN on the clustering key columns is not supported with conditional "
+			    "%s",
+			    s->kind == SM_CQL_DELETE ? "deletions" : "updates");
+		ret = -EINVAL;
+		goto out;
+	}
 	if (if_kind != SM_CQL_IF_NONE && has_range) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,
 			    "DELETE statements must restrict all PRIMARY KEY columns with equality "
@@ -840,10 +1100,10 @@ build_write(struct cql_op *op, const struct wctx *w)
 		ret = -EINVAL;
 		goto out;
 	}
-	for (i = 0; i < nkeys; i++) {
+	for (i = 0; i < nkeys * nck_keys; i++) {
 		struct sm_store_req *r = NULL;
 		struct sm_mutation *m;
-		unsigned rest = i;
+		unsigned rest = i / nck_keys, crest = i % nck_keys;
 
 		if (op->wave && if_kind == SM_CQL_IF_NONE)
 			m = new_mut(op);
@@ -857,6 +1117,15 @@ build_write(struct cql_op *op, const struct wctx *w)
 			for (j = t->npk; j-- > 0;) {
 				pk.part[j] = wk->pk[j][rest % wk->npk[j]];
 				rest /= wk->npk[j];
+			}
+			for (j = nck_keys > 1 ? ck.n : 0; j-- > 0;) {
+				ck.part[j] = wk->ckin[j][crest % wk->nckin[j]];
+				crest /= wk->nckin[j];
+			}
+			/* a prefix of the clustering key: the range is that prefix (no slice with IN) */
+			if (nck_keys > 1 && has_range) {
+				range.start.prefix = ck;
+				range.end.prefix = ck;
 			}
 		}
 		if (if_kind != SM_CQL_IF_NONE) {
@@ -1132,10 +1401,12 @@ check_write_cl(struct cql_op *op, uint16_t cl, bool lwt)
 	return 0;
 }
 
+/* batch_statement.cc validate(): an UNLOGGED batch may hold counters, not mixed with others */
 static int
-batch_kind_check(struct cql_op *op, enum sm_cql_stmt_batch_kind kind, const struct sm_cql_stmt *s,
+batch_kind_check(struct cql_op *op, struct wctx *w, const struct sm_cql_stmt *s,
 		 const struct sm_table *t)
 {
+	enum sm_cql_stmt_batch_kind kind = w->batch_kind;
 	bool counter_stmt = t->counter;
 
 	if (s->kind == SM_CQL_SELECT || s->kind == SM_CQL_BATCH) {
@@ -1154,13 +1425,17 @@ batch_kind_check(struct cql_op *op, enum sm_cql_stmt_batch_kind kind, const stru
 			    "Cannot include a counter statement in a logged batch");
 		return -EINVAL;
 	}
-	if (kind == SM_CQL_STMT_BATCH_UNLOGGED && counter_stmt) {
+	w->kinds_seen |= counter_stmt ? 1 : 2;
+	if (w->kinds_seen == 3) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,
 			    "Counter and non-counter mutations cannot exist in the same batch");
 		return -EINVAL;
 	}
 	return 0;
 }
+
+static bool
+lwt_batch_merge(struct cql_op *op);
 
 void
 cql_exec_modify(struct cql_op *op)
@@ -1174,7 +1449,7 @@ cql_exec_modify(struct cql_op *op)
 	char err[256];
 	int32_t code;
 	int64_t bts;
-	bool present;
+	bool present, lwt_many;
 
 	if (check_write_cl(op, op->params->consistency, ps->lwt) < 0)
 		return;
@@ -1193,17 +1468,8 @@ cql_exec_modify(struct cql_op *op)
 		return;
 	}
 	/* BEGIN BATCH ... APPLY BATCH as one QUERY or prepared statement. */
-	if (s->batch.nstmts > 1) {
-		for (i = 0; i < s->batch.nstmts; i++) {
-			if (stmt_conditional(s->batch.stmts[i])) {
-				cql_op_fail(
-					op, SM_CQL_ERR_INVALID,
-					"not supported by shardmark: conditional batches of more "
-					"than one statement");
-				return;
-			}
-		}
-	}
+	for (i = 0, lwt_many = false; s->batch.nstmts > 1 && i < s->batch.nstmts; i++)
+		lwt_many |= stmt_conditional(s->batch.stmts[i]);
 	if (cql_int_option(op, s->batch.attrs.timestamp, "[timestamp]", INT64_MIN + 1, INT64_MAX,
 			   true, &bts, &present) < 0)
 		return;
@@ -1224,19 +1490,24 @@ cql_exec_modify(struct cql_op *op)
 				    "%s keyspace is not user-modifiable", w.t->ks);
 			return;
 		}
-		if (batch_kind_check(op, s->batch.kind, w.s, w.t) < 0)
+		if (batch_kind_check(op, &w, w.s, w.t) < 0)
 			return;
 		if (build_write(op, &w) < 0 || vals_moved(op, base))
 			return;
 	}
+	if (lwt_many && !lwt_batch_merge(op))
+		return;
 	if (op->nsreqs == 1 && op->sreqs[0].kind == SM_REQ_CAS) {
-		/* A one-statement conditional batch: the statement's own LWT result. */
+		/* A conditional batch of one row: its (first) conditional statement's LWT result. */
 		struct cql_prepared *inner;
+		unsigned c = 0;
 
+		while (c + 1 < s->batch.nstmts && !stmt_conditional(s->batch.stmts[c]))
+			c++;
 		if (cql_exec_prepare_text(sm_cql_conn_keyspace(op->req->conn),
 					  (struct sm_bytes){ (const uint8_t *)ps->text +
-								     s->batch.stmts[0]->src.off,
-							     s->batch.stmts[0]->src.len },
+								     s->batch.stmts[c]->src.off,
+							     s->batch.stmts[c]->src.len },
 					  &inner, err, sizeof(err), &code) < 0) {
 			cql_op_fail(op, code, "%s", err);
 			return;
@@ -1248,6 +1519,80 @@ cql_exec_modify(struct cql_op *op)
 		return;
 	}
 	submit_writes(op, ps);
+}
+
+static bool
+same_key(const struct sm_key *a, const struct sm_key *b)
+{
+	unsigned j;
+
+	if (a->n != b->n)
+		return false;
+	for (j = 0; j < a->n; j++)
+		if (a->part[j].len != b->part[j].len ||
+		    memcmp(a->part[j].p, b->part[j].p, a->part[j].len) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * A conditional batch of several statements, built: ScyllaDB's refusal when
+ * they span tables or partitions (batch_statement.cc validate()). Statements
+ * on one row become one compare-and-set: every condition, every change (the
+ * ops of the statements lie one after another), one Paxos round. Several
+ * rows of a partition are refused (one round for several rows is not there
+ * yet). True when merged into op->sreqs[0]; false after failing the op.
+ */
+static bool
+lwt_batch_merge(struct cql_op *op)
+{
+	const struct sm_mutation *first = NULL;
+	const struct sm_store_req *cas = NULL;
+	struct sm_store_req merged;
+	bool one_row = true;
+	unsigned i, flags = 0;
+
+	for (i = 0; i < op->nsreqs; i++) {
+		const struct sm_store_req *r = &op->sreqs[i];
+		const struct sm_mutation *m = r->kind == SM_REQ_CAS ? &r->cas.mut : &r->mut;
+
+		if (r->kind == SM_REQ_CAS && cas == NULL)
+			cas = r;
+		else if (r->kind == SM_REQ_CAS && r->cas.kind != cas->cas.kind)
+			one_row = false;
+		flags |= m->flags;
+		if (first == NULL) {
+			first = m;
+			continue;
+		}
+		if (m->table != first->table) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Batch with conditions cannot span multiple tables");
+			return false;
+		}
+		if (!same_key(&m->pk, &first->pk)) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Batch with conditions cannot span multiple partitions");
+			return false;
+		}
+		if (!same_key(&m->ck, &first->ck) || m->ttl != first->ttl || m->ts != first->ts)
+			one_row = false;
+	}
+	if (!one_row || cas == NULL ||
+	    (flags & (SM_MUT_DELETE_RANGE | SM_MUT_DELETE_PARTITION)) != 0) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "not supported by shardmark: conditional batches over several rows "
+			    "(or mixing IF NOT EXISTS, IF EXISTS and IF conditions)");
+		return false;
+	}
+	merged = *cas;
+	merged.cas.mut.ops = first->ops; /* the first statement's: the ops follow on */
+	merged.cas.mut.nops = op->nops - PTR_IDX(first->ops);
+	merged.cas.mut.flags = flags;
+	merged.cas.nconds = op->nconds - PTR_IDX(cas->cas.conds);
+	op->sreqs[0] = merged;
+	op->nsreqs = 1;
+	return true;
 }
 
 /* BATCH message: statements by text or by id, each with its own values. */
@@ -1348,12 +1693,6 @@ cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *b)
 		text_total += list[n]->len;
 		n++;
 	}
-	if (lwt != NULL && n > 1) {
-		cql_op_fail(op, SM_CQL_ERR_INVALID,
-			    "not supported by shardmark: conditional batches of more than one "
-			    "statement");
-		goto out;
-	}
 	if (check_write_cl(op, b->consistency, lwt != NULL) < 0)
 		goto out;
 	if (reserve_vals(op, op->req->body.len + text_total) < 0)
@@ -1369,7 +1708,7 @@ cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *b)
 		/* On failure the op's release drops this reference: list[i] is then done. */
 		op->ps = list[i];
 		if (cql_exec_load_values(op, &bs.values) < 0 ||
-		    batch_kind_check(op, w.batch_kind, list[i]->stmt, list[i]->table) < 0)
+		    batch_kind_check(op, &w, list[i]->stmt, list[i]->table) < 0)
 			goto out_failed;
 		w.s = list[i]->stmt;
 		w.t = list[i]->table;
@@ -1378,6 +1717,8 @@ cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *b)
 			goto out_failed;
 		op->ps = NULL;
 	}
+	if (lwt != NULL && n > 1 && !lwt_batch_merge(op))
+		goto out;
 	if (batch_too_large(op, list[0]))
 		goto out;
 	/* The op keeps one statement (for the LWT result); the rest go now. */

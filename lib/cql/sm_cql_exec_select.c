@@ -155,14 +155,12 @@ sink_row(void *ctx, const struct sm_row_view *r)
 	for (i = 0; i < op->nfilters; i++)
 		if (!filter_match(op, &op->filters[i], r))
 			return 0;
+	if (SM_UNLIKELY(ps->sel_eval))
+		return cql_sel_row(op, r); /* computed and grouped (LIMIT counts groups) */
 	if (op->limit_left != UINT32_MAX) {
 		if (op->limit_left == 0)
 			return 0;
 		op->limit_left--;
-	}
-	if (ps->count) {
-		op->count++;
-		return 0;
 	}
 	for (i = 0; i < ps->nres; i++) {
 		const struct out_col *o = &ps->outs[i];
@@ -194,8 +192,6 @@ sink_row(void *ctx, const struct sm_row_view *r)
 			p = sm_cql_rows_cell_space(&op->rw, 8);
 			if (p != NULL)
 				put_be(p, (uint64_t)r->token, 8);
-			break;
-		case OUT_COUNT:
 			break;
 		}
 	}
@@ -246,12 +242,10 @@ finish_rows(struct cql_op *op, bool more)
 static void
 select_finish(struct cql_op *op, bool more)
 {
-	uint8_t *p;
-
-	if (op->ps->count) {
-		p = sm_cql_rows_cell_space(&op->rw, 8);
-		if (p != NULL)
-			put_be(p, (uint64_t)op->count, 8);
+	if (op->ps->grouped) {
+		/* the last group's row, or an aggregate's one row */
+		if (cql_sel_finish(op) < 0)
+			return;
 		more = false;
 	}
 	if (finish_rows(op, more) < 0) {
@@ -278,7 +272,11 @@ after_read(struct cql_op *op)
 	struct sm_select *sel = &sr->sel;
 
 	if (sr->result < 0) {
-		cql_op_store_error(op, sr, false);
+		if (op->first_err != 0)
+			/* the selection stopped the read (cql_sel_row()) */
+			cql_op_fail(op, op->errcode, "%s", op->errmsg);
+		else
+			cql_op_store_error(op, sr, false);
 		return false;
 	}
 	if (op->rw.b->err != 0) {
@@ -333,7 +331,7 @@ cql_exec_select_pump(struct cql_op *op)
 	uint32_t chunk;
 
 	for (;;) {
-		chunk = op->ps->count ? COUNT_CHUNK : 0;
+		chunk = op->ps->grouped ? COUNT_CHUNK : 0;
 		if (op->page_size != 0)
 			chunk = op->page_size - op->page_rows;
 		if (op->limit_left != UINT32_MAX && (chunk == 0 || op->limit_left < chunk))
@@ -398,6 +396,12 @@ key_values(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_c
 		ret = cql_value_idx(op, r->value, c->type, c->name, &idx);
 		if (ret < 0)
 			return ret;
+		/* a null or unset key value: here once, not for each key of the product */
+		if (op->spans[idx].state != SM_CQL_CONV_VALUE) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Invalid null value in condition for column %s", c->name);
+			return -EINVAL;
+		}
 		cv->first[cv->n++] = idx;
 		return 0;
 	}
@@ -471,7 +475,8 @@ add_filter(struct cql_op *op, const struct sm_cql_relation *r, const struct sm_c
 	f->c = c;
 	f->op = r->op;
 	for (i = 0; i < op->ps->nread; i++)
-		if (op->ps->read_cols[i] == c->id)
+		if (op->ps->read_cols[i] == c->id &&
+		    (op->ps->read_keys == NULL || op->ps->read_keys[i].p == NULL))
 			f->cell = i;
 	f->first = op->nspans;
 	if (r->kind == SM_CQL_REL_ELEM) {
@@ -1084,6 +1089,23 @@ cql_exec_select(struct cql_op *op)
 	if (ret < 0) {
 		return;
 	}
+	/* clustering restrictions over a range of partitions filter rows
+	 * (statement_restrictions.cc need_filtering()) */
+	for (i = 0; op->range && !s->allow_filtering && i < s->nwhere; i++) {
+		const struct sm_cql_relation *r = &s->where[i];
+
+		if (used[i] && (r->kind == SM_CQL_REL_TUPLE ||
+				(r->kind == SM_CQL_REL_COLUMN &&
+				 sm_table_column(t, r->cols[0]) != NULL &&
+				 sm_table_column(t, r->cols[0])->kind == SM_COL_CLUSTERING))) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Cannot execute this query as it might involve data filtering and "
+				    "thus may have unpredictable performance. If you want to execute "
+				    "this query despite the performance unpredictability, use ALLOW "
+				    "FILTERING");
+			return;
+		}
+	}
 	/* Whatever is left filters rows. */
 	for (i = 0; i < s->nwhere; i++) {
 		const struct sm_cql_relation *r = &s->where[i];
@@ -1139,14 +1161,6 @@ cql_exec_select(struct cql_op *op)
 				cql_span_bytes(op, &op->spans[pkv[j].first[rest % pkv[j].n]]);
 			rest /= pkv[j].n;
 		}
-		for (j = 0; j < t->npk; j++) {
-			if (op->spans[pkv[j].first[0]].state != SM_CQL_CONV_VALUE) {
-				cql_op_fail(op, SM_CQL_ERR_INVALID,
-					    "Invalid null value in condition for column %s",
-					    t->cols[j].name);
-				return;
-			}
-		}
 	}
 	op->nkeys = dedupe_keys(op->keys, op->nkeys);
 	ret = build_ranges(op, plan);
@@ -1179,12 +1193,23 @@ cql_exec_select(struct cql_op *op)
 	sel->nranges = op->nranges;
 	sel->reversed = op->reversed;
 	sel->cols = ps->read_cols;
+	sel->col_keys = ps->read_keys;
 	sel->ncols = ps->nread;
 	sel->per_partition_limit = op->ppl;
+	if (SM_UNLIKELY(ps->grouped || ps->distinct)) {
+		op->group_open = false;
+		op->group_skip = false;
+		op->part_groups = 0;
+		/* DISTINCT reads a row per partition; GROUP BY limits groups, not rows */
+		if (ps->distinct)
+			sel->per_partition_limit = 1;
+		else if (ps->group_parts > 0)
+			sel->per_partition_limit = 0;
+	}
 	sel->sink.row = sink_row;
 	sel->sink.ctx = op;
-	op->page_size = !ps->count && pr->page_size > 0 ? (uint32_t)pr->page_size : 0;
-	if (pr->paging_state.p != NULL && pr->paging_state.len > 0 && !ps->count) {
+	op->page_size = !ps->grouped && pr->page_size > 0 ? (uint32_t)pr->page_size : 0;
+	if (pr->paging_state.p != NULL && pr->paging_state.len > 0 && !ps->grouped) {
 		if (paging_decode(op, pr->paging_state, sel) < 0) {
 			cql_op_fail(op, SM_CQL_ERR_PROTOCOL, "Invalid paging state");
 			return;

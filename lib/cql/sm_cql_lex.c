@@ -645,12 +645,14 @@ cql_lex(struct cql_parser *p)
 		} else if (isdigit((unsigned char)c) ||
 			   (c == '-' && i + 1 < n && isdigit((unsigned char)s[i + 1]))) {
 			type = lex_number(s, n, i, &j);
+		} else if (c == '.' && i + 1 < n && s[i + 1] == '.') {
+			j = i + 2; /* a slice's range: m[a..b] */
 		} else if (c == '.' && i + 1 < n && isdigit((unsigned char)s[i + 1])) {
 			type = lex_number(s, n, i, &j); /* .5 is not CQL but give a clear token */
 		} else if ((c == 'P' || c == 'p') && (j = iso_alt_len(s + i, n - i)) > 0) {
 			type = T_DURATION;
 			j += i;
-		} else if (isalpha((unsigned char)c) || c == '_') {
+		} else if (isalpha((unsigned char)c)) { /* IDENT: a letter first (Cql.g) */
 			for (j = i + 1; j < n && is_ident_char(s[j]); j++)
 				;
 			type = is_iso_duration(s + i, j - i) ? T_DURATION : T_IDENT;

@@ -60,6 +60,87 @@ const_text(struct cql_parser *p, const char **out)
 	return *out == NULL ? -ENOMEM : 0;
 }
 
+/*
+ * A map entry's key or value: a constant, not a name (ScyllaDB's
+ * convert_property_map(), cql3/expr/expression.cc, refuses anything but an
+ * untyped constant as a recognition error: a syntax error).
+ */
+static int
+map_const(struct cql_parser *p, const char *key, const char **out)
+{
+	const struct cql_tok *t = cql_peek(p, 0);
+
+	if ((t->type == T_IDENT && !cql_tok_is_kw(p, t, "true") && !cql_tok_is_kw(p, t, "false")) ||
+	    t->type == T_QIDENT) {
+		/* ScyllaDB's wording, the entry's key first */
+		if (key == NULL)
+			return cql_fail(p, -EBADMSG, "Invalid property name: %.*s", (int)t->len,
+					p->text + t->off);
+		return cql_fail(p, -EBADMSG, "Invalid property value: %s for property: %.*s", key,
+				(int)t->len, p->text + t->off);
+	}
+	return const_text(p, out);
+}
+
+struct key_at {
+	const void *arr;
+	size_t size; /* of an element, whose first member is its key */
+};
+
+static const char *
+key_of(const struct key_at *k, unsigned i)
+{
+	return *(const char *const *)(const void *)((const char *)k->arr + (size_t)i * k->size);
+}
+
+static int
+key_index_cmp(const void *a, const void *b, void *arg)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	int c = strcmp(key_of(arg, x), key_of(arg, y));
+
+	return c ? c : (x > y) - (x < y);
+}
+
+/*
+ * The first place (of @n elements of @size bytes, each starting with its
+ * key) where a key is written again, or @n; -ENOMEM. Sorted, not compared
+ * pairwise, since a client may send thousands of properties.
+ */
+static int
+first_repeat(struct cql_parser *p, const void *arr, size_t size, unsigned n, unsigned *first)
+{
+	struct key_at k = { arr, size };
+	unsigned *idx, i;
+
+	*first = n;
+	if (n < 2)
+		return 0;
+	idx = sm_arena_alloc(p->arena, (size_t)n * sizeof(*idx));
+	if (idx == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(*idx), key_index_cmp, &k);
+	/* equal keys sort by position: any but the first of a run repeats */
+	for (i = 1; i < n; i++)
+		if (strcmp(key_of(&k, idx[i - 1]), key_of(&k, idx[i])) == 0 && idx[i] < *first)
+			*first = idx[i];
+	return 0;
+}
+
+/* A key given twice in a property map: ScyllaDB's syntax error. */
+static int
+map_unique(struct cql_parser *p, const struct sm_cql_kv *kv, unsigned n)
+{
+	unsigned first;
+
+	TRY(first_repeat(p, kv, sizeof(*kv), n, &first));
+	if (first < n)
+		return cql_fail(p, -EBADMSG, "Multiple definition for property %s", kv[first].key);
+	return 0;
+}
+
 static int
 prop_value(struct cql_parser *p, struct sm_cql_prop *pr)
 {
@@ -74,14 +155,15 @@ prop_value(struct cql_parser *p, struct sm_cql_prop *pr)
 			kv = cql_vec_add(p, &pr->map, &pr->nmap, &cap, sizeof(*kv));
 			if (kv == NULL)
 				return -ENOMEM;
-			TRY(const_text(p, &kv->key));
+			TRY(map_const(p, NULL, &kv->key));
 			TRY(cql_expect_punct(p, ":"));
-			TRY(const_text(p, &kv->value));
+			TRY(map_const(p, kv->key, &kv->value));
 			if (cql_accept_punct(p, "}"))
 				break;
 			TRY(cql_expect_punct(p, ","));
 		}
 	}
+	TRY(map_unique(p, pr->map, pr->nmap));
 	close = &p->toks[p->pos - 1];
 	pr->value = cql_strndup(p, p->text + open->off, close->off + 1 - open->off);
 	if (pr->value == NULL)
@@ -108,40 +190,13 @@ prop(struct cql_parser *p, struct sm_cql_prop **props, unsigned *n, unsigned *ca
 	return prop_value(p, pr);
 }
 
-static int
-prop_index_cmp(const void *a, const void *b, void *arg)
-{
-	const struct sm_cql_prop *props = arg;
-	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-	int c = strcmp(props[x].key, props[y].key);
-
-	return c ? c : (x > y) - (x < y);
-}
-
-/*
- * Cassandra's "Multiple definitions for property" for the first key written
- * twice, once the list is read: sorted, not compared pairwise, since a
- * client may send thousands of properties.
- */
+/* Cassandra's "Multiple definitions for property" for the first key written twice. */
 static int
 props_unique(struct cql_parser *p, const struct sm_cql_prop *props, unsigned n)
 {
-	unsigned *idx, i, first = n;
+	unsigned first;
 
-	if (n < 2)
-		return 0;
-	idx = sm_arena_alloc(p->arena, (size_t)n * sizeof(*idx));
-	if (idx == NULL)
-		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		idx[i] = i;
-	qsort_r(idx, n, sizeof(*idx), prop_index_cmp, (void *)(uintptr_t)props);
-	/* equal keys sort by position: the second of a run is where it repeated */
-	for (i = 1; i < n; i++)
-		if (strcmp(props[idx[i - 1]].key, props[idx[i]].key) == 0 &&
-		    (i < 2 || strcmp(props[idx[i - 2]].key, props[idx[i]].key) != 0) &&
-		    idx[i] < first)
-			first = idx[i];
+	TRY(first_repeat(p, props, sizeof(*props), n, &first));
 	if (first < n)
 		return cql_fail(p, -EINVAL, "Multiple definitions for property '%s'",
 				props[first].key);
@@ -183,35 +238,89 @@ if_exists(struct cql_parser *p, int *rc)
 
 /* ---- DDL ---- */
 
+/*
+ * WITH ... of CREATE and ALTER KEYSPACE: the properties, the replication
+ * property (NULL when not given) and durable_writes (*@has_dw when given).
+ */
 static int
-create_keyspace(struct cql_parser *p, struct sm_cql_create_keyspace *k)
+keyspace_props(struct cql_parser *p, struct sm_cql_prop **props, unsigned *n,
+	       const struct sm_cql_prop **repl, bool *has_dw, bool *dw)
 {
 	const struct sm_cql_prop *r;
 	unsigned cap = 0;
-	int rc;
 
-	k->if_not_exists = if_not_exists(p, &rc);
-	TRY(rc);
-	TRY(cql_ident(p, &k->ks));
 	TRY(cql_expect_kw(p, "with"));
 	do {
-		TRY(prop(p, &k->props, &k->nprops, &cap));
+		TRY(prop(p, props, n, &cap));
 	} while (cql_accept_kw(p, "and"));
-	TRY(props_unique(p, k->props, k->nprops));
-	r = find_prop(k->props, k->nprops, "replication");
-	if (r == NULL || r->map == NULL)
-		return cql_fail(p, -EINVAL, "Missing mandatory replication strategy class");
-	k->replication = r->map;
-	k->nreplication = r->nmap;
-	k->durable_writes = true;
-	r = find_prop(k->props, k->nprops, "durable_writes");
+	TRY(props_unique(p, *props, *n));
+	*repl = find_prop(*props, *n, "replication");
+	*has_dw = false;
+	r = find_prop(*props, *n, "durable_writes");
 	if (r != NULL) {
 		if (r->map != NULL ||
 		    (strcasecmp(r->value, "true") != 0 && strcasecmp(r->value, "false") != 0))
 			return cql_fail(p, -EINVAL, "Invalid boolean value for durable_writes: %s",
 					r->map ? "a map" : r->value);
-		k->durable_writes = strcasecmp(r->value, "true") == 0;
+		*has_dw = true;
+		*dw = strcasecmp(r->value, "true") == 0;
 	}
+	return 0;
+}
+
+static int
+create_keyspace(struct cql_parser *p, struct sm_cql_create_keyspace *k)
+{
+	const struct sm_cql_prop *r;
+	bool has_dw;
+	int rc;
+
+	k->if_not_exists = if_not_exists(p, &rc);
+	TRY(rc);
+	TRY(cql_ident(p, &k->ks));
+	TRY(keyspace_props(p, &k->props, &k->nprops, &r, &has_dw, &k->durable_writes));
+	if (r == NULL || r->map == NULL)
+		return cql_fail(p, -EINVAL, "Missing mandatory replication strategy class");
+	k->replication = r->map;
+	k->nreplication = r->nmap;
+	if (!has_dw)
+		k->durable_writes = true;
+	return 0;
+}
+
+/*
+ * One name of a type into @buf: an unquoted one lowercased, a quoted one
+ * quoted again ("" for a quote), for sm_type_parse_in() to read back.
+ */
+static int
+type_word(struct cql_parser *p, char *buf, size_t cap, size_t *len)
+{
+	const struct cql_tok *t = cql_peek(p, 0);
+	const char *name;
+	size_t n, i;
+
+	if (t->type == T_IDENT) {
+		if (*len + t->len + 1 >= cap)
+			return cql_fail(p, -EINVAL, "Type too long");
+		for (i = 0; i < t->len; i++) {
+			char ch = p->text[t->off + i];
+
+			buf[(*len)++] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+		}
+		p->pos++;
+		return 0;
+	}
+	TRY(cql_ident(p, &name));
+	n = strlen(name);
+	if (*len + 2 * n + 3 >= cap)
+		return cql_fail(p, -EINVAL, "Type too long");
+	buf[(*len)++] = '"';
+	for (i = 0; i < n; i++) {
+		if (name[i] == '"')
+			buf[(*len)++] = '"';
+		buf[(*len)++] = name[i];
+	}
+	buf[(*len)++] = '"';
 	return 0;
 }
 
@@ -220,9 +329,7 @@ static int
 col_type(struct cql_parser *p, char *buf, size_t cap, size_t *len, unsigned depth)
 {
 	const struct cql_tok *t = cql_peek(p, 0);
-	const char *name;
-	size_t n;
-	unsigned nargs = 0, i;
+	unsigned nargs = 0;
 
 	if (depth > SM_CQL_MAX_DEPTH)
 		return cql_fail(p, -EINVAL, "Type nested too deeply");
@@ -231,24 +338,18 @@ col_type(struct cql_parser *p, char *buf, size_t cap, size_t *len, unsigned dept
 	if (t->type != T_IDENT && t->type != T_QIDENT)
 		return cql_expect_error(p, "a type");
 	/* type names may be keywords (text, set, list, map are not reserved in types) */
-	p->pos++;
-	if (t->type == T_IDENT) {
-		name = NULL;
-		n = t->len;
-	} else {
-		p->pos--;
-		TRY(cql_ident(p, &name));
-		n = strlen(name);
+	TRY(type_word(p, buf, cap, len));
+	if (cql_accept_punct(p, ".")) {
+		/* ks.user_type */
+		if (*len + 1 >= cap)
+			return cql_fail(p, -EINVAL, "Type too long");
+		buf[(*len)++] = '.';
+		t = cql_peek(p, 0);
+		if (t->type != T_IDENT && t->type != T_QIDENT)
+			return cql_expect_error(p, "a type");
+		TRY(type_word(p, buf, cap, len));
+		return 0;
 	}
-	if (*len + n + 1 >= cap)
-		return cql_fail(p, -EINVAL, "Type too long");
-	for (i = 0; i < n; i++) {
-		char ch = name ? name[i] : p->text[t->off + i];
-
-		buf[(*len)++] = (char)(name ? ch : (ch >= 'A' && ch <= 'Z' ? ch + 32 : ch));
-	}
-	if (cql_tok_is_punct(p, cql_peek(p, 0), "."))
-		return cql_unsupported(p, "user-defined types");
 	if (!cql_accept_punct(p, "<"))
 		return 0;
 	buf[(*len)++] = '<';
@@ -302,6 +403,20 @@ add_name(struct cql_parser *p, const char ***arr, unsigned *n, unsigned *cap)
 	return cql_ident(p, slot);
 }
 
+/* a TO b [AND c TO d ...] of ALTER TABLE and ALTER TYPE ... RENAME */
+static int
+rename_list(struct cql_parser *p, const char ***from, const char ***to, unsigned *n)
+{
+	unsigned fcap = 0, tcap = 0, nto = 0;
+
+	do {
+		TRY(add_name(p, from, n, &fcap));
+		TRY(cql_expect_kw(p, "to"));
+		TRY(add_name(p, to, &nto, &tcap));
+	} while (cql_accept_kw(p, "and"));
+	return 0;
+}
+
 /* PRIMARY KEY ((a, b), c, d) or PRIMARY KEY (a, c, d), after the keywords */
 static int
 primary_key(struct cql_parser *p, struct sm_cql_create_table *t)
@@ -322,14 +437,31 @@ primary_key(struct cql_parser *p, struct sm_cql_create_table *t)
 	return cql_expect_punct(p, ")");
 }
 
+/*
+ * default_time_to_live among @props, when it is a valid one; the server
+ * checks the properties and gives ScyllaDB's messages (cql_table_props()).
+ */
+static void
+default_ttl_prop(const struct sm_cql_prop *props, unsigned n, bool *has, int32_t *ttl)
+{
+	const struct sm_cql_prop *pr = find_prop(props, n, "default_time_to_live");
+	char *end;
+	long v;
+
+	if (pr == NULL || pr->map != NULL)
+		return;
+	v = strtol(pr->value, &end, 10);
+	if (*end != '\0' || end == pr->value || v < 0 || v > INT32_MAX)
+		return;
+	*has = true;
+	*ttl = (int32_t)v;
+}
+
 static int
 table_options(struct cql_parser *p, struct sm_cql_create_table *t)
 {
-	const struct sm_cql_prop *pr;
 	struct sm_cql_order *o;
 	unsigned pcap = 0, ocap = 0;
-	char *end;
-	long v;
 
 	do {
 		if (cql_accept_kw(p, "clustering")) {
@@ -356,17 +488,7 @@ table_options(struct cql_parser *p, struct sm_cql_create_table *t)
 		}
 	} while (cql_accept_kw(p, "and"));
 	TRY(props_unique(p, t->props, t->nprops));
-	pr = find_prop(t->props, t->nprops, "default_time_to_live");
-	if (pr != NULL) {
-		if (pr->map != NULL)
-			return cql_fail(p, -EINVAL, "Invalid value for default_time_to_live");
-		v = strtol(pr->value, &end, 10);
-		if (*end != '\0' || end == pr->value || v < 0 || v > INT32_MAX)
-			return cql_fail(p, -EINVAL, "Invalid value for default_time_to_live: %s",
-					pr->value);
-		t->has_default_ttl = true;
-		t->default_ttl = (int32_t)v;
-	}
+	default_ttl_prop(t->props, t->nprops, &t->has_default_ttl, &t->default_ttl);
 	return 0;
 }
 
@@ -418,29 +540,151 @@ create_table(struct cql_parser *p, struct sm_cql_create_table *t)
 	return 0;
 }
 
+/* ALTER TABLE name ..., after TABLE (ScyllaDB's alterTableStatement) */
 static int
-alter_table(struct cql_parser *p, struct sm_cql_alter_table_add *a)
+alter_table(struct cql_parser *p, struct sm_cql_alter_table *a)
 {
 	struct sm_cql_coldef *c;
-	unsigned cap = 0;
+	unsigned cap = 0, pcap = 0;
+	struct sm_cql_attrs attrs;
 	bool paren;
 
 	TRY(cql_qname(p, &a->table));
-	if (!cql_accept_kw(p, "add")) {
-		if (cql_peek(p, 0)->type == T_IDENT)
-			return cql_unsupported(p, "ALTER TABLE other than ADD");
-		return cql_expect_error(p, "K_ADD");
+	if (cql_accept_kw(p, "add") || cql_accept_kw(p, "drop")) {
+		bool add = cql_tok_is_kw(p, &p->toks[p->pos - 1], "add");
+
+		a->kind = add ? SM_CQL_ALTER_ADD : SM_CQL_ALTER_DROP;
+		paren = cql_accept_punct(p, "(");
+		do {
+			c = cql_vec_add(p, &a->cols, &a->ncols, &cap, sizeof(*c));
+			if (c == NULL)
+				return -ENOMEM;
+			if (add)
+				TRY(coldef(p, c, NULL));
+			else
+				TRY(cql_ident(p, &c->name));
+		} while (paren && cql_accept_punct(p, ","));
+		if (paren)
+			TRY(cql_expect_punct(p, ")"));
+		if (!add && cql_accept_kw(p, "using")) {
+			/* usingTimestampClause: TIMESTAMP only */
+			memset(&attrs, 0, sizeof(attrs));
+			if (!cql_tok_is_kw(p, cql_peek(p, 0), "timestamp"))
+				return cql_expect_error(p, "K_TIMESTAMP");
+			TRY(cql_using(p, &attrs, false));
+			if (attrs.timeout != NULL)
+				return cql_syntax_error(p);
+			a->timestamp = attrs.timestamp;
+		}
+		return 0;
 	}
-	paren = cql_accept_punct(p, "(");
-	do {
+	if (cql_accept_kw(p, "alter")) {
+		a->kind = SM_CQL_ALTER_TYPE_OF;
 		c = cql_vec_add(p, &a->cols, &a->ncols, &cap, sizeof(*c));
 		if (c == NULL)
 			return -ENOMEM;
-		TRY(coldef(p, c, NULL));
-	} while (cql_accept_punct(p, ","));
-	if (paren)
-		TRY(cql_expect_punct(p, ")"));
+		TRY(cql_ident(p, &c->name));
+		TRY(cql_expect_kw(p, "type"));
+		return cql_type_text(p, &c->type);
+	}
+	if (cql_accept_kw(p, "rename")) {
+		a->kind = SM_CQL_ALTER_RENAME;
+		return rename_list(p, &a->from, &a->to, &a->nrenames);
+	}
+	if (cql_accept_kw(p, "with")) {
+		a->kind = SM_CQL_ALTER_WITH;
+		do {
+			TRY(prop(p, &a->props, &a->nprops, &pcap));
+		} while (cql_accept_kw(p, "and"));
+		TRY(props_unique(p, a->props, a->nprops));
+		default_ttl_prop(a->props, a->nprops, &a->has_default_ttl, &a->default_ttl);
+		return 0;
+	}
+	if (cql_tok_is_kw(p, cql_peek(p, 0), "ttl"))
+		return cql_unsupported(p, "ALTER TABLE ... TTL (per-row TTL)");
+	return cql_expect_error(p, "K_ALTER, K_ADD, K_DROP, K_WITH, K_RENAME or K_TTL");
+}
+
+/* ALTER KEYSPACE ks WITH ..., after KEYSPACE (ScyllaDB's alterKeyspaceStatement) */
+static int
+alter_keyspace(struct cql_parser *p, struct sm_cql_alter_keyspace *k)
+{
+	const struct sm_cql_prop *r;
+
+	TRY(cql_ident(p, &k->ks));
+	TRY(keyspace_props(p, &k->props, &k->nprops, &r, &k->has_durable_writes,
+			   &k->durable_writes));
+	if (r != NULL) {
+		if (r->map == NULL)
+			return cql_fail(p, -EINVAL,
+					"Invalid value for property 'replication'. It should be a "
+					"map.");
+		k->replication = r->map;
+		k->nreplication = r->nmap;
+	}
 	return 0;
+}
+
+/* A normalized type into the arena: col_type() into a buffer sized by the text that is left. */
+int
+cql_type_text(struct cql_parser *p, const char **out)
+{
+	size_t cap = SM_MIN(p->len - p->toks[p->pos].off, (size_t)1 << 20) * 2 + 64, len = 0;
+	char *buf = sm_malloc(cap);
+	int rc;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	rc = col_type(p, buf, cap, &len, 0);
+	if (rc == 0 && (*out = cql_strndup(p, buf, len)) == NULL)
+		rc = -ENOMEM;
+	sm_free(buf);
+	return rc;
+}
+
+/* CREATE TYPE [IF NOT EXISTS] [ks.]name (f type, ...), after TYPE */
+static int
+create_type(struct cql_parser *p, struct sm_cql_create_type *t)
+{
+	unsigned fcap = 0, tcap = 0, ntypes = 0;
+	const char **slot;
+	int rc;
+
+	t->if_not_exists = if_not_exists(p, &rc);
+	TRY(rc);
+	TRY(cql_qname(p, &t->name));
+	TRY(cql_expect_punct(p, "("));
+	do {
+		TRY(add_name(p, &t->fields, &t->nfields, &fcap));
+		slot = cql_vec_add(p, &t->types, &ntypes, &tcap, sizeof(*slot));
+		if (slot == NULL)
+			return -ENOMEM;
+		TRY(cql_type_text(p, slot));
+		/* ScyllaDB's grammar takes a trailing comma: (a int, b text,) */
+	} while (cql_accept_punct(p, ",") && !cql_tok_is_punct(p, cql_peek(p, 0), ")"));
+	return cql_expect_punct(p, ")");
+}
+
+/* ALTER TYPE name ADD f t | ALTER f TYPE t | RENAME a TO b [AND ...], after TYPE */
+static int
+alter_type(struct cql_parser *p, struct sm_cql_alter_type *a)
+{
+	TRY(cql_qname(p, &a->name));
+	if (cql_accept_kw(p, "add")) {
+		a->kind = SM_CQL_ALTER_TYPE_ADD;
+		TRY(cql_ident(p, &a->field));
+		return cql_type_text(p, &a->type);
+	}
+	if (cql_accept_kw(p, "alter")) {
+		a->kind = SM_CQL_ALTER_TYPE_TYPE;
+		TRY(cql_ident(p, &a->field));
+		TRY(cql_expect_kw(p, "type"));
+		return cql_type_text(p, &a->type);
+	}
+	if (!cql_accept_kw(p, "rename"))
+		return cql_expect_error(p, "K_ADD, K_ALTER or K_RENAME");
+	a->kind = SM_CQL_ALTER_TYPE_RENAME;
+	return rename_list(p, &a->from, &a->to, &a->nrenames);
 }
 
 /* ---- SELECT ---- */
@@ -471,6 +715,92 @@ selector_call(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth)
 	return cql_expect_punct(p, ")");
 }
 
+/* .f.g... after a column: user type fields, outermost first */
+static int
+field_path(struct cql_parser *p, struct sm_cql_selector *s)
+{
+	const char **slot;
+	unsigned cap = 0;
+
+	while (cql_accept_punct(p, ".")) {
+		if (s->nfields >= SM_CQL_MAX_DEPTH)
+			return cql_fail(p, -EINVAL, "Nesting deeper than %d levels", SM_CQL_MAX_DEPTH);
+		slot = cql_vec_add(p, &s->fields, &s->nfields, &cap, sizeof(*slot));
+		if (slot == NULL)
+			return -ENOMEM;
+		TRY(cql_ident(p, slot));
+		s->field = s->fields[0];
+	}
+	return 0;
+}
+
+/* [x], [x..y], [x..], [..y] after a column, '[' read (ScyllaDB's selector grammar) */
+static int
+subscript(struct cql_parser *p, struct sm_cql_selector *s)
+{
+	/* a marker is the column's key (a list's index, a set's element); after
+	 * another subscript or a field there is no column to type it by */
+	struct cql_tctx ctx = { .role = s->column != NULL ? SM_CQL_BIND_KEY
+							  : SM_CQL_BIND_FUNCTION_ARG,
+				.clause = SM_CQL_CLAUSE_SELECT,
+				.column = s->column };
+
+	s->subscript = true;
+	if (!cql_tok_is_punct(p, cql_peek(p, 0), ".."))
+		TRY(cql_term(p, &ctx, &s->sub));
+	if (cql_accept_punct(p, "..")) {
+		s->slice = true;
+		if (!cql_tok_is_punct(p, cql_peek(p, 0), "]"))
+			TRY(cql_term(p, &ctx, &s->sub_to));
+	} else if (s->sub == NULL) {
+		return cql_syntax_error(p);
+	}
+	return cql_expect_punct(p, "]");
+}
+
+/*
+ * More subscripts and fields after a column's first ones: each wraps what
+ * is parsed so far (a POSTFIX selector of args[0]), its text from @first.
+ */
+static int
+postfix_chain(struct cql_parser *p, struct sm_cql_selector *s, unsigned first, unsigned depth)
+{
+	while ((s->subscript || s->nfields > 0 || s->kind == SM_CQL_SEL_POSTFIX) &&
+	       (cql_tok_is_punct(p, cql_peek(p, 0), "[") ||
+		cql_tok_is_punct(p, cql_peek(p, 0), "."))) {
+		struct sm_cql_selector *inner = sm_arena_alloc(p->arena, sizeof(*inner));
+		bool field = cql_tok_is_punct(p, cql_peek(p, 0), ".");
+
+		if (inner == NULL)
+			return -ENOMEM;
+		if (++depth > SM_CQL_MAX_DEPTH)
+			return cql_fail(p, -EINVAL, "Nesting deeper than %d levels", SM_CQL_MAX_DEPTH);
+		*inner = *s;
+		inner->src.off = p->toks[first].off;
+		inner->src.len = p->toks[p->pos - 1].off + p->toks[p->pos - 1].len - inner->src.off;
+		memset(s, 0, sizeof(*s));
+		s->kind = SM_CQL_SEL_POSTFIX;
+		s->args = inner;
+		s->nargs = 1;
+		if (field) {
+			/* one field per level: a path of several is one more level each */
+			const char **slot = sm_arena_alloc(p->arena, sizeof(*slot));
+
+			if (slot == NULL)
+				return -ENOMEM;
+			p->pos++;
+			TRY(cql_ident(p, slot));
+			s->fields = slot;
+			s->nfields = 1;
+			s->field = slot[0];
+		} else {
+			p->pos++;
+			TRY(subscript(p, s));
+		}
+	}
+	return 0;
+}
+
 static int
 selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool arg)
 {
@@ -489,11 +819,26 @@ selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool a
 					(int)(a->len > 20 ? 20 : a->len), p->text + a->off);
 		p->pos += 4;
 		s->kind = SM_CQL_SEL_COUNT;
+	} else if (cql_tok_is_kw(p, t, "cast") && cql_tok_is_punct(p, nx, "(")) {
+		/* CAST(selector AS type) */
+		p->pos += 2;
+		s->kind = SM_CQL_SEL_CAST;
+		s->args = sm_arena_alloc(p->arena, sizeof(*s->args));
+		if (s->args == NULL)
+			return -ENOMEM;
+		s->nargs = 1;
+		TRY(selector(p, s->args, depth + 1, true));
+		TRY(cql_expect_kw(p, "as"));
+		TRY(cql_type_text(p, &s->type));
+		TRY(cql_expect_punct(p, ")"));
 	} else if ((cql_tok_is_kw(p, t, "writetime") || cql_tok_is_kw(p, t, "ttl")) &&
 		   cql_tok_is_punct(p, nx, "(")) {
 		s->kind = cql_tok_is_kw(p, t, "ttl") ? SM_CQL_SEL_TTL : SM_CQL_SEL_WRITETIME;
 		p->pos += 2;
 		TRY(cql_ident(p, &s->column));
+		TRY(field_path(p, s));
+		if (s->nfields == 0 && cql_accept_punct(p, "[")) /* WRITETIME(m[k]) */
+			TRY(subscript(p, s));
 		TRY(cql_expect_punct(p, ")"));
 	} else if ((t->type == T_IDENT || t->type == T_QIDENT) &&
 		   (cql_tok_is_punct(p, nx, "(") ||
@@ -503,14 +848,16 @@ selector(struct cql_parser *p, struct sm_cql_selector *s, unsigned depth, bool a
 		   !(arg && (cql_tok_is_kw(p, t, "true") || cql_tok_is_kw(p, t, "false")))) {
 		s->kind = SM_CQL_SEL_COLUMN;
 		TRY(cql_ident(p, &s->column));
+		TRY(field_path(p, s));
+		if (s->nfields == 0 && cql_accept_punct(p, "["))
+			TRY(subscript(p, s));
+		TRY(postfix_chain(p, s, first, depth));
 	} else if (arg) {
 		struct cql_tctx ctx = { .role = SM_CQL_BIND_FUNCTION_ARG,
 					.clause = SM_CQL_CLAUSE_SELECT };
 
 		s->kind = SM_CQL_SEL_TERM;
 		TRY(cql_term(p, &ctx, &s->term));
-	} else if (cql_tok_is_kw(p, t, "json")) {
-		return cql_unsupported(p, "SELECT JSON");
 	} else {
 		return cql_syntax_error(p);
 	}
@@ -544,8 +891,10 @@ select_stmt(struct cql_parser *p, struct sm_cql_select *s)
 	unsigned cap = 0, ocap = 0;
 
 	if (cql_tok_is_kw(p, cql_peek(p, 0), "json") && !cql_tok_is_kw(p, cql_peek(p, 1), "from") &&
-	    !cql_tok_is_punct(p, cql_peek(p, 1), ","))
-		return cql_unsupported(p, "SELECT JSON");
+	    !cql_tok_is_punct(p, cql_peek(p, 1), ",") && !cql_tok_is_kw(p, cql_peek(p, 1), "as")) {
+		p->pos++;
+		s->json = true;
+	}
 	if (cql_tok_is_kw(p, cql_peek(p, 0), "distinct") &&
 	    !cql_tok_is_kw(p, cql_peek(p, 1), "from") &&
 	    !cql_tok_is_punct(p, cql_peek(p, 1), ",") && !cql_tok_is_kw(p, cql_peek(p, 1), "as")) {
@@ -566,8 +915,14 @@ select_stmt(struct cql_parser *p, struct sm_cql_select *s)
 	TRY(cql_qname(p, &s->table));
 	if (cql_accept_kw(p, "where"))
 		TRY(cql_where(p, &s->where, &s->nwhere));
-	if (cql_tok_is_kw(p, cql_peek(p, 0), "group"))
-		return cql_unsupported(p, "GROUP BY");
+	if (cql_accept_kw(p, "group")) {
+		unsigned gcap = 0;
+
+		TRY(cql_expect_kw(p, "by"));
+		do {
+			TRY(add_name(p, &s->group_by, &s->ngroup_by, &gcap));
+		} while (cql_accept_punct(p, ","));
+	}
 	if (cql_accept_kw(p, "order")) {
 		TRY(cql_expect_kw(p, "by"));
 		do {
@@ -619,8 +974,22 @@ insert_stmt(struct cql_parser *p, struct sm_cql_insert *s)
 
 	TRY(cql_expect_kw(p, "into"));
 	TRY(cql_qname(p, &s->table));
-	if (cql_tok_is_kw(p, cql_peek(p, 0), "json"))
-		return cql_unsupported(p, "INSERT JSON");
+	if (cql_accept_kw(p, "json")) {
+		/* JSON value [DEFAULT (NULL | UNSET)] (Cql.g insertStatement) */
+		struct cql_tctx jctx = { .role = SM_CQL_BIND_JSON, .clause = SM_CQL_CLAUSE_VALUES };
+		const struct cql_tok *t = cql_peek(p, 0);
+
+		if (t->type != T_STRING && t->type != T_QMARK && !cql_tok_is_punct(p, t, ":"))
+			return cql_expect_error(p, "STRING_LITERAL");
+		TRY(cql_term(p, &jctx, &s->json));
+		if (cql_accept_kw(p, "default")) {
+			if (cql_accept_kw(p, "unset"))
+				s->json_unset = true;
+			else if (!cql_accept_kw(p, "null"))
+				return cql_expect_error(p, "K_NULL or K_UNSET");
+		}
+		goto tail;
+	}
 	TRY(cql_expect_punct(p, "("));
 	do {
 		TRY(add_name(p, &s->cols, &s->ncols, &cap));
@@ -638,6 +1007,7 @@ insert_stmt(struct cql_parser *p, struct sm_cql_insert *s)
 	TRY(cql_expect_punct(p, ")"));
 	if (nvals != s->ncols)
 		return cql_fail(p, -EINVAL, "Unmatched column names/values");
+tail:
 	/* Cassandra's order is IF NOT EXISTS then USING; take either */
 	s->if_not_exists = if_not_exists(p, &rc);
 	TRY(rc);
@@ -680,8 +1050,16 @@ assignment(struct cql_parser *p, struct sm_cql_assign *a)
 
 	TRY(cql_ident(p, &a->col));
 	ctx.column = a->col;
-	if (cql_tok_is_punct(p, cql_peek(p, 0), "."))
-		return cql_unsupported(p, "user-defined type fields");
+	if (cql_accept_punct(p, ".")) {
+		/* c.field = v: the marker's type is the field's */
+		a->op = SM_CQL_ASSIGN_SET_FIELD;
+		TRY(cql_ident(p, &a->field));
+		TRY(cql_expect_punct(p, "="));
+		ctx.role = SM_CQL_BIND_FIELD;
+		ctx.field = a->field;
+		TRY(cql_term(p, &ctx, &a->value));
+		goto done;
+	}
 	if (cql_accept_punct(p, "[")) {
 		a->op = SM_CQL_ASSIGN_SET_ELEM;
 		ctx.role = SM_CQL_BIND_KEY;
@@ -795,8 +1173,8 @@ delete_stmt(struct cql_parser *p, struct sm_cql_delete *s)
 				ctx.column = c->col;
 				TRY(cql_term(p, &ctx, &c->key));
 				TRY(cql_expect_punct(p, "]"));
-			} else if (cql_tok_is_punct(p, cql_peek(p, 0), ".")) {
-				return cql_unsupported(p, "user-defined type fields");
+			} else if (cql_accept_punct(p, ".")) {
+				TRY(cql_ident(p, &c->field));
 			}
 		} while (cql_accept_punct(p, ","));
 	}
@@ -868,8 +1246,10 @@ parse_create(struct cql_parser *p, struct sm_cql_stmt *s)
 		return cql_unsupported(p, "CREATE INDEX");
 	if (cql_tok_is_kw(p, t, "materialized"))
 		return cql_unsupported(p, "CREATE MATERIALIZED VIEW");
-	if (cql_tok_is_kw(p, t, "type"))
-		return cql_unsupported(p, "CREATE TYPE");
+	if (cql_accept_kw(p, "type")) {
+		s->kind = SM_CQL_CREATE_TYPE;
+		return create_type(p, &s->create_type);
+	}
 	if (cql_tok_is_kw(p, t, "function") || cql_tok_is_kw(p, t, "or"))
 		return cql_unsupported(p, "CREATE FUNCTION");
 	if (cql_tok_is_kw(p, t, "aggregate"))
@@ -905,8 +1285,12 @@ parse_drop(struct cql_parser *p, struct sm_cql_stmt *s)
 		return cql_unsupported(p, "DROP INDEX");
 	if (cql_tok_is_kw(p, t, "materialized"))
 		return cql_unsupported(p, "DROP MATERIALIZED VIEW");
-	if (cql_tok_is_kw(p, t, "type"))
-		return cql_unsupported(p, "DROP TYPE");
+	if (cql_accept_kw(p, "type")) {
+		s->kind = SM_CQL_DROP_TYPE;
+		s->drop_type.if_exists = if_exists(p, &rc);
+		TRY(rc);
+		return cql_qname(p, &s->drop_type.table);
+	}
 	if (cql_tok_is_kw(p, t, "function") || cql_tok_is_kw(p, t, "aggregate"))
 		return cql_unsupported(p, "DROP FUNCTION");
 	if (cql_tok_is_kw(p, t, "role") || cql_tok_is_kw(p, t, "user"))
@@ -962,10 +1346,18 @@ parse_stmt(struct cql_parser *p, struct sm_cql_stmt *s, bool in_batch)
 		rc = cql_qname(p, &s->truncate.table);
 	} else if (cql_accept_kw(p, "alter")) {
 		if (cql_accept_kw(p, "table") || cql_accept_kw(p, "columnfamily")) {
-			s->kind = SM_CQL_ALTER_TABLE_ADD;
-			rc = alter_table(p, &s->alter_table_add);
+			s->kind = SM_CQL_ALTER_TABLE;
+			rc = alter_table(p, &s->alter_table);
+		} else if (cql_accept_kw(p, "type")) {
+			s->kind = SM_CQL_ALTER_TYPE;
+			rc = alter_type(p, &s->alter_type);
+		} else if (cql_accept_kw(p, "keyspace")) {
+			s->kind = SM_CQL_ALTER_KEYSPACE;
+			rc = alter_keyspace(p, &s->alter_keyspace);
+		} else if (cql_tok_is_kw(p, cql_peek(p, 0), "materialized")) {
+			rc = cql_unsupported(p, "ALTER MATERIALIZED VIEW");
 		} else if (cql_peek(p, 0)->type == T_IDENT) {
-			rc = cql_unsupported(p, "ALTER other than ALTER TABLE ... ADD");
+			rc = cql_unsupported(p, "ALTER ROLE, USER or SERVICE_LEVEL");
 		} else {
 			rc = cql_expect_error(p, "K_TABLE");
 		}

@@ -69,6 +69,8 @@ enum sm_cql_term_kind {
 	SM_CQL_TERM_MAP,     /* {k: v, ...}: elems holds k0, v0, k1, v1, ... */
 	SM_CQL_TERM_TUPLE,   /* (a, b) */
 	SM_CQL_TERM_FUNCTION, /* name(args): ks (or NULL) and text name the function, elems are the args */
+	SM_CQL_TERM_UDT,      /* {f: v, ...}: names[i] is the field of elems[i] */
+	SM_CQL_TERM_CAST,     /* (type) term: text is the normalized type, elems[0] the term */
 };
 
 /*
@@ -107,6 +109,7 @@ struct sm_cql_term {
 	unsigned bind;		  /* BIND: index into the statement's binds */
 	struct sm_cql_term **elems;
 	unsigned nelems;
+	const char **names; /* UDT: the field names, one per element */
 	struct sm_cql_span src;
 };
 
@@ -137,10 +140,13 @@ struct sm_cql_term {
  *   TTL, TIMESTAMP, TIMEOUT, LIMIT, PER_PARTITION_LIMIT
  *              USING TTL ? (int), USING TIMESTAMP ? (bigint), USING TIMEOUT ?
  *              (duration), LIMIT ? and PER PARTITION LIMIT ? (int)
+ *   FIELD      c.field = ?: the type of the field of user type column c
  *   FUNCTION_ARG  an argument of the call parent; column is the receiver
  *              of the call's result when there is one (c = blobAsText(?))
- *   NESTED     deeper inside literals, tuples or calls: parent is the
- *              innermost of them; the executor works out the type (or refuses)
+ *   NESTED     deeper inside literals, tuples or calls, or a field of a
+ *              user type literal: parent is the innermost of them; the
+ *              executor works out the type from the outermost one, root,
+ *              whose place root_role describes (or refuses)
  */
 enum sm_cql_bind_role {
 	SM_CQL_BIND_VALUE,
@@ -158,8 +164,10 @@ enum sm_cql_bind_role {
 	SM_CQL_BIND_TIMEOUT,
 	SM_CQL_BIND_LIMIT,
 	SM_CQL_BIND_PER_PARTITION_LIMIT,
+	SM_CQL_BIND_FIELD,
 	SM_CQL_BIND_FUNCTION_ARG,
 	SM_CQL_BIND_NESTED,
+	SM_CQL_BIND_JSON, /* INSERT JSON ?: the object's text */
 };
 
 /* The part of a statement a bind marker is in. */
@@ -200,12 +208,15 @@ struct sm_cql_bind {
 	enum sm_cql_clause clause;
 	enum sm_cql_op op;    /* of the relation or condition; EQ elsewhere */
 	const char *column;   /* the receiving column, NULL when there is none */
+	const char *field;    /* FIELD (and root_role FIELD): the field of column */
 	const char **columns; /* TUPLE, TUPLE_IN, TOKEN: the relation's columns */
 	unsigned ncolumns;
 	unsigned stmt;			/* BATCH: index of the statement it is in, else 0 */
 	const struct sm_cql_term *term; /* the marker */
 	const struct sm_cql_term
 		*parent; /* the literal, tuple or call it is directly in, or NULL */
+	const struct sm_cql_term *root;	   /* the outermost one, or NULL */
+	enum sm_cql_bind_role root_role; /* what root is, as role is for a marker */
 };
 
 /* ---- clauses ---- */
@@ -285,9 +296,13 @@ enum sm_cql_stmt_kind {
 	SM_CQL_CREATE_KEYSPACE,
 	SM_CQL_DROP_KEYSPACE,
 	SM_CQL_CREATE_TABLE,
-	SM_CQL_ALTER_TABLE_ADD,
+	SM_CQL_ALTER_TABLE,
+	SM_CQL_ALTER_KEYSPACE,
 	SM_CQL_DROP_TABLE,
 	SM_CQL_TRUNCATE,
+	SM_CQL_CREATE_TYPE,
+	SM_CQL_ALTER_TYPE,
+	SM_CQL_DROP_TYPE,
 	SM_CQL_SELECT,
 	SM_CQL_INSERT,
 	SM_CQL_UPDATE,
@@ -344,17 +359,78 @@ struct sm_cql_create_table {
 	int32_t default_ttl; /* seconds; from default_time_to_live, also in props */
 };
 
-/* ALTER TABLE t ADD c type [, ...]: the only ALTER shardmark accepts. */
-struct sm_cql_alter_table_add {
-	struct sm_cql_qname table;
-	struct sm_cql_coldef *cols;
-	unsigned ncols;
+/*
+ * ALTER TABLE, as ScyllaDB's grammar has it (cql3/Cql.g alterTableStatement):
+ *   ADD c type [static] | ADD (c type [static], ...)
+ *   DROP c | DROP (c, ...) [USING TIMESTAMP t]
+ *   ALTER c TYPE type
+ *   RENAME a TO b [AND c TO d ...]
+ *   WITH property = value [AND ...]
+ */
+enum sm_cql_alter_table_kind {
+	SM_CQL_ALTER_ADD,
+	SM_CQL_ALTER_DROP,
+	SM_CQL_ALTER_TYPE_OF,
+	SM_CQL_ALTER_RENAME,
+	SM_CQL_ALTER_WITH,
 };
 
-/* DROP TABLE and TRUNCATE. */
+struct sm_cql_alter_table {
+	struct sm_cql_qname table;
+	enum sm_cql_alter_table_kind kind;
+	struct sm_cql_coldef *cols; /* ADD; DROP (names only); ALTER (one, with its type) */
+	unsigned ncols;
+	const char **from; /* RENAME */
+	const char **to;
+	unsigned nrenames;
+	struct sm_cql_prop *props; /* WITH */
+	unsigned nprops;
+	bool has_default_ttl;
+	int32_t default_ttl;
+	struct sm_cql_term *timestamp; /* DROP ... USING TIMESTAMP, or NULL */
+};
+
+/* ALTER KEYSPACE ks WITH property = value [AND ...] */
+struct sm_cql_alter_keyspace {
+	const char *ks;
+	struct sm_cql_kv *replication; /* NULL: not given */
+	unsigned nreplication;
+	bool has_durable_writes;
+	bool durable_writes;
+	struct sm_cql_prop *props;
+	unsigned nprops;
+};
+
+/* DROP TABLE, TRUNCATE and DROP TYPE (table names the type). */
 struct sm_cql_table_ref {
 	struct sm_cql_qname table;
 	bool if_exists;
+};
+
+/* CREATE TYPE [IF NOT EXISTS] [ks.]name (field type, ...) */
+struct sm_cql_create_type {
+	struct sm_cql_qname name;
+	bool if_not_exists;
+	const char **fields;
+	const char **types; /* normalized CQL type syntax, as sm_cql_coldef's */
+	unsigned nfields;
+};
+
+/* ALTER TYPE name ADD f type | ALTER f TYPE type | RENAME a TO b [AND c TO d ...] */
+enum sm_cql_alter_type_kind {
+	SM_CQL_ALTER_TYPE_ADD,
+	SM_CQL_ALTER_TYPE_TYPE,
+	SM_CQL_ALTER_TYPE_RENAME,
+};
+
+struct sm_cql_alter_type {
+	struct sm_cql_qname name;
+	enum sm_cql_alter_type_kind kind;
+	const char *field; /* ADD, TYPE */
+	const char *type;  /* ADD, TYPE */
+	const char **from; /* RENAME */
+	const char **to;
+	unsigned nrenames;
 };
 
 /*
@@ -371,28 +447,40 @@ enum sm_cql_sel_kind {
 	SM_CQL_SEL_COUNT,
 	SM_CQL_SEL_FUNCTION,
 	SM_CQL_SEL_TERM,
+	SM_CQL_SEL_CAST, /* CAST(args[0] AS type) */
+	SM_CQL_SEL_POSTFIX, /* args[0] then .fields or [sub]: m['1']['a'], m[1].a, t.a[1] */
 };
 
 struct sm_cql_selector {
 	enum sm_cql_sel_kind kind;
 	const char *column;	      /* COLUMN, WRITETIME, TTL */
+	const char *field;	      /* COLUMN, WRITETIME, TTL: column.field, or NULL */
+	const char **fields;	      /* column.field.field...: field is fields[0] */
+	unsigned nfields;
 	const char *ks;		      /* FUNCTION: keyspace or NULL */
 	const char *name;	      /* FUNCTION */
 	struct sm_cql_selector *args; /* FUNCTION */
 	unsigned nargs;
 	struct sm_cql_term *term; /* TERM */
-	const char *alias;	  /* AS alias, or NULL */
+	const char *type;	  /* CAST: normalized type syntax */
+	/* COLUMN: c[sub] (an element of a map or set) or c[sub..sub_to] (a slice, either end NULL) */
+	bool subscript, slice;
+	struct sm_cql_term *sub, *sub_to;
+	const char *alias; /* AS alias, or NULL */
 	struct sm_cql_span src;
 };
 
 struct sm_cql_select {
 	struct sm_cql_qname table;
+	bool json; /* SELECT JSON: one [json] column of the selection */
 	bool distinct;
 	bool star; /* SELECT *: sels is empty */
 	struct sm_cql_selector *sels;
 	unsigned nsels;
 	struct sm_cql_relation *where;
 	unsigned nwhere;
+	const char **group_by; /* GROUP BY columns, in the order given */
+	unsigned ngroup_by;
 	struct sm_cql_order *order;
 	unsigned norder;
 	struct sm_cql_term *per_partition_limit; /* INT literal or bind marker, or NULL */
@@ -407,6 +495,8 @@ struct sm_cql_insert {
 	const char **cols;
 	struct sm_cql_term **values; /* one per column */
 	unsigned ncols;
+	struct sm_cql_term *json; /* INSERT JSON: the object's text (a string or bind marker) */
+	bool json_unset;	  /* DEFAULT UNSET: columns it lacks are left alone, not nulled */
 	bool if_not_exists;
 	struct sm_cql_attrs attrs;
 };
@@ -426,11 +516,13 @@ enum sm_cql_assign_op {
 	SM_CQL_ASSIGN_PREPEND,
 	SM_CQL_ASSIGN_SUB,
 	SM_CQL_ASSIGN_SET_ELEM,
+	SM_CQL_ASSIGN_SET_FIELD, /* c.field = v */
 };
 
 struct sm_cql_assign {
 	enum sm_cql_assign_op op;
 	const char *col;
+	const char *field; /* SET_FIELD */
 	struct sm_cql_term *key; /* SET_ELEM */
 	struct sm_cql_term *value;
 	struct sm_cql_span src;
@@ -448,10 +540,11 @@ struct sm_cql_update {
 	unsigned nconds;
 };
 
-/* DELETE's column list: a whole column, or one element (key set) of a map or list. */
+/* DELETE's column list: a whole column, one element (key set) of a map or list, or a field. */
 struct sm_cql_delete_col {
 	const char *col;
 	struct sm_cql_term *key;
+	const char *field;
 };
 
 struct sm_cql_delete {
@@ -496,9 +589,13 @@ struct sm_cql_stmt {
 		struct sm_cql_create_keyspace create_keyspace;
 		struct sm_cql_drop_keyspace drop_keyspace;
 		struct sm_cql_create_table create_table;
-		struct sm_cql_alter_table_add alter_table_add;
+		struct sm_cql_alter_table alter_table;
+		struct sm_cql_alter_keyspace alter_keyspace;
 		struct sm_cql_table_ref drop_table;
 		struct sm_cql_table_ref truncate;
+		struct sm_cql_create_type create_type;
+		struct sm_cql_alter_type alter_type;
+		struct sm_cql_table_ref drop_type;
 		struct sm_cql_select select;
 		struct sm_cql_insert insert;
 		struct sm_cql_update update;

@@ -66,11 +66,14 @@ add_bind(struct cql_parser *p, struct sm_cql_term *t, const struct cql_tctx *ctx
 	b->clause = ctx->clause;
 	b->op = ctx->op;
 	b->column = ctx->column;
+	b->field = ctx->field;
 	b->columns = ctx->columns;
 	b->ncolumns = ctx->ncolumns;
 	b->stmt = p->stmt_index;
 	b->term = t;
 	b->parent = parent;
+	b->root = ctx->inner ? ctx->root : NULL;
+	b->root_role = ctx->root_role;
 	t->bind = p->nbinds++;
 	return 0;
 }
@@ -93,11 +96,19 @@ child_ctx(const struct cql_tctx *ctx, const struct sm_cql_term *parent, unsigned
 	*c = *ctx;
 	c->inner = true;
 	c->parent = parent;
+	if (!ctx->inner) {
+		c->root = parent;
+		c->root_role = ctx->role;
+	}
 	if (ctx->inner) {
 		c->role = SM_CQL_BIND_NESTED;
 		return;
 	}
 	switch (parent->kind) {
+	case SM_CQL_TERM_UDT:
+	case SM_CQL_TERM_CAST:
+		c->role = SM_CQL_BIND_NESTED;
+		break;
 	case SM_CQL_TERM_FUNCTION:
 		c->role = SM_CQL_BIND_FUNCTION_ARG;
 		break;
@@ -134,6 +145,46 @@ push_elem(struct cql_parser *p, struct sm_cql_term *t, unsigned *cap, struct sm_
 	return 0;
 }
 
+/* True at "name :" where a user type literal's field starts ({a: 1}, {"A": 1}). */
+static bool
+at_field(const struct cql_parser *p)
+{
+	const struct cql_tok *t = cql_peek(p, 0);
+
+	if (!cql_tok_is_punct(p, cql_peek(p, 1), ":"))
+		return false;
+	if (t->type == T_QIDENT)
+		return true;
+	return t->type == T_IDENT && !cql_tok_is_kw(p, t, "true") &&
+	       !cql_tok_is_kw(p, t, "false") && !cql_tok_is_kw(p, t, "null") &&
+	       !cql_tok_is_kw(p, t, "nan") && !cql_tok_is_kw(p, t, "infinity");
+}
+
+/* {f: v, g: w} after the '{': a user type literal. */
+static int
+parse_udt(struct cql_parser *p, const struct cql_tctx *ctx, struct sm_cql_term *t)
+{
+	struct cql_tctx c;
+	struct sm_cql_term *e;
+	const char **slot;
+	unsigned cap = 0, ncap = 0, nnames = 0;
+
+	t->kind = SM_CQL_TERM_UDT;
+	for (;;) {
+		slot = cql_vec_add(p, &t->names, &nnames, &ncap, sizeof(*slot));
+		if (slot == NULL)
+			return -ENOMEM;
+		TRY(cql_ident(p, slot));
+		TRY(cql_expect_punct(p, ":"));
+		child_ctx(ctx, t, t->nelems, false, &c);
+		TRY(cql_term(p, &c, &e));
+		TRY(push_elem(p, t, &cap, e));
+		if (cql_accept_punct(p, "}"))
+			return 0;
+		TRY(cql_expect_punct(p, ","));
+	}
+}
+
 /* Elements up to @close; for '{', decides between a set and a map on the first ':'. */
 static int
 parse_elems(struct cql_parser *p, const struct cql_tctx *ctx, struct sm_cql_term *t,
@@ -146,6 +197,8 @@ parse_elems(struct cql_parser *p, const struct cql_tctx *ctx, struct sm_cql_term
 
 	if (cql_accept_punct(p, close))
 		return 0;
+	if (braces && at_field(p))
+		return parse_udt(p, ctx, t);
 	for (;;) {
 		child_ctx(ctx, t, i, braces, &c);
 		if (braces && i == 0) {
@@ -251,6 +304,25 @@ term_call(struct cql_parser *p, const struct cql_tctx *ctx, struct sm_cql_term *
 	}
 }
 
+/*
+ * At "(" followed by a type, not a term: a name that is no literal keyword
+ * and no function call ("(int)", "(frozen<list<int>>)", "(ks.ut)").
+ */
+static bool
+at_type_hint(const struct cql_parser *p)
+{
+	const struct cql_tok *t = cql_peek(p, 1), *nx = cql_peek(p, 2);
+
+	if (t->type != T_IDENT && t->type != T_QIDENT)
+		return false;
+	if (cql_tok_is_kw(p, t, "true") || cql_tok_is_kw(p, t, "false") ||
+	    cql_tok_is_kw(p, t, "null") || cql_tok_is_kw(p, t, "nan") ||
+	    cql_tok_is_kw(p, t, "infinity"))
+		return false;
+	return cql_tok_is_punct(p, nx, ")") || cql_tok_is_punct(p, nx, "<") ||
+	       (cql_tok_is_punct(p, nx, ".") && !cql_tok_is_punct(p, cql_peek(p, 4), "("));
+}
+
 static int
 term_inner(struct cql_parser *p, const struct cql_tctx *ctx, struct sm_cql_term *t)
 {
@@ -279,6 +351,21 @@ term_inner(struct cql_parser *p, const struct cql_tctx *ctx, struct sm_cql_term 
 		p->pos++;
 		t->kind = SM_CQL_TERM_SET;
 		return parse_elems(p, ctx, t, "}");
+	}
+	if (cql_tok_is_punct(p, tok, "(") && at_type_hint(p)) {
+		/* (type) term: a type hint, ScyllaDB's c-style cast */
+		struct cql_tctx c;
+		struct sm_cql_term *e;
+		unsigned cap = 0;
+
+		p->pos++;
+		t->kind = SM_CQL_TERM_CAST;
+		TRY(cql_type_text(p, &t->text));
+		t->len = (uint32_t)strlen(t->text);
+		TRY(cql_expect_punct(p, ")"));
+		child_ctx(ctx, t, 0, false, &c);
+		TRY(cql_term(p, &c, &e));
+		return push_elem(p, t, &cap, e);
 	}
 	if (cql_tok_is_punct(p, tok, "(")) {
 		p->pos++;
@@ -488,8 +575,6 @@ relation(struct cql_parser *p, enum sm_cql_clause clause, struct sm_cql_relation
 			TRY(cql_expect_punct(p, "]"));
 		}
 		TRY(parse_op(p, &r->op));
-		if (clause == SM_CQL_CLAUSE_IF && r->op > SM_CQL_OP_IN)
-			return cql_fail(p, -EINVAL, "CONTAINS is not supported in IF conditions");
 		ctx.op = r->op;
 		ctx.role = r->kind == SM_CQL_REL_ELEM ? SM_CQL_BIND_ELEM : SM_CQL_BIND_VALUE;
 		if (r->op == SM_CQL_OP_CONTAINS)

@@ -1268,6 +1268,7 @@ void
 sm_cql_write_option(struct sm_cql_buf *b, const struct sm_type *t)
 {
 	uint16_t id = t != NULL ? sm_type_cql_id(t) : 0;
+	unsigned i;
 
 	if (id == 0) {
 		buf_fail(b, -EINVAL);
@@ -1282,6 +1283,21 @@ sm_cql_write_option(struct sm_cql_buf *b, const struct sm_type *t)
 	case SM_TYPE_MAP:
 		sm_cql_write_option(b, t->elem);
 		sm_cql_write_option(b, t->val);
+		break;
+	case SM_TYPE_UDT:
+		/* keyspace, name, then each field's name and type */
+		sm_cql_write_string(b, sm_cql_str(t->ks));
+		sm_cql_write_string(b, sm_cql_str(t->name));
+		sm_cql_write_short(b, t->nfields);
+		for (i = 0; i < t->nfields; i++) {
+			sm_cql_write_string(b, sm_cql_str(t->field_names[i]));
+			sm_cql_write_option(b, t->fields[i]);
+		}
+		break;
+	case SM_TYPE_TUPLE:
+		sm_cql_write_short(b, t->nfields);
+		for (i = 0; i < t->nfields; i++)
+			sm_cql_write_option(b, t->fields[i]);
 		break;
 	default:
 		break;

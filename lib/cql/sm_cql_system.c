@@ -146,7 +146,7 @@ static const struct sm_column_def columns_cols[] = {
 	[COL_TYPE] = { "type", "text", RG, false },
 };
 
-/* The tables below are always empty; drivers need their column metadata. */
+/* What ALTER TABLE ... DROP removed (sm_cql_system_rows.c gen_dropped_columns()). */
 static const struct sm_column_def dropped_columns_cols[] = {
 	{ "keyspace_name", "text", PK, false }, { "table_name", "text", CK, false },
 	{ "column_name", "text", CK, false },	{ "dropped_time", "timestamp", RG, false },
@@ -160,6 +160,7 @@ static const struct sm_column_def types_cols[] = {
 	{ "field_types", "frozen<list<text>>", RG, false },
 };
 
+/* The tables below are always empty; drivers need their column metadata. */
 static const struct sm_column_def functions_cols[] = {
 	{ "keyspace_name", "text", PK, false },
 	{ "function_name", "text", CK, false },
@@ -197,6 +198,19 @@ static const struct sm_column_def triggers_cols[] = {
 	{ "options", "frozen<map<text, text>>", RG, false },
 };
 
+/* ScyllaDB's own system tables, which its drivers and tools read to know it (docs/dev/
+ * system_keyspace.md): rows in sm_cql_system_rows.c */
+static const struct sm_column_def scylla_local_cols[] = {
+	{ "key", "text", PK, false },
+	{ "value", "text", RG, false },
+};
+
+static const struct sm_column_def versions_cols[] = {
+	{ "key", "text", PK, false },	     { "build_id", "text", RG, false },
+	{ "build_mode", "text", RG, false }, { "compatible_version", "text", RG, false },
+	{ "version", "text", RG, false },
+};
+
 #define SYSTAB(ks_, name_, comment_, gc_, cols_)                                                   \
 	{                                                                                          \
 		.ks = ks_, .name = name_, .comment = comment_, .gc_grace = gc_, .cols = cols_,     \
@@ -229,6 +243,10 @@ static const struct systab_def systab_defs[SYS_NTABLES] = {
 			       indexes_cols),
 	[SYS_TRIGGERS] = SYSTAB(SCHEMA_KS, "triggers", "trigger definitions", SCHEMA_GC_GRACE,
 				triggers_cols),
+	[SYS_SCYLLA_LOCAL] = SYSTAB(SYS_KS, "scylla_local",
+				    "Scylla specific information about the local node", 0,
+				    scylla_local_cols),
+	[SYS_VERSIONS] = SYSTAB(SYS_KS, "versions", "Version information", 0, versions_cols),
 };
 
 /* ---- per-shard setup ---- */

@@ -17,6 +17,8 @@
 #include "cql_system_priv.h"
 
 #define RELEASE_VERSION "3.0.8" /* Scylla's; >= 3.0 < 4 makes drivers use system_schema v3 */
+/* system.versions: a ScyllaDB version (what shardmark behaves as), then what it is */
+#define SCYLLA_VERSION "2025.1.0-shardmark." SM_VERSION
 #define CQL_VERSION "3.3.1"
 #define NATIVE_PROTOCOL_VERSION "4"
 #define PARTITIONER "org.apache.cassandra.dht.Murmur3Partitioner"
@@ -765,6 +767,124 @@ gen_columns(struct sys_state *s)
 	}
 }
 
+/* A frozen<list<text>> of user type @t's field names, or with @types their types' names. */
+static void
+put_text_list(struct sys_state *s, unsigned col, const struct sm_type *t, bool types)
+{
+	size_t need = 4, at;
+	char small[2];
+	unsigned i;
+	uint8_t *d;
+
+	for (i = 0; i < t->nfields; i++)
+		need += 4 + (types ? sm_type_name(t->fields[i], small, sizeof(small))
+				   : strlen(t->field_names[i]));
+	if (s->err != 0 || (d = reserve(s, need + 1)) == NULL)
+		return;
+	d[0] = (uint8_t)(t->nfields >> 24);
+	d[1] = (uint8_t)(t->nfields >> 16);
+	d[2] = (uint8_t)(t->nfields >> 8);
+	d[3] = (uint8_t)t->nfields;
+	for (i = 0, at = 4; i < t->nfields; i++) {
+		size_t n = types ? sm_type_name(t->fields[i], (char *)d + at + 4, need + 1 - at - 4)
+				 : strlen(t->field_names[i]);
+
+		if (!types)
+			memcpy(d + at + 4, t->field_names[i], n);
+		d[at] = (uint8_t)(n >> 24);
+		d[at + 1] = (uint8_t)(n >> 16);
+		d[at + 2] = (uint8_t)(n >> 8);
+		d[at + 3] = (uint8_t)n;
+		at += 4 + n;
+	}
+	cell(s, col)->off = (uint32_t)s->blen;
+	cell(s, col)->len = (uint32_t)need;
+	s->blen += need;
+}
+
+/* system_schema.types: one row per user type, its fields in order. */
+static void
+gen_types(struct sys_state *s)
+{
+	const struct sm_keyspace *k;
+	unsigned i, j;
+
+	for (i = 0; (k = ks_at(s, i)) != NULL; i++) {
+		if (!ks_wanted(s, i, k))
+			continue;
+		for (j = 0; j < k->ntypes; j++) {
+			if (!row_begin(s))
+				return;
+			put_text(s, TY_KEYSPACE_NAME, k->name);
+			put_text(s, TY_TYPE_NAME, k->types[j]->name);
+			put_text_list(s, TY_FIELD_NAMES, k->types[j], false);
+			put_text_list(s, TY_FIELD_TYPES, k->types[j], true);
+			row_end(s);
+		}
+	}
+}
+
+/* system.scylla_local: what ScyllaDB's tools look up there */
+static void
+gen_scylla_local(struct sys_state *s)
+{
+	if (!row_begin(s))
+		return;
+	put_text(s, 0, "enabled_features");
+	put_text(s, 1, "LWT");
+	row_end(s);
+}
+
+/* system.versions (ScyllaDB's versions_table) */
+static void
+gen_versions(struct sys_state *s)
+{
+	if (!row_begin(s))
+		return;
+	put_text(s, 0, "local");
+	put_text(s, 1, "shardmark-" SM_VERSION);
+	put_text(s, 2, "release");
+	put_text(s, 3, RELEASE_VERSION);
+	put_text(s, 4, SCYLLA_VERSION);
+	row_end(s);
+}
+
+/* system_schema.dropped_columns (its columns as sm_cql_system.c defines them) */
+enum { DC_KEYSPACE_NAME, DC_TABLE_NAME, DC_COLUMN_NAME, DC_DROPPED_TIME, DC_TYPE };
+
+static void
+gen_dropped_columns(struct sys_state *s)
+{
+	const struct sm_keyspace *k;
+	unsigned i, j, c;
+	uint8_t be[8];
+
+	for (i = 0; (k = ks_at(s, i)) != NULL; i++) {
+		if (!ks_wanted(s, i, k))
+			continue;
+		for (j = 0; j < k->ntables; j++) {
+			const struct sm_table *t = k->tables[j];
+
+			for (c = 0; c < t->ndropped; c++) {
+				const struct sm_dropped_column *d = &t->dropped[c];
+				int64_t ms = d->time_us / 1000;
+				unsigned b;
+
+				if (!row_begin(s))
+					return;
+				for (b = 0; b < 8; b++)
+					be[b] = (uint8_t)((uint64_t)ms >> (56 - 8 * b));
+				put_text(s, DC_KEYSPACE_NAME, t->ks);
+				put_text(s, DC_TABLE_NAME, t->name);
+				put_text(s, DC_COLUMN_NAME, d->name);
+				put_bytes(s, DC_DROPPED_TIME, be, sizeof(be));
+				put_type_name(s, DC_TYPE, d->type);
+				row_end(s);
+			}
+		}
+	}
+}
+
 void
 cql_system_generate(struct sys_state *s, enum sys_table_index index)
 {
@@ -787,7 +907,19 @@ cql_system_generate(struct sys_state *s, enum sys_table_index index)
 	case SYS_COLUMNS:
 		gen_columns(s);
 		break;
-	default: /* types, functions, views...: always empty */
+	case SYS_TYPES:
+		gen_types(s);
+		break;
+	case SYS_DROPPED_COLUMNS:
+		gen_dropped_columns(s);
+		break;
+	case SYS_SCYLLA_LOCAL:
+		gen_scylla_local(s);
+		break;
+	case SYS_VERSIONS:
+		gen_versions(s);
+		break;
+	default: /* functions, views...: always empty */
 		break;
 	}
 }

@@ -16,8 +16,12 @@
 
 #include "sm_cql_proto.h"
 
+#include "cql_func_priv.h"
+#include "cql_json_priv.h"
+
 #include "sm_cql_value.h"
 #include "sm_mem.h"
+#include "sm_store.h"
 #include "sm_uuid.h"
 
 #define MS_PER_DAY 86400000LL
@@ -88,17 +92,6 @@ patch_be32(struct conv *c, size_t off, uint32_t v)
 	q[1] = (uint8_t)(v >> 16);
 	q[2] = (uint8_t)(v >> 8);
 	q[3] = (uint8_t)v;
-}
-
-static uint64_t
-get_be(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		v = (v << 8) | p[i];
-	return v;
 }
 
 /* ---- numbers ---- */
@@ -413,7 +406,8 @@ parse_ymd(const char *s, size_t n, size_t *i, unsigned minyear, bool sign, int64
 
 /*
  * Cassandra's timestamp patterns: yyyy-mm-dd, then optionally ' ' or 'T'
- * and hh:mm[:ss[.f]], then optionally Z, +hh, +hhmm or +hh:mm. The fraction
+ * and hh:mm[:ss[.f]], then optionally (after a space) Z, UTC, GMT or UT,
+ * +hh, +hhmm or +hh:mm (also after UTC or GMT). The fraction
  * takes 1 to 9 digits (cqlsh prints 6) and is cut to milliseconds. No zone
  * means UTC: shardmark has no server time zone.
  */
@@ -450,7 +444,14 @@ parse_timestamp(const char *s, size_t n, int64_t *ms)
 		if (hh > 23 || mi > 59 || ss > 59)
 			return false;
 	}
-	if (i < n && s[i] == 'Z') {
+	/* a zone after a space, or named UTC / GMT / UT (alone or before an offset) */
+	if (i < n && s[i] == ' ')
+		i++;
+	if (n - i >= 3 && (strncasecmp(s + i, "UTC", 3) == 0 || strncasecmp(s + i, "GMT", 3) == 0))
+		i += 3;
+	else if (n - i >= 2 && strncasecmp(s + i, "UT", 2) == 0)
+		i += 2;
+	if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
 		i++;
 	} else if (i < n && (s[i] == '+' || s[i] == '-')) {
 		int sign = s[i++] == '-' ? -1 : 1, oh, om = 0;
@@ -517,14 +518,6 @@ now_micros(struct conv *c)
 		return c->ctx->now_micros;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static int64_t
-floor_div(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
 /* ---- simple types from text ---- */
@@ -836,8 +829,10 @@ tname(const struct sm_type *t, char *buf, size_t len)
  */
 struct cname {
 	const char *text; /* the name itself, when @of is NULL */
-	const char *wrap; /* "value" or "key" around @of */
+	const char *wrap; /* "value" or "key" around @of; NULL: @of.field or @of[index] */
 	const struct cname *of;
+	const char *field; /* user type field */
+	unsigned index;	   /* tuple component, when @field is NULL */
 };
 
 static void
@@ -849,6 +844,13 @@ cname_put(const struct cname *n, char *buf, size_t len, size_t *at)
 		return;
 	if (n->of == NULL) {
 		w = snprintf(buf + *at, len - *at, "%s", n->text);
+	} else if (n->wrap == NULL) {
+		/* ScyllaDB's usertype_field_spec_of() and component_spec_of() names */
+		cname_put(n->of, buf, len, at);
+		if (*at >= len)
+			return;
+		w = n->field != NULL ? snprintf(buf + *at, len - *at, ".%s", n->field)
+				     : snprintf(buf + *at, len - *at, "[%u]", n->index);
 	} else {
 		w = snprintf(buf + *at, len - *at, "%s(", n->wrap);
 		if (w > 0)
@@ -870,12 +872,66 @@ cname_str(const struct cname *n, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * TupleType.fromString(): components separated by ':' ("\\:" for a ':' in
+ * one), "@" for null, each converted from its text. Linear in @n.
+ */
+static int
+tuple_from_text(struct conv *c, const struct sm_type *rt, const char *s, size_t n)
+{
+	char tn[128], *buf;
+	size_t i = 0, o, lpos, count = 1;
+	unsigned f = 0;
+	int rc = 0;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\\' && i + 1 < n)
+			i++;
+		else if (s[i] == ':')
+			count++;
+	}
+	if (count > rt->nfields)
+		return fail(c, -EINVAL,
+			    "Invalid tuple literal: too many elements. Type %s expects %u but got %zu",
+			    tname(rt, tn, sizeof(tn)), rt->nfields, count);
+	buf = sm_malloc(n + 1);
+	if (buf == NULL)
+		return nomem(c);
+	for (i = 0; rc == 0 && f < count; f++, i++) {
+		for (o = 0; i < n && s[i] != ':'; i++) {
+			if (s[i] == '\\' && i + 1 < n)
+				i++;
+			buf[o++] = s[i];
+		}
+		lpos = c->out->len;
+		rc = put_be(c, 0, 4);
+		if (rc != 0)
+			break;
+		if (o == 1 && buf[0] == '@') {
+			patch_be32(c, lpos, UINT32_MAX);
+			continue;
+		}
+		if (rt->fields[f]->kind >= SM_TYPE_LIST) {
+			rc = fail(c, -ENOTSUP,
+				  "not supported by shardmark: nested collections in a tuple string");
+			break;
+		}
+		rc = from_text(c, rt->fields[f]->kind, buf, o);
+		if (rc == 0)
+			patch_be32(c, lpos, (uint32_t)(c->out->len - lpos - 4));
+	}
+	sm_free(buf);
+	return rc;
+}
+
 static int
 conv_literal(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	     const struct cname *col)
 {
 	char tn[128], cn[256];
 
+	if (rt->kind == SM_TYPE_TUPLE && t->lit == SM_CQL_LIT_STRING)
+		return tuple_from_text(c, rt, t->text, t->len);
 	if (!lit_accepts(t->lit, rt->kind))
 		return fail(c, -EINVAL, "Invalid %s constant (%s%.*s) for \"%s\" of type %s",
 			    lit_name(t->lit), t->lit == SM_CQL_LIT_BLOB ? "0x" : "", (int)t->len,
@@ -911,7 +967,7 @@ conv_bind(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	if (sm_value_validate(rt, v->v, msg, sizeof(msg)) != 0)
 		return fail(c, -EINVAL, "%s", msg);
 	rc = put(c, v->v.p, v->v.len);
-	if (rc != 0 || !sm_type_is_collection(rt))
+	if (rc != 0 || rt->kind < SM_TYPE_LIST)
 		return rc;
 	/* drivers send sets and maps in their own order */
 	n = sm_value_normalize(rt, v->v, c->out->p + start, v->v.len);
@@ -930,7 +986,8 @@ conv_coll(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	};
 	enum sm_cql_conv_state st;
 	const struct sm_type *et;
-	const struct cname vname = { NULL, "value", col }, kname = { NULL, "key", col };
+	const struct cname vname = { NULL, "value", col, NULL, 0 },
+			   kname = { NULL, "key", col, NULL, 0 };
 	char tn[128], cn[256];
 	size_t start = c->out->len, lpos;
 	bool ok;
@@ -987,154 +1044,176 @@ conv_coll(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	return 0;
 }
 
-/* ---- functions ---- */
-
-enum fn_id {
-	FN_NOW,
-	FN_UUID,
-	FN_CURRENT_TIMESTAMP,
-	FN_CURRENT_DATE,
-	FN_CURRENT_TIME,
-	FN_TO_TIMESTAMP,
-	FN_TO_DATE,
-	FN_TO_UNIX_TIMESTAMP,
-	FN_BLOB_AS,
-	FN_AS_BLOB,
-};
-
-struct fn {
-	enum fn_id id;
-	enum sm_type_kind result;
-	enum sm_type_kind arg;	   /* the one argument's type, for BLOB_AS and AS_BLOB */
-	enum sm_type_kind cand[3]; /* the overloads' argument types, for TO_* */
-	unsigned ncand;
-	unsigned nargs;
-};
-
-/* The simple type a type name in a function name stands for (varchar is text). */
+/*
+ * A literal, or a tuple of them, that cannot be a @rt at all (ScyllaDB
+ * tests assignability before it converts: test_assignment()).
+ */
 static bool
-simple_kind(const char *name, size_t n, enum sm_type_kind *k)
+literal_misfits(const struct sm_cql_term *t, const struct sm_type *rt)
 {
-	static const char *const names[] = {
-		[SM_TYPE_ASCII] = "ascii",	 [SM_TYPE_BIGINT] = "bigint",
-		[SM_TYPE_BLOB] = "blob",	 [SM_TYPE_BOOLEAN] = "boolean",
-		[SM_TYPE_COUNTER] = "counter",	 [SM_TYPE_DATE] = "date",
-		[SM_TYPE_DECIMAL] = "decimal",	 [SM_TYPE_DOUBLE] = "double",
-		[SM_TYPE_DURATION] = "duration", [SM_TYPE_FLOAT] = "float",
-		[SM_TYPE_INET] = "inet",	 [SM_TYPE_INT] = "int",
-		[SM_TYPE_SMALLINT] = "smallint", [SM_TYPE_TEXT] = "text",
-		[SM_TYPE_TIME] = "time",	 [SM_TYPE_TIMESTAMP] = "timestamp",
-		[SM_TYPE_TIMEUUID] = "timeuuid", [SM_TYPE_TINYINT] = "tinyint",
-		[SM_TYPE_UUID] = "uuid",	 [SM_TYPE_VARINT] = "varint",
-	};
 	unsigned i;
 
-	if (n == 7 && memcmp(name, "varchar", 7) == 0) {
-		*k = SM_TYPE_TEXT;
-		return true;
-	}
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		/* Cassandra has no counterasblob/blobascounter */
-		if (i != SM_TYPE_COUNTER && strlen(names[i]) == n &&
-		    memcmp(names[i], name, n) == 0) {
-			*k = (enum sm_type_kind)i;
+	if (t->kind == SM_CQL_TERM_TUPLE) {
+		if (rt->kind != SM_TYPE_TUPLE || t->nelems > rt->nfields)
 			return true;
-		}
+		for (i = 0; i < t->nelems; i++)
+			if (literal_misfits(t->elems[i], rt->fields[i]))
+				return true;
+		return false;
 	}
-	return false;
+	if (t->kind != SM_CQL_TERM_LITERAL || t->lit == SM_CQL_LIT_NULL)
+		return false;
+	if (t->lit == SM_CQL_LIT_STRING && rt->kind == SM_TYPE_TUPLE)
+		return false;
+	return !lit_accepts(t->lit, rt->kind);
 }
 
-static bool
-fn_lookup(const struct sm_cql_term *t, struct fn *f)
+/* One field of a tuple or user type: (int32 length, bytes), or -1 for null. */
+static int
+conv_field(struct conv *c, const struct sm_cql_term *t, const struct sm_type *ft,
+	   const struct cname *fname, const char *unset_msg)
 {
-	const char *s = t->text;
-	size_t n = t->len;
+	enum sm_cql_conv_state st;
+	size_t lpos = c->out->len;
+	int rc = put_be(c, 0, 4);
 
-	memset(f, 0, sizeof(*f));
-	if (t->ks != NULL && strcmp(t->ks, "system") != 0)
-		return false;
-	if (strcmp(s, "now") == 0 || strcmp(s, "currenttimeuuid") == 0) {
-		f->id = FN_NOW;
-		f->result = SM_TYPE_TIMEUUID;
-	} else if (strcmp(s, "uuid") == 0) {
-		f->id = FN_UUID;
-		f->result = SM_TYPE_UUID;
-	} else if (strcmp(s, "currenttimestamp") == 0) {
-		f->id = FN_CURRENT_TIMESTAMP;
-		f->result = SM_TYPE_TIMESTAMP;
-	} else if (strcmp(s, "currentdate") == 0) {
-		f->id = FN_CURRENT_DATE;
-		f->result = SM_TYPE_DATE;
-	} else if (strcmp(s, "currenttime") == 0) {
-		f->id = FN_CURRENT_TIME;
-		f->result = SM_TYPE_TIME;
-	} else if (strcmp(s, "totimestamp") == 0) {
-		*f = (struct fn){ FN_TO_TIMESTAMP,
-				  SM_TYPE_TIMESTAMP,
-				  SM_TYPE_BLOB,
-				  { SM_TYPE_TIMEUUID, SM_TYPE_DATE },
-				  2,
-				  1 };
-	} else if (strcmp(s, "todate") == 0) {
-		*f = (struct fn){ FN_TO_DATE,
-				  SM_TYPE_DATE,
-				  SM_TYPE_BLOB,
-				  { SM_TYPE_TIMEUUID, SM_TYPE_TIMESTAMP },
-				  2,
-				  1 };
-	} else if (strcmp(s, "tounixtimestamp") == 0) {
-		*f = (struct fn){ FN_TO_UNIX_TIMESTAMP,
-				  SM_TYPE_BIGINT,
-				  SM_TYPE_BLOB,
-				  { SM_TYPE_TIMEUUID, SM_TYPE_TIMESTAMP, SM_TYPE_DATE },
-				  3,
-				  1 };
-	} else if (n > 6 && memcmp(s, "blobas", 6) == 0 && simple_kind(s + 6, n - 6, &f->result)) {
-		f->id = FN_BLOB_AS;
-		f->arg = SM_TYPE_BLOB;
-		f->nargs = 1;
-	} else if (n > 6 && memcmp(s + n - 6, "asblob", 6) == 0 && simple_kind(s, n - 6, &f->arg)) {
-		f->id = FN_AS_BLOB;
-		f->result = SM_TYPE_BLOB;
-		f->nargs = 1;
-	} else {
-		return false;
+	if (rc == 0)
+		rc = conv_term(c, t, ft, fname, &st);
+	if (rc != 0)
+		return rc;
+	if (st == SM_CQL_CONV_UNSET)
+		return fail(c, -EINVAL, "%s", unset_msg);
+	if (st == SM_CQL_CONV_NULL) {
+		c->out->len = lpos + 4;
+		patch_be32(c, lpos, UINT32_MAX);
+		return 0;
 	}
-	return true;
+	if (c->out->len - lpos - 4 > INT32_MAX)
+		return fail(c, -EINVAL, "tuple field too large");
+	patch_be32(c, lpos, (uint32_t)(c->out->len - lpos - 4));
+	return 0;
 }
 
-/* FunctionCall's isValueCompatibleWith: may a result of @res be stored as @rt? */
-static bool
-value_compatible(const struct sm_type *rt, enum sm_type_kind res)
+/* (a, b, ...) for a tuple (prepare_expr.cc tuple_constructor_validate_assignable_to()). */
+static int
+conv_tuple(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
+	   const struct cname *col)
 {
-	if (rt->kind == res)
-		return true;
-	switch (rt->kind) {
-	case SM_TYPE_BLOB:
-		return true;
-	case SM_TYPE_UUID:
-		return res == SM_TYPE_TIMEUUID;
-	case SM_TYPE_TEXT:
-		return res == SM_TYPE_ASCII;
-	case SM_TYPE_VARINT:
-		return res == SM_TYPE_TINYINT || res == SM_TYPE_SMALLINT || res == SM_TYPE_INT ||
-		       res == SM_TYPE_BIGINT;
-	case SM_TYPE_BIGINT:
-		return res == SM_TYPE_TIMESTAMP;
-	case SM_TYPE_TIMESTAMP:
-		return res == SM_TYPE_BIGINT;
-	default:
-		return false;
+	char tn[128], cn[256], msg[128];
+	unsigned i;
+	int rc;
+
+	if (rt->kind != SM_TYPE_TUPLE)
+		return fail(c, -EINVAL, "Invalid tuple type literal for %s of type %s",
+			    cname_str(col, cn, sizeof(cn)), tname(rt, tn, sizeof(tn)));
+	if (t->nelems > rt->nfields)
+		return fail(c, -EINVAL,
+			    "Invalid tuple literal for %s: too many elements. Type %s expects %u but "
+			    "got %u",
+			    cname_str(col, cn, sizeof(cn)), tname(rt, tn, sizeof(tn)), rt->nfields,
+			    t->nelems);
+	for (i = 0; i < t->nelems; i++) {
+		struct cname fname = { NULL, NULL, col, NULL, i };
+
+		if (literal_misfits(t->elems[i], rt->fields[i]))
+			return fail(c, -EINVAL,
+				    "Invalid tuple literal for %s: component %u is not of type %s",
+				    cname_str(col, cn, sizeof(cn)), i,
+				    tname(rt->fields[i], tn, sizeof(tn)));
+		snprintf(msg, sizeof(msg), "Invalid unset value for tuple field number %u", i);
+		rc = conv_field(c, t->elems[i], rt->fields[i], &fname, msg);
+		if (rc != 0)
+			return rc;
 	}
+	return 0;
+}
+
+/* {f: v, ...} for a user type: every field of the type, in its order, null when not given. */
+static int
+conv_udt(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
+	 const struct cname *col)
+{
+	static const struct sm_cql_term null_term = { .kind = SM_CQL_TERM_LITERAL,
+						      .lit = SM_CQL_LIT_NULL,
+						      .text = "null",
+						      .len = 4 };
+	char tn[128], cn[256], msg[320];
+	unsigned i, j, found = 0;
+	int rc;
+
+	if (rt->kind != SM_TYPE_UDT)
+		return fail(c, -EINVAL, "Invalid user type literal for %s of type %s",
+			    cname_str(col, cn, sizeof(cn)), tname(rt, tn, sizeof(tn)));
+	for (i = 0; i < rt->nfields; i++) {
+		const struct sm_cql_term *v = &null_term;
+		struct cname fname = { NULL, NULL, col, rt->field_names[i], 0 };
+
+		/* the last of a repeated field wins, as in ScyllaDB's map of fields */
+		for (j = 0; j < t->nelems; j++)
+			if (strcmp(t->names[j], rt->field_names[i]) == 0)
+				v = t->elems[j];
+		if (v != &null_term)
+			found++;
+		if (literal_misfits(v, rt->fields[i]))
+			return fail(c, -EINVAL,
+				    "Invalid user type literal for %s: field %s is not of type %s",
+				    cname_str(col, cn, sizeof(cn)), rt->field_names[i],
+				    tname(rt->fields[i], tn, sizeof(tn)));
+		snprintf(msg, sizeof(msg), "Invalid unset value for field '%s' of user defined type %s",
+			 rt->field_names[i], rt->name);
+		rc = conv_field(c, v, rt->fields[i], &fname, msg);
+		if (rc != 0)
+			return rc;
+	}
+	for (j = 0; found < t->nelems && j < t->nelems; j++)
+		if (sm_type_field_index(rt, t->names[j]) < 0)
+			return fail(c, -EINVAL, "Unknown field '%s' in value of user defined type %s",
+				    t->names[j], rt->name);
+	return 0;
+}
+
+/*
+ * (type) term: the term converted for the hinted type, which must then suit
+ * the receiver (prepare_expr.cc cast_prepare_expression()).
+ */
+static int
+conv_hint(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
+	  const struct cname *col, enum sm_cql_conv_state *state)
+{
+	const struct sm_type *ht;
+	char tn[128], cn[256];
+	int rc;
+
+	rc = sm_type_parse(t->text, &ht, c->err, c->errlen);
+	if (rc != 0)
+		return rc;
+	if (!sm_type_equal(ht, rt) && (ht->kind >= SM_TYPE_LIST || rt->kind >= SM_TYPE_LIST ||
+				       !cql_fn_value_compatible(rt, ht->kind))) {
+		rc = fail(c, -EINVAL, "Cannot assign value of type %s to %s of type %s", t->text,
+			  cname_str(col, cn, sizeof(cn)), tname(rt, tn, sizeof(tn)));
+		sm_type_free(ht);
+		return rc;
+	}
+	rc = conv_term(c, t->elems[0], ht, col, state);
+	sm_type_free(ht);
+	return rc;
+}
+
+/* ---- functions ---- */
+
+static bool
+fn_lookup(const struct sm_cql_term *t, struct cql_fn *f)
+{
+	return cql_fn_lookup(t->ks, t->text, f);
 }
 
 /* Pick the overload of a TO_* function that the argument's form allows, as Cassandra does. */
 static int
-resolve_arg(struct conv *c, const struct sm_cql_term *fname, const struct fn *f,
+resolve_arg(struct conv *c, const struct sm_cql_term *fname, const struct cql_fn *f,
 	    const struct sm_cql_term *a, enum sm_type_kind *k)
 {
 	unsigned i, hits = 0;
-	struct fn inner;
+	struct cql_fn inner;
 
 	for (i = 0; i < f->ncand; i++) {
 		bool fits;
@@ -1145,11 +1224,19 @@ resolve_arg(struct conv *c, const struct sm_cql_term *fname, const struct fn *f,
 			break;
 		case SM_CQL_TERM_FUNCTION:
 			fits = fn_lookup(a, &inner) &&
-			       value_compatible(sm_type_simple(f->cand[i]), inner.result);
+			       cql_fn_value_compatible(sm_type_simple(f->cand[i]), inner.result);
 			break;
 		case SM_CQL_TERM_BIND:
 			fits = true;
 			break;
+		case SM_CQL_TERM_CAST: {
+			/* (type) x: that type, exactly */
+			const struct sm_type *ht = NULL;
+
+			fits = sm_type_parse(a->text, &ht, NULL, 0) == 0 && ht->kind == f->cand[i];
+			sm_type_free(ht);
+			break;
+		}
 		default:
 			fits = false;
 			break;
@@ -1170,26 +1257,134 @@ resolve_arg(struct conv *c, const struct sm_cql_term *fname, const struct fn *f,
 		    fname->text);
 }
 
+const struct sm_type *
+sm_cql_function_arg_type(const struct sm_cql_term *call, unsigned i)
+{
+	struct cql_fn f;
+
+	if (call->kind != SM_CQL_TERM_FUNCTION || !fn_lookup(call, &f) || i >= f.nargs ||
+	    f.ncand > 1)
+		return NULL;
+	return sm_type_simple(f.ncand ? f.cand[0] : f.arg);
+}
+
+/*
+ * token(a, ...) of literals: the Murmur3 token of the key they make, each
+ * an int, bigint, text or blob as its literal kind says (ScyllaDB's
+ * token_fct with the literals' default types). A bigint.
+ */
+static int
+conv_token(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
+	   const struct cname *col, enum sm_cql_conv_state *state)
+{
+	struct sm_key k;
+	size_t start = c->out->len, ends[SM_MAX_KEY_PARTS];
+	char tn[128], cn[256];
+	unsigned i;
+	int rc;
+
+	if (rt != NULL && !cql_fn_value_compatible(rt, SM_TYPE_BIGINT))
+		return fail(c, -EINVAL,
+			    "Type error: cannot assign result of function system.token (type bigint) "
+			    "to %s (type %s)",
+			    cname_str(col, cn, sizeof(cn)), tname(rt, tn, sizeof(tn)));
+	if (t->nelems == 0 || t->nelems > SM_MAX_KEY_PARTS)
+		return fail(c, -EINVAL, "Invalid number of arguments in call to function system.token");
+	for (i = 0; i < t->nelems; i++) {
+		const struct sm_cql_term *a = t->elems[i];
+		enum sm_type_kind k2;
+
+		if (a->kind != SM_CQL_TERM_LITERAL)
+			return fail(c, -ENOTSUP,
+				    "not supported by shardmark: token() of anything but literals");
+		k2 = a->lit == SM_CQL_LIT_INT	 ? SM_TYPE_INT
+		     : a->lit == SM_CQL_LIT_BLOB ? SM_TYPE_BLOB
+		     : a->lit == SM_CQL_LIT_UUID ? SM_TYPE_UUID
+						 : SM_TYPE_TEXT;
+		ends[i] = c->out->len;
+		rc = from_text(c, k2, a->text, a->len);
+		if (rc != 0)
+			return rc;
+	}
+	/* the parts, now that the buffer has stopped moving */
+	k.n = t->nelems;
+	for (i = 0; i < t->nelems; i++) {
+		size_t end = i + 1 < t->nelems ? ends[i + 1] : c->out->len;
+
+		k.part[i] = (struct sm_bytes){ c->out->p + ends[i], (uint32_t)(end - ends[i]) };
+	}
+	c->out->len = start;
+	*state = SM_CQL_CONV_VALUE;
+	return put_be(c, (uint64_t)sm_key_token(&k), 8);
+}
+
+/* fromJson(text) (ScyllaDB's functions/from_json_function): the JSON as the receiver's type */
+static int
+conv_from_json(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
+	       const struct cname *col, enum sm_cql_conv_state *state)
+{
+	struct cname arg = { "arg0(system.fromjson)", NULL, NULL, NULL, 0 };
+	size_t start = c->out->len, n;
+	char *copy;
+	int rc;
+
+	(void)col;
+	if (rt == NULL)
+		return fail(c, -EINVAL, "fromJson() cannot be used in the selection clause of a "
+			    "SELECT statement");
+	if (t->nelems != 1)
+		return fail(c, -EINVAL, "fromJson() accepts only one argument (%u given)",
+			    t->nelems);
+	rc = conv_term(c, t->elems[0], sm_type_simple(SM_TYPE_TEXT), &arg, state);
+	if (rc != 0 || *state != SM_CQL_CONV_VALUE)
+		return rc;
+	/* the text is where the value goes: convert a copy */
+	n = c->out->len - start;
+	copy = sm_malloc(n ? n : 1);
+	if (copy == NULL)
+		return fail(c, -ENOMEM, "out of memory");
+	memcpy(copy, c->out->p + start, n);
+	c->out->len = start;
+	rc = cql_json_to_value(rt, copy, n, c->out, c->err, c->errlen);
+	sm_free(copy);
+	if (rc == -ENODATA) {
+		*state = SM_CQL_CONV_NULL;
+		c->out->len = start;
+		return 0;
+	}
+	return rc;
+}
+
 static int
 conv_call(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	  const struct cname *col, enum sm_cql_conv_state *state)
 {
 	const struct sm_type *argt;
 	enum sm_type_kind ak;
-	struct sm_uuid u;
-	struct fn f;
-	char tn[128], tn2[128], argname[160], msg[160], cn[256];
-	struct cname arg = { argname, NULL, NULL };
+	struct cql_fn f;
+	char tn[128], tn2[128], argname[160], cn[256];
+	struct cname arg = { argname, NULL, NULL, NULL, 0 };
+	uint8_t res[CQL_FN_RESULT_MAX];
 	size_t start = c->out->len;
-	uint8_t *p;
-	int64_t ms, us;
 	uint32_t len;
 	int rc;
 
-	if (!fn_lookup(t, &f))
+	if (strcmp(t->text, "token") == 0 && (t->ks == NULL || strcmp(t->ks, "system") == 0))
+		return conv_token(c, t, rt, col, state);
+	if (strcmp(t->text, "fromjson") == 0 && (t->ks == NULL || strcmp(t->ks, "system") == 0))
+		return conv_from_json(c, t, rt, col, state);
+	if (!fn_lookup(t, &f)) {
+		if (strcmp(t->text, "count") == 0 || strcmp(t->text, "min") == 0 ||
+		    strcmp(t->text, "max") == 0 || strcmp(t->text, "sum") == 0 ||
+		    strcmp(t->text, "avg") == 0)
+			return fail(c, -EINVAL,
+				    "Aggregation functions are not supported outside of the "
+				    "selection: %s()",
+				    t->text);
 		return fail(c, -ENOTSUP, "not supported by shardmark: function %s%s%s",
 			    t->ks ? t->ks : "", t->ks ? "." : "", t->text);
-	if (rt != NULL && !value_compatible(rt, f.result))
+	}
+	if (rt != NULL && !cql_fn_value_compatible(rt, f.result))
 		return fail(c, -EINVAL,
 			    "Type error: cannot assign result of function system.%s (type %s) to "
 			    "%s (type %s)",
@@ -1201,78 +1396,35 @@ conv_call(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 			    "required but %u provided",
 			    t->text, f.nargs, t->nelems);
 	*state = SM_CQL_CONV_VALUE;
-	switch (f.id) {
-	case FN_NOW:
-		if (c->ctx == NULL || c->ctx->uuid_gen == NULL)
-			return fail(c, -EINVAL, "system.%s() needs the shard's timeuuid generator",
-				    t->text);
-		sm_uuid_gen_next(c->ctx->uuid_gen, &u);
-		return put(c, u.b, sizeof(u.b));
-	case FN_UUID:
-		sm_uuid_random(&u);
-		return put(c, u.b, sizeof(u.b));
-	case FN_CURRENT_TIMESTAMP:
-		return put_be(c, (uint64_t)floor_div(now_micros(c), 1000), 8);
-	case FN_CURRENT_DATE:
-		return put_be(
-			c, (uint64_t)(floor_div(now_micros(c), MS_PER_DAY * 1000) + DATE_EPOCH), 4);
-	case FN_CURRENT_TIME:
-		us = now_micros(c);
-		us -= floor_div(us, MS_PER_DAY * 1000) * MS_PER_DAY * 1000;
-		return put_be(c, (uint64_t)us * 1000, 8);
-	default:
-		break;
-	}
 	ak = f.arg;
-	if (f.ncand > 0) {
-		rc = resolve_arg(c, t, &f, t->elems[0], &ak);
+	if (f.nargs > 0) {
+		if (f.ncand > 0) {
+			rc = resolve_arg(c, t, &f, t->elems[0], &ak);
+			if (rc != 0)
+				return rc;
+		}
+		argt = sm_type_simple(ak);
+		snprintf(argname, sizeof(argname), "arg0(system.%s)", t->text);
+		rc = conv_term(c, t->elems[0], argt, &arg, state);
 		if (rc != 0)
 			return rc;
+		if (*state == SM_CQL_CONV_UNSET)
+			return fail(c, -EINVAL,
+				    "Invalid unset value for argument in call to function system.%s",
+				    t->text);
+		if (*state == SM_CQL_CONV_NULL)
+			return 0; /* null in, null out */
 	}
-	argt = sm_type_simple(ak);
-	snprintf(argname, sizeof(argname), "arg0(system.%s)", t->text);
-	rc = conv_term(c, t->elems[0], argt, &arg, state);
+	rc = cql_fn_eval(&f, ak,
+			 (struct sm_bytes){ c->out->p + start, (uint32_t)(c->out->len - start) },
+			 c->ctx != NULL ? c->ctx->uuid_gen : NULL, now_micros(c), t->text, res, &len,
+			 c->err, c->errlen);
 	if (rc != 0)
 		return rc;
-	if (*state == SM_CQL_CONV_UNSET)
-		return fail(c, -EINVAL,
-			    "Invalid unset value for argument in call to function system.%s",
-			    t->text);
-	if (*state == SM_CQL_CONV_NULL)
-		return 0; /* null in, null out */
-	p = c->out->p + start;
-	len = (uint32_t)(c->out->len - start);
-	if (f.id == FN_AS_BLOB)
-		return 0;
-	if (f.id == FN_BLOB_AS) {
-		if (sm_value_validate(sm_type_simple(f.result), (struct sm_bytes){ p, len }, NULL,
-				      0) == 0)
-			return 0;
-		sm_value_format(sm_type_simple(SM_TYPE_BLOB), (struct sm_bytes){ p, len }, msg,
-				sizeof(msg));
-		return fail(c, -EINVAL,
-			    "In call to function system.%s, value %s is not a valid binary "
-			    "representation for type %s",
-			    t->text, msg, tname(sm_type_simple(f.result), tn, sizeof(tn)));
-	}
-	if (len == 0)
-		return 0; /* empty in, empty out */
-	switch (ak) {
-	case SM_TYPE_TIMEUUID:
-		memcpy(u.b, p, sizeof(u.b));
-		ms = floor_div(sm_uuid_micros(&u), 1000);
-		break;
-	case SM_TYPE_DATE:
-		ms = ((int64_t)get_be(p, 4) - DATE_EPOCH) * MS_PER_DAY;
-		break;
-	default:
-		ms = (int64_t)get_be(p, 8);
-		break;
-	}
+	if (f.id == CQL_FN_AS_BLOB || f.id == CQL_FN_BLOB_AS)
+		return 0; /* the argument itself */
 	c->out->len = start;
-	if (f.id == FN_TO_DATE)
-		return put_be(c, (uint64_t)(floor_div(ms, MS_PER_DAY) + DATE_EPOCH), 4);
-	return put_be(c, (uint64_t)ms, 8);
+	return put(c, res, len);
 }
 
 static int
@@ -1306,8 +1458,17 @@ conv_term(struct conv *c, const struct sm_cql_term *t, const struct sm_type *rt,
 	case SM_CQL_TERM_FUNCTION:
 		rc = conv_call(c, t, rt, col, state);
 		break;
+	case SM_CQL_TERM_TUPLE:
+		rc = conv_tuple(c, t, rt, col);
+		break;
+	case SM_CQL_TERM_UDT:
+		rc = conv_udt(c, t, rt, col);
+		break;
+	case SM_CQL_TERM_CAST:
+		rc = conv_hint(c, t, rt, col, state);
+		break;
 	default:
-		rc = fail(c, -ENOTSUP, "not supported by shardmark: tuple literals");
+		rc = fail(c, -ENOTSUP, "not supported by shardmark: this term");
 		break;
 	}
 out:
@@ -1332,7 +1493,8 @@ sm_cql_term_to_value(const struct sm_cql_term *t, const struct sm_type *receiver
 	if (out->err != 0)
 		return fail(&c, out->err, "output buffer failed earlier");
 	rc = conv_term(&c, t, receiver,
-		       &(struct cname){ column != NULL ? column : "?", NULL, NULL }, &span->state);
+		       &(struct cname){ column != NULL ? column : "?", NULL, NULL, NULL, 0 },
+		       &span->state);
 	if (rc == 0 && out->len - start > INT32_MAX)
 		rc = fail(&c, -EINVAL, "value of %zu bytes is too large", out->len - start);
 	if (rc != 0) {

@@ -105,6 +105,14 @@ sm_cql_term_to_value(const struct sm_cql_term *t, const struct sm_type *receiver
 		     struct sm_cql_value_span *span, char *err, size_t errlen);
 
 /*
+ * The type of argument @i of the function call @call, or NULL when the
+ * function is unknown, has no such argument or is overloaded on it (the
+ * type of a bind marker there cannot be known: Cassandra's "Ambiguous call").
+ */
+const struct sm_type *
+sm_cql_function_arg_type(const struct sm_cql_term *call, unsigned i);
+
+/*
  * Convert @text (@len bytes) to a value of the simple type @type the way
  * Cassandra's AbstractType.fromString() does: decimal numbers for the
  * numeric types, "true"/"false" in any case, hex without 0x for blob, the

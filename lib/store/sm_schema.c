@@ -14,6 +14,7 @@
 
 #include "sm_core.h"
 #include "sm_schema.h"
+#include "schema_priv.h"
 
 static char *
 dup_str(const char *s)
@@ -21,8 +22,8 @@ dup_str(const char *s)
 	return s != NULL ? sm_strdup(s) : NULL;
 }
 
-static void
-options_free(struct sm_option *o, unsigned n)
+void
+schema_options_free(struct sm_option *o, unsigned n)
 {
 	unsigned i;
 
@@ -33,8 +34,8 @@ options_free(struct sm_option *o, unsigned n)
 	sm_free(o);
 }
 
-static int
-options_add(struct sm_option **o, unsigned *n, const char *key, const char *value)
+int
+schema_options_add(struct sm_option **o, unsigned *n, const char *key, const char *value)
 {
 	struct sm_option *v = sm_realloc(*o, (*n + 1) * sizeof(**o));
 
@@ -63,8 +64,8 @@ sm_option_get(const struct sm_option *o, unsigned n, const char *key)
 	return NULL;
 }
 
-static void
-table_free(struct sm_table *t)
+void
+schema_table_free(struct sm_table *t)
 {
 	unsigned i;
 
@@ -76,7 +77,12 @@ table_free(struct sm_table *t)
 	sm_free(t->col_index);
 	sm_free(t->ks);
 	sm_free(t->name);
-	options_free(t->options, t->noptions);
+	schema_options_free(t->options, t->noptions);
+	for (i = 0; i < t->ndropped; i++) {
+		sm_free(t->dropped[i].name);
+		sm_type_free(t->dropped[i].type);
+	}
+	sm_free(t->dropped);
 	sm_free(t);
 }
 
@@ -84,11 +90,11 @@ static void
 table_put(struct sm_table *t)
 {
 	if (__atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		table_free(t);
+		schema_table_free(t);
 }
 
-static void
-keyspace_put(struct sm_keyspace *k)
+void
+schema_keyspace_put(struct sm_keyspace *k)
 {
 	unsigned i;
 
@@ -97,8 +103,11 @@ keyspace_put(struct sm_keyspace *k)
 	for (i = 0; i < k->ntables; i++)
 		table_put(k->tables[i]);
 	sm_free(k->tables);
+	for (i = 0; i < k->ntypes; i++)
+		sm_type_free(k->types[i]);
+	sm_free(k->types);
 	sm_free(k->name);
-	options_free(k->replication, k->nreplication);
+	schema_options_free(k->replication, k->nreplication);
 	sm_free(k);
 }
 
@@ -128,7 +137,7 @@ sm_catalog_put(struct sm_catalog *c)
 	if (c == NULL || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	for (i = 0; i < c->nks; i++)
-		keyspace_put(c->ks[i]);
+		schema_keyspace_put(c->ks[i]);
 	sm_free(c->ks);
 	sm_free(c);
 }
@@ -146,8 +155,8 @@ sm_catalog_new(void)
 }
 
 /* A new snapshot sharing every keyspace of @cur, with a new version. */
-static struct sm_catalog *
-catalog_copy(const struct sm_catalog *cur)
+struct sm_catalog *
+schema_catalog_copy(const struct sm_catalog *cur)
 {
 	struct sm_catalog *c = sm_catalog_new();
 	unsigned i;
@@ -170,8 +179,8 @@ catalog_copy(const struct sm_catalog *cur)
 	return c;
 }
 
-static int
-keyspace_index(const struct sm_catalog *c, const char *ks)
+int
+schema_keyspace_index(const struct sm_catalog *c, const char *ks)
 {
 	unsigned i;
 
@@ -184,13 +193,13 @@ keyspace_index(const struct sm_catalog *c, const char *ks)
 const struct sm_keyspace *
 sm_catalog_keyspace(const struct sm_catalog *c, const char *ks)
 {
-	int i = keyspace_index(c, ks);
+	int i = schema_keyspace_index(c, ks);
 
 	return i < 0 ? NULL : c->ks[i];
 }
 
-static int
-table_index(const struct sm_keyspace *k, const char *name)
+int
+schema_table_index(const struct sm_keyspace *k, const char *name)
 {
 	unsigned i;
 
@@ -208,7 +217,7 @@ sm_catalog_table(const struct sm_catalog *c, const char *ks, const char *table)
 
 	if (k == NULL)
 		return NULL;
-	i = table_index(k, table);
+	i = schema_table_index(k, table);
 	return i < 0 ? NULL : k->tables[i];
 }
 
@@ -252,8 +261,9 @@ sm_table_column(const struct sm_table *t, const char *name)
 
 	if (SM_UNLIKELY(n > COL_SCAN_MAX))
 		return column_by_index(t, name);
+	/* the first byte first: most names differ there, and a call to strcmp() costs more */
 	for (i = 0; i < n; i++)
-		if (strcmp(t->cols[i].name, name) == 0)
+		if (t->cols[i].name[0] == name[0] && strcmp(t->cols[i].name, name) == 0)
 			return &t->cols[i];
 	return NULL;
 }
@@ -262,12 +272,12 @@ sm_table_column(const struct sm_table *t, const char *name)
  * CQL's rule; with @wide the DynamoDB one Alternator tables need (ScyllaDB
  * relaxes it the same way): up to 255 characters, '.' and '-' allowed.
  */
-static bool
-valid_name_rule(const char *s, bool wide)
+bool
+schema_valid_name(const char *s, bool wide)
 {
 	size_t n = strlen(s), i;
 
-	if (n == 0 || n > (wide ? 255u : 48u))
+	if (n == 0 || n > (wide ? 255u : SM_NAME_MAX))
 		return false;
 	for (i = 0; i < n; i++)
 		if (!isalnum((unsigned char)s[i]) && s[i] != '_' &&
@@ -281,9 +291,9 @@ valid_name_rule(const char *s, bool wide)
  * qualified, and NetworkTopologyStrategy's replication_factor expanded into
  * one entry per data center (we have one).
  */
-static int
-expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, char *err,
-		   size_t errlen)
+int
+schema_expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, char *err,
+			  size_t errlen)
 {
 	const char *cls = sm_option_get(def->replication, def->nreplication, "class");
 	const char *full, *rf = NULL, *dc = NULL;
@@ -317,7 +327,7 @@ expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, cha
 		snprintf(err, errlen, "Unable to find replication strategy class '%s'", cls);
 		return -EINVAL;
 	}
-	ret = options_add(&k->replication, &k->nreplication, "class", full);
+	ret = schema_options_add(&k->replication, &k->nreplication, "class", full);
 	for (i = 0; ret == 0 && i < def->nreplication; i++) {
 		const struct sm_option *o = &def->replication[i];
 		char *end;
@@ -331,7 +341,7 @@ expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, cha
 			return -EINVAL;
 		}
 		if (!nts) {
-			ret = options_add(&k->replication, &k->nreplication, o->key, o->value);
+			ret = schema_options_add(&k->replication, &k->nreplication, o->key, o->value);
 			continue;
 		}
 		/* NetworkTopologyStrategy takes the cluster's data centers only
@@ -354,9 +364,14 @@ expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, cha
 			return -EINVAL;
 		}
 	}
+	/* ks_prop_defs.cc prepare_options(): NetworkTopologyStrategy needs a factor */
+	if (ret == 0 && nts && dc == NULL && rf == NULL) {
+		snprintf(err, errlen, "Configuration for at least one datacenter must be present");
+		return -EINVAL;
+	}
 	/* An explicit factor for the data center wins over replication_factor. */
 	if (ret == 0 && (dc != NULL || rf != NULL))
-		ret = options_add(&k->replication, &k->nreplication, SM_DATACENTER,
+		ret = schema_options_add(&k->replication, &k->nreplication, SM_DATACENTER,
 				  dc != NULL ? dc : rf);
 	if (ret < 0)
 		snprintf(err, errlen, "out of memory");
@@ -379,18 +394,18 @@ sm_catalog_create_keyspace(const struct sm_catalog *cur, const struct sm_keyspac
 	int ret;
 
 	*next = NULL;
-	if (keyspace_index(cur, def->name) >= 0) {
+	if (schema_keyspace_index(cur, def->name) >= 0) {
 		if (if_not_exists)
 			return 1;
 		snprintf(err, errlen, "Keyspace %s already exists", def->name);
 		return -EEXIST;
 	}
-	if (!valid_name_rule(def->name, def->wide_names)) {
+	if (!schema_valid_name(def->name, def->wide_names)) {
 		snprintf(err, errlen,
-			 "Keyspace name must not be empty, more than 48 characters long, or "
+			 "Keyspace name must not be empty, more than %u characters long, or "
 			 "contain non-alphanumeric-underscore characters (got \"%s\")",
-			 def->name);
-		return -EINVAL;
+			 SM_NAME_MAX, def->name);
+		return -ENAMETOOLONG; /* an invalid request, not a configuration error */
 	}
 	k = sm_calloc(1, sizeof(*k));
 	if (k == NULL)
@@ -400,12 +415,12 @@ sm_catalog_create_keyspace(const struct sm_catalog *cur, const struct sm_keyspac
 	k->name = dup_str(def->name);
 	if (k->name == NULL)
 		goto nomem_ks;
-	ret = expand_replication(def, k, err, errlen);
+	ret = schema_expand_replication(def, k, err, errlen);
 	if (ret < 0) {
-		keyspace_put(k);
+		schema_keyspace_put(k);
 		return ret;
 	}
-	c = catalog_copy(cur);
+	c = schema_catalog_copy(cur);
 	if (c == NULL)
 		goto nomem_ks;
 	v = sm_realloc(c->ks, (c->nks + 1) * sizeof(*v));
@@ -417,7 +432,7 @@ sm_catalog_create_keyspace(const struct sm_catalog *cur, const struct sm_keyspac
 	c->ks[c->nks++] = k;
 	return publish(c, next);
 nomem_ks:
-	keyspace_put(k);
+	schema_keyspace_put(k);
 nomem:
 	snprintf(err, errlen, "out of memory");
 	return -ENOMEM;
@@ -428,7 +443,7 @@ sm_catalog_drop_keyspace(const struct sm_catalog *cur, const char *ks, bool if_e
 			 struct sm_catalog **next, char *err, size_t errlen)
 {
 	struct sm_catalog *c;
-	int i = keyspace_index(cur, ks);
+	int i = schema_keyspace_index(cur, ks);
 
 	*next = NULL;
 	if (i < 0) {
@@ -437,12 +452,12 @@ sm_catalog_drop_keyspace(const struct sm_catalog *cur, const char *ks, bool if_e
 		snprintf(err, errlen, "Cannot drop non existing keyspace '%s'.", ks);
 		return -ENOENT;
 	}
-	c = catalog_copy(cur);
+	c = schema_catalog_copy(cur);
 	if (c == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	keyspace_put(c->ks[i]);
+	schema_keyspace_put(c->ks[i]);
 	memmove(&c->ks[i], &c->ks[i + 1], (c->nks - (unsigned)i - 1) * sizeof(*c->ks));
 	c->nks--;
 	return publish(c, next);
@@ -462,13 +477,134 @@ column_order(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static int
-build_table(const struct sm_table_def *def, uint32_t slot, struct sm_table **out, char *err,
-	    size_t errlen)
+/* User types come from the keyspace the table is created in (schema_priv.h). */
+static const struct sm_type *
+find_udt(void *ctx, const char *ks, const char *name)
 {
+	const struct sm_keyspace *k = ctx;
+
+	return strcmp(k->name, ks) == 0 ? sm_keyspace_type(k, name) : NULL;
+}
+
+void
+schema_type_resolver(const struct sm_keyspace *k, struct sm_type_resolver *r)
+{
+	r->find = find_udt;
+	r->ctx = (void *)(uintptr_t)k;
+	r->ks = k->name;
+}
+
+const struct sm_type *
+sm_keyspace_type(const struct sm_keyspace *k, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; k != NULL && i < k->ntypes; i++)
+		if (strcmp(k->types[i]->name, name) == 0)
+			return k->types[i];
+	return NULL;
+}
+
+/* A non-frozen user type holding a non-frozen collection (at any depth of its fields). */
+static bool
+udt_has_multicell(const struct sm_type *t)
+{
+	unsigned i;
+
+	for (i = 0; i < t->nfields; i++)
+		if (sm_type_is_multicell(t->fields[i]) ||
+		    (t->fields[i]->kind == SM_TYPE_UDT && udt_has_multicell(t->fields[i])))
+			return true;
+	return false;
+}
+
+int
+schema_check_column(const struct sm_column *col, char *err, size_t errlen)
+{
+	bool key = col->kind == SM_COL_PARTITION || col->kind == SM_COL_CLUSTERING;
+
+	if (strlen(col->name) > SM_NAME_MAX) {
+		snprintf(err, errlen, "Column name must not be more than %u characters long (got \"%s\")",
+			 SM_NAME_MAX, col->name);
+		return -EINVAL;
+	}
+
+	/* create_table_statement.cc: the key checks, then the non-frozen UDT's fields */
+	if (key && sm_type_is_collection(col->type) && !col->type->frozen) {
+		snprintf(err, errlen, "Invalid non-frozen collection type for PRIMARY KEY component %s",
+			 col->name);
+		return -EINVAL;
+	}
+	if (key && col->type->kind == SM_TYPE_UDT && !col->type->frozen) {
+		snprintf(err, errlen,
+			 "Invalid non-frozen user-defined type for PRIMARY KEY component %s",
+			 col->name);
+		return -EINVAL;
+	}
+	if (key && (col->type->kind == SM_TYPE_COUNTER || col->type->kind == SM_TYPE_DURATION)) {
+		snprintf(err, errlen, "%s type is not supported for PRIMARY KEY column '%s'",
+			 col->type->kind == SM_TYPE_COUNTER ? "counter" : "duration", col->name);
+		return -EINVAL;
+	}
+	if (col->type->kind == SM_TYPE_UDT && !col->type->frozen && udt_has_multicell(col->type)) {
+		snprintf(err, errlen,
+			 "Non-frozen UDTs with nested non-frozen collections are not supported");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+schema_table_layout(struct sm_table *t, char *err, size_t errlen)
+{
+	uint16_t counts[4] = { 0, 0, 0, 0 };
+	uint32_t mask, hs;
+	unsigned i;
+
+	/* key columns keep the position they were given; the rest sort by name */
+	qsort(t->cols, t->ncols, sizeof(*t->cols), column_order);
+	for (mask = 1; mask < 2u * t->ncols; mask <<= 1)
+		;
+	sm_free(t->col_index);
+	/* At most half full, so a probe for a missing name ends soon. */
+	t->col_index = sm_calloc(mask, sizeof(*t->col_index));
+	if (t->col_index == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	t->col_index_mask = mask - 1;
+	for (i = 0; i < t->ncols; i++) {
+		t->cols[i].id = (uint16_t)i;
+		hs = col_slot(t, t->cols[i].name);
+		if (t->col_index[hs] != 0) {
+			snprintf(err, errlen, "Multiple definition of identifier %s", t->cols[i].name);
+			return -EINVAL;
+		}
+		t->col_index[hs] = (uint16_t)(i + 1);
+		if (t->cols[i].kind == SM_COL_STATIC || t->cols[i].kind == SM_COL_REGULAR)
+			t->cols[i].pos = counts[t->cols[i].kind]++;
+		else
+			counts[t->cols[i].kind]++;
+	}
+	/* A narrow table is scanned: the index only found the duplicates. */
+	if (t->ncols <= COL_SCAN_MAX) {
+		sm_free(t->col_index);
+		t->col_index = NULL;
+	}
+	t->npk = counts[SM_COL_PARTITION];
+	t->nck = counts[SM_COL_CLUSTERING];
+	t->nstatic = counts[SM_COL_STATIC];
+	t->nregular = counts[SM_COL_REGULAR];
+	return 0;
+}
+
+static int
+build_table(const struct sm_keyspace *k, const struct sm_table_def *def, uint32_t slot,
+	    struct sm_table **out, char *err, size_t errlen)
+{
+	struct sm_type_resolver r;
 	struct sm_table *t;
 	unsigned i, ncounter = 0;
-	uint32_t mask, hs;
 	uint16_t counts[4] = { 0, 0, 0, 0 };
 	int ret;
 
@@ -489,13 +625,9 @@ build_table(const struct sm_table_def *def, uint32_t slot, struct sm_table **out
 		goto fail;
 	}
 	t->cols = sm_calloc(def->ncols ? def->ncols : 1, sizeof(*t->cols));
-	/* At most half full, so a probe for a missing name ends soon. */
-	for (mask = 1; mask < 2 * def->ncols; mask <<= 1)
-		;
-	t->col_index = sm_calloc(mask, sizeof(*t->col_index));
-	t->col_index_mask = mask - 1;
-	if (t->ks == NULL || t->name == NULL || t->cols == NULL || t->col_index == NULL)
+	if (t->ks == NULL || t->name == NULL || t->cols == NULL)
 		goto nomem_t;
+	schema_type_resolver(k, &r);
 	for (i = 0; i < def->ncols; i++) {
 		const struct sm_column_def *cd = &def->cols[i];
 		struct sm_column *col = &t->cols[i];
@@ -504,14 +636,7 @@ build_table(const struct sm_table_def *def, uint32_t slot, struct sm_table **out
 		if (col->name == NULL)
 			goto nomem_t;
 		t->ncols++;
-		hs = col_slot(t, col->name);
-		if (t->col_index[hs] != 0) {
-			snprintf(err, errlen, "Multiple definition of identifier %s", cd->name);
-			ret = -EINVAL;
-			goto fail;
-		}
-		t->col_index[hs] = (uint16_t)(i + 1);
-		ret = sm_type_parse(cd->type, &col->type, err, errlen);
+		ret = sm_type_parse_in(cd->type, &r, &col->type, err, errlen);
 		if (ret < 0)
 			goto fail;
 		col->kind = cd->kind;
@@ -519,28 +644,13 @@ build_table(const struct sm_table_def *def, uint32_t slot, struct sm_table **out
 		col->pos = counts[cd->kind]++;
 		if (col->type->kind == SM_TYPE_COUNTER)
 			ncounter++;
-		if ((cd->kind == SM_COL_PARTITION || cd->kind == SM_COL_CLUSTERING) &&
-		    (sm_type_is_collection(col->type) && !col->type->frozen)) {
-			snprintf(err, errlen,
-				 "Invalid non-frozen collection type for PRIMARY KEY component %s",
-				 cd->name);
-			ret = -EINVAL;
+		ret = schema_check_column(col, err, errlen);
+		if (ret < 0)
 			goto fail;
-		}
-		if ((cd->kind == SM_COL_PARTITION || cd->kind == SM_COL_CLUSTERING) &&
-		    (col->type->kind == SM_TYPE_COUNTER || col->type->kind == SM_TYPE_DURATION)) {
-			snprintf(err, errlen,
-				 "%s type is not supported for PRIMARY KEY column '%s'",
-				 col->type->kind == SM_TYPE_COUNTER ? "counter" : "duration",
-				 cd->name);
-			ret = -EINVAL;
-			goto fail;
-		}
 	}
-	t->npk = counts[SM_COL_PARTITION];
-	t->nck = counts[SM_COL_CLUSTERING];
-	t->nstatic = counts[SM_COL_STATIC];
-	t->nregular = counts[SM_COL_REGULAR];
+	ret = schema_table_layout(t, err, errlen);
+	if (ret < 0)
+		goto fail;
 	if (t->npk == 0) {
 		snprintf(err, errlen,
 			 "No PRIMARY KEY specifed for table '%s' (exactly one required)",
@@ -575,38 +685,75 @@ build_table(const struct sm_table_def *def, uint32_t slot, struct sm_table **out
 		}
 		t->counter = true;
 	}
-	qsort(t->cols, t->ncols, sizeof(*t->cols), column_order);
-	memset(t->col_index, 0, (size_t)mask * sizeof(*t->col_index));
-	for (i = 0; i < t->ncols; i++) {
-		t->cols[i].id = (uint16_t)i;
-		t->col_index[col_slot(t, t->cols[i].name)] = (uint16_t)(i + 1);
-	}
-	/* A narrow table is scanned: the index only found the duplicates. */
-	if (t->ncols <= COL_SCAN_MAX) {
-		sm_free(t->col_index);
-		t->col_index = NULL;
-	}
-	/* Static and regular cell slots follow the sorted order. */
-	counts[SM_COL_STATIC] = counts[SM_COL_REGULAR] = 0;
-	for (i = 0; i < t->ncols; i++)
-		if (t->cols[i].kind == SM_COL_STATIC || t->cols[i].kind == SM_COL_REGULAR)
-			t->cols[i].pos = counts[t->cols[i].kind]++;
 	for (i = 0; i < def->noptions; i++) {
-		ret = options_add(&t->options, &t->noptions, def->options[i].key,
-				  def->options[i].value);
+		ret = schema_options_add(&t->options, &t->noptions, def->options[i].key,
+					 def->options[i].value);
 		if (ret < 0)
 			goto nomem_t;
 	}
 	*out = t;
 	return 0;
 nomem_t:
-	table_free(t);
+	schema_table_free(t);
 nomem:
 	snprintf(err, errlen, "out of memory");
 	return -ENOMEM;
 fail:
-	table_free(t);
+	schema_table_free(t);
 	return ret;
+}
+
+struct sm_keyspace *
+schema_keyspace_clone(const struct sm_keyspace *old, unsigned extra_tables)
+{
+	struct sm_keyspace *k = sm_calloc(1, sizeof(*k));
+	unsigned i;
+
+	if (k == NULL)
+		return NULL;
+	k->refs = 1;
+	k->name = dup_str(old->name);
+	k->durable_writes = old->durable_writes;
+	k->tables = sm_malloc((old->ntables + extra_tables + 1) * sizeof(*k->tables));
+	k->types = sm_malloc((old->ntypes + 1) * sizeof(*k->types));
+	if (k->name == NULL || k->tables == NULL || k->types == NULL)
+		goto fail;
+	for (i = 0; i < old->nreplication; i++)
+		if (schema_options_add(&k->replication, &k->nreplication, old->replication[i].key,
+				       old->replication[i].value) < 0)
+			goto fail;
+	for (i = 0; i < old->ntypes; i++) {
+		k->types[i] = sm_type_dup(old->types[i]);
+		if (k->types[i] == NULL)
+			goto fail;
+		k->ntypes++;
+	}
+	for (i = 0; i < old->ntables; i++) {
+		k->tables[i] = old->tables[i];
+		__atomic_add_fetch(&k->tables[i]->refs, 1, __ATOMIC_RELAXED);
+	}
+	k->ntables = old->ntables;
+	return k;
+fail:
+	schema_keyspace_put(k);
+	return NULL;
+}
+
+int
+schema_publish_keyspace(const struct sm_catalog *cur, int ki, struct sm_keyspace *k,
+			uint32_t extra_slots, struct sm_catalog **next, char *err, size_t errlen)
+{
+	struct sm_catalog *c = schema_catalog_copy(cur);
+
+	if (c == NULL) {
+		schema_keyspace_put(k);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	schema_keyspace_put(c->ks[ki]);
+	c->ks[ki] = k;
+	c->next_slot = cur->next_slot + extra_slots;
+	return publish(c, next);
 }
 
 int
@@ -614,89 +761,53 @@ sm_catalog_create_table(const struct sm_catalog *cur, const struct sm_table_def 
 			bool if_not_exists, struct sm_catalog **next, char *err, size_t errlen)
 {
 	struct sm_keyspace *k, *old;
-	struct sm_table *t, **v;
-	struct sm_catalog *c;
-	unsigned i;
+	struct sm_table *t;
 	int ki, ret;
 
 	*next = NULL;
-	ki = keyspace_index(cur, def->ks);
+	ki = schema_keyspace_index(cur, def->ks);
 	if (ki < 0) {
 		snprintf(err, errlen, "Keyspace '%s' does not exist", def->ks);
 		return -ENOENT;
 	}
 	old = cur->ks[ki];
-	if (table_index(old, def->name) >= 0) {
+	if (schema_table_index(old, def->name) >= 0) {
 		if (if_not_exists)
 			return 1;
 		snprintf(err, errlen, "Table '%s.%s' already exists", def->ks, def->name);
 		return -EEXIST;
 	}
-	if (!valid_name_rule(def->name, def->wide_names)) {
+	if (!schema_valid_name(def->name, def->wide_names)) {
 		snprintf(err, errlen,
-			 "Table name must not be empty, more than 48 characters long, or contain "
+			 "Table name must not be empty, more than %u characters long, or contain "
 			 "non-alphanumeric-underscore characters (got \"%s\")",
-			 def->name);
+			 SM_NAME_MAX, def->name);
 		return -EINVAL;
 	}
-	ret = build_table(def, cur->next_slot, &t, err, errlen);
+	ret = build_table(old, def, cur->next_slot, &t, err, errlen);
 	if (ret < 0)
 		return ret;
 	/* Copy the keyspace (its table list changes), share its tables. */
-	k = sm_calloc(1, sizeof(*k));
-	v = sm_malloc((old->ntables + 1) * sizeof(*v));
-	if (k == NULL || v == NULL)
-		goto nomem;
-	k->refs = 1;
-	k->name = dup_str(old->name);
-	k->durable_writes = old->durable_writes;
-	k->tables = v;
-	if (k->name == NULL)
-		goto nomem;
-	for (i = 0; i < old->nreplication; i++)
-		if (options_add(&k->replication, &k->nreplication, old->replication[i].key,
-				old->replication[i].value) < 0)
-			goto nomem;
-	for (i = 0; i < old->ntables; i++) {
-		k->tables[i] = old->tables[i];
-		__atomic_add_fetch(&k->tables[i]->refs, 1, __ATOMIC_RELAXED);
-	}
-	k->tables[old->ntables] = t;
-	k->ntables = old->ntables + 1;
-	c = catalog_copy(cur);
-	if (c == NULL) {
-		keyspace_put(k);
+	k = schema_keyspace_clone(old, 1);
+	if (k == NULL) {
+		schema_table_free(t);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	keyspace_put(c->ks[ki]);
-	c->ks[ki] = k;
-	c->next_slot = cur->next_slot + 1;
-	return publish(c, next);
-nomem:
-	if (k != NULL) {
-		k->tables = NULL;
-		k->ntables = 0;
-		keyspace_put(k);
-	}
-	sm_free(v);
-	table_free(t);
-	snprintf(err, errlen, "out of memory");
-	return -ENOMEM;
+	k->tables[k->ntables++] = t;
+	return schema_publish_keyspace(cur, ki, k, 1, next, err, errlen);
 }
 
 int
 sm_catalog_drop_table(const struct sm_catalog *cur, const char *ks, const char *table,
 		      bool if_exists, struct sm_catalog **next, char *err, size_t errlen)
 {
-	struct sm_keyspace *k, *old;
-	struct sm_catalog *c;
-	unsigned i, j;
+	struct sm_keyspace *k;
 	int ki, ti;
 
 	*next = NULL;
-	ki = keyspace_index(cur, ks);
-	ti = ki < 0 ? -1 : table_index(cur->ks[ki], table);
+	ki = schema_keyspace_index(cur, ks);
+	ti = ki < 0 ? -1 : schema_table_index(cur->ks[ki], table);
 	if (ti < 0) {
 		if (if_exists)
 			return 1;
@@ -708,37 +819,14 @@ sm_catalog_drop_table(const struct sm_catalog *cur, const char *ks, const char *
 				 ks);
 		return -ENOENT;
 	}
-	old = cur->ks[ki];
-	k = sm_calloc(1, sizeof(*k));
-	if (k == NULL)
-		goto nomem;
-	k->refs = 1;
-	k->name = dup_str(old->name);
-	k->durable_writes = old->durable_writes;
-	k->tables = sm_malloc((old->ntables ? old->ntables : 1) * sizeof(*k->tables));
-	if (k->name == NULL || k->tables == NULL)
-		goto nomem_k;
-	for (i = 0; i < old->nreplication; i++)
-		if (options_add(&k->replication, &k->nreplication, old->replication[i].key,
-				old->replication[i].value) < 0)
-			goto nomem_k;
-	for (i = 0, j = 0; i < old->ntables; i++) {
-		if ((int)i == ti)
-			continue;
-		k->tables[j] = old->tables[i];
-		__atomic_add_fetch(&k->tables[j]->refs, 1, __ATOMIC_RELAXED);
-		j++;
+	k = schema_keyspace_clone(cur->ks[ki], 0);
+	if (k == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-	k->ntables = j;
-	c = catalog_copy(cur);
-	if (c == NULL)
-		goto nomem_k;
-	keyspace_put(c->ks[ki]);
-	c->ks[ki] = k;
-	return publish(c, next);
-nomem_k:
-	keyspace_put(k);
-nomem:
-	snprintf(err, errlen, "out of memory");
-	return -ENOMEM;
+	table_put(k->tables[ti]);
+	memmove(&k->tables[ti], &k->tables[ti + 1],
+		(k->ntables - (unsigned)ti - 1) * sizeof(*k->tables));
+	k->ntables--;
+	return schema_publish_keyspace(cur, ki, k, 0, next, err, errlen);
 }

@@ -35,6 +35,12 @@
  */
 #define SM_MAX_COLUMNS 65535u
 
+/*
+ * Longest keyspace, table and column name: ScyllaDB's schema::NAME_LENGTH
+ * (Cassandra 3's was 48), which leaves room for the suffixes of CDC tables.
+ */
+#define SM_NAME_MAX 207u
+
 enum sm_col_kind {
 	SM_COL_PARTITION,
 	SM_COL_CLUSTERING,
@@ -57,6 +63,14 @@ struct sm_option {
 	char *value;
 };
 
+/* A column ALTER TABLE ... DROP removed (system_schema.dropped_columns). */
+struct sm_dropped_column {
+	char *name;
+	const struct sm_type *type;
+	enum sm_col_kind kind;
+	int64_t time_us; /* the drop's timestamp */
+};
+
 struct sm_table {
 	uint32_t refs;
 	struct sm_uuid id;
@@ -77,6 +91,8 @@ struct sm_table {
 	uint32_t slot;	     /* index of the table's per-shard storage */
 	struct sm_option *options;
 	unsigned noptions;
+	struct sm_dropped_column *dropped; /* one per name, the latest drop */
+	unsigned ndropped;
 };
 
 struct sm_keyspace {
@@ -87,6 +103,8 @@ struct sm_keyspace {
 	bool durable_writes;
 	struct sm_table **tables;
 	unsigned ntables;
+	const struct sm_type **types; /* user types (SM_TYPE_UDT), in creation order */
+	unsigned ntypes;
 };
 
 struct sm_catalog {
@@ -124,6 +142,10 @@ sm_table_put(const struct sm_table *t);
 const struct sm_column *
 sm_table_column(const struct sm_table *t, const char *name);
 
+/* The user type @name of keyspace @k (case-sensitive, as stored), or NULL. */
+const struct sm_type *
+sm_keyspace_type(const struct sm_keyspace *k, const char *name);
+
 /* A keyspace to create: replication options as given ('class' included). */
 struct sm_keyspace_def {
 	const char *name;
@@ -157,7 +179,8 @@ struct sm_table_def {
  * NULL), or -errno with a Cassandra-style message in @err: -EEXIST
  * (already exists), -ENOENT (keyspace or table does not exist), -EINVAL
  * (invalid definition: bad type, no primary key, counter mixed with
- * non-counter, duplicate column, ...).
+ * non-counter, duplicate column, ...), -ENAMETOOLONG (CREATE KEYSPACE: an
+ * invalid name).
  */
 int
 sm_catalog_create_keyspace(const struct sm_catalog *cur, const struct sm_keyspace_def *def,
@@ -171,6 +194,110 @@ sm_catalog_create_table(const struct sm_catalog *cur, const struct sm_table_def 
 int
 sm_catalog_drop_table(const struct sm_catalog *cur, const char *ks, const char *table,
 		      bool if_exists, struct sm_catalog **next, char *err, size_t errlen);
+
+/*
+ * User types (sm_schema_alter.c), with ScyllaDB's checks and messages
+ * (cql3/statements/{create,alter,drop}_type_statement.cc). Field types are
+ * CQL type syntax resolved in the type's keyspace. Returns as the DDL
+ * above: 0 and *next, 1 for an IF [NOT] EXISTS no-op, or -errno (-EEXIST,
+ * -ENOENT, -EINVAL) with the message.
+ */
+struct sm_type_def {
+	const char *ks;
+	const char *name;
+	const char *const *field_names;
+	const char *const *field_types;
+	unsigned nfields;
+};
+
+int
+sm_catalog_create_type(const struct sm_catalog *cur, const struct sm_type_def *def,
+		       bool if_not_exists, struct sm_catalog **next, char *err, size_t errlen);
+int
+sm_catalog_drop_type(const struct sm_catalog *cur, const char *ks, const char *name,
+		     bool if_exists, struct sm_catalog **next, char *err, size_t errlen);
+
+enum sm_type_alter_kind {
+	SM_TYPE_ALTER_ADD,    /* ADD field type */
+	SM_TYPE_ALTER_TYPE,   /* ALTER field TYPE type */
+	SM_TYPE_ALTER_RENAME, /* RENAME from TO to [AND ...] */
+};
+
+struct sm_type_alter {
+	enum sm_type_alter_kind kind;
+	const char *ks;
+	const char *name;
+	const char *field; /* ADD, TYPE */
+	const char *type;  /* ADD, TYPE */
+	const char *const *from, *const *to; /* RENAME */
+	unsigned nrenames;
+};
+
+/*
+ * ALTER TYPE: the type changes, and so does every type and table of the
+ * keyspace that uses it (new table objects with the same id and storage
+ * slot: the store keeps their data).
+ */
+int
+sm_catalog_alter_type(const struct sm_catalog *cur, const struct sm_type_alter *a,
+		      struct sm_catalog **next, char *err, size_t errlen);
+
+/*
+ * ALTER TABLE (sm_schema_alter.c), with ScyllaDB's checks and messages
+ * (cql3/statements/alter_table_statement.cc). The table gets a new object
+ * with the same id and storage slot; the store moves its rows to the new
+ * layout, and the cells of a dropped column go with the drop (ScyllaDB
+ * drops what its memtables hold the same way: shardmark has no sstables
+ * for a DROP ... USING TIMESTAMP to leave newer cells in).
+ */
+enum sm_table_alter_kind {
+	SM_TABLE_ALTER_ADD,	/* cols: name, type, kind (SM_COL_STATIC or _REGULAR) */
+	SM_TABLE_ALTER_DROP,	/* cols: names */
+	SM_TABLE_ALTER_TYPE,	/* cols[0]: name and its new type */
+	SM_TABLE_ALTER_RENAME,	/* from, to */
+	SM_TABLE_ALTER_OPTIONS, /* options replace those of the same key */
+};
+
+struct sm_table_alter {
+	enum sm_table_alter_kind kind;
+	const char *ks;
+	const char *name;
+	const struct sm_column_def *cols;
+	unsigned ncols;
+	const char *const *from, *const *to;
+	unsigned nrenames;
+	const struct sm_option *options;
+	unsigned noptions;
+	bool set_default_ttl;
+	int32_t default_ttl;
+	int64_t drop_time_us; /* DROP: the dropped_time recorded */
+};
+
+/*
+ * 0 and *next, 1 when nothing changes (ALTER ... TYPE to the same type), or
+ * -errno with the message: -ENOENT (no such table), -EINVAL (an invalid
+ * request), -EPROTO (a configuration error: an incompatible type).
+ */
+int
+sm_catalog_alter_table(const struct sm_catalog *cur, const struct sm_table_alter *a,
+		       struct sm_catalog **next, char *err, size_t errlen);
+
+/*
+ * ALTER KEYSPACE: replication (as CREATE KEYSPACE takes it, 'class'
+ * included; NULL keeps the current one) and durable_writes. 0 and *next,
+ * or -errno: -ENOENT, -EINVAL (a configuration error).
+ */
+struct sm_keyspace_alter {
+	const char *name;
+	const struct sm_option *replication;
+	unsigned nreplication;
+	bool set_durable_writes;
+	bool durable_writes;
+};
+
+int
+sm_catalog_alter_keyspace(const struct sm_catalog *cur, const struct sm_keyspace_alter *a,
+			  struct sm_catalog **next, char *err, size_t errlen);
 
 /* Option value by key in an option list, or NULL. */
 const char *

@@ -21,6 +21,7 @@
 struct store_shard {
 	struct sm_catalog *cat;
 	struct sm_ptable **tables; /* by table slot */
+	const struct sm_table **defs; /* by slot: the definition each storage follows */
 	uint32_t ntables;
 	struct sm_paxos_table *paxos;
 	struct sm_uuid_gen gen;
@@ -118,13 +119,26 @@ sm_store_catalog(void)
 	return ss->cat;
 }
 
+/* Column ids are the definition's: an ALTER came between the request and its table. */
+static __attribute__((noinline, cold)) struct sm_ptable *
+schema_changed(const struct sm_table *t, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "the schema of %s.%s changed while the request ran: retry it", t->ks,
+		 t->name);
+	return NULL;
+}
+
 static struct sm_ptable *
 ptable_of(const struct sm_table *t, char *err, size_t errlen)
 {
 	struct sm_ptable *pt = t->slot < ss->ntables ? ss->tables[t->slot] : NULL;
 
-	if (pt == NULL)
+	if (pt == NULL) {
 		snprintf(err, errlen, "unconfigured table %s", t->name);
+		return NULL;
+	}
+	if (SM_UNLIKELY(ss->defs[t->slot] != t))
+		return schema_changed(t, err, errlen);
 	return pt;
 }
 
@@ -367,7 +381,8 @@ refuse_for_memory(struct sm_store_req *r, const struct sm_mutation *m)
 	return true;
 }
 
-static void
+/* Inlined into sm_store_submit(): a local request is the common case. */
+static inline __attribute__((always_inline)) void
 exec_local(struct sm_store_req *r)
 {
 	const struct sm_table *t;
@@ -638,6 +653,7 @@ static int
 tables_reserve(uint32_t n)
 {
 	struct sm_ptable **v;
+	const struct sm_table **d;
 
 	if (n <= ss->ntables)
 		return 0;
@@ -646,6 +662,11 @@ tables_reserve(uint32_t n)
 		return -ENOMEM;
 	memset(v + ss->ntables, 0, (n - ss->ntables) * sizeof(*v));
 	ss->tables = v;
+	d = sm_realloc(ss->defs, n * sizeof(*d));
+	if (d == NULL)
+		return -ENOMEM;
+	memset(d + ss->ntables, 0, (n - ss->ntables) * sizeof(*d));
+	ss->defs = d;
 	ss->ntables = n;
 	return 0;
 }
@@ -676,6 +697,18 @@ sync_tables(const struct sm_catalog *cat)
 					ret = -ENOMEM;
 				else
 					sm_table_get(t);
+				ss->defs[t->slot] = t;
+			} else if (sm_ptable_schema(ss->tables[t->slot]) != t) {
+				/* ALTER TABLE or TYPE: the same table, a new definition */
+				const struct sm_table *old = sm_ptable_schema(ss->tables[t->slot]);
+
+				if (sm_ptable_reschema(ss->tables[t->slot], t) < 0) {
+					ret = -ENOMEM;
+				} else {
+					sm_table_get(t);
+					sm_table_put(old);
+					ss->defs[t->slot] = t;
+				}
 			}
 		}
 	}
@@ -690,6 +723,7 @@ sync_tables(const struct sm_catalog *cat)
 			sm_ptable_free(pt);
 			sm_table_put(t);
 			ss->tables[s] = NULL;
+			ss->defs[s] = NULL;
 		}
 	}
 	sm_free(live);
@@ -802,6 +836,9 @@ ddl_start(struct sm_ddl_req *r)
 	case SM_DDL_DROP_TABLE:
 		ret = sm_catalog_drop_table(cur, r->ks_name, r->table_name, r->if_exists, &r->next,
 					    r->err, sizeof(r->err));
+		break;
+	case SM_DDL_CATALOG:
+		ret = r->apply(cur, r->apply_arg, &r->next, r->err, sizeof(r->err));
 		break;
 	case SM_DDL_TRUNCATE:
 		if (sm_catalog_table(cur, r->ks_name, r->table_name) == NULL) {
@@ -916,6 +953,7 @@ sm_store_shard_fini(void)
 		}
 	}
 	sm_free(ss->tables);
+	sm_free(ss->defs);
 	release_retired();
 	sm_free(ss->retired);
 	sm_paxos_table_destroy(ss->paxos);

@@ -149,6 +149,13 @@ struct sm_select {
 	unsigned nranges;
 	bool reversed;	      /* opposite of clustering order */
 	const uint16_t *cols; /* selected column ids (any kind) */
+	/*
+	 * NULL, or one per column: the element (map key, set element, or a
+	 * user type's 2-byte field index) of a non-frozen collection or user
+	 * type whose own cell the row's view shows instead of the whole column
+	 * (p NULL: the whole column), for WRITETIME(m[k]) and TTL(u.f)
+	 */
+	const struct sm_bytes *col_keys;
 	unsigned ncols;
 	uint32_t limit;		      /* rows, 0: none */
 	uint32_t per_partition_limit; /* 0: none */
@@ -169,10 +176,13 @@ enum sm_cond_op {
 	SM_COND_GT,
 	SM_COND_GE,
 	SM_COND_IN,
+	SM_COND_CONTAINS,     /* a collection's element (a map's value) equals value */
+	SM_COND_CONTAINS_KEY, /* a map has the key value */
 };
 
 /* IF col op value: null compares equal only to null; <, <=, >, >= on null
- * are false. An element condition (map key or list index) when has_elem. */
+ * are false, and so is CONTAINS on a null collection. An element condition
+ * (map key or list index) when has_elem. */
 struct sm_condition {
 	uint16_t col;
 	uint8_t op; /* enum sm_cond_op */
@@ -296,6 +306,13 @@ enum sm_ddl_kind {
 	 * between the two. @if_exists applies to the table.
 	 */
 	SM_DDL_CREATE_KEYSPACE_TABLE,
+	/*
+	 * Any other change: @apply builds the next snapshot from the current
+	 * one on shard 0, with the sm_catalog_*() contract (0 and *next, 1 for
+	 * a no-op, or -errno with a message). @apply_arg must stay valid and
+	 * unchanged until done() runs.
+	 */
+	SM_DDL_CATALOG,
 };
 
 struct sm_ddl_req {
@@ -305,9 +322,12 @@ struct sm_ddl_req {
 	struct sm_table_def table;
 	const char *ks_name; /* drop / truncate */
 	const char *table_name;
+	int (*apply)(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		     char *err, size_t errlen); /* SM_DDL_CATALOG */
+	const void *apply_arg;
 	/* out */
 	int result; /* 0 changed, 1 no-op (IF [NOT] EXISTS), -errno */
-	char err[256];
+	char err[1024]; /* a name of SM_NAME_MAX and more fits */
 	struct sm_uuid version; /* schema version after the change */
 	void (*done)(struct sm_ddl_req *r);
 	void *ctx;

@@ -3,8 +3,9 @@
  * One table's data on one shard, with Cassandra's write semantics:
  *
  * - every cell carries its write timestamp; the newer write wins, and on a
- *   tie a tombstone beats a live cell, then the greater value wins, then the
- *   later expiry (Cassandra's Cells.reconcile);
+ *   tie a tombstone beats an expiring cell, which beats one that never
+ *   expires, then the later expiry wins, then the greater value (ScyllaDB's
+ *   compare_atomic_cell_for_merge(); Cassandra compares the value first);
  * - a TTL turns into an expiry time; an expired cell reads as a tombstone;
  * - partition, range, row and cell tombstones shadow every write with a
  *   timestamp at or below theirs; shadowed data is purged when a partition
@@ -338,15 +339,14 @@ wins(const struct cell *old, int64_t ts, bool tomb, struct sm_bytes v, int32_t l
 		return new_dead;
 	if (new_dead)
 		return ldt > old->ldt;
+	/* ScyllaDB's compare_atomic_cell_for_merge(): an expiring cell beats a
+	 * live one (ldt 0: no expiry), then the later expiry, then the value */
+	if ((ldt != 0) != (old->ldt != 0))
+		return ldt != 0;
+	if (ldt != old->ldt)
+		return ldt > old->ldt;
 	c = val_cmp_bytes(&old->v, v);
-	if (c != 0)
-		return c < 0;
-	/* ldt 0 means "never expires", the latest expiry of all; it was
-	 * treated as "never wins", so a TTL'd and a non-TTL'd write of the same
-	 * value at the same timestamp kept whichever arrived first. */
-	if (ldt == 0 || old->ldt == 0)
-		return ldt == 0 && old->ldt != 0;
-	return ldt > old->ldt;
+	return c < 0;
 }
 
 static int
@@ -459,7 +459,7 @@ row_new(const struct sm_table *t, unsigned ncells, bool statics)
 		const struct sm_column *col = &t->cols[base + i];
 
 		r->cells[i].ts = TS_NONE;
-		if (sm_type_is_collection(col->type) && !col->type->frozen) {
+		if (sm_type_is_multicell(col->type)) {
 			r->cells[i].coll = sm_calloc(1, sizeof(struct coll));
 			if (r->cells[i].coll == NULL) {
 				row_free(r, ncells);
@@ -631,7 +631,7 @@ sm_ptable_new(const struct sm_table *t)
 	pt->level = 1;
 	pt->rng = 0x2545F4914F6CDD1Dull ^ ((uint64_t)(uintptr_t)pt);
 	for (i = 0; i < t->ncols; i++)
-		if (sm_type_is_collection(t->cols[i].type) && !t->cols[i].type->frozen)
+		if (sm_type_is_multicell(t->cols[i].type))
 			pt->ncoll++;
 	return pt;
 }
@@ -660,6 +660,139 @@ sm_ptable_free(struct sm_ptable *pt)
 	sm_free(pt->buckets);
 	sm_free(pt->head);
 	sm_free(pt);
+}
+
+/*
+ * For each static (@kind SM_COL_STATIC) or regular cell slot of @t, the
+ * slot of the same column in @old, or -1 (a new column, or one whose
+ * storage changed between one cell and one per element). True when every
+ * slot maps to itself and the counts match: the rows need not move.
+ */
+static bool
+slot_map(const struct sm_table *old, const struct sm_table *t, enum sm_col_kind kind, int32_t *map)
+{
+	unsigned i, base = (unsigned)t->npk + t->nck + (kind == SM_COL_REGULAR ? t->nstatic : 0);
+	unsigned n = kind == SM_COL_REGULAR ? t->nregular : t->nstatic;
+	unsigned on = kind == SM_COL_REGULAR ? old->nregular : old->nstatic;
+	bool same = n == on;
+
+	for (i = 0; i < n; i++) {
+		const struct sm_column *c = &t->cols[base + i];
+		const struct sm_column *oc = sm_table_column(old, c->name);
+
+		map[i] = oc != NULL && oc->kind == kind &&
+				 sm_type_is_multicell(oc->type) == sm_type_is_multicell(c->type)
+			 ? (int32_t)oc->pos
+			 : -1;
+		same = same && map[i] == (int32_t)i;
+	}
+	return same;
+}
+
+/* Move @r's cells (not copies) into @nr, of the new layout; @r is freed. */
+static void
+row_move(struct row *nr, struct row *r, const int32_t *map, unsigned n, unsigned on)
+{
+	unsigned i;
+
+	nr->ck = r->ck;
+	nr->marker_ts = r->marker_ts;
+	nr->marker_ldt = r->marker_ldt;
+	nr->marker_ttl = r->marker_ttl;
+	nr->del_ts = r->del_ts;
+	nr->del_ldt = r->del_ldt;
+	memset(&r->ck, 0, sizeof(r->ck));
+	for (i = 0; i < n; i++) {
+		if (map[i] < 0)
+			continue;
+		if (nr->cells[i].coll != NULL)
+			coll_free(nr->cells[i].coll);
+		nr->cells[i] = r->cells[map[i]];
+		memset(&r->cells[map[i]], 0, sizeof(r->cells[0]));
+	}
+	row_free(r, on);
+}
+
+/* New rows for every row (@statics: every static row) of @pt; false when out of memory. */
+static bool
+fresh_rows(struct sm_ptable *pt, const struct sm_table *t, bool statics, struct row ***out,
+	   size_t *n)
+{
+	struct row **v;
+	struct part *p;
+	size_t k = 0;
+	unsigned i;
+
+	*n = 0;
+	for (p = pt->head->next[0]; p != NULL; p = p->next[0])
+		*n += statics ? p->srow != NULL : p->nrows;
+	v = sm_malloc((*n + 1) * sizeof(*v));
+	if (v == NULL)
+		return false;
+	for (p = pt->head->next[0]; p != NULL; p = p->next[0]) {
+		for (i = 0; i < (statics ? (p->srow != NULL) : p->nrows); i++) {
+			v[k] = row_new(t, statics ? t->nstatic : t->nregular, statics);
+			if (v[k] == NULL) {
+				while (k-- > 0)
+					row_free(v[k], statics ? t->nstatic : t->nregular);
+				sm_free(v);
+				return false;
+			}
+			k++;
+		}
+	}
+	*out = v;
+	return true;
+}
+
+int
+sm_ptable_reschema(struct sm_ptable *pt, const struct sm_table *t)
+{
+	const struct sm_table *old = pt->t;
+	int32_t *rmap, *smap;
+	struct row **fr = NULL, **fs = NULL;
+	size_t nr = 0, ns = 0, kr = 0, ks = 0;
+	struct part *p;
+	bool same_r, same_s;
+	unsigned i;
+	int ret = -ENOMEM;
+
+	rmap = sm_calloc((size_t)t->nregular + 1, sizeof(*rmap));
+	smap = sm_calloc((size_t)t->nstatic + 1, sizeof(*smap));
+	if (rmap == NULL || smap == NULL)
+		goto out;
+	same_r = slot_map(old, t, SM_COL_REGULAR, rmap);
+	same_s = slot_map(old, t, SM_COL_STATIC, smap);
+	/* every new row first, so that running out of memory changes nothing */
+	if (!same_r && !fresh_rows(pt, t, false, &fr, &nr))
+		goto out;
+	if (!same_s && !fresh_rows(pt, t, true, &fs, &ns)) {
+		while (nr-- > 0)
+			row_free(fr[nr], t->nregular);
+		goto out;
+	}
+	for (p = pt->head->next[0]; p != NULL; p = p->next[0]) {
+		for (i = 0; !same_r && i < p->nrows; i++) {
+			row_move(fr[kr], p->rows[i], rmap, t->nregular, old->nregular);
+			p->rows[i] = fr[kr++];
+		}
+		if (!same_s && p->srow != NULL) {
+			row_move(fs[ks], p->srow, smap, t->nstatic, old->nstatic);
+			p->srow = fs[ks++];
+		}
+	}
+	pt->t = t;
+	pt->ncoll = 0;
+	for (i = 0; i < t->ncols; i++)
+		if (sm_type_is_multicell(t->cols[i].type))
+			pt->ncoll++;
+	ret = 0;
+out:
+	sm_free(fr);
+	sm_free(fs);
+	sm_free(rmap);
+	sm_free(smap);
+	return ret;
 }
 
 const struct sm_table *
@@ -872,11 +1005,25 @@ elem_write(struct coll *co, const struct sm_type *kt, struct sm_bytes key, int64
 	return cell_write(&co->e[i].c, ts, tomb, v, ldt, ttl, now);
 }
 
-/* The type a collection's cells are keyed by. */
+/*
+ * The type a collection's cells are keyed by: a list's by timeuuid, a
+ * non-frozen user type's by field index (a smallint, as ScyllaDB keys them:
+ * types/user.hh serialize_field_index()).
+ */
 static const struct sm_type *
 coll_key_type(const struct sm_type *t)
 {
+	if (t->kind == SM_TYPE_UDT)
+		return sm_type_simple(SM_TYPE_SMALLINT);
 	return t->kind == SM_TYPE_LIST ? sm_type_simple(SM_TYPE_TIMEUUID) : t->elem;
+}
+
+/* The 2-byte cell key of field @i. */
+static void
+field_key(unsigned i, uint8_t out[2])
+{
+	out[0] = (uint8_t)(i >> 8);
+	out[1] = (uint8_t)i;
 }
 
 /*
@@ -980,6 +1127,23 @@ coll_op(const struct sm_table *t, const struct sm_column *col, struct cell *slot
 		}
 		if (op->null)
 			return 0;
+		if (ty->kind == SM_TYPE_UDT) {
+			/* one cell per non-null field; the tombstone covers the others */
+			uint8_t fk[2];
+			unsigned i = 0;
+
+			sm_tuple_iter_init(&it, op->value);
+			while (sm_tuple_next(&it, &v)) {
+				field_key(i++, fk);
+				if (v.len == SM_FIELD_NULL)
+					continue;
+				ret = elem_write(co, kt, (struct sm_bytes){ fk, 2 }, ts, false, v, ldt,
+						 ttl, now);
+				if (ret < 0)
+					return ret;
+			}
+			return 0;
+		}
 		/* fallthrough */
 	case SM_CELL_APPEND:
 	case SM_CELL_PREPEND: {
@@ -1104,7 +1268,28 @@ coll_op_validate(const struct sm_column *col, const struct sm_cell_op *op, char 
 	bool is_map = ty->kind == SM_TYPE_MAP;
 	struct sm_coll_iter it;
 	struct sm_bytes k;
+	unsigned fi;
 
+	if (ty->kind == SM_TYPE_UDT) {
+		/* a whole value, or one field by its 2-byte index */
+		switch (op->kind) {
+		case SM_CELL_SET:
+		case SM_CELL_DELETE:
+			return 0;
+		case SM_CELL_SET_ELEM:
+		case SM_CELL_DELETE_ELEM:
+			if (op->key.len != 2 || (fi = (unsigned)op->key.p[0] << 8 | op->key.p[1]) >=
+							ty->nfields)
+				goto malformed;
+			if (op->kind == SM_CELL_SET_ELEM && !op->null)
+				return sm_value_validate(ty->fields[fi], op->value, err, errlen);
+			return 0;
+		default:
+			snprintf(err, errlen, "Invalid operation for user type column %s",
+				 col->name);
+			return -EINVAL;
+		}
+	}
 	switch (op->kind) {
 	case SM_CELL_APPEND:
 	case SM_CELL_PREPEND:
@@ -1177,7 +1362,9 @@ check_key(const struct sm_table *t, const struct sm_key *k, unsigned want, unsig
 	for (i = 0; i < k->n; i++) {
 		const struct sm_column *col = &t->cols[first + i];
 
-		if (k->part[i].len == 0 && first == 0) {
+		/* a compound key's serialized form is never empty (ScyllaDB's
+		 * validation.cc validate_cql_key()): only a single empty component is */
+		if (k->part[i].len == 0 && first == 0 && want == 1) {
 			snprintf(err, errlen, "Key may not be empty");
 			return -EINVAL;
 		}
@@ -1299,13 +1486,12 @@ sm_ptable_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, i
 		}
 		if (op->kind != SM_CELL_SET && op->kind != SM_CELL_DELETE &&
 		    op->kind != SM_CELL_COUNTER_ADD &&
-		    !(sm_type_is_collection(col->type) && !col->type->frozen)) {
+		    !sm_type_is_multicell(col->type)) {
 			snprintf(err, errlen, "Invalid operation for non collection column %s",
 				 col->name);
 			return -EINVAL;
 		}
-		if (sm_type_is_collection(col->type) && !col->type->frozen &&
-		    coll_op_validate(col, op, err, errlen) < 0)
+		if (sm_type_is_multicell(col->type) && coll_op_validate(col, op, err, errlen) < 0)
 			return -EINVAL;
 	}
 	if (t->counter && m->ttl > 0) {
@@ -1496,6 +1682,65 @@ scratch_reserve(size_t need)
 	return 0;
 }
 
+/*
+ * A non-frozen user type at scratch + *off: every field of the type, a
+ * null for each one without a live cell (fields are sorted by index). Not
+ * present when no field is live, as a row without the column.
+ */
+static int
+udt_assemble(const struct sm_type *ty, const struct coll *co, int64_t sh, int32_t now, size_t *off,
+	     struct sm_cell_view *cv)
+{
+	size_t need = 4 * (size_t)ty->nfields, start = *off;
+	uint32_t i, e, live = 0;
+	uint8_t *p;
+
+	for (i = 0; i < co->n; i++) {
+		if (!cell_live(&co->e[i].c, sh, now))
+			continue;
+		live++;
+		need += co->e[i].c.v.len;
+		cv->writetime = SM_MAX(cv->writetime, co->e[i].c.ts);
+	}
+	if (live == 0) {
+		cv->present = false;
+		return 0;
+	}
+	if (scratch_reserve(start + need) < 0)
+		return -ENOMEM;
+	p = scratch + start;
+	for (i = 0, e = 0; i < ty->nfields; i++) {
+		const struct elem *el = NULL;
+		uint32_t len;
+
+		/* the next live element with this field's index, if any */
+		for (; e < co->n; e++) {
+			const uint8_t *k = val_ptr(&co->e[e].key);
+			unsigned fi = (unsigned)k[0] << 8 | k[1];
+
+			if (fi > i)
+				break;
+			if (fi == i && cell_live(&co->e[e].c, sh, now))
+				el = &co->e[e];
+		}
+		len = el != NULL ? el->c.v.len : UINT32_MAX;
+		p[0] = (uint8_t)(len >> 24);
+		p[1] = (uint8_t)(len >> 16);
+		p[2] = (uint8_t)(len >> 8);
+		p[3] = (uint8_t)len;
+		p += 4;
+		if (el != NULL && len) {
+			memcpy(p, val_ptr(&el->c.v), len);
+			p += len;
+		}
+	}
+	cv->present = true;
+	cv->value.p = (const uint8_t *)(uintptr_t)start;
+	cv->value.len = (uint32_t)need;
+	*off = start + need;
+	return 0;
+}
+
 /* Serialize the live elements of @co at scratch + *off. */
 static int
 coll_assemble(const struct sm_type *ty, const struct coll *co, int64_t shadow, int32_t now,
@@ -1507,6 +1752,8 @@ coll_assemble(const struct sm_type *ty, const struct coll *co, int64_t shadow, i
 	uint32_t i, n = 0;
 	uint8_t *p;
 
+	if (ty->kind == SM_TYPE_UDT)
+		return udt_assemble(ty, co, sh, now, off, cv);
 	for (i = 0; i < co->n; i++) {
 		if (!cell_live(&co->e[i].c, sh, now))
 			continue;
@@ -1578,6 +1825,27 @@ cell_view(const struct cell *c, int64_t shadow, int32_t now, struct sm_cell_view
 }
 
 /*
+ * The cell of one element of a non-frozen collection or user type (its
+ * value, write time and TTL), as if it were a column of its own: a set
+ * element's value is empty. Not present when the element is not live.
+ */
+static void
+elem_view(const struct sm_type *ty, const struct cell *c, struct sm_bytes key, int64_t shadow,
+	  int32_t now, struct sm_cell_view *cv)
+{
+	const struct coll *co = c->coll;
+	bool found;
+	uint32_t i;
+
+	cv->present = false;
+	if (co == NULL || ty->kind == SM_TYPE_LIST)
+		return;
+	i = elem_find(co, coll_key_type(ty), key, &found);
+	if (found)
+		cell_view(&co->e[i].c, SM_MAX(shadow, co->tomb_ts), now, cv);
+}
+
+/*
  * Build the selected cells of a row (@r NULL: the static-only row) in
  * row_cells, which the read reserved for s->ncols.
  */
@@ -1613,6 +1881,11 @@ emit_row(struct sm_select *s, const struct sm_table *t, const struct part *p, co
 				continue;
 			c = &p->srow->cells[col->pos];
 			if (c->coll != NULL) {
+				/* only a collection's (or user type's) elements have views of their own */
+				if (SM_UNLIKELY(s->col_keys != NULL && s->col_keys[i].p != NULL)) {
+					elem_view(col->type, c, s->col_keys[i], p->del_ts, now, cv);
+					continue;
+				}
 				if (coll_assemble(col->type, c->coll, p->del_ts, now, &off, cv) < 0)
 					return -ENOMEM;
 				colls = true;
@@ -1625,6 +1898,10 @@ emit_row(struct sm_select *s, const struct sm_table *t, const struct part *p, co
 				continue;
 			c = &r->cells[col->pos];
 			if (c->coll != NULL) {
+				if (SM_UNLIKELY(s->col_keys != NULL && s->col_keys[i].p != NULL)) {
+					elem_view(col->type, c, s->col_keys[i], shadow, now, cv);
+					continue;
+				}
 				if (coll_assemble(col->type, c->coll, shadow, now, &off, cv) < 0)
 					return -ENOMEM;
 				colls = true;
@@ -1637,8 +1914,8 @@ emit_row(struct sm_select *s, const struct sm_table *t, const struct part *p, co
 	if (colls)
 		for (i = 0; i < s->ncols; i++)
 			if (t->cols[s->cols[i]].kind >= SM_COL_STATIC &&
-			    sm_type_is_collection(t->cols[s->cols[i]].type) &&
-			    !t->cols[s->cols[i]].type->frozen && cells[i].present)
+			    sm_type_is_multicell(t->cols[s->cols[i]].type) && cells[i].present &&
+			    (s->col_keys == NULL || s->col_keys[i].p == NULL))
 				cells[i].value.p = scratch + (uintptr_t)cells[i].value.p;
 	rv.table = t;
 	rv.token = p->token;
@@ -1943,12 +2220,32 @@ sm_ptable_scan(struct sm_ptable *pt, struct sm_select *s, struct sm_scan_pos *po
 
 /* ---- compare-and-set ---- */
 
+/* IF c CONTAINS v, IF m CONTAINS KEY k (column_condition.cc) */
+static bool
+coll_contains(const struct sm_condition *c, const struct sm_type *ty,
+	      const struct sm_cell_view *cv)
+{
+	bool is_map = ty->kind == SM_TYPE_MAP, key = c->op == SM_COND_CONTAINS_KEY;
+	struct sm_coll_iter it;
+	struct sm_bytes k, v;
+
+	if (c->null || !cv->present || sm_coll_iter_init(&it, cv->value) < 0)
+		return false;
+	while (sm_coll_next(&it, &k, is_map ? &v : NULL, is_map))
+		if (sm_value_compare(key || !is_map ? ty->elem : ty->val, key || !is_map ? k : v,
+				     c->value) == 0)
+			return true;
+	return false;
+}
+
 static bool
 cond_holds(const struct sm_condition *c, const struct sm_type *ty, const struct sm_cell_view *cv)
 {
 	int cmp;
 	unsigned i;
 
+	if (c->op == SM_COND_CONTAINS || c->op == SM_COND_CONTAINS_KEY)
+		return coll_contains(c, ty, cv);
 	if (c->op == SM_COND_IN) {
 		for (i = 0; i < c->nin; i++) {
 			bool in_null = c->in[i].len == UINT32_MAX;
@@ -2018,6 +2315,8 @@ struct cas_sink {
 	const struct sm_table *t;
 	bool seen;
 	bool ok;
+	bool statics_only; /* the row is missing: its static columns only, the rest null */
+	bool static_seen;
 	unsigned ncond_cols;
 	const uint16_t *cols;
 	const uint32_t *cell_of; /* column id -> its cell + 1 */
@@ -2030,7 +2329,12 @@ cas_row(void *ctx, const struct sm_row_view *r)
 	const struct sm_cas *c = cs->c;
 	unsigned i;
 
-	cs->seen = true;
+	static const struct sm_cell_view nullv;
+
+	if (cs->statics_only)
+		cs->static_seen = true;
+	else
+		cs->seen = true;
 	cs->ok = true;
 	for (i = 0; i < c->nconds; i++) {
 		const struct sm_condition *cd = &c->conds[i];
@@ -2041,6 +2345,8 @@ cas_row(void *ctx, const struct sm_row_view *r)
 		if (cs->cell_of[cd->col] == 0 || cs->cell_of[cd->col] > r->ncells)
 			return -EINVAL;
 		cv = &r->cells[cs->cell_of[cd->col] - 1];
+		if (cs->statics_only && col->kind != SM_COL_STATIC)
+			cv = &nullv;
 		if (cd->has_elem) {
 			coll_element(col->type, cv, cd->elem, &elem);
 			if (!cond_holds(cd,
@@ -2052,7 +2358,7 @@ cas_row(void *ctx, const struct sm_row_view *r)
 			cs->ok = false;
 		}
 	}
-	if (c->sink.row != NULL) {
+	if (c->sink.row != NULL && !cs->statics_only) {
 		/* The caller's pre-image: its own column list, a prefix of ours. */
 		struct sm_row_view pre = *r;
 
@@ -2118,6 +2424,20 @@ sm_ptable_cas_read(struct sm_ptable *pt, const struct sm_cas *c, int32_t now, bo
 		s.nranges = 1;
 	}
 	ret = sm_ptable_read(pt, &s, now);
+	if (ret >= 0 && !cs.seen && c->kind == SM_CAS_IF && c->mut.ck.n > 0) {
+		/* no such row: a condition on a static column still reads the
+		 * partition's static row (Cassandra's and ScyllaDB's rule) */
+		bool statics = false;
+
+		for (i = 0; i < c->nconds && !statics; i++)
+			statics = t->cols[c->conds[i].col].kind == SM_COL_STATIC;
+		if (statics) {
+			cs.statics_only = true;
+			s.ranges = NULL;
+			s.nranges = 0;
+			ret = sm_ptable_read(pt, &s, now);
+		}
+	}
 clear_map:
 	/* Leave the map clear for the next one: only these entries were set. */
 	for (i = 0; i < n; i++)
@@ -2131,7 +2451,7 @@ clear_map:
 		*conds_ok = cs.seen;
 	else if (c->kind == SM_CAS_CUSTOM)
 		*conds_ok = true; /* the store decides after the read */
-	else if (cs.seen)
+	else if (cs.seen || cs.static_seen)
 		*conds_ok = cs.ok;
 	else {
 		/* No row: every column reads as null. */

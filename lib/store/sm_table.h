@@ -26,7 +26,16 @@ sm_ptable_free(struct sm_ptable *pt);
 /* Drop every partition (TRUNCATE). */
 void
 sm_ptable_truncate(struct sm_ptable *pt);
-/* The table definition the storage was created for. */
+/*
+ * Move the storage to a new definition of the same table (ALTER TABLE,
+ * ALTER TYPE): cells follow their column by name, those of dropped columns
+ * go, added columns start empty. The caller holds @t for as long as the
+ * storage uses it. 0, or -ENOMEM with the storage unchanged.
+ */
+int
+sm_ptable_reschema(struct sm_ptable *pt, const struct sm_table *t);
+
+/* The table definition the storage was created for (or last moved to). */
 const struct sm_table *
 sm_ptable_schema(const struct sm_ptable *pt);
 

@@ -50,7 +50,8 @@ static const char *const type_names[SM_TYPE__COUNT] = {
 	[SM_TYPE_TIMEUUID] = "timeuuid", [SM_TYPE_TINYINT] = "tinyint",
 	[SM_TYPE_UUID] = "uuid",	 [SM_TYPE_VARINT] = "varint",
 	[SM_TYPE_LIST] = "list",	 [SM_TYPE_SET] = "set",
-	[SM_TYPE_MAP] = "map",
+	[SM_TYPE_MAP] = "map",		 [SM_TYPE_TUPLE] = "tuple",
+	[SM_TYPE_UDT] = "user type",
 };
 
 static const uint16_t cql_ids[SM_TYPE__COUNT] = {
@@ -61,7 +62,8 @@ static const uint16_t cql_ids[SM_TYPE__COUNT] = {
 	[SM_TYPE_VARINT] = 0x000E,    [SM_TYPE_TIMEUUID] = 0x000F, [SM_TYPE_INET] = 0x0010,
 	[SM_TYPE_DATE] = 0x0011,      [SM_TYPE_TIME] = 0x0012,	   [SM_TYPE_SMALLINT] = 0x0013,
 	[SM_TYPE_TINYINT] = 0x0014,   [SM_TYPE_DURATION] = 0x0015, [SM_TYPE_LIST] = 0x0020,
-	[SM_TYPE_MAP] = 0x0021,	      [SM_TYPE_SET] = 0x0022,
+	[SM_TYPE_MAP] = 0x0021,	      [SM_TYPE_SET] = 0x0022,	   [SM_TYPE_UDT] = 0x0030,
+	[SM_TYPE_TUPLE] = 0x0031,
 };
 
 static const uint8_t fixed_lens[SM_TYPE__COUNT] = {
@@ -191,6 +193,24 @@ sb_finish(struct sbuf *sb)
 
 /* ---- types ---- */
 
+bool
+sm_type_simple_by_name(const char *name, size_t n, enum sm_type_kind *k)
+{
+	unsigned i;
+
+	if (n == 7 && memcmp(name, "varchar", 7) == 0) {
+		*k = SM_TYPE_TEXT;
+		return true;
+	}
+	for (i = 0; i < SM_TYPE_LIST; i++) {
+		if (strlen(type_names[i]) == n && memcmp(type_names[i], name, n) == 0) {
+			*k = (enum sm_type_kind)i;
+			return true;
+		}
+	}
+	return false;
+}
+
 const struct sm_type *
 sm_type_simple(enum sm_type_kind kind)
 {
@@ -205,6 +225,20 @@ sm_type_is_collection(const struct sm_type *t)
 	return t && (t->kind == SM_TYPE_LIST || t->kind == SM_TYPE_SET || t->kind == SM_TYPE_MAP);
 }
 
+/* A node of our own (collection, tuple, user type), not a singleton. */
+static bool
+type_owned(const struct sm_type *t)
+{
+	return t && t->kind >= SM_TYPE_LIST && t->kind < SM_TYPE__COUNT;
+}
+
+static bool
+has_fields(const struct sm_type *t)
+{
+	return t && (t->kind == SM_TYPE_TUPLE || t->kind == SM_TYPE_UDT);
+}
+
+
 uint32_t
 sm_type_fixed_len(const struct sm_type *t)
 {
@@ -214,34 +248,79 @@ sm_type_fixed_len(const struct sm_type *t)
 void
 sm_type_free(const struct sm_type *t)
 {
-	if (!sm_type_is_collection(t))
+	unsigned i;
+
+	if (!type_owned(t))
 		return;
 	sm_type_free(t->elem);
 	sm_type_free(t->val);
+	for (i = 0; t->fields != NULL && i < t->nfields; i++)
+		sm_type_free(t->fields[i]);
+	for (i = 0; t->field_names != NULL && i < t->nfields; i++)
+		sm_free(t->field_names[i]);
+	sm_free(t->fields);
+	sm_free(t->field_names);
+	sm_free(t->ks);
+	sm_free(t->name);
 	sm_free(type_mut(t));
+}
+
+/* A zeroed node of @kind; NULL when out of memory. */
+static struct sm_type *
+type_node(enum sm_type_kind kind)
+{
+	struct sm_type *n = sm_calloc(1, sizeof(*n));
+
+	if (n != NULL)
+		n->kind = kind;
+	return n;
+}
+
+/* Room for @n fields (and their names for a user type) in a node from type_node(). */
+static int
+type_fields_alloc(struct sm_type *n, unsigned count)
+{
+	n->fields = sm_calloc(count ? count : 1, sizeof(*n->fields));
+	if (n->kind == SM_TYPE_UDT)
+		n->field_names = sm_calloc(count ? count : 1, sizeof(*n->field_names));
+	if (n->fields == NULL || (n->kind == SM_TYPE_UDT && n->field_names == NULL))
+		return -ENOMEM;
+	return 0;
 }
 
 const struct sm_type *
 sm_type_dup(const struct sm_type *t)
 {
 	struct sm_type *n;
+	unsigned i;
 
-	if (!sm_type_is_collection(t))
+	if (!type_owned(t))
 		return t;
-	n = sm_malloc(sizeof(*n));
+	n = type_node(t->kind);
 	if (!n)
 		return NULL;
-	*n = *t;
-	n->elem = NULL;
-	n->val = NULL;
-	n->elem = sm_type_dup(t->elem);
-	if (!n->elem)
+	n->frozen = t->frozen;
+	if (t->elem && !(n->elem = sm_type_dup(t->elem)))
 		goto fail;
-	if (t->val) {
-		n->val = sm_type_dup(t->val);
-		if (!n->val)
+	if (t->val && !(n->val = sm_type_dup(t->val)))
+		goto fail;
+	if (has_fields(t)) {
+		if (type_fields_alloc(n, t->nfields) < 0)
 			goto fail;
+		for (i = 0; i < t->nfields; i++) {
+			n->nfields = (uint16_t)(i + 1);
+			n->fields[i] = sm_type_dup(t->fields[i]);
+			if (n->fields[i] == NULL)
+				goto fail;
+			if (t->kind == SM_TYPE_UDT &&
+			    (n->field_names[i] = sm_strdup(t->field_names[i])) == NULL)
+				goto fail;
+		}
+		n->nfields = t->nfields;
 	}
+	if (t->kind == SM_TYPE_UDT &&
+	    ((n->ks = sm_strdup(t->ks)) == NULL || (n->name = sm_strdup(t->name)) == NULL))
+		goto fail;
 	return n;
 fail:
 	sm_type_free(n);
@@ -251,14 +330,114 @@ fail:
 bool
 sm_type_equal(const struct sm_type *a, const struct sm_type *b)
 {
+	unsigned i;
+
 	if (a == b)
 		return true;
 	if (!a || !b || a->kind != b->kind)
 		return false;
-	if (!sm_type_is_collection(a))
+	if (!type_owned(a))
 		return true;
-	return a->frozen == b->frozen && sm_type_equal(a->elem, b->elem) &&
-	       sm_type_equal(a->val, b->val);
+	if (a->frozen != b->frozen || !sm_type_equal(a->elem, b->elem) ||
+	    !sm_type_equal(a->val, b->val))
+		return false;
+	if (!has_fields(a))
+		return true;
+	if (a->nfields != b->nfields)
+		return false;
+	if (a->kind == SM_TYPE_UDT && (strcmp(a->ks, b->ks) != 0 || strcmp(a->name, b->name) != 0))
+		return false;
+	for (i = 0; i < a->nfields; i++) {
+		if (!sm_type_equal(a->fields[i], b->fields[i]))
+			return false;
+		if (a->kind == SM_TYPE_UDT && strcmp(a->field_names[i], b->field_names[i]) != 0)
+			return false;
+	}
+	return true;
+}
+
+int
+sm_type_field_index(const struct sm_type *t, const char *name)
+{
+	unsigned i;
+
+	if (t == NULL || t->kind != SM_TYPE_UDT)
+		return -1;
+	for (i = 0; i < t->nfields; i++)
+		if (strcmp(t->field_names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+bool
+sm_type_uses_udt(const struct sm_type *t, const char *ks, const char *name)
+{
+	unsigned i;
+
+	if (!type_owned(t))
+		return false;
+	if (t->kind == SM_TYPE_UDT && strcmp(t->ks, ks) == 0 && strcmp(t->name, name) == 0)
+		return true;
+	if (sm_type_uses_udt(t->elem, ks, name) || sm_type_uses_udt(t->val, ks, name))
+		return true;
+	for (i = 0; has_fields(t) && i < t->nfields; i++)
+		if (sm_type_uses_udt(t->fields[i], ks, name))
+			return true;
+	return false;
+}
+
+const struct sm_type *
+sm_type_replace_udt(const struct sm_type *t, const struct sm_type *udt)
+{
+	struct sm_type *n;
+	unsigned i;
+
+	if (!sm_type_uses_udt(t, udt->ks, udt->name))
+		return t;
+	if (t->kind == SM_TYPE_UDT && strcmp(t->ks, udt->ks) == 0 &&
+	    strcmp(t->name, udt->name) == 0) {
+		n = type_mut(sm_type_dup(udt));
+		if (n != NULL)
+			n->frozen = t->frozen;
+		return n;
+	}
+	/* a copy of this level, each child replaced or copied */
+	n = type_node(t->kind);
+	if (n == NULL)
+		return NULL;
+	n->frozen = t->frozen;
+	if (t->elem && !(n->elem = sm_type_replace_udt(t->elem, udt)))
+		goto fail;
+	if (n->elem == t->elem && t->elem && !(n->elem = sm_type_dup(t->elem)))
+		goto fail;
+	if (t->val && !(n->val = sm_type_replace_udt(t->val, udt)))
+		goto fail;
+	if (n->val == t->val && t->val && !(n->val = sm_type_dup(t->val)))
+		goto fail;
+	if (has_fields(t)) {
+		if (type_fields_alloc(n, t->nfields) < 0)
+			goto fail;
+		for (i = 0; i < t->nfields; i++) {
+			const struct sm_type *f = sm_type_replace_udt(t->fields[i], udt);
+
+			n->nfields = (uint16_t)(i + 1);
+			if (f == t->fields[i])
+				f = sm_type_dup(f);
+			n->fields[i] = f;
+			if (f == NULL)
+				goto fail;
+			if (t->kind == SM_TYPE_UDT &&
+			    (n->field_names[i] = sm_strdup(t->field_names[i])) == NULL)
+				goto fail;
+		}
+	}
+	if (t->kind == SM_TYPE_UDT &&
+	    ((n->ks = sm_strdup(t->ks)) == NULL || (n->name = sm_strdup(t->name)) == NULL))
+		goto fail;
+	return n;
+fail:
+	sm_type_free(n);
+	return NULL;
 }
 
 uint16_t
@@ -267,29 +446,87 @@ sm_type_cql_id(const struct sm_type *t)
 	return (unsigned)t->kind < SM_TYPE__COUNT ? cql_ids[t->kind] : 0;
 }
 
+/* A name as CQL writes it: quoted unless it is lowercase letters, digits and '_'. */
 static void
-type_name(struct sbuf *sb, const struct sm_type *t)
+sb_put_ident(struct sbuf *sb, const char *s)
 {
+	const char *p;
+	bool plain = (*s >= 'a' && *s <= 'z');
+
+	for (p = s; plain && *p; p++)
+		plain = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_';
+	if (plain) {
+		sb_puts(sb, s);
+		return;
+	}
+	sb_putc(sb, '"');
+	for (p = s; *p; p++) {
+		if (*p == '"')
+			sb_putc(sb, '"');
+		sb_putc(sb, *p);
+	}
+	sb_putc(sb, '"');
+}
+
+/* @qualified: user types as ks.name (for messages about a statement's text). */
+static void
+type_name_q(struct sbuf *sb, const struct sm_type *t, bool qualified)
+{
+	unsigned i;
+
 	if ((unsigned)t->kind >= SM_TYPE__COUNT) {
 		sb_puts(sb, "?");
 		return;
 	}
-	if (!sm_type_is_collection(t)) {
+	if (!type_owned(t)) {
 		sb_puts(sb, type_names[t->kind]);
 		return;
 	}
 	if (t->frozen)
 		sb_puts(sb, "frozen<");
-	sb_puts(sb, type_names[t->kind]);
-	sb_putc(sb, '<');
-	type_name(sb, t->elem);
-	if (t->kind == SM_TYPE_MAP) {
-		sb_puts(sb, ", ");
-		type_name(sb, t->val);
+	if (t->kind == SM_TYPE_UDT) {
+		if (qualified) {
+			sb_put_ident(sb, t->ks);
+			sb_putc(sb, '.');
+		}
+		sb_put_ident(sb, t->name);
+	} else {
+		sb_puts(sb, type_names[t->kind]);
+		sb_putc(sb, '<');
 	}
-	sb_putc(sb, '>');
+	if (has_fields(t) && t->kind == SM_TYPE_TUPLE) {
+		for (i = 0; i < t->nfields; i++) {
+			if (i > 0)
+				sb_puts(sb, ", ");
+			type_name_q(sb, t->fields[i], qualified);
+		}
+	} else if (t->kind != SM_TYPE_UDT) {
+		type_name_q(sb, t->elem, qualified);
+		if (t->kind == SM_TYPE_MAP) {
+			sb_puts(sb, ", ");
+			type_name_q(sb, t->val, qualified);
+		}
+	}
+	if (t->kind != SM_TYPE_UDT)
+		sb_putc(sb, '>');
 	if (t->frozen)
 		sb_putc(sb, '>');
+}
+
+static void
+type_name(struct sbuf *sb, const struct sm_type *t)
+{
+	type_name_q(sb, t, false);
+}
+
+/* The name with user types qualified, as a statement names them (for messages). */
+static size_t
+type_name_written(const struct sm_type *t, char *buf, size_t len)
+{
+	struct sbuf sb = { buf, len, 0 };
+
+	type_name_q(&sb, t, true);
+	return sb_finish(&sb);
 }
 
 size_t
@@ -301,42 +538,72 @@ sm_type_name(const struct sm_type *t, char *buf, size_t len)
 	return sb_finish(&sb);
 }
 
-/* Cassandra freezes everything under frozen<>: frozen<list<list<int>>> is legal. */
+/*
+ * Cassandra freezes everything under frozen<>: frozen<list<list<int>>> is
+ * legal. A user type's fields keep their definition (a frozen one is one
+ * cell whatever they are), a tuple's components freeze with it.
+ */
 static void
 type_freeze(const struct sm_type *t)
 {
-	if (!sm_type_is_collection(t))
+	unsigned i;
+
+	if (!type_owned(t))
 		return;
 	type_mut(t)->frozen = true;
+	if (t->kind == SM_TYPE_UDT)
+		return;
 	type_freeze(t->elem);
 	type_freeze(t->val);
+	for (i = 0; t->kind == SM_TYPE_TUPLE && i < t->nfields; i++)
+		type_freeze(t->fields[i]);
 }
 
 static bool
 type_has_duration(const struct sm_type *t)
 {
+	unsigned i;
+
 	if (!t)
 		return false;
 	if (t->kind == SM_TYPE_DURATION)
 		return true;
+	for (i = 0; has_fields(t) && i < t->nfields; i++)
+		if (type_has_duration(t->fields[i]))
+			return true;
 	return type_has_duration(t->elem) || type_has_duration(t->val);
 }
 
-/* CQL3Type.Raw.RawCollection.prepare()'s checks and messages, outermost first. */
+static bool
+non_frozen_inside(const struct sm_type *t)
+{
+	return t && sm_type_is_multicell(t);
+}
+
+/*
+ * ScyllaDB's checks and messages for collections (cql3/cql3_type.cc
+ * raw_collection::prepare_internal()) and tuples (raw_tuple), outermost
+ * first. User types were checked when they were created.
+ */
 static int
 type_check(const struct sm_type *t, char *err, size_t errlen)
 {
 	char name[256];
+	unsigned i;
 	int ret;
 
+	if (t && t->kind == SM_TYPE_TUPLE) {
+		for (i = 0; i < t->nfields; i++)
+			if (t->fields[i]->kind == SM_TYPE_COUNTER)
+				return err_set(err, errlen, "Counters are not allowed inside tuples");
+		for (i = 0; i < t->nfields; i++)
+			if ((ret = type_check(t->fields[i], err, errlen)) != 0)
+				return ret;
+		return 0;
+	}
 	if (!sm_type_is_collection(t))
 		return 0;
-	sm_type_name(t, name, sizeof(name));
-	if (!t->frozen && ((sm_type_is_collection(t->elem) && !t->elem->frozen) ||
-			   (sm_type_is_collection(t->val) && !t->val->frozen)))
-		return err_set(err, errlen,
-			       "Non-frozen collections are not allowed inside collections: %s",
-			       name);
+	type_name_written(t, name, sizeof(name));
 	if (t->elem->kind == SM_TYPE_COUNTER || (t->val && t->val->kind == SM_TYPE_COUNTER))
 		return err_set(err, errlen, "Counters are not allowed inside collections: %s",
 			       name);
@@ -344,10 +611,181 @@ type_check(const struct sm_type *t, char *err, size_t errlen)
 		return err_set(err, errlen, "Durations are not allowed inside sets: %s", name);
 	if (t->kind == SM_TYPE_MAP && type_has_duration(t->elem))
 		return err_set(err, errlen, "Durations are not allowed as map keys: %s", name);
+	if (!t->frozen && (non_frozen_inside(t->elem) || non_frozen_inside(t->val)))
+		return err_set(err, errlen,
+			       "Non-frozen user types or collections are not allowed inside "
+			       "collections: %s",
+			       name);
 	ret = type_check(t->elem, err, errlen);
 	if (ret == 0 && t->val)
 		ret = type_check(t->val, err, errlen);
 	return ret;
+}
+
+static int
+name_index_cmp(const void *a, const void *b, void *arg)
+{
+	const char *const *names = arg;
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	int c = strcmp(names[x], names[y]);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+/*
+ * The first name that a later one repeats (ScyllaDB reports the pair it
+ * meets first), or @n: sorted, not compared pairwise, since a statement may
+ * name 32,767 fields.
+ */
+static unsigned
+first_duplicate(const char *const *names, unsigned n)
+{
+	unsigned *idx, i, first = n;
+
+	if (n < 2)
+		return n;
+	idx = sm_malloc((size_t)n * sizeof(*idx));
+	if (idx == NULL) {
+		/* pairwise then: correct, only slower */
+		unsigned j;
+
+		for (i = 0; i + 1 < n; i++)
+			for (j = i + 1; j < n; j++)
+				if (strcmp(names[i], names[j]) == 0)
+					return i;
+		return n;
+	}
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(*idx), name_index_cmp, (void *)(uintptr_t)names);
+	/* a run of equal names starts at its smallest index */
+	for (i = 1; i < n; i++)
+		if (strcmp(names[idx[i - 1]], names[idx[i]]) == 0 &&
+		    (i < 2 || strcmp(names[idx[i - 2]], names[idx[i]]) != 0) && idx[i - 1] < first)
+			first = idx[i - 1];
+	sm_free(idx);
+	return first;
+}
+
+static void
+free_types(const struct sm_type *const *fields, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		sm_type_free(fields[i]);
+}
+
+/*
+ * A tuple or user type node holding @fields (taken, even on failure), at
+ * most SM_TYPE_MAX_FIELDS of them (create_type_statement.cc's message).
+ */
+static int
+fields_node(enum sm_type_kind kind, const struct sm_type *const *fields, unsigned n,
+	    struct sm_type **out, char *err, size_t errlen)
+{
+	struct sm_type *t;
+	unsigned i;
+
+	if (n > SM_TYPE_MAX_FIELDS) {
+		free_types(fields, n);
+		return err_set(err, errlen, "A %s cannot have more than %u %s",
+			       kind == SM_TYPE_UDT ? "user type" : "tuple", SM_TYPE_MAX_FIELDS,
+			       kind == SM_TYPE_UDT ? "fields" : "components");
+	}
+	t = type_node(kind);
+	if (t == NULL || type_fields_alloc(t, n) < 0) {
+		sm_type_free(t);
+		free_types(fields, n);
+		err_set(err, errlen, "Out of memory building a type");
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		t->fields[i] = fields[i];
+	t->nfields = (uint16_t)n;
+	*out = t;
+	return 0;
+}
+
+int
+sm_type_tuple(const struct sm_type *const *fields, unsigned n, const struct sm_type **out,
+	      char *err, size_t errlen)
+{
+	struct sm_type *t = NULL;
+	int ret;
+
+	ret = fields_node(SM_TYPE_TUPLE, fields, n, &t, err, errlen);
+	if (ret)
+		return ret;
+	type_freeze(t);
+	ret = type_check(t, err, errlen);
+	if (ret) {
+		sm_type_free(t);
+		return ret;
+	}
+	*out = t;
+	return 0;
+}
+
+int
+sm_type_udt(const char *ks, const char *name, const char *const *names,
+	    const struct sm_type *const *fields, unsigned n, const struct sm_type **out, char *err,
+	    size_t errlen)
+{
+	struct sm_type *t = NULL;
+	unsigned i;
+	int ret;
+
+	ret = fields_node(SM_TYPE_UDT, fields, n, &t, err, errlen);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++)
+		if ((t->field_names[i] = sm_strdup(names[i])) == NULL)
+			goto nomem_t;
+	if ((t->ks = sm_strdup(ks)) == NULL || (t->name = sm_strdup(name)) == NULL)
+		goto nomem_t;
+	/* create_type_statement.cc validate() and check_for_duplicate_names() */
+	for (i = 0; i < n; i++) {
+		if (fields[i]->kind == SM_TYPE_COUNTER) {
+			ret = err_set(err, errlen, "A user type cannot contain counters");
+			goto fail;
+		}
+		if (fields[i]->kind == SM_TYPE_UDT && !fields[i]->frozen) {
+			ret = err_set(err, errlen,
+				      "A user type cannot contain non-frozen user type fields");
+			goto fail;
+		}
+	}
+	i = first_duplicate(names, n);
+	if (i < n) {
+		ret = err_set(err, errlen, "Duplicate field name %s in type %s", names[i], name);
+		goto fail;
+	}
+	for (i = 0; i < n; i++)
+		if ((ret = type_check(fields[i], err, errlen)) != 0)
+			goto fail;
+	*out = t;
+	return 0;
+nomem_t:
+	sm_type_free(t);
+	err_set(err, errlen, "Out of memory building a user type");
+	return -ENOMEM;
+fail:
+	sm_type_free(t);
+	return ret;
+}
+
+const struct sm_type *
+sm_type_frozen_copy(const struct sm_type *t)
+{
+	const struct sm_type *n;
+
+	if (!type_owned(t) || t->frozen)
+		return t;
+	n = sm_type_dup(t);
+	if (n != NULL)
+		type_freeze(n);
+	return n;
 }
 
 int
@@ -362,14 +800,12 @@ sm_type_collection(enum sm_type_kind kind, bool frozen, const struct sm_type *el
 		ret = err_set(err, errlen, "Invalid collection type parts");
 		goto free_parts;
 	}
-	n = sm_malloc(sizeof(*n));
+	n = type_node(kind);
 	if (!n) {
 		err_set(err, errlen, "Out of memory building a collection type");
 		ret = -ENOMEM;
 		goto free_parts;
 	}
-	n->kind = kind;
-	n->frozen = false;
 	n->elem = elem;
 	n->val = val;
 	if (frozen)
@@ -392,6 +828,7 @@ struct type_parser {
 	const char *s;
 	char *err;
 	size_t errlen;
+	const struct sm_type_resolver *r;
 };
 
 static void
@@ -421,22 +858,40 @@ tp_expect(struct type_parser *tp, char c)
 	return 0;
 }
 
+/*
+ * A name: letters, digits and '_', lowercased, or "quoted" with its case
+ * kept ("" for a quote). Into @word (@cap bytes); *@quoted tells which.
+ */
 static int
-tp_type(struct type_parser *tp, const struct sm_type **out, unsigned depth)
+tp_word(struct type_parser *tp, char *word, size_t cap, bool *quoted)
 {
-	const struct sm_type *elem = NULL, *val = NULL, *inner;
-	char word[32], name[256];
-	enum sm_type_kind kind;
 	size_t n = 0;
-	int ret;
 
-	if (depth > TYPE_MAX_DEPTH)
-		return err_set(tp->err, tp->errlen,
-			       "Invalid type: collections nested more than %d deep in '%s'",
-			       TYPE_MAX_DEPTH, tp->text);
 	tp_skip_ws(tp);
+	*quoted = *tp->s == '"';
+	if (*quoted) {
+		tp->s++;
+		for (;;) {
+			if (*tp->s == '\0')
+				return tp_syntax(tp, "'\"'");
+			if (*tp->s == '"') {
+				if (tp->s[1] != '"')
+					break;
+				tp->s++;
+			}
+			if (n + 1 >= cap)
+				return err_set(tp->err, tp->errlen, "Invalid type: name too long in '%s'",
+					       tp->text);
+			word[n++] = *tp->s++;
+		}
+		tp->s++;
+		word[n] = '\0';
+		if (n == 0)
+			return tp_syntax(tp, "a type name");
+		return 0;
+	}
 	while (isalnum((unsigned char)tp->s[n]) || tp->s[n] == '_') {
-		if (n + 1 >= sizeof(word))
+		if (n + 1 >= cap)
 			return err_set(tp->err, tp->errlen, "Unknown type %.*s", (int)n, tp->s);
 		word[n] = (char)tolower((unsigned char)tp->s[n]);
 		n++;
@@ -445,6 +900,127 @@ tp_type(struct type_parser *tp, const struct sm_type **out, unsigned depth)
 	if (n == 0)
 		return tp_syntax(tp, "a type name");
 	tp->s += n;
+	return 0;
+}
+
+static int
+tp_type(struct type_parser *tp, const struct sm_type **out, unsigned depth);
+
+/* tuple<a, b, ...> after the word */
+static int
+tp_tuple(struct type_parser *tp, const struct sm_type **out, unsigned depth)
+{
+	const struct sm_type *stack[16], **f = stack, **nf;
+	unsigned n = 0, cap = SM_ARRAY_SIZE(stack);
+	int ret;
+
+	ret = tp_expect(tp, '<');
+	if (ret)
+		return ret;
+	for (;;) {
+		if (n == cap) {
+			if (n >= SM_TYPE_MAX_FIELDS + 1u) {
+				ret = err_set(tp->err, tp->errlen,
+					      "A tuple cannot have more than %u components",
+					      SM_TYPE_MAX_FIELDS);
+				goto fail;
+			}
+			nf = sm_malloc(2 * cap * sizeof(*nf));
+			if (nf == NULL) {
+				ret = err_set(tp->err, tp->errlen, "Out of memory parsing a type");
+				ret = -ENOMEM;
+				goto fail;
+			}
+			memcpy(nf, f, n * sizeof(*nf));
+			if (f != stack)
+				sm_free(f);
+			f = nf;
+			cap *= 2;
+		}
+		ret = tp_type(tp, &f[n], depth + 1);
+		if (ret)
+			goto fail;
+		n++;
+		tp_skip_ws(tp);
+		if (*tp->s != ',')
+			break;
+		tp->s++;
+	}
+	ret = tp_expect(tp, '>');
+	if (ret)
+		goto fail;
+	ret = sm_type_tuple(f, n, out, tp->err, tp->errlen);
+	if (f != stack)
+		sm_free(f);
+	return ret;
+fail:
+	free_types(f, n);
+	if (f != stack)
+		sm_free(f);
+	return ret;
+}
+
+/* A user type [ks.]name, after its first word: a copy of the resolver's. */
+static int
+tp_user_type(struct type_parser *tp, const char *word, const struct sm_type **out)
+{
+	char ks[256], name[256];
+	const char *k = NULL;
+	const struct sm_type *def;
+	bool quoted;
+	int ret;
+
+	snprintf(name, sizeof(name), "%s", word);
+	tp_skip_ws(tp);
+	if (*tp->s == '.') {
+		tp->s++;
+		snprintf(ks, sizeof(ks), "%s", word);
+		ret = tp_word(tp, name, sizeof(name), &quoted);
+		if (ret)
+			return ret;
+		k = ks;
+	}
+	if (tp->r == NULL || tp->r->find == NULL)
+		return err_set(tp->err, tp->errlen, "Unknown type %s%s%s", k ? k : "", k ? "." : "",
+			       name);
+	if (k != NULL && tp->r->ks != NULL && strcmp(k, tp->r->ks) != 0)
+		return err_set(tp->err, tp->errlen,
+			       "Statement on keyspace %s cannot refer to a user type in keyspace "
+			       "%s; user types can only be used in the keyspace they are defined in",
+			       tp->r->ks, k);
+	if (k == NULL)
+		k = tp->r->ks;
+	def = k != NULL ? tp->r->find(tp->r->ctx, k, name) : NULL;
+	if (def == NULL)
+		return err_set(tp->err, tp->errlen, "Unknown type %s%s%s", k ? k : "", k ? "." : "",
+			       name);
+	*out = sm_type_dup(def);
+	if (*out == NULL)
+		return err_set(tp->err, tp->errlen, "Out of memory parsing a type"), -ENOMEM;
+	return 0;
+}
+
+static int
+tp_type(struct type_parser *tp, const struct sm_type **out, unsigned depth)
+{
+	const struct sm_type *elem = NULL, *val = NULL, *inner;
+	char word[256], name[256];
+	enum sm_type_kind kind;
+	bool quoted;
+	int ret;
+
+	if (depth > TYPE_MAX_DEPTH)
+		return err_set(tp->err, tp->errlen,
+			       "Invalid type: collections nested more than %d deep in '%s'",
+			       TYPE_MAX_DEPTH, tp->text);
+	ret = tp_word(tp, word, sizeof(word), &quoted);
+	if (ret)
+		return ret;
+	if (quoted)
+		return tp_user_type(tp, word, out);
+	tp_skip_ws(tp);
+	if (*tp->s == '.')
+		return tp_user_type(tp, word, out);
 
 	if (strcmp(word, "frozen") == 0) {
 		ret = tp_expect(tp, '<');
@@ -458,7 +1034,7 @@ tp_type(struct type_parser *tp, const struct sm_type **out, unsigned depth)
 			sm_type_free(inner);
 			return ret;
 		}
-		if (!sm_type_is_collection(inner)) {
+		if (!type_owned(inner)) {
 			sm_type_name(inner, name, sizeof(name));
 			return err_set(tp->err, tp->errlen,
 				       "frozen<> is only allowed on collections, tuples, and "
@@ -469,13 +1045,15 @@ tp_type(struct type_parser *tp, const struct sm_type **out, unsigned depth)
 		*out = inner;
 		return 0;
 	}
+	if (strcmp(word, "tuple") == 0 && *tp->s == '<')
+		return tp_tuple(tp, out, depth);
 	if (strcmp(word, "varchar") == 0)
 		strcpy(word, "text");
-	for (kind = 0; kind < SM_TYPE__COUNT; kind++)
+	for (kind = 0; kind <= SM_TYPE_MAP; kind++)
 		if (strcmp(word, type_names[kind]) == 0)
 			break;
-	if (kind == SM_TYPE__COUNT)
-		return err_set(tp->err, tp->errlen, "Unknown type %s", word);
+	if (kind > SM_TYPE_MAP)
+		return tp_user_type(tp, word, out);
 	if (kind < SM_TYPE_LIST) {
 		*out = &simple_types[kind];
 		return 0;
@@ -499,13 +1077,14 @@ tp_type(struct type_parser *tp, const struct sm_type **out, unsigned depth)
 	if (ret)
 		goto free_parts;
 	/* Checks run once the whole type is known, like Cassandra's prepare(). */
-	*out = sm_malloc(sizeof(struct sm_type));
+	*out = type_node(kind);
 	if (!*out) {
 		ret = -ENOMEM;
 		err_set(tp->err, tp->errlen, "Out of memory parsing a type");
 		goto free_parts;
 	}
-	*type_mut(*out) = (struct sm_type){ .kind = kind, .elem = elem, .val = val };
+	type_mut(*out)->elem = elem;
+	type_mut(*out)->val = val;
 	return 0;
 free_parts:
 	sm_type_free(elem);
@@ -514,9 +1093,10 @@ free_parts:
 }
 
 int
-sm_type_parse(const char *text, const struct sm_type **out, char *err, size_t errlen)
+sm_type_parse_in(const char *text, const struct sm_type_resolver *r, const struct sm_type **out,
+		 char *err, size_t errlen)
 {
-	struct type_parser tp = { text, text, err, errlen };
+	struct type_parser tp = { text, text, err, errlen, r };
 	const struct sm_type *t;
 	int ret;
 
@@ -536,6 +1116,12 @@ sm_type_parse(const char *text, const struct sm_type **out, char *err, size_t er
 free_type:
 	sm_type_free(t);
 	return ret;
+}
+
+int
+sm_type_parse(const char *text, const struct sm_type **out, char *err, size_t errlen)
+{
+	return sm_type_parse_in(text, NULL, out, err, errlen);
 }
 
 /* ---- duration vints (Cassandra's VIntCoding) ---- */
@@ -740,6 +1326,68 @@ sm_coll_build(uint8_t *buf, size_t len, const struct sm_bytes *elems, uint32_t n
 	return need;
 }
 
+void
+sm_tuple_iter_init(struct sm_coll_iter *it, struct sm_bytes v)
+{
+	it->p = v.p;
+	it->end = v.p + v.len;
+	it->left = 0;
+}
+
+bool
+sm_tuple_next(struct sm_coll_iter *it, struct sm_bytes *field)
+{
+	int32_t n;
+
+	if (it->left == ITER_BROKEN || it->p == it->end)
+		return false;
+	if (it->end - it->p < 4)
+		goto broken;
+	n = (int32_t)be32(it->p);
+	it->p += 4;
+	if (n < 0) {
+		field->p = NULL;
+		field->len = SM_FIELD_NULL;
+		return true;
+	}
+	if (it->end - it->p < n)
+		goto broken;
+	field->p = it->p;
+	field->len = (uint32_t)n;
+	it->p += n;
+	return true;
+broken:
+	it->p = it->end = NULL;
+	it->left = ITER_BROKEN;
+	return false;
+}
+
+size_t
+sm_tuple_build(uint8_t *buf, size_t len, const struct sm_bytes *fields, unsigned n)
+{
+	size_t need = 0;
+	unsigned i;
+	uint8_t *p;
+
+	for (i = 0; i < n; i++)
+		need += 4 + (fields[i].len == SM_FIELD_NULL ? 0 : (size_t)fields[i].len);
+	if (need > len)
+		return need;
+	p = buf;
+	for (i = 0; i < n; i++) {
+		if (fields[i].len == SM_FIELD_NULL) {
+			put_be32(p, UINT32_MAX);
+			p += 4;
+			continue;
+		}
+		put_be32(p, fields[i].len);
+		if (fields[i].len)
+			memcpy(p + 4, fields[i].p, fields[i].len);
+		p += 4 + fields[i].len;
+	}
+	return need;
+}
+
 /* ---- validation ---- */
 
 /* Offset of the first byte that is not strict UTF-8, or len when all is well. */
@@ -839,6 +1487,34 @@ validate_coll(const struct sm_type *t, struct sm_bytes v, char *err, size_t errl
 	return 0;
 }
 
+/* tuple_type_impl::validate(): each field its own type, null allowed, none past the type's. */
+static int
+validate_tuple(const struct sm_type *t, struct sm_bytes v, char *err, size_t errlen)
+{
+	const char *what = t->kind == SM_TYPE_UDT ? "user type" : "tuple";
+	struct sm_coll_iter it;
+	struct sm_bytes f;
+	unsigned i = 0;
+	int ret;
+
+	sm_tuple_iter_init(&it, v);
+	while (sm_tuple_next(&it, &f)) {
+		if (i >= t->nfields)
+			return err_set(err, errlen,
+				       "Value of %s has more fields than its type (%u)", what,
+				       t->nfields);
+		if (f.len != SM_FIELD_NULL) {
+			ret = sm_value_validate(t->fields[i], f, err, errlen);
+			if (ret)
+				return ret;
+		}
+		i++;
+	}
+	if (it.left == ITER_BROKEN)
+		return err_set(err, errlen, "Not enough bytes to read a %s field", what);
+	return 0;
+}
+
 int
 sm_value_validate(const struct sm_type *t, struct sm_bytes v, char *err, size_t errlen)
 {
@@ -923,6 +1599,9 @@ sm_value_validate(const struct sm_type *t, struct sm_bytes v, char *err, size_t 
 	case SM_TYPE_SET:
 	case SM_TYPE_MAP:
 		return validate_coll(t, v, err, errlen);
+	case SM_TYPE_TUPLE:
+	case SM_TYPE_UDT:
+		return validate_tuple(t, v, err, errlen);
 	case SM_TYPE__COUNT:
 		break;
 	}
@@ -1283,6 +1962,40 @@ cmp_coll(const struct sm_type *t, struct sm_bytes a, struct sm_bytes b)
 	return ha ? 1 : hb ? -1 : 0;
 }
 
+/*
+ * tuple_type_impl's order: field by field, a null field before any value,
+ * a value that ends early before a longer one with the same fields.
+ */
+static int
+cmp_tuple(const struct sm_type *t, struct sm_bytes a, struct sm_bytes b)
+{
+	struct sm_coll_iter ia, ib;
+	struct sm_bytes fa, fb;
+	bool ha, hb;
+	unsigned i;
+	int c;
+
+	sm_tuple_iter_init(&ia, a);
+	sm_tuple_iter_init(&ib, b);
+	for (i = 0;; i++) {
+		ha = sm_tuple_next(&ia, &fa);
+		hb = sm_tuple_next(&ib, &fb);
+		if (!ha || !hb)
+			break;
+		if (fa.len == SM_FIELD_NULL || fb.len == SM_FIELD_NULL)
+			c = (fa.len != SM_FIELD_NULL) - (fb.len != SM_FIELD_NULL);
+		else if (i < t->nfields)
+			c = sm_value_compare(t->fields[i], fa, fb);
+		else
+			c = cmp_bytes(fa, fb);
+		if (c)
+			return c;
+	}
+	if (ia.left == ITER_BROKEN || ib.left == ITER_BROKEN)
+		return cmp_bytes(a, b);
+	return ha ? 1 : hb ? -1 : 0;
+}
+
 int
 sm_value_compare(const struct sm_type *t, struct sm_bytes a, struct sm_bytes b)
 {
@@ -1320,6 +2033,9 @@ sm_value_compare(const struct sm_type *t, struct sm_bytes a, struct sm_bytes b)
 	case SM_TYPE_SET:
 	case SM_TYPE_MAP:
 		return cmp_coll(t, a, b);
+	case SM_TYPE_TUPLE:
+	case SM_TYPE_UDT:
+		return cmp_tuple(t, a, b);
 	default:
 		/* ascii, text, blob, inet, date (unsigned), time (never negative), duration */
 		return cmp_bytes(a, b);
@@ -1461,6 +2177,33 @@ fmt_decimal(struct sbuf *sb, struct sm_bytes v)
 		sm_free(s);
 }
 
+int
+sm_double_digits(double x, bool single, char digits[18], bool *neg)
+{
+	char tmp[40], *e;
+	int prec, nd = 0;
+	const char *p;
+
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, x);
+		if (single ? strtof(tmp, NULL) == (float)x : strtod(tmp, NULL) == x)
+			break;
+	}
+	p = tmp;
+	*neg = *p == '-';
+	if (*neg)
+		p++;
+	for (; *p && *p != 'e' && nd < 17; p++)
+		if (*p != '.')
+			digits[nd++] = *p;
+	while (*p && *p != 'e')
+		p++;
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	digits[nd] = '\0';
+	return (int)strtol(p + 1, &e, 10);
+}
+
 /*
  * The shortest digits that read back as the same number, laid out like
  * Java's Float/Double.toString(): plain for 1e-3 <= |x| < 1e7 ("1.0",
@@ -1469,9 +2212,9 @@ fmt_decimal(struct sbuf *sb, struct sm_bytes v)
 static void
 fmt_float(struct sbuf *sb, double x, bool single)
 {
-	char tmp[40], digits[24], *e;
-	int prec, exp10, nd = 0, i;
-	const char *p;
+	char digits[18];
+	int exp10, nd, i;
+	bool neg;
 
 	if (isnan(x)) {
 		sb_puts(sb, "NaN");
@@ -1481,23 +2224,10 @@ fmt_float(struct sbuf *sb, double x, bool single)
 		sb_puts(sb, x < 0 ? "-Infinity" : "Infinity");
 		return;
 	}
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, x);
-		if (single ? strtof(tmp, NULL) == (float)x : strtod(tmp, NULL) == x)
-			break;
-	}
-	p = tmp;
-	if (*p == '-') {
+	exp10 = sm_double_digits(x, single, digits, &neg);
+	nd = (int)strlen(digits);
+	if (neg)
 		sb_putc(sb, '-');
-		p++;
-	}
-	for (; *p && *p != 'e'; p++)
-		if (*p != '.')
-			digits[nd++] = *p;
-	exp10 = (int)strtol(p + 1, &e, 10);
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
-	digits[nd] = '\0';
 	if (exp10 >= -3 && exp10 < 7) {
 		if (exp10 < 0) {
 			sb_puts(sb, "0.");
@@ -1636,6 +2366,33 @@ fmt_coll(struct sbuf *sb, const struct sm_type *t, struct sm_bytes v)
 	sb_putc(sb, t->kind == SM_TYPE_LIST ? ']' : '}');
 }
 
+/* (1, 'a', null) for a tuple, {a: 1, b: null} for a user type */
+static void
+fmt_tuple(struct sbuf *sb, const struct sm_type *t, struct sm_bytes v)
+{
+	bool udt = t->kind == SM_TYPE_UDT;
+	struct sm_coll_iter it;
+	struct sm_bytes f;
+	unsigned i = 0;
+
+	sb_putc(sb, udt ? '{' : '(');
+	sm_tuple_iter_init(&it, v);
+	while (sm_tuple_next(&it, &f) && i < t->nfields) {
+		if (i > 0)
+			sb_puts(sb, ", ");
+		if (udt) {
+			sb_put_ident(sb, t->field_names[i]);
+			sb_puts(sb, ": ");
+		}
+		if (f.len == SM_FIELD_NULL)
+			sb_puts(sb, "null");
+		else
+			fmt_value(sb, t->fields[i], f);
+		i++;
+	}
+	sb_putc(sb, udt ? '}' : ')');
+}
+
 /* @v is valid for @t. */
 static void
 fmt_value(struct sbuf *sb, const struct sm_type *t, struct sm_bytes v)
@@ -1663,6 +2420,10 @@ fmt_value(struct sbuf *sb, const struct sm_type *t, struct sm_bytes v)
 		case SM_TYPE_SET:
 		case SM_TYPE_MAP:
 			sb_puts(sb, "{}");
+			return;
+		case SM_TYPE_TUPLE:
+		case SM_TYPE_UDT:
+			sb_puts(sb, "0x");
 			return;
 		default:
 			sb_printf(sb, "blobas%s(0x)", type_names[t->kind]);
@@ -1735,6 +2496,10 @@ fmt_value(struct sbuf *sb, const struct sm_type *t, struct sm_bytes v)
 	case SM_TYPE_MAP:
 		fmt_coll(sb, t, v);
 		break;
+	case SM_TYPE_TUPLE:
+	case SM_TYPE_UDT:
+		fmt_tuple(sb, t, v);
+		break;
 	case SM_TYPE__COUNT:
 		break;
 	}
@@ -1792,6 +2557,68 @@ normalize_elem(const struct sm_type *t, struct sm_bytes e, uint8_t *p, size_t ro
 	return (long)e.len;
 }
 
+/* A tuple or user type with every field in canonical form (it has no order of its own). */
+static long
+normalize_tuple(const struct sm_type *t, struct sm_bytes v, uint8_t *buf, size_t len)
+{
+	struct sm_coll_iter it;
+	struct sm_bytes f;
+	uint8_t *tmp, *p;
+	unsigned i = 0;
+	long ret;
+
+	if (v.len > len)
+		return -ENOSPC;
+	/* the fields never grow: normalised into a copy, then moved into place */
+	tmp = sm_malloc(v.len ? v.len : 1);
+	if (tmp == NULL)
+		return -ENOMEM;
+	p = tmp;
+	sm_tuple_iter_init(&it, v);
+	while (sm_tuple_next(&it, &f)) {
+		if (f.len == SM_FIELD_NULL || i >= t->nfields) {
+			put_be32(p, f.len == SM_FIELD_NULL ? UINT32_MAX : f.len);
+			if (f.len != SM_FIELD_NULL && f.len)
+				memcpy(p + 4, f.p, f.len);
+			p += 4 + (f.len == SM_FIELD_NULL ? 0 : f.len);
+			i++;
+			continue;
+		}
+		ret = sm_value_normalize(t->fields[i], f, p + 4, (size_t)(tmp + v.len - p - 4));
+		if (ret < 0)
+			goto out;
+		put_be32(p, (uint32_t)ret);
+		p += 4 + ret;
+		i++;
+	}
+	if (it.left == ITER_BROKEN) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = (long)(p - tmp);
+	if (ret)
+		memcpy(buf, tmp, (size_t)ret);
+out:
+	sm_free(tmp);
+	return ret;
+}
+
+/* Whether values of @t can differ from their canonical form: they hold a set or a map. */
+static bool
+type_unordered(const struct sm_type *t)
+{
+	unsigned i;
+
+	if (!type_owned(t))
+		return false;
+	if (t->kind == SM_TYPE_SET || t->kind == SM_TYPE_MAP)
+		return true;
+	for (i = 0; has_fields(t) && i < t->nfields; i++)
+		if (type_unordered(t->fields[i]))
+			return true;
+	return type_unordered(t->elem);
+}
+
 static long
 normalize(const struct sm_type *t, struct sm_bytes v, uint8_t *buf, size_t len, bool deep)
 {
@@ -1804,6 +2631,8 @@ normalize(const struct sm_type *t, struct sm_bytes v, uint8_t *buf, size_t len, 
 	size_t out;
 	long ret;
 
+	if (deep && has_fields(t) && v.len > 0 && type_unordered(t))
+		return normalize_tuple(t, v, buf, len);
 	if (!sm_type_is_collection(t) || v.len == 0) {
 		if (v.len > len)
 			return -ENOSPC;

@@ -29,6 +29,10 @@
  *   list, set              int32 count, then count x (int32 length, bytes)
  *   map                    int32 count, then count x (key, value), each as
  *                          (int32 length, bytes)
+ *   tuple, user type       its fields in order, each (int32 length, bytes),
+ *                          a negative length for a null field; a value may
+ *                          end early (the missing fields are null: a user
+ *                          type that ALTER TYPE ... ADD grew)
  *
  * A zero-length value is Cassandra's "empty" value (not null): it is valid for
  * every type but counter and sorts before every other value.
@@ -64,20 +68,42 @@ enum sm_type_kind {
 	SM_TYPE_LIST,
 	SM_TYPE_SET,
 	SM_TYPE_MAP,
+	SM_TYPE_TUPLE,
+	SM_TYPE_UDT, /* a user-defined type */
 	SM_TYPE__COUNT
 };
 
 /*
  * A CQL type. Simple types are shared singletons (sm_type_simple()); a
- * collection is a tree of nodes allocated with sm_malloc() whose leaves are
- * singletons. Collections nested in collections are always frozen.
+ * collection, tuple or user type is a tree of nodes allocated with
+ * sm_malloc() whose leaves are singletons. Collections and user types
+ * nested in collections are always frozen; a tuple always is. A user type
+ * is copied into every type that uses it (a table's column, another user
+ * type), so a tree owns all of its nodes.
  */
 struct sm_type {
 	enum sm_type_kind kind;
 	bool frozen;
 	const struct sm_type *elem; /* list/set element, map key */
 	const struct sm_type *val;  /* map value */
+	/* tuple and user type */
+	const struct sm_type **fields; /* the field (component) types, in order */
+	uint16_t nfields;
+	/* user type */
+	char *ks;	    /* the keyspace it belongs to */
+	char *name;	    /* its name, case kept */
+	char **field_names; /* case kept */
 };
+
+/* Most fields of a user type or tuple (ScyllaDB's max_udt_fields is 32767). */
+#define SM_TYPE_MAX_FIELDS 32767u
+
+/* A serialized field length that stands for null (sm_tuple_build(), sm_tuple_next()). */
+#define SM_FIELD_NULL UINT32_MAX
+
+/* The simple type named @name (@n bytes, lowercase; "varchar" is text) into *@k; false when none. */
+bool
+sm_type_simple_by_name(const char *name, size_t n, enum sm_type_kind *k);
 
 /* The singleton for a simple type, never freed; NULL for collections and out-of-range kinds. */
 const struct sm_type *
@@ -97,6 +123,69 @@ int
 sm_type_parse(const char *text, const struct sm_type **out, char *err, size_t errlen);
 
 /*
+ * Where sm_type_parse_in() finds user types: @find returns the definition
+ * of @name in keyspace @ks (not a copy: the parser copies it), or NULL.
+ * @ks is the keyspace of the statement: unqualified names are looked up
+ * there, and a name qualified with another keyspace is refused, as
+ * ScyllaDB refuses it (cql3/cql3_type.cc raw_ut).
+ */
+struct sm_type_resolver {
+	const struct sm_type *(*find)(void *ctx, const char *ks, const char *name);
+	void *ctx;
+	const char *ks;
+};
+
+/*
+ * sm_type_parse() with user types ("frozen<address>", "ks.address",
+ * "\"Quoted\"", "set<frozen<tuple<int, text>>>"): a user type is
+ * non-frozen unless frozen<> says so, a tuple is always frozen (its
+ * components too). @r may be NULL: every user type is then unknown.
+ */
+int
+sm_type_parse_in(const char *text, const struct sm_type_resolver *r, const struct sm_type **out,
+		 char *err, size_t errlen);
+
+/*
+ * A tuple of @n components (taking ownership of each, even on failure;
+ * the array itself is copied). Counters are refused, nested collections
+ * frozen. 0, -EINVAL with a message in @err, or -ENOMEM.
+ */
+int
+sm_type_tuple(const struct sm_type *const *fields, unsigned n, const struct sm_type **out,
+	      char *err, size_t errlen);
+
+/*
+ * A non-frozen user type @ks.@name with @n fields (names copied, field
+ * types owned, even on failure). Counters and non-frozen user types as
+ * fields are refused, as are duplicate names, with ScyllaDB's messages
+ * (create_type_statement.cc). 0, -EINVAL or -ENOMEM.
+ */
+int
+sm_type_udt(const char *ks, const char *name, const char *const *names,
+	    const struct sm_type *const *fields, unsigned n, const struct sm_type **out, char *err,
+	    size_t errlen);
+
+/* @t frozen (a copy; @t itself when it already is or cannot be); NULL when out of memory. */
+const struct sm_type *
+sm_type_frozen_copy(const struct sm_type *t);
+
+/* The index of field @name of user type @t, or -1. */
+int
+sm_type_field_index(const struct sm_type *t, const char *name);
+
+/* True when @t is or contains (at any depth) the user type @ks.@name. */
+bool
+sm_type_uses_udt(const struct sm_type *t, const char *ks, const char *name);
+
+/*
+ * A copy of @t in which every user type @udt->ks.@udt->name is replaced by
+ * @udt (keeping each one's frozenness), NULL when out of memory; @t itself
+ * when it does not use that type.
+ */
+const struct sm_type *
+sm_type_replace_udt(const struct sm_type *t, const struct sm_type *udt);
+
+/*
  * Build a collection type from its parts, with the checks of sm_type_parse().
  * Takes ownership of @elem and @val (@val is NULL except for maps) even on
  * failure; @frozen freezes nested collections too. Returns 0 and *out, -EINVAL
@@ -110,6 +199,15 @@ sm_type_collection(enum sm_type_kind kind, bool frozen, const struct sm_type *el
 void
 sm_type_free(const struct sm_type *t);
 
+/*
+ * The shortest decimal digits of finite @x (@single: of the float it
+ * rounds to) that read back as it, into @digits without trailing zeros
+ * (NUL-terminated, 1 to 17 digits); the power of ten of the first digit is
+ * returned, the sign goes to *@neg.
+ */
+int
+sm_double_digits(double x, bool single, char digits[18], bool *neg);
+
 /* A deep copy of a collection (NULL when memory is exhausted); @t itself for simple types. */
 const struct sm_type *
 sm_type_dup(const struct sm_type *t);
@@ -122,19 +220,33 @@ sm_type_equal(const struct sm_type *a, const struct sm_type *b);
 bool
 sm_type_is_collection(const struct sm_type *t);
 
+/*
+ * True for the types stored one cell per element or field: non-frozen
+ * collections and non-frozen user types (a tuple is always frozen). Inline:
+ * every write asks it for every cell.
+ */
+static inline bool
+sm_type_is_multicell(const struct sm_type *t)
+{
+	return t != NULL && !t->frozen && t->kind >= SM_TYPE_LIST && t->kind != SM_TYPE_TUPLE;
+}
+
 /* The serialized size of every non-empty value of @t, or 0 when it varies. */
 uint32_t
 sm_type_fixed_len(const struct sm_type *t);
 
 /*
  * The canonical CQL name into @buf: "text" (never "varchar"),
- * "map<text, frozen<list<int>>>", "frozen<set<int>>" for a frozen top level.
- * Returns the length of the whole name, like snprintf().
+ * "map<text, frozen<list<int>>>", "frozen<set<int>>" for a frozen top level,
+ * "frozen<tuple<int, text>>", a user type by its name ("address",
+ * "frozen<address>", "\"Quoted\"" where CQL needs the quotes), as
+ * ScyllaDB's system_schema tables print them (types/types.cc
+ * cql3_type_name()). Returns the length of the whole name, like snprintf().
  */
 size_t
 sm_type_name(const struct sm_type *t, char *buf, size_t len);
 
-/* The CQL v4 [option] id of @t for result metadata (0x0001 ascii .. 0x0022 set). */
+/* The CQL v4 [option] id of @t for result metadata (0x0001 ascii .. 0x0031 tuple). */
 uint16_t
 sm_type_cql_id(const struct sm_type *t);
 
@@ -212,6 +324,26 @@ sm_coll_next(struct sm_coll_iter *it, struct sm_bytes *elem_or_key, struct sm_by
 /* True when the iteration stopped on malformed data or the value has bytes past its last element. */
 bool
 sm_coll_iter_error(const struct sm_coll_iter *it);
+
+/*
+ * Iteration over the fields of a serialized tuple or user type (see
+ * sm_coll_iter: validate first and it never fails). Init cannot fail: the
+ * fields are read one by one.
+ */
+void
+sm_tuple_iter_init(struct sm_coll_iter *it, struct sm_bytes v);
+
+/* The next field into *@field (len SM_FIELD_NULL, p NULL for a null one); false at the end. */
+bool
+sm_tuple_next(struct sm_coll_iter *it, struct sm_bytes *field);
+
+/*
+ * Serialize @n fields as a tuple or user type value (a field whose len is
+ * SM_FIELD_NULL is null). Returns the size, writing only when it fits in
+ * @len, as sm_coll_build().
+ */
+size_t
+sm_tuple_build(uint8_t *buf, size_t len, const struct sm_bytes *fields, unsigned n);
 
 /*
  * Serialize a collection into @buf: @n elements of a list or set, or for a

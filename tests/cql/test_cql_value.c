@@ -43,6 +43,27 @@ tohex(const uint8_t *p, size_t n)
 	return hex;
 }
 
+/* ks.ut (a int, b text), the one user type the types below may name */
+static const struct sm_type *test_ut;
+
+static const struct sm_type *
+find_ut(void *ctx, const char *ks, const char *name)
+{
+	(void)ctx;
+	if (test_ut == NULL) {
+		const char *names[] = { "a", "b" };
+		const struct sm_type *fields[] = { sm_type_simple(SM_TYPE_INT),
+						   sm_type_simple(SM_TYPE_TEXT) };
+
+		assert_int_equal(sm_type_udt("ks", "ut", names, fields, 2, &test_ut, err,
+					     sizeof(err)),
+				 0);
+	}
+	return strcmp(ks, "ks") == 0 && strcmp(name, "ut") == 0 ? test_ut : NULL;
+}
+
+static const struct sm_type_resolver resolver = { find_ut, NULL, "ks" };
+
 /* Convert the term of INSERT INTO t (c) VALUES (@lit) to @type; the value is at out.p + span.off. */
 static int
 convert(const char *lit, const char *type)
@@ -57,7 +78,7 @@ convert(const char *lit, const char *type)
 	rc = sm_cql_parse(text, (size_t)n, &s, err, sizeof(err));
 	if (rc != 0)
 		fail_msg("parse of <%s> failed: %d %s", text, rc, err);
-	rc = sm_type_parse(type, &t, err, sizeof(err));
+	rc = sm_type_parse_in(type, &resolver, &t, err, sizeof(err));
 	if (rc != 0)
 		fail_msg("type <%s>: %s", type, err);
 	sm_cql_buf_reset(&out);
@@ -332,6 +353,12 @@ test_timestamp(void **state)
 	expect_i64("'2024-01-02 05:04:05+02'", "timestamp", 1704164645000);
 	expect_i64("'2024-01-02 01:34:05-01:30'", "timestamp", 1704164645000);
 	expect_i64("'2024-01-02 03:04+0000'", "timestamp", 1704164640000);
+	expect_i64("'2024-01-02 03:04:05 UTC'", "timestamp", 1704164645000);
+	expect_i64("'2024-01-02 03:04:05 GMT'", "timestamp", 1704164645000);
+	expect_i64("'2024-01-02 05:04:05 GMT+02:00'", "timestamp", 1704164645000);
+	expect_i64("'2024-01-02 03:04:05 +0000'", "timestamp", 1704164645000);
+	expect_i64("'2024-01-02 03:04:05UT'", "timestamp", 1704164645000);
+	expect_err("'2024-01-02 03:04:05 Mars/Olympus'", "timestamp", -EINVAL, NULL);
 	expect_i64("'1970-01-01'", "timestamp", 0);
 	expect_i64("'1969-12-31 23:59:59.999'", "timestamp", -1);
 	expect_i64("'1900-03-01 00:00:00'", "timestamp", -2203891200000);
@@ -448,6 +475,39 @@ test_blob_bool_uuid(void **state)
 	expect_err("'01234567-89ab-4def-8123-456789abcdef'", "uuid", -EINVAL, NULL);
 }
 
+/* Tuples and user types: fields in order, (int32 length, bytes) each, -1 for null. */
+static void
+test_tuples_and_user_types(void **state)
+{
+	(void)state;
+	expect("(1, 'a')", "tuple<int, text>", "000000040000000100000001" "61");
+	expect("(1, null)", "tuple<int, text>", "0000000400000001ffffffff");
+	expect("(1)", "tuple<int, text>", "0000000400000001");
+	expect("(1, (2, 'x'))", "tuple<int, tuple<int, text>>",
+	       "0000000400000001" "0000000d" "0000000400000002" "0000000178");
+	expect("'1:x\\:y'", "tuple<int, text>", "0000000400000001" "00000003" "783a79");
+	expect("'@:x'", "tuple<int, text>", "ffffffff" "0000000178");
+	expect_err("'1:2:3'", "tuple<int, text>", -EINVAL,
+		   "Invalid tuple literal: too many elements. Type frozen<tuple<int, text>> "
+		   "expects 2 but got 3");
+	expect_err("(1, 2, 3)", "tuple<int, int>", -EINVAL,
+		   "Invalid tuple literal for c: too many elements. Type frozen<tuple<int, int>> "
+		   "expects 2 but got 3");
+	expect_err("('a', 1)", "tuple<int, int>", -EINVAL,
+		   "Invalid tuple literal for c: component 0 is not of type int");
+	expect_err("(1, (1, 2, 3))", "tuple<int, tuple<int, int>>", -EINVAL,
+		   "Invalid tuple literal for c: component 1 is not of type frozen<tuple<int, int>>");
+	expect("{b: 'x', a: 1}", "frozen<ut>", "0000000400000001" "0000000178");
+	expect("{b: 'x'}", "ut", "ffffffff" "0000000178");
+	expect_err("{}", "ut", -EINVAL, "Invalid set literal for c of type ut");
+	expect("[{a: 2}]", "list<frozen<ks.ut>>", "00000001" "0000000c" "0000000400000002ffffffff");
+	expect_err("{a: 1, z: 2}", "ut", -EINVAL, "Unknown field 'z' in value of user defined type ut");
+	expect_err("{a: 'x'}", "ut", -EINVAL,
+		   "Invalid user type literal for c: field a is not of type int");
+	expect_err("{a: 1}", "int", -EINVAL, "Invalid user type literal for c of type int");
+	expect_err("{a: {b: 1}}", "ut", -EINVAL, "Invalid user type literal for c.a of type int");
+}
+
 static void
 test_collections(void **state)
 {
@@ -525,7 +585,7 @@ test_collections(void **state)
 		   "Invalid STRING constant (x) for \"value(value(value(value(c))))\" of type int");
 	expect_err("{1: {[1]: 2}}", "map<int, frozen<map<frozen<list<text>>, int>>>", -EINVAL,
 		   "Invalid INTEGER constant (1) for \"value(key(value(c)))\" of type text");
-	expect_err("(1, 2)", "int", -ENOTSUP, "~not supported by shardmark");
+	expect_err("(1, 2)", "int", -EINVAL, "Invalid tuple type literal for c of type int");
 	/* a null literal is no value */
 	assert_int_equal(convert("null", "int"), 0);
 	assert_int_equal(span.state, SM_CQL_CONV_NULL);
@@ -564,7 +624,15 @@ test_functions(void **state)
 		   "(type text)");
 	expect_err("blobAsInt()", "int", -EINVAL, "~Invalid number of arguments");
 	expect_err("nosuchfn(1)", "int", -ENOTSUP, "~not supported by shardmark");
-	expect_err("token(1)", "bigint", -ENOTSUP, NULL);
+	/* the token of an int key, as ScyllaDB's token(1234) (test_cast.py) */
+	expect_i64("token(1234)", "bigint", 8821045555241575141LL);
+	expect_err("token(1)", "int", -EINVAL, "~Type error");
+	expect_err("sum(1)", "int", -EINVAL, "~Aggregation functions are not supported");
+	expect("mintimeuuid('1970-01-01 00:00:00+0000')", "timeuuid",
+	       "13814000" "1dd2" "11b2" "8080808080808080");
+	expect("maxtimeuuid(0)", "timeuuid", "1381670f" "1dd2" "11b2" "7f7f7f7f7f7f7f7f");
+	expect_i64("unixtimestampof(13814000-1dd2-11b2-8080-808080808080)", "bigint", 0);
+	expect("todate((timestamp)86400000)", "date", "80000001");
 
 	/* now(): version 1, strictly increasing, also into a uuid */
 	/* now(): version 1 and strictly increasing, also into a uuid */
@@ -726,6 +794,7 @@ teardown(void **state)
 {
 	(void)state;
 	sm_cql_buf_release(&out);
+	sm_type_free(test_ut);
 	return 0;
 }
 
@@ -852,6 +921,7 @@ main(void)
 		cmocka_unit_test(test_timestamp),      cmocka_unit_test(test_date),
 		cmocka_unit_test(test_time),	       cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_blob_bool_uuid), cmocka_unit_test(test_collections),
+		cmocka_unit_test(test_tuples_and_user_types),
 		cmocka_unit_test(test_functions),      cmocka_unit_test(test_binds),
 		cmocka_unit_test(test_from_text),      cmocka_unit_test(test_large_collections),
 		cmocka_unit_test(test_long_numbers),

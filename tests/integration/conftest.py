@@ -567,6 +567,18 @@ def cql_unique_name(prefix):
     return f"{prefix}_{os.getpid()}_{_cql_names[0]}"
 
 
+def cql_new_table(env, schema):
+    """A new table `schema` ("(k int PRIMARY KEY, ...)") in env's keyspace: its ks.name."""
+    t = f"{env.ks}.{cql_unique_name('t')}"
+    env.session.execute(f"CREATE TABLE {t} {schema}")
+    return t
+
+
+def cql_rows(session, query, *args):
+    """The rows of `query` as tuples."""
+    return [tuple(r) for r in session.execute(query, *args)]
+
+
 def cql_create_keyspace(session, name):
     session.execute(f"CREATE KEYSPACE {name} WITH replication = "
                     "{'class': 'NetworkTopologyStrategy', 'replication_factor': 1}")

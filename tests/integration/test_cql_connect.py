@@ -64,6 +64,24 @@ def test_connect_with_defaults_and_system_local(cql_server, cql_connect):
         "default mode: system.peers should be empty"
 
 
+def test_scylla_identity_tables(cql_env):
+    """system.scylla_local and system.versions, which ScyllaDB's drivers and
+    tools read to tell ScyllaDB from Cassandra (ScyllaDB's docs/dev/
+    system_keyspace.md): shardmark says it behaves as ScyllaDB, and what it is."""
+    s = cql_env.session
+    r = s.execute("SELECT key, version, compatible_version, build_mode, build_id "
+                  "FROM system.versions WHERE key = 'local'").one()
+    assert r.version.startswith("2025.1.0-shardmark.")
+    assert r.compatible_version == s.execute(
+        "SELECT release_version FROM system.local WHERE key = 'local'").one()[0]
+    assert r.build_mode == "release" and r.build_id.startswith("shardmark-")
+    assert s.execute("SELECT value FROM system.scylla_local WHERE key = 'enabled_features'"
+                     ).one()[0] == "LWT"
+    names = {r[0] for r in s.execute("SELECT table_name FROM system_schema.tables "
+                                     "WHERE keyspace_name = 'system'")}
+    assert {"scylla_local", "versions", "local", "peers"} <= names
+
+
 def test_connect_to_keyspace_and_use(cql_server, cql_connect):
     srv = cql_server()
     cluster, session = cql_connect(srv)

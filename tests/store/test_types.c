@@ -316,11 +316,11 @@ test_parse_rejects(void **state)
 
 	(void)state;
 	check_reject("list<list<int>>",
-		     "Non-frozen collections are not allowed inside collections: list<list<int>>");
+		     "Non-frozen user types or collections are not allowed inside collections: list<list<int>>");
 	check_reject(
 		"map<text, set<int>>",
-		"Non-frozen collections are not allowed inside collections: map<text, set<int>>");
-	check_reject("map<list<int>, int>", "Non-frozen collections are not allowed inside");
+		"Non-frozen user types or collections are not allowed inside collections: map<text, set<int>>");
+	check_reject("map<list<int>, int>", "Non-frozen user types or collections are not allowed inside");
 	check_reject("list<frozen<list<list<int>>>>x", "expected the end");
 	check_reject("set<frozen<list<set<int>>>>junk", "expected the end");
 	check_reject("list<counter>", "Counters are not allowed inside collections: list<counter>");
@@ -336,7 +336,9 @@ test_parse_rejects(void **state)
 	check_reject("frozen<int>", "frozen<> is only allowed on collections, tuples, and "
 				    "user-defined types (got int)");
 	check_reject("foo", "Unknown type foo");
-	check_reject("tuple<int, int>", "Unknown type tuple");
+	check_reject("tuple<int, counter>", "Counters are not allowed inside tuples");
+	check_reject("frozen<foo>", "Unknown type foo");
+	check_reject("ks.foo", "Unknown type ks.foo");
 	check_reject("", "expected a type name");
 	check_reject("   ", "expected a type name");
 	check_reject("list", "expected '<'");
@@ -408,7 +410,7 @@ test_type_helpers(void **state)
 	assert_int_equal(sm_type_collection(SM_TYPE_SET, false, a, NULL, &b, err, sizeof(err)),
 			 -EINVAL);
 	assert_string_equal(
-		err, "Non-frozen collections are not allowed inside collections: set<list<int>>");
+		err, "Non-frozen user types or collections are not allowed inside collections: set<list<int>>");
 	assert_int_equal(
 		sm_type_collection(SM_TYPE_LIST, false, T(SM_TYPE_INT), NULL, &a, err, sizeof(err)),
 		0);
@@ -1730,6 +1732,201 @@ test_normalize_large(void **state)
 	free(inner);
 }
 
+/* ---- tuples and user types ---- */
+
+/* ks.addr (street text, zip int, tags frozen<set<text>>) */
+static const struct sm_type *addr;
+
+static const struct sm_type *
+find_addr(void *ctx, const char *ks, const char *name)
+{
+	(void)ctx;
+	return strcmp(ks, "ks") == 0 && strcmp(name, "addr") == 0 ? addr : NULL;
+}
+
+static const struct sm_type_resolver addr_resolver = { find_addr, NULL, "ks" };
+
+static const struct sm_type *
+parse_in(const char *text)
+{
+	const struct sm_type *t = NULL;
+	char err[256] = "";
+
+	if (sm_type_parse_in(text, &addr_resolver, &t, err, sizeof(err)) != 0)
+		fail_msg("parse \"%s\": %s", text, err);
+	return t;
+}
+
+/* Fields of a tuple or user type value; a NULL pointer with len 1 is a null field. */
+static struct sm_bytes
+tup(const struct sm_bytes *f, unsigned n)
+{
+	struct sm_bytes v[16];
+	size_t len;
+	uint8_t *p;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		v[i] = f[i];
+		if (f[i].p == NULL && f[i].len == 1)
+			v[i].len = SM_FIELD_NULL;
+	}
+	len = sm_tuple_build(NULL, 0, v, n);
+	p = take(len);
+	assert_int_equal(sm_tuple_build(p, len, v, n), len);
+	return bytes(p, len);
+}
+
+static void
+test_tuples_and_user_types(void **state)
+{
+	const char *names[] = { "street", "zip", "tags" };
+	const struct sm_type *fields[3], *t, *u, *v;
+	const struct sm_bytes null1 = { NULL, 1 };
+	struct sm_bytes f[3], set2[2];
+	char name[256], err[256];
+	uint8_t norm[256];
+	struct ord o = { 0 };
+	int64_t before = mem_in_use();
+	long n;
+
+	(void)state;
+	fields[0] = T(SM_TYPE_TEXT);
+	fields[1] = T(SM_TYPE_INT);
+	fields[2] = parse("frozen<set<text>>");
+	assert_int_equal(sm_type_udt("ks", "addr", names, fields, 3, &addr, err, sizeof(err)), 0);
+	assert_false(addr->frozen);
+	assert_true(sm_type_is_multicell(addr));
+	assert_int_equal(sm_type_cql_id(addr), 0x0030);
+	assert_int_equal(sm_type_field_index(addr, "zip"), 1);
+	assert_int_equal(sm_type_field_index(addr, "nope"), -1);
+
+	/* names as system_schema prints them; a tuple is always frozen */
+	t = parse_in("tuple<int, list<text>>");
+	assert_int_equal(t->kind, SM_TYPE_TUPLE);
+	assert_int_equal(sm_type_cql_id(t), 0x0031);
+	sm_type_name(t, name, sizeof(name));
+	assert_string_equal(name, "frozen<tuple<int, frozen<list<text>>>>");
+	assert_false(sm_type_is_multicell(t));
+	sm_type_free(t);
+	u = parse_in("set<frozen<addr>>");
+	sm_type_name(u, name, sizeof(name));
+	assert_string_equal(name, "set<frozen<addr>>");
+	assert_true(sm_type_uses_udt(u, "ks", "addr"));
+	assert_false(sm_type_uses_udt(u, "ks", "other"));
+	v = sm_type_dup(u);
+	assert_true(sm_type_equal(u, v));
+	sm_type_free(v);
+	sm_type_free(u);
+	u = parse_in("ks.addr");
+	assert_false(u->frozen);
+	sm_type_name(u, name, sizeof(name));
+	assert_string_equal(name, "addr");
+	sm_type_free(u);
+
+	/* ScyllaDB's refusals */
+	assert_int_equal(sm_type_parse_in("list<addr>", &addr_resolver, &t, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "Non-frozen user types or collections are not allowed inside "
+				 "collections: list<ks.addr>");
+	assert_int_equal(sm_type_parse_in("frozen<other.addr>", &addr_resolver, &t, err,
+					  sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "Statement on keyspace ks cannot refer to a user type in keyspace "
+				 "other; user types can only be used in the keyspace they are "
+				 "defined in");
+	assert_int_equal(sm_type_parse_in("frozen<nope>", &addr_resolver, &t, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "Unknown type ks.nope");
+	{
+		const char *dn[] = { "a", "a" };
+		const struct sm_type *df[] = { T(SM_TYPE_INT), T(SM_TYPE_TEXT) };
+
+		assert_int_equal(sm_type_udt("ks", "d", dn, df, 2, &t, err, sizeof(err)), -EINVAL);
+		assert_string_equal(err, "Duplicate field name a in type d");
+		df[0] = T(SM_TYPE_COUNTER);
+		dn[1] = "b";
+		assert_int_equal(sm_type_udt("ks", "d", dn, df, 2, &t, err, sizeof(err)), -EINVAL);
+		assert_string_equal(err, "A user type cannot contain counters");
+	}
+
+	/* values: fields in order, a null is -1, a value may stop early */
+	f[0] = bytes("a", 1);
+	f[1] = be(7, 4);
+	set2[0] = bytes("y", 1);
+	set2[1] = bytes("x", 1);
+	f[2] = coll(set2, 2, false);
+	ok(addr, tup(f, 3));
+	ok(addr, tup(f, 1));
+	ok(addr, EMPTY);
+	f[1] = null1;
+	ok(addr, tup(f, 3));
+	f[1] = be(7, 2);
+	bad(addr, tup(f, 2), "Expected 4 or 0 byte int (2)");
+	f[1] = be(7, 4);
+	{
+		struct sm_bytes four[4] = { f[0], f[1], f[2], f[0] };
+
+		bad(addr, tup(four, 4), "more fields");
+	}
+	bad(addr, hx("00000004"), "Not enough bytes");
+
+	/* sets inside are sorted by normalisation, whatever the depth */
+	n = sm_value_normalize(addr, tup(f, 3), norm, sizeof(norm));
+	set2[0] = bytes("x", 1);
+	set2[1] = bytes("y", 1);
+	f[2] = coll(set2, 2, false);
+	assert_int_equal(n, tup(f, 3).len);
+	assert_memory_equal(norm, tup(f, 3).p, (size_t)n);
+	fmt_is(addr, tup(f, 3), "{street: 'a', zip: 7, tags: {'x', 'y'}}");
+	f[1] = null1;
+	fmt_is(addr, tup(f, 2), "{street: 'a', zip: null}");
+
+	/* order: field by field, null before a value, a shorter value first */
+	o.t = addr;
+	lt(&o, EMPTY);
+	f[0] = null1;
+	lt(&o, tup(f, 1));
+	f[0] = bytes("a", 1);
+	lt(&o, tup(f, 1));
+	f[1] = null1;
+	lt(&o, tup(f, 2));
+	f[1] = be(1, 4);
+	lt(&o, tup(f, 2));
+	f[1] = be(2, 4);
+	lt(&o, tup(f, 2));
+	f[0] = bytes("b", 1);
+	lt(&o, tup(f, 1));
+	check_order(&o);
+
+	/* ALTER TYPE: every use replaced, frozenness kept */
+	{
+		const char *n4[] = { "street", "zip", "tags", "extra" };
+		const struct sm_type *f4[4], *grown, *col, *rep;
+
+		f4[0] = T(SM_TYPE_TEXT);
+		f4[1] = T(SM_TYPE_INT);
+		f4[2] = parse("frozen<set<text>>");
+		f4[3] = T(SM_TYPE_UUID);
+		assert_int_equal(sm_type_udt("ks", "addr", n4, f4, 4, &grown, err, sizeof(err)), 0);
+		col = parse_in("map<int, frozen<addr>>");
+		rep = sm_type_replace_udt(col, grown);
+		assert_ptr_not_equal(rep, col);
+		assert_int_equal(rep->val->nfields, 4);
+		assert_true(rep->val->frozen);
+		sm_type_name(rep, name, sizeof(name));
+		assert_string_equal(name, "map<int, frozen<addr>>");
+		sm_type_free(rep);
+		rep = sm_type_replace_udt(T(SM_TYPE_INT), grown);
+		assert_ptr_equal(rep, T(SM_TYPE_INT));
+		sm_type_free(col);
+		sm_type_free(grown);
+	}
+	sm_type_free(addr);
+	addr = NULL;
+	assert_int_equal(mem_in_use(), before);
+}
+
 int
 main(void)
 {
@@ -1759,6 +1956,7 @@ main(void)
 		cmocka_unit_test_setup(test_duration_codec, reset),
 		cmocka_unit_test_setup(test_normalize, reset),
 		cmocka_unit_test_setup(test_normalize_large, reset),
+		cmocka_unit_test_setup(test_tuples_and_user_types, reset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * DDL: CREATE / ALTER / DROP KEYSPACE and TABLE, TRUNCATE, CREATE / ALTER /
+ * DROP TYPE. Each becomes one store DDL request, applied on shard 0 and
+ * installed on every shard before the answer; the schema change goes to
+ * the client and, as an event, to every REGISTERed connection.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cql_exec_priv.h"
+#include "cql_props_priv.h"
+
+struct ddl_ctx {
+	struct sm_ddl_req r;
+	struct cql_op *op;
+	struct sm_column_def *cols;
+	struct sm_option *opts;
+	struct sm_option *repl;
+	enum sm_cql_change_type change;
+	enum sm_cql_target target;
+	struct cql_table_opts topts; /* CREATE / ALTER TABLE's checked WITH options */
+	int32_t einval_code;	     /* the error code of -EINVAL (-EPROTO: a configuration error) */
+	/* SM_DDL_CATALOG: what the apply function reads on shard 0 */
+	struct sm_type_def type_def;
+	struct sm_type_alter type_alter;
+	struct sm_table_alter table_alter;
+	struct sm_keyspace_alter ks_alter;
+};
+
+static void
+ddl_ctx_free(struct ddl_ctx *d)
+{
+	sm_free(d->cols);
+	sm_free(d->opts);
+	sm_free(d->repl);
+	cql_table_opts_free(&d->topts);
+	sm_free(d);
+}
+
+/* A schema change pushed to the REGISTERed connections of every shard. */
+struct event_bcast {
+	struct sm_cql_schema_change sc;
+	unsigned pending;
+	char ks[256];
+	char name[256];
+};
+
+static void
+event_push(void *arg)
+{
+	sm_cql_push_schema_event(&((struct event_bcast *)arg)->sc);
+}
+
+static void
+event_done(void *arg)
+{
+	struct event_bcast *eb = arg;
+
+	if (--eb->pending == 0)
+		sm_free(eb);
+}
+
+static void
+broadcast_event(const struct sm_cql_schema_change *sc)
+{
+	struct event_bcast *eb = sm_calloc(1, sizeof(*eb));
+	unsigned i;
+
+	if (eb == NULL)
+		return; /* drivers also refresh from the Schema_change result */
+	eb->sc = *sc;
+	snprintf(eb->ks, sizeof(eb->ks), "%.*s", (int)sc->keyspace.len,
+		 (const char *)sc->keyspace.p);
+	snprintf(eb->name, sizeof(eb->name), "%.*s", (int)sc->name.len, (const char *)sc->name.p);
+	eb->sc.keyspace = sm_cql_str(eb->ks);
+	eb->sc.name = sm_cql_str(eb->name);
+	eb->pending = 1;
+	for (i = 0; i < sm_shard_count(); i++) {
+		eb->pending++;
+		if (sm_submit_to(i, event_push, eb, event_done) < 0)
+			eb->pending--;
+	}
+	event_done(eb);
+}
+
+static void
+ddl_done(struct sm_ddl_req *r)
+{
+	struct ddl_ctx *d = r->ctx;
+	struct cql_op *op = d->op;
+	struct sm_cql_schema_change sc;
+
+	if (r->result < 0) {
+		int32_t code = SM_CQL_ERR_INVALID;
+
+		if (r->result == -EEXIST) {
+			struct sm_cql_error e;
+
+			memset(&e, 0, sizeof(e));
+			e.code = SM_CQL_ERR_ALREADY_EXISTS;
+			e.message = sm_cql_str(r->err);
+			e.keyspace = sm_cql_str(r->kind == SM_DDL_CREATE_KEYSPACE ? r->ks.name
+										  : r->table.ks);
+			e.name = sm_cql_str(r->kind == SM_DDL_CREATE_KEYSPACE ? "" : r->table.name);
+			sm_cql_buf_reset(&op->out);
+			sm_cql_enc_error(&op->out, op->stream, &e);
+			cql_op_finish(op);
+		} else {
+			if (r->kind == SM_DDL_CREATE_KEYSPACE && r->result == -EINVAL)
+				code = SM_CQL_ERR_CONFIG;
+			else if (r->result == -EINVAL && d->einval_code != 0)
+				code = d->einval_code;
+			else if (r->result == -EPROTO)
+				code = SM_CQL_ERR_CONFIG;
+			cql_op_fail(op, code, "%s", r->err);
+		}
+		goto out;
+	}
+	sm_cql_buf_reset(&op->out);
+	if (r->result == 1 || r->kind == SM_DDL_TRUNCATE) {
+		sm_cql_enc_result_void(&op->out, op->stream);
+	} else {
+		memset(&sc, 0, sizeof(sc));
+		sc.change = d->change;
+		sc.target = d->target;
+		switch (r->kind) {
+		case SM_DDL_CREATE_KEYSPACE:
+			sc.keyspace = sm_cql_str(r->ks.name);
+			break;
+		case SM_DDL_DROP_KEYSPACE:
+			sc.keyspace = sm_cql_str(r->ks_name);
+			break;
+		case SM_DDL_CREATE_TABLE:
+			sc.keyspace = sm_cql_str(r->table.ks);
+			sc.name = sm_cql_str(r->table.name);
+			break;
+		default:
+			sc.keyspace = sm_cql_str(r->ks_name);
+			if (d->target != SM_CQL_TARGET_KEYSPACE)
+				sc.name = sm_cql_str(r->table_name);
+			break;
+		}
+		sm_cql_enc_schema_change(&op->out, op->stream, &sc);
+		broadcast_event(&sc);
+	}
+	cql_op_finish(op);
+out:
+	ddl_ctx_free(d);
+}
+
+/* struct sm_option holds char *; the store copies what it keeps. */
+static char *
+unconst(const char *s)
+{
+	union {
+		const char *c;
+		char *m;
+	} u = { s };
+
+	return u.m;
+}
+
+static const char *
+ddl_keyspace(struct cql_op *op, const char *ks)
+{
+	const char *session = sm_cql_conn_keyspace(op->req->conn);
+
+	ks = ks ? ks : session;
+	if (ks == NULL || ks[0] == '\0') {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "No keyspace has been specified. USE a keyspace, or explicitly "
+			    "specify keyspace.tablename");
+		return NULL;
+	}
+	if (sm_cql_system_keyspace(ks)) {
+		cql_op_fail(op, SM_CQL_ERR_UNAUTHORIZED, "%s keyspace is not user-modifiable", ks);
+		return NULL;
+	}
+	return ks;
+}
+
+/* @props checked into d->topts; -ECANCELED with @op failed as ScyllaDB fails it. */
+static int
+ddl_table_props(struct ddl_ctx *d, const struct sm_cql_prop *props, unsigned n, bool alter)
+{
+	int32_t code;
+	int ret;
+
+	ret = cql_table_props(props, n, alter, &d->topts, &code, d->r.err, sizeof(d->r.err));
+	if (ret == -EINVAL) {
+		cql_op_fail(d->op, code, "%s", d->r.err);
+		return -ECANCELED;
+	}
+	return ret;
+}
+
+static int
+ddl_create_table(struct ddl_ctx *d, const struct sm_cql_create_table *ct, const char *ks)
+{
+	unsigned i, j, n = 0, nkeys;
+	int ret;
+
+	ret = ddl_table_props(d, ct->props, ct->nprops, false);
+	if (ret < 0)
+		return ret;
+	d->cols = sm_calloc(ct->ncols ? ct->ncols : 1, sizeof(*d->cols));
+	if (d->cols == NULL)
+		return -ENOMEM;
+	/* Key columns first, in key order; then the rest as defined. */
+	for (i = 0; i < ct->npk + ct->nck; i++) {
+		const char *name = i < ct->npk ? ct->pk[i] : ct->ck[i - ct->npk];
+
+		/* A key column named twice: ScyllaDB takes each definition once
+		 * (get_type_and_remove() in create_table_statement.cc), so the
+		 * second use is unknown; and d->cols has room for each once. */
+		for (j = 0; j < n; j++)
+			if (strcmp(d->cols[j].name, name) == 0)
+				break;
+		if (j < n) {
+			snprintf(d->r.err, sizeof(d->r.err),
+				 "Unknown definition %s referenced in PRIMARY KEY", name);
+			return -EINVAL;
+		}
+		for (j = 0; j < ct->ncols; j++) {
+			if (strcmp(ct->cols[j].name, name) != 0)
+				continue;
+			d->cols[n].name = name;
+			d->cols[n].type = ct->cols[j].type;
+			d->cols[n].kind = i < ct->npk ? SM_COL_PARTITION : SM_COL_CLUSTERING;
+			break;
+		}
+		if (j == ct->ncols) {
+			snprintf(d->r.err, sizeof(d->r.err),
+				 "Unknown definition %s referenced in PRIMARY KEY", name);
+			return -EINVAL;
+		}
+		for (j = 0; j < ct->nclustering_order && i >= ct->npk; j++)
+			if (strcmp(ct->clustering_order[j].col, name) == 0)
+				d->cols[n].desc = ct->clustering_order[j].desc;
+		n++;
+	}
+	nkeys = n;
+	for (j = 0; j < ct->ncols; j++) {
+		bool key = false;
+
+		/* only against the key columns: a wide table stays linear */
+		for (i = 0; i < nkeys && !key; i++)
+			key = strcmp(d->cols[i].name, ct->cols[j].name) == 0;
+		if (key)
+			continue;
+		d->cols[n].name = ct->cols[j].name;
+		d->cols[n].type = ct->cols[j].type;
+		d->cols[n].kind = ct->cols[j].is_static ? SM_COL_STATIC : SM_COL_REGULAR;
+		n++;
+	}
+	d->r.kind = SM_DDL_CREATE_TABLE;
+	d->r.if_exists = ct->if_not_exists;
+	d->r.table.ks = ks;
+	d->r.table.name = ct->table.name;
+	d->r.table.cols = d->cols;
+	d->r.table.ncols = n;
+	d->r.table.options = d->topts.opts;
+	d->r.table.noptions = d->topts.n;
+	d->r.table.default_ttl = d->topts.has_default_ttl ? d->topts.default_ttl : 0;
+	d->change = SM_CQL_CHANGE_CREATED;
+	d->target = SM_CQL_TARGET_TABLE;
+	return 0;
+}
+
+/* ---- ALTER TABLE and ALTER KEYSPACE ---- */
+
+static int
+apply_alter_table(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		  char *err, size_t errlen)
+{
+	const struct ddl_ctx *d = arg;
+
+	return sm_catalog_alter_table(cur, &d->table_alter, next, err, errlen);
+}
+
+static int
+apply_alter_keyspace(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		     char *err, size_t errlen)
+{
+	const struct ddl_ctx *d = arg;
+
+	return sm_catalog_alter_keyspace(cur, &d->ks_alter, next, err, errlen);
+}
+
+static const enum sm_table_alter_kind alter_kinds[] = {
+	[SM_CQL_ALTER_ADD] = SM_TABLE_ALTER_ADD,       [SM_CQL_ALTER_DROP] = SM_TABLE_ALTER_DROP,
+	[SM_CQL_ALTER_TYPE_OF] = SM_TABLE_ALTER_TYPE,  [SM_CQL_ALTER_RENAME] = SM_TABLE_ALTER_RENAME,
+	[SM_CQL_ALTER_WITH] = SM_TABLE_ALTER_OPTIONS,
+};
+
+static int
+ddl_alter_table(struct ddl_ctx *d, const struct sm_cql_alter_table *at, const char *ks)
+{
+	struct sm_table_alter *a = &d->table_alter;
+	unsigned i;
+	int64_t ts;
+	bool has;
+	int ret;
+
+	a->kind = alter_kinds[at->kind];
+	a->ks = ks;
+	a->name = at->table.name;
+	if (at->ncols > 0) {
+		d->cols = sm_calloc(at->ncols, sizeof(*d->cols));
+		if (d->cols == NULL)
+			return -ENOMEM;
+		for (i = 0; i < at->ncols; i++) {
+			d->cols[i].name = at->cols[i].name;
+			d->cols[i].type = at->cols[i].type;
+			d->cols[i].kind = at->cols[i].is_static ? SM_COL_STATIC : SM_COL_REGULAR;
+		}
+		a->cols = d->cols;
+		a->ncols = at->ncols;
+	}
+	a->from = at->from;
+	a->to = at->to;
+	a->nrenames = at->nrenames;
+	if (at->kind == SM_CQL_ALTER_DROP) {
+		ret = cql_int_option(d->op, at->timestamp, "[timestamp]", INT64_MIN + 1, INT64_MAX,
+				     true, &ts, &has);
+		if (ret < 0)
+			return -ECANCELED;
+		a->drop_time_us = has ? ts : sm_store_now_us();
+	}
+	if (at->kind == SM_CQL_ALTER_WITH) {
+		ret = ddl_table_props(d, at->props, at->nprops, true);
+		if (ret < 0)
+			return ret;
+		a->options = d->topts.opts;
+		a->noptions = d->topts.n;
+		a->set_default_ttl = d->topts.has_default_ttl;
+		a->default_ttl = d->topts.default_ttl;
+	}
+	d->r.kind = SM_DDL_CATALOG;
+	d->r.apply = apply_alter_table;
+	d->r.apply_arg = d;
+	d->r.ks_name = ks;
+	d->r.table_name = at->table.name;
+	d->change = SM_CQL_CHANGE_UPDATED;
+	d->target = SM_CQL_TARGET_TABLE;
+	return 0;
+}
+
+static int
+ddl_alter_keyspace(struct ddl_ctx *d, const struct sm_cql_alter_keyspace *ak)
+{
+	struct sm_keyspace_alter *a = &d->ks_alter;
+	unsigned i;
+
+	/* alter_keyspace_statement.cc validate() */
+	if (sm_cql_system_keyspace(ak->ks)) {
+		cql_op_fail(d->op, SM_CQL_ERR_INVALID, "Cannot alter system keyspace");
+		return -ECANCELED;
+	}
+	a->name = ak->ks;
+	if (ak->replication != NULL) {
+		bool has_class = false;
+
+		for (i = 0; i < ak->nreplication; i++)
+			has_class |= strcmp(ak->replication[i].key, "class") == 0;
+		if (!has_class && ak->nreplication > 0) {
+			cql_op_fail(d->op, SM_CQL_ERR_CONFIG, "Missing replication strategy class");
+			return -ECANCELED;
+		}
+		if (has_class) {
+			d->repl = sm_calloc(ak->nreplication, sizeof(*d->repl));
+			if (d->repl == NULL)
+				return -ENOMEM;
+			for (i = 0; i < ak->nreplication; i++) {
+				d->repl[i].key = unconst(ak->replication[i].key);
+				d->repl[i].value = unconst(ak->replication[i].value);
+			}
+			a->replication = d->repl;
+			a->nreplication = ak->nreplication;
+		}
+	}
+	a->set_durable_writes = ak->has_durable_writes;
+	a->durable_writes = ak->durable_writes;
+	d->einval_code = SM_CQL_ERR_CONFIG;
+	d->r.kind = SM_DDL_CATALOG;
+	d->r.apply = apply_alter_keyspace;
+	d->r.apply_arg = d;
+	d->r.ks_name = ak->ks;
+	d->change = SM_CQL_CHANGE_UPDATED;
+	d->target = SM_CQL_TARGET_KEYSPACE;
+	return 0;
+}
+
+/* ---- user types ---- */
+
+static int
+apply_create_type(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		  char *err, size_t errlen)
+{
+	const struct ddl_ctx *d = arg;
+
+	return sm_catalog_create_type(cur, &d->type_def, d->r.if_exists, next, err, errlen);
+}
+
+static int
+apply_alter_type(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		 char *err, size_t errlen)
+{
+	const struct ddl_ctx *d = arg;
+
+	return sm_catalog_alter_type(cur, &d->type_alter, next, err, errlen);
+}
+
+static int
+apply_drop_type(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		char *err, size_t errlen)
+{
+	const struct ddl_ctx *d = arg;
+
+	return sm_catalog_drop_type(cur, d->r.ks_name, d->r.table_name, d->r.if_exists, next, err,
+				    errlen);
+}
+
+/* CREATE, ALTER and DROP TYPE in keyspace @ks: one SM_DDL_CATALOG request. */
+static void
+ddl_type(struct ddl_ctx *d, const struct sm_cql_stmt *s, const char *ks)
+{
+	d->r.kind = SM_DDL_CATALOG;
+	d->r.apply_arg = d;
+	d->r.ks_name = ks;
+	d->target = SM_CQL_TARGET_TYPE;
+	switch (s->kind) {
+	case SM_CQL_CREATE_TYPE:
+		d->r.apply = apply_create_type;
+		d->r.if_exists = s->create_type.if_not_exists;
+		d->r.table_name = s->create_type.name.name;
+		d->type_def.ks = ks;
+		d->type_def.name = s->create_type.name.name;
+		d->type_def.field_names = s->create_type.fields;
+		d->type_def.field_types = s->create_type.types;
+		d->type_def.nfields = s->create_type.nfields;
+		d->change = SM_CQL_CHANGE_CREATED;
+		break;
+	case SM_CQL_ALTER_TYPE:
+		d->r.apply = apply_alter_type;
+		d->r.table_name = s->alter_type.name.name;
+		d->type_alter.kind = (enum sm_type_alter_kind)s->alter_type.kind;
+		d->type_alter.ks = ks;
+		d->type_alter.name = s->alter_type.name.name;
+		d->type_alter.field = s->alter_type.field;
+		d->type_alter.type = s->alter_type.type;
+		d->type_alter.from = s->alter_type.from;
+		d->type_alter.to = s->alter_type.to;
+		d->type_alter.nrenames = s->alter_type.nrenames;
+		d->change = SM_CQL_CHANGE_UPDATED;
+		break;
+	default:
+		d->r.apply = apply_drop_type;
+		d->r.if_exists = s->drop_type.if_exists;
+		d->r.table_name = s->drop_type.table.name;
+		d->change = SM_CQL_CHANGE_DROPPED;
+		break;
+	}
+}
+
+void
+cql_exec_ddl(struct cql_op *op)
+{
+	const struct sm_cql_stmt *s = op->ps->stmt;
+	struct ddl_ctx *d;
+	const char *ks;
+	unsigned i;
+	int ret = 0;
+
+	d = sm_calloc(1, sizeof(*d));
+	if (d == NULL) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return;
+	}
+	d->op = op;
+	d->r.done = ddl_done;
+	d->r.ctx = d;
+	switch (s->kind) {
+	case SM_CQL_CREATE_KEYSPACE:
+		if (sm_cql_system_keyspace(s->create_keyspace.ks)) {
+			sm_free(d);
+			cql_op_fail(op, SM_CQL_ERR_UNAUTHORIZED,
+				    "%s keyspace is not user-modifiable", s->create_keyspace.ks);
+			return;
+		}
+		d->repl = sm_calloc(s->create_keyspace.nreplication + 1, sizeof(*d->repl));
+		if (d->repl == NULL) {
+			ret = -ENOMEM;
+			break;
+		}
+		for (i = 0; i < s->create_keyspace.nreplication; i++) {
+			d->repl[i].key = unconst(s->create_keyspace.replication[i].key);
+			d->repl[i].value = unconst(s->create_keyspace.replication[i].value);
+		}
+		d->r.kind = SM_DDL_CREATE_KEYSPACE;
+		d->r.if_exists = s->create_keyspace.if_not_exists;
+		d->r.ks.name = s->create_keyspace.ks;
+		d->r.ks.replication = d->repl;
+		d->r.ks.nreplication = s->create_keyspace.nreplication;
+		d->r.ks.durable_writes = s->create_keyspace.durable_writes;
+		d->change = SM_CQL_CHANGE_CREATED;
+		d->target = SM_CQL_TARGET_KEYSPACE;
+		break;
+	case SM_CQL_DROP_KEYSPACE:
+		if (sm_cql_system_keyspace(s->drop_keyspace.ks)) {
+			sm_free(d);
+			cql_op_fail(op, SM_CQL_ERR_UNAUTHORIZED,
+				    "%s keyspace is not user-modifiable", s->drop_keyspace.ks);
+			return;
+		}
+		d->r.kind = SM_DDL_DROP_KEYSPACE;
+		d->r.if_exists = s->drop_keyspace.if_exists;
+		d->r.ks_name = s->drop_keyspace.ks;
+		d->change = SM_CQL_CHANGE_DROPPED;
+		d->target = SM_CQL_TARGET_KEYSPACE;
+		break;
+	case SM_CQL_CREATE_TABLE:
+		ks = ddl_keyspace(op, s->create_table.table.ks);
+		if (ks == NULL) {
+			sm_free(d);
+			return;
+		}
+		ret = ddl_create_table(d, &s->create_table, ks);
+		break;
+	case SM_CQL_DROP_TABLE:
+	case SM_CQL_TRUNCATE:
+		ks = ddl_keyspace(op, s->drop_table.table.ks);
+		if (ks == NULL) {
+			sm_free(d);
+			return;
+		}
+		d->r.kind = s->kind == SM_CQL_DROP_TABLE ? SM_DDL_DROP_TABLE : SM_DDL_TRUNCATE;
+		d->r.if_exists = s->drop_table.if_exists;
+		d->r.ks_name = ks;
+		d->r.table_name = s->drop_table.table.name;
+		d->change = SM_CQL_CHANGE_DROPPED;
+		d->target = SM_CQL_TARGET_TABLE;
+		break;
+	case SM_CQL_CREATE_TYPE:
+	case SM_CQL_ALTER_TYPE:
+	case SM_CQL_DROP_TYPE:
+		ks = ddl_keyspace(op, s->kind == SM_CQL_CREATE_TYPE  ? s->create_type.name.ks
+				      : s->kind == SM_CQL_ALTER_TYPE ? s->alter_type.name.ks
+								     : s->drop_type.table.ks);
+		if (ks == NULL) {
+			sm_free(d);
+			return;
+		}
+		ddl_type(d, s, ks);
+		break;
+	case SM_CQL_ALTER_TABLE:
+		ks = ddl_keyspace(op, s->alter_table.table.ks);
+		if (ks == NULL) {
+			sm_free(d);
+			return;
+		}
+		ret = ddl_alter_table(d, &s->alter_table, ks);
+		break;
+	case SM_CQL_ALTER_KEYSPACE:
+		ret = ddl_alter_keyspace(d, &s->alter_keyspace);
+		break;
+	default:
+		sm_free(d);
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "unknown DDL statement");
+		return;
+	}
+	if (ret < 0) {
+		if (ret == -ENOMEM)
+			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		else if (ret != -ECANCELED) /* -ECANCELED: @op already failed */
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "%s", d->r.err);
+		ddl_ctx_free(d);
+		return;
+	}
+	sm_store_ddl(&d->r);
+}
