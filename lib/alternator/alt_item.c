@@ -27,14 +27,10 @@ enum write_kind { W_PUT, W_DELETE, W_UPDATE };
 
 /* ---- the attrs map of an item ---- */
 
-struct kv {
-	struct sm_bytes k, v;
-};
-
 static int
 kv_cmp(const void *a, const void *b)
 {
-	const struct kv *x = a, *y = b;
+	const struct alt_kv *x = a, *y = b;
 	int c = x->k.len && y->k.len ? memcmp(x->k.p, y->k.p, SM_MIN(x->k.len, y->k.len)) : 0;
 
 	return c ? c : (int)x->k.len - (int)y->k.len;
@@ -43,7 +39,7 @@ kv_cmp(const void *a, const void *b)
 /* Per-shard scratch of build_map() and item_pairs(); freed by alt_item_shard_fini(). */
 static __thread struct sm_bytes *flat;
 static __thread unsigned flat_cap;
-static __thread struct kv *pairs_buf;
+static __thread struct alt_kv *pairs_buf;
 static __thread unsigned pairs_cap;
 static __thread size_t *pairs_offs;
 
@@ -59,12 +55,8 @@ alt_item_shard_fini(void)
 	flat_cap = pairs_cap = 0;
 }
 
-/*
- * Serialize a map<text, blob> of @n pairs (sorted here, the last of a
- * repeated key kept) into op->vals; the value in *out.
- */
-static int
-build_map(struct alt_op *op, struct kv *kvs, unsigned n, struct sm_bytes *out)
+int
+alt_build_map(struct alt_bytes *dst_buf, struct alt_kv *kvs, unsigned n, struct sm_bytes *out)
 {
 	unsigned i, m = 0;
 	size_t size;
@@ -73,7 +65,7 @@ build_map(struct alt_op *op, struct kv *kvs, unsigned n, struct sm_bytes *out)
 	/* stable sort by key keeps request order among equal keys: insertion for small n */
 	if (n < 32) {
 		for (i = 1; i < n; i++) {
-			struct kv x = kvs[i];
+			struct alt_kv x = kvs[i];
 			unsigned j = i;
 
 			while (j > 0 && kv_cmp(&kvs[j - 1], &x) > 0) {
@@ -101,11 +93,11 @@ build_map(struct alt_op *op, struct kv *kvs, unsigned n, struct sm_bytes *out)
 		m++;
 	}
 	size = sm_coll_build(NULL, 0, flat, m, true);
-	if (op->vals.cap - op->vals.len < size)
+	if (dst_buf->cap - dst_buf->len < size)
 		return -ENOSPC;
-	dst = op->vals.p + op->vals.len;
+	dst = dst_buf->p + dst_buf->len;
 	sm_coll_build(dst, size, flat, m, true);
-	op->vals.len += size;
+	dst_buf->len += size;
 	out->p = dst;
 	out->len = (uint32_t)size;
 	return 0;
@@ -127,7 +119,7 @@ new_cell_op(struct alt_op *op)
 	return &op->ops[op->nops++];
 }
 
-static struct sm_store_req *
+static inline struct sm_store_req *
 new_sreq(struct alt_op *op)
 {
 	struct sm_store_req *r;
@@ -146,13 +138,19 @@ new_sreq(struct alt_op *op)
 	return r;
 }
 
+struct sm_store_req *
+alt_new_sreq(struct alt_op *op)
+{
+	return new_sreq(op);
+}
+
 /*
  * The canonical attributes of request item @item (key attributes
  * skipped) as pairs: names in op->names, JSON in @o. Returns the count.
  */
 static int
 item_pairs(struct alt_op *op, const struct alt_table *t, int item, struct sm_json_out *o,
-	   struct kv **pairs, unsigned *npairs)
+	   struct alt_kv **pairs, unsigned *npairs)
 {
 	unsigned n = 0, i;
 	struct sm_bytes k;
@@ -165,7 +163,7 @@ item_pairs(struct alt_op *op, const struct alt_table *t, int item, struct sm_jso
 	}
 	if (pairs_cap < sm_json_count(&op->doc, item) + 1) {
 		unsigned c = sm_json_count(&op->doc, item) + 16;
-		struct kv *p = sm_realloc(pairs_buf, c * sizeof(*p));
+		struct alt_kv *p = sm_realloc(pairs_buf, c * sizeof(*p));
 		size_t *q;
 
 		if (p == NULL)
@@ -258,6 +256,31 @@ struct write_ctx {
 	bool have_put_map;
 };
 
+/* An update on a table with indexes: whether the item remains, and the checks on the
+ * new values of changed attributes that are index keys. */
+static __attribute__((noinline)) int
+check_changed_keys(struct alt_op *op, const struct alt_change *ch, unsigned n,
+		   const struct sm_mutation *m)
+{
+	struct sm_json_out *o;
+	struct sm_json_doc *d;
+	unsigned i;
+
+	/* the view rows follow what the item is after the update */
+	op->new_exists = op->have_item || m->flags == SM_MUT_ROW_MARKER;
+	for (i = 0; i < n; i++) {
+		if (ch[i].removed || !alt_index_is_key(op->tab.idx, ch[i].name))
+			continue;
+		if (alt_tmp_doc(op, &o, &d) < 0 || sm_json_parse(d, ch[i].json, ch[i].len, 0) < 0) {
+			snprintf(op->errmsg, sizeof(op->errmsg), "out of memory");
+			return -ENOMEM;
+		}
+		if (alt_index_check_value(op, ch[i].name, d, sm_json_root(d)) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * Evaluate the condition on the old item and fill mutation @m; false when
  * the condition fails (op->cond_ok) or on error (op->cond_error).
@@ -294,6 +317,7 @@ compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 	m->ts = SM_TS_NOW;
 	m->ttl = SM_TTL_DEFAULT;
 	op->nops = 0;
+	op->new_exists = w->kind == W_PUT; /* W_UPDATE: check_changed_keys() */
 	switch (w->kind) {
 	case W_PUT: {
 		struct sm_cell_op *c = new_cell_op(op);
@@ -343,6 +367,10 @@ compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 		for (i = 0; i < n; i++)
 			if (!ch[i].removed)
 				m->flags = SM_MUT_ROW_MARKER;
+		if (SM_UNLIKELY(op->tab.idx->n > 0) && check_changed_keys(op, ch, n, m) < 0) {
+			op->cond_error = true;
+			return false;
+		}
 		for (i = 0; i < n; i++) {
 			struct sm_cell_op *c = new_cell_op(op);
 
@@ -561,6 +589,42 @@ after_write(struct alt_op *op)
 	write_answer(op);
 }
 
+/* The item after an indexed table's write, parsed; NULL when there is none. */
+static int
+new_item_doc(struct alt_op *op, const struct sm_json_doc **out, int *tok)
+{
+	const struct sm_json_out *src = op->wkind == W_PUT ? &op->vitem : &op->nitem;
+	struct sm_json_out *o;
+	struct sm_json_doc *d;
+
+	*out = NULL;
+	*tok = -1;
+	if (!op->new_exists || op->wkind == W_DELETE)
+		return 0;
+	if (alt_tmp_doc(op, &o, &d) < 0 || sm_json_parse(d, src->p, src->len, 0) < 0)
+		return -ENOMEM;
+	*out = d;
+	*tok = sm_json_root(d);
+	return 0;
+}
+
+/* The base write applied at @ts: now the view rows of the table's indexes. */
+static void
+index_after_write(struct alt_op *op, int64_t ts, const struct sm_key *pkp, const struct sm_key *ckp)
+{
+	struct sm_key pk = *pkp, ck = *ckp; /* the request goes: keep the key (its bytes stay) */
+	const struct sm_json_doc *nd;
+	int ntok;
+
+	if (new_item_doc(op, &nd, &ntok) < 0) {
+		alt_fail(op, "InternalServerError",
+			 "out of memory updating the secondary indexes of a written item");
+		return;
+	}
+	alt_index_write(op, ts, op->have_item ? &op->idoc : NULL,
+			op->have_item ? sm_json_root(&op->idoc) : -1, nd, ntok, &pk, &ck, write_answer);
+}
+
 static void
 after_cas(struct alt_op *op)
 {
@@ -575,6 +639,10 @@ after_cas(struct alt_op *op)
 			alt_fail(op, "ValidationException", "%s", op->errmsg);
 		else
 			alt_fail_condition(op);
+		return;
+	}
+	if (op->tab.idx->n > 0) {
+		index_after_write(op, r->cas.ts, &r->cas.mut.pk, &r->cas.mut.ck);
 		return;
 	}
 	write_answer(op);
@@ -623,6 +691,7 @@ run_write(struct alt_op *op, struct write_ctx *w)
 {
 	enum sm_alt_isolation iso = op->tab.iso;
 	struct sm_store_req *r;
+	bool lwt;
 
 	if (op->rmw && iso == SM_ALT_FORBID_RMW) {
 		alt_fail(op, "ValidationException", FORBID_MSG);
@@ -635,8 +704,11 @@ run_write(struct alt_op *op, struct write_ctx *w)
 		return;
 	}
 	op->read_cols[0] = op->tab.attrs_col;
-	if (iso == SM_ALT_LWT_ALWAYS || (op->rmw && iso == SM_ALT_LWT_RMW_ONLY)) {
+	lwt = iso == SM_ALT_LWT_ALWAYS || (op->rmw && iso == SM_ALT_LWT_RMW_ONLY);
+	/* a table with indexes needs every write's pre-image, read in the same step */
+	if (lwt || op->tab.idx->n > 0) {
 		r->kind = SM_REQ_CAS;
+		r->cas.local = !lwt;
 		r->cas.mut.table = op->tab.t;
 		r->cas.mut.pk = w->pk;
 		r->cas.mut.ck = w->ck;
@@ -800,7 +872,7 @@ alt_put_item(struct alt_op *op)
 {
 	struct write_ctx w = { .kind = W_PUT };
 	int item = sm_json_get(&op->doc, op->root, "Item");
-	struct kv *pairs;
+	struct alt_kv *pairs;
 	size_t knames;
 	unsigned n, i;
 	int ret;
@@ -834,11 +906,27 @@ alt_put_item(struct alt_op *op)
 	for (i = 0, knames = 0; i < n; i++)
 		knames += pairs[i].k.len;
 	if (alt_bytes_reserve(&op->vals, op->nitem.len + knames + 16 * n + 64) < 0 ||
-	    build_map(op, pairs, n, &w.put_map) < 0) {
+	    alt_build_map(&op->vals, pairs, n, &w.put_map) < 0) {
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
 	w.have_put_map = true;
+	if (op->tab.idx->n > 0) {
+		struct sm_cell_view attrs = { .present = true, .value = w.put_map };
+
+		/* the new item, canonical, for the indexes' view rows */
+		if (alt_index_check_item(op, &op->doc, item) < 0) {
+			alt_fail(op, "ValidationException", "%s", op->errmsg);
+			return;
+		}
+		sm_json_out_reset(&op->vitem);
+		op->index_bufs = true;
+		alt_write_row_item(op, &op->vitem, &w.pk, &w.ck, &attrs);
+		if (op->vitem.err != 0) {
+			alt_fail(op, "InternalServerError", "out of memory");
+			return;
+		}
+	}
 	run_write(op, &w);
 }
 
@@ -938,7 +1026,7 @@ alt_get_item(struct alt_op *op)
 	struct write_ctx w;
 	struct sm_store_req *r;
 
-	if (alt_table_from_request(op) < 0)
+	if (alt_table_from_request_read(op) < 0)
 		return;
 	if (alt_bytes_reserve(&op->keys, op->body_len * 2 + 4096) < 0) {
 		alt_fail(op, "InternalServerError", "out of memory");
@@ -989,6 +1077,9 @@ alt_get_item(struct alt_op *op)
 struct batch_ctx {
 	struct alt_table tabs[MAX_BATCH_TABLES];
 	unsigned ntabs;
+	bool indexed; /* a table has indexes: the writes go one by one (pre-images) */
+	struct sm_store_req *reqs;
+	unsigned nreqs;
 };
 
 static void
@@ -998,6 +1089,7 @@ batch_release(struct batch_ctx *b)
 
 	for (i = 0; i < b->ntabs; i++)
 		alt_table_release(&b->tabs[i]);
+	sm_free(b->reqs);
 	sm_free(b);
 }
 
@@ -1020,20 +1112,6 @@ after_batch_write(struct alt_op *op)
 }
 
 static bool
-same_key(const struct sm_key *a, const struct sm_key *b)
-{
-	unsigned i;
-
-	if (a->n != b->n)
-		return false;
-	for (i = 0; i < a->n; i++)
-		if (a->part[i].len != b->part[i].len ||
-		    memcmp(a->part[i].p, b->part[i].p, a->part[i].len) != 0)
-			return false;
-	return true;
-}
-
-static bool
 batch_decide_put(void *ctx, bool exists, struct sm_cas *cas)
 {
 	(void)ctx;
@@ -1042,12 +1120,114 @@ batch_decide_put(void *ctx, bool exists, struct sm_cas *cas)
 	return true; /* always_use_lwt: the write goes through Paxos, unconditionally */
 }
 
+static void
+batch_seq(struct alt_op *op);
+
+/* One write of an indexed batch: its pre-image came through old_row_sink(). */
+static bool
+batch_decide_seq(void *ctx, bool exists, struct sm_cas *cas)
+{
+	struct alt_op *op = ctx;
+
+	(void)cas;
+	if (!exists)
+		op->have_item = false;
+	return true;
+}
+
+static void
+batch_seq_written(struct alt_op *op)
+{
+	struct sm_store_req *r = &op->sreqs[0];
+	struct sm_key pk = r->cas.mut.pk, ck = r->cas.mut.ck;
+	const struct sm_json_doc *nd = NULL;
+	struct sm_json_doc *d;
+	struct sm_json_out *o;
+	int otok, ntok = -1;
+
+	if (op->first_err != 0) {
+		batch_release(op->batch);
+		op->batch = NULL;
+		store_failed(op);
+		return;
+	}
+	if (op->tab.idx->n == 0) {
+		batch_seq(op);
+		return;
+	}
+	op->ntmp = 0; /* one write at a time: the slots go round */
+	otok = old_item(op);
+	if (r->cas.mut.nops > 0) {
+		struct sm_cell_view attrs = { .present = true, .value = r->cas.mut.ops[0].value };
+
+		sm_json_out_reset(&op->vitem);
+		op->index_bufs = true;
+		alt_write_row_item(op, &op->vitem, &pk, &ck, &attrs);
+		if (op->vitem.err != 0 || alt_tmp_doc(op, &o, &d) < 0 ||
+		    sm_json_parse(d, op->vitem.p, op->vitem.len, 0) < 0) {
+			batch_release(op->batch);
+			op->batch = NULL;
+			alt_fail(op, "InternalServerError", "out of memory");
+			return;
+		}
+		nd = d;
+		ntok = sm_json_root(d);
+	}
+	alt_index_write(op, r->cas.ts, otok >= 0 ? &op->idoc : NULL, otok, nd, ntok, &pk, &ck,
+			batch_seq);
+}
+
+/*
+ * The writes of a batch that touches a table with indexes, one after the
+ * other: each reads its pre-image in the step that writes it, then writes
+ * its view rows, as PutItem and DeleteItem do.
+ */
+static void
+batch_seq(struct alt_op *op)
+{
+	struct batch_ctx *b = op->batch;
+	struct sm_store_req *base, *r;
+	unsigned j;
+
+	if (op->batch_i == b->nreqs) {
+		op->first_err = 0;
+		after_batch_write(op);
+		return;
+	}
+	base = &b->reqs[op->batch_i++];
+	for (j = 0; j < b->ntabs; j++)
+		if (b->tabs[j].t == (base->kind == SM_REQ_CAS ? base->cas.mut.table : base->mut.table))
+			op->tab = b->tabs[j];
+	op->nsreqs = 0;
+	r = new_sreq(op);
+	if (r == NULL) {
+		batch_release(b);
+		op->batch = NULL;
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	r->kind = SM_REQ_CAS;
+	r->cas.mut = base->kind == SM_REQ_CAS ? base->cas.mut : base->mut;
+	r->cas.kind = SM_CAS_CUSTOM;
+	r->cas.decide = batch_decide_seq;
+	r->cas.decide_ctx = op;
+	r->cas.local = op->tab.iso != SM_ALT_LWT_ALWAYS;
+	op->read_cols[0] = op->tab.attrs_col;
+	r->cas.cols = op->read_cols;
+	r->cas.ncols = 1;
+	r->cas.sink.row = old_row_sink;
+	r->cas.sink.ctx = op;
+	op->have_item = false;
+	op->next = batch_seq_written;
+	alt_submit(op);
+}
+
 void
 alt_batch_write(struct alt_op *op)
 {
 	int ri = sm_json_get(&op->doc, op->root, "RequestItems");
 	struct batch_ctx *b;
-	struct kv *pairs;
+	struct alt_kv *pairs;
 	unsigned n, total = 0, i, j;
 	int t, e, ret;
 	size_t need;
@@ -1122,17 +1302,21 @@ alt_batch_write(struct alt_op *op)
 			else
 				ret = alt_item_key(op, &op->doc, sm_json_get(&op->doc, del, "Key"),
 						   false, &pk, &ck);
+			if (ret == 0 && put >= 0 && tab->idx->n > 0)
+				ret = alt_index_check_item(op, &op->doc,
+							   sm_json_get(&op->doc, put, "Item"));
 			if (ret < 0) {
 				batch_release(b);
 				op->tab.t = NULL;
 				alt_fail(op, "ValidationException", "%s", op->errmsg);
 				return;
 			}
+			b->indexed |= tab->idx->n > 0;
 			for (i = 0; i < op->nsreqs; i++) {
 				m = op->sreqs[i].kind == SM_REQ_CAS ? &op->sreqs[i].cas.mut
 								    : &op->sreqs[i].mut;
-				if (m->table == tab->t && same_key(&m->pk, &pk) &&
-				    same_key(&m->ck, &ck)) {
+				if (m->table == tab->t && alt_key_eq(&m->pk, &pk) &&
+				    alt_key_eq(&m->ck, &ck)) {
 					batch_release(b);
 					op->tab.t = NULL;
 					alt_fail(op, "ValidationException",
@@ -1206,7 +1390,7 @@ alt_batch_write(struct alt_op *op)
 		sm_json_out_reset(&op->scratch);
 		ret = item_pairs(op, &op->tab, item, &op->scratch, &pairs, &n);
 		if (ret == 0)
-			ret = build_map(op, pairs, n, &map);
+			ret = alt_build_map(&op->vals, pairs, n, &map);
 		if (ret < 0) {
 			op->tab.t = NULL;
 			batch_release(b);
@@ -1223,6 +1407,20 @@ alt_batch_write(struct alt_op *op)
 	}
 	op->tab.t = NULL;
 	op->batch = b;
+	if (b->indexed) {
+		b->reqs = sm_malloc(op->nsreqs * sizeof(*b->reqs));
+		if (b->reqs == NULL) {
+			batch_release(b);
+			op->batch = NULL;
+			alt_fail(op, "InternalServerError", "out of memory");
+			return;
+		}
+		memcpy(b->reqs, op->sreqs, op->nsreqs * sizeof(*b->reqs));
+		b->nreqs = op->nsreqs;
+		op->batch_i = 0;
+		batch_seq(op);
+		return;
+	}
 	op->next = after_batch_write;
 	alt_submit(op);
 }
@@ -1292,7 +1490,8 @@ batch_get_next(struct alt_op *op)
 			if (op->have_tab)
 				alt_table_release(&op->tab);
 			op->have_tab = false;
-			if (alt_table_lookup(op, (const char *)name.p, name.len, &op->tab) < 0) {
+			if (alt_table_lookup_read(op, (const char *)name.p, name.len, &op->tab) <
+			    0) {
 				alt_fail(op, "ResourceNotFoundException",
 					 "Requested resource not found: Table: %.*s not found",
 					 (int)SM_MIN(name.len, 255u), (const char *)name.p);

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sm_alternator.h"
 #include "sm_core.h"
@@ -15,6 +16,8 @@
 #include "sm_store.h"
 
 #define ALT_KS_PREFIX "alternator_"
+#define ALT_ARN_PREFIX "arn:scylla:dynamodb:us-east-1:797456418907:table/"
+#define ALT_MAX_TABLE_NAME 222
 #define ALT_ATTRS_COL ":attrs"
 #define ALT_ERR_PREFIX "com.amazonaws.dynamodb.v20120810#"
 #define ALT_MAX_ITEM_BYTES (400u * 1024)
@@ -28,14 +31,67 @@
 #define ALT_OPT_TAGS "alternator:tags"
 #define ALT_OPT_THROUGHPUT "alternator:throughput"
 
+/* On an index's view table: the index's definition (alt_index.c), JSON. */
+#define ALT_OPT_INDEX "alternator:index"
+/* DynamoDB's limits: indexes per table, names of key attributes. */
+#define ALT_MAX_GSI 20u
+#define ALT_MAX_LSI 5u
+#define ALT_MAX_KEY_ATTR_NAME 255u
+
+enum alt_projection { ALT_PROJ_ALL, ALT_PROJ_KEYS_ONLY, ALT_PROJ_INCLUDE };
+
+/*
+ * A secondary index as ScyllaDB stores it: a view table in the base
+ * table's keyspace whose partition key is the index's hash key (a GSI's
+ * rows live on the shard that owns that key; an LSI shares the base's
+ * partition key, so its rows stay on the base's shard) and whose
+ * clustering key is the index's range key, then the base key attributes
+ * the index key lacks. Its ":attrs" map holds the projected attributes
+ * (an LSI's all of them: reads that ask for more are served from it).
+ */
+struct alt_index {
+	const struct sm_table *vt; /* the view (held by the set) */
+	char *name;		   /* IndexName */
+	bool lsi;
+	bool backfill; /* created by UpdateTable: CREATING until backfilled */
+	const struct sm_column *hash, *range; /* vt's columns for the index key */
+	char hash_type, range_type;
+	const struct sm_column *xck[2]; /* vt's other clustering columns: base keys */
+	char xck_type[2];
+	unsigned nxck;
+	uint16_t attrs_col;
+	enum alt_projection proj;
+	char **include; /* INCLUDE's NonKeyAttributes */
+	unsigned ninclude;
+	char *projection; /* the Projection object, as DescribeTable returns it */
+};
+
+/* The indexes of one base table in one schema version; reference counted. */
+struct alt_index_set {
+	unsigned refs;
+	const struct sm_catalog *cat; /* held: the version it describes */
+	struct sm_uuid base;	      /* the base table's id */
+	bool retired;		      /* out of the cache, on the shard's retired list */
+	struct alt_index_set *next_retired;
+	unsigned n;
+	struct alt_index idx[];
+};
+
 /* A DynamoDB table as one request sees it. */
 struct alt_table {
-	const struct sm_table *t; /* held (sm_table_get) until the op ends */
-	const char *name;
+	const struct sm_table *t; /* the table read or written: the base, or an index's view */
+	const struct sm_table *hold; /* held (sm_table_get) until the op ends */
+	const char *name;	     /* the DynamoDB table's name */
 	const struct sm_column *hash, *range; /* range NULL without a sort key */
 	char hash_type, range_type;	      /* 'S', 'N', 'B'; 0 none */
+	/* reading an index: its view's clustering columns past the range key */
+	const struct sm_column *xck[2];
+	char xck_type[2];
+	unsigned nxck;
 	uint16_t attrs_col;
 	enum sm_alt_isolation iso;
+	struct alt_index_set *idx;   /* held; every table has one (n may be 0) */
+	const struct alt_index *index; /* reading this index, or NULL */
 };
 
 /* An attribute value: the {"T": ...} object at @tok of @d. */
@@ -117,6 +173,7 @@ struct alt_op {
 	char cond_err[256];
 	int limit;
 	bool count_only;
+	bool index_projected; /* reading an index: only what it projects */
 	bool forward;
 	uint32_t scanned, returned;
 	bool range_scan;
@@ -133,10 +190,33 @@ struct alt_op {
 	int wkind;		 /* the write being computed (alt_item.c) */
 	struct sm_bytes put_map; /* PutItem: the new attrs map, in vals */
 	void *batch;		 /* BatchWriteItem: its tables, until the writes are done */
+	/* secondary indexes (alt_index.c): a write's view rows, not moving while queued */
+	struct alt_bytes vkeys, vvals;
+	bool index_bufs; /* they (or vitem) were used: trim them when large */
+	struct sm_cell_op *vops;
+	unsigned nvops, vops_cap;
+	struct sm_json_out vitem; /* PutItem on an indexed table: the new item, canonical */
+	bool new_exists;	  /* the written item exists after the write */
+	alt_op_fn index_next;	  /* after the view rows are written */
 	struct alt_op *next_free;
 };
 
 extern __thread const struct sm_alternator_config *alt_cfg;
+
+/* Two keys with the same components, byte for byte. */
+static inline bool
+alt_key_eq(const struct sm_key *a, const struct sm_key *b)
+{
+	unsigned i;
+
+	if (a->n != b->n)
+		return false;
+	for (i = 0; i < a->n; i++)
+		if (a->part[i].len != b->part[i].len ||
+		    (a->part[i].len > 0 && memcmp(a->part[i].p, b->part[i].p, a->part[i].len) != 0))
+			return false;
+	return true;
+}
 
 /* ---- replies (sm_alternator.c) ---- */
 
@@ -154,6 +234,12 @@ alt_fail_condition(struct alt_op *op);
 /* Submit op->sreqs[0..nsreqs); op->next runs when all are done. */
 void
 alt_submit(struct alt_op *op);
+
+/* An op outside any request (background work: backfill, TTL); alt_op_done() frees it. */
+struct alt_op *
+alt_op_new(void);
+void
+alt_op_done(struct alt_op *op);
 
 /* ---- values (alt_value.c) ---- */
 
@@ -270,6 +356,14 @@ alt_keep_release(struct alt_op *op);
 int
 alt_item_key(struct alt_op *op, const struct sm_json_doc *d, int obj, bool whole_item,
 	     struct sm_key *pk, struct sm_key *ck);
+/* ExclusiveStartKey of an index (op->tab a view): its keys and the base's. */
+int
+alt_view_key(struct alt_op *op, const struct sm_json_doc *d, int obj, struct sm_key *pk,
+	     struct sm_key *ck);
+/* alt_write_row_item() for a row of an index's view (op->tab a view). */
+void
+alt_write_view_row(struct alt_op *op, struct sm_json_out *o, const struct sm_key *pk,
+		   const struct sm_key *ck, const struct sm_cell_view *attrs);
 /* Write a key attribute value from store bytes as {"S": ...}. */
 void
 alt_write_key_value(struct sm_json_out *o, char type, struct sm_bytes v);
@@ -284,13 +378,44 @@ alt_bytes_reserve(struct alt_bytes *b, size_t n);
 uint8_t *
 alt_bytes_put(struct alt_bytes *b, const void *p, size_t n);
 
+/* One attribute of a map being built: name and value JSON. */
+struct alt_kv {
+	struct sm_bytes k, v;
+};
+
+/*
+ * Serialize a map<text, blob> of @n pairs (sorted here, the last of a
+ * repeated key kept) into @dst, which must have room (-ENOSPC otherwise:
+ * it never moves); the value in *out.
+ */
+int
+alt_build_map(struct alt_bytes *dst, struct alt_kv *kvs, unsigned n, struct sm_bytes *out);
+/* One more store request in op->sreqs (they may move: fill them before submitting). */
+struct sm_store_req *
+alt_new_sreq(struct alt_op *op);
+
 /* ---- tables (alt_table.c) ---- */
+
+/* 'S', 'N' or 'B': the DynamoDB type of a key column. */
+char
+alt_col_type(const struct sm_column *c);
+/* Forget the cached index set of table @base on this shard (the next lookup rebuilds it). */
+void
+alt_meta_drop_index_set(const struct sm_uuid *base);
+/* Answer an UpdateTable with the table's description as it is now. */
+void
+alt_table_answer_updated(struct alt_op *op);
 
 /* Look up the request's TableName into op->tab; fails the op when missing. */
 int
 alt_table_from_request(struct alt_op *op);
 int
 alt_table_lookup(struct alt_op *op, const char *name, size_t len, struct alt_table *out);
+/* The same without the index set (t->idx NULL): GetItem and BatchGetItem need none. */
+int
+alt_table_from_request_read(struct alt_op *op);
+int
+alt_table_lookup_read(struct alt_op *op, const char *name, size_t len, struct alt_table *out);
 void
 alt_table_release(struct alt_table *t);
 
@@ -314,6 +439,109 @@ void
 alt_describe_endpoints(struct alt_op *op);
 void
 alt_meta_shard_fini(void);
+
+/* ---- secondary indexes (alt_index.c) ---- */
+
+struct alt_key_schema {
+	char hash[ALT_MAX_KEY_ATTR_NAME + 1];
+	char range[ALT_MAX_KEY_ATTR_NAME + 1]; /* "" without */
+};
+
+/* An index being created: its definition and its view's table definition. */
+struct alt_index_def {
+	char name[256];
+	char view[256];
+	bool lsi;
+	struct alt_key_schema keys;
+	char hash_type, range_type;
+	struct sm_column_def cols[5];
+	char *opt; /* the ALT_OPT_INDEX value */
+	struct sm_option opts[1];
+	struct sm_table_def def;
+};
+
+/* KeySchema of @obj with ScyllaDB's checks (@ctx names the index kind in messages). */
+int
+alt_parse_key_schema(struct alt_op *op, int obj, const char *ctx, struct alt_key_schema *out);
+/* AttributeDefinitions: an array of named, typed entries without duplicates. */
+int
+alt_check_attr_defs(struct alt_op *op, int defs, const char *ctx);
+/* The type ('S', 'N', 'B') AttributeDefinitions gives @name; fails the op otherwise. */
+int
+alt_attr_type(struct alt_op *op, int defs, const char *name, char *type);
+/* The store type of a key of DynamoDB type @type. */
+const char *
+alt_cql_key_type(char type);
+/*
+ * CreateTable's LocalSecondaryIndexes and GlobalSecondaryIndexes for base
+ * table @table (keys @base of types @bht, @brt) in keyspace @ks: *out gets
+ * @nout definitions (alt_index_defs_free()), or the op was answered.
+ */
+int
+alt_index_parse_create(struct alt_op *op, const char *table, const char *ks,
+		       const struct alt_key_schema *base, char bht, char brt, int defs,
+		       struct alt_index_def **out, unsigned *nout);
+void
+alt_index_defs_free(struct alt_index_def *defs, unsigned n);
+/* Does any of @defs use attribute @name in its key? */
+bool
+alt_index_defs_use(const struct alt_index_def *defs, unsigned n, const char *name);
+
+/* The indexes of @base in catalog @cat (keyspace @ks), one reference. */
+struct alt_index_set *
+alt_index_set_build(const struct sm_catalog *cat, const struct sm_keyspace *ks,
+		    const struct sm_table *base);
+void
+alt_index_set_put(struct alt_index_set *s);
+/* Drop the cache's reference to @s (a newer schema came): barriers watch it until unused. */
+void
+alt_index_set_retire(struct alt_index_set *s);
+const struct alt_index *
+alt_index_find(const struct alt_index_set *s, const char *name, size_t len);
+
+/* DescribeTable's LocalSecondaryIndexes and GlobalSecondaryIndexes members of @t. */
+void
+alt_index_describe(struct sm_json_out *o, const struct alt_table *t, const char *arn);
+/* The AttributeDefinitions entries of @t's index keys that are not base keys. */
+void
+alt_index_attr_defs(struct sm_json_out *o, const struct alt_table *t);
+
+/* Query or Scan: read index @name_tok of op->tab instead; fails the op when none. */
+int
+alt_index_open(struct alt_op *op, int name_tok);
+/* Does index @x project attribute @name? */
+bool
+alt_index_projects(const struct alt_index *x, const char *name, size_t len);
+/* A GSI being backfilled cannot be read yet. */
+bool
+alt_index_readable(const struct alt_index *x);
+
+/* Is @name the key attribute of one of the indexes in @s? */
+bool
+alt_index_is_key(const struct alt_index_set *s, const char *name);
+/* A written value: refuse what an index key cannot hold (op->errmsg). */
+int
+alt_index_check_value(struct alt_op *op, const char *name, const struct sm_json_doc *d, int v);
+int
+alt_index_check_item(struct alt_op *op, const struct sm_json_doc *d, int obj);
+/*
+ * The view rows of one base item going from @od/@otok (NULL: none) to
+ * @nd/@ntok (NULL: none) at @ts, queued in op->sreqs (op->nsreqs reset).
+ */
+int
+alt_index_build_writes(struct alt_op *op, const struct alt_index_set *s, int64_t ts,
+		       const struct sm_json_doc *od, int otok, const struct sm_json_doc *nd,
+		       int ntok, const struct sm_key *pk, const struct sm_key *ck);
+/* The same, submitted; @next runs when they are written (the op fails otherwise). */
+void
+alt_index_write(struct alt_op *op, int64_t ts, const struct sm_json_doc *od, int otok,
+		const struct sm_json_doc *nd, int ntok, const struct sm_key *pk,
+		const struct sm_key *ck, alt_op_fn next);
+/* UpdateTable's GlobalSecondaryIndexUpdates: 0 nothing to do, 1 under way, < 0 answered. */
+int
+alt_index_update_table(struct alt_op *op, int updates);
+void
+alt_index_shard_fini(void);
 
 /* ---- expressions (alt_eval.c) ---- */
 

@@ -30,20 +30,6 @@ one_sreq(struct alt_op *op)
 	return &op->sreqs[0];
 }
 
-static bool
-key_eq(const struct sm_key *a, const struct sm_key *b)
-{
-	unsigned i;
-
-	if (a->n != b->n)
-		return false;
-	for (i = 0; i < a->n; i++)
-		if (a->part[i].len != b->part[i].len ||
-		    memcmp(a->part[i].p, b->part[i].p, a->part[i].len) != 0)
-			return false;
-	return true;
-}
-
 /* Copy a key into op->last (reserved), for LastEvaluatedKey. */
 static void
 remember(struct alt_op *op, const struct sm_key *src, struct sm_key *dst)
@@ -59,6 +45,34 @@ remember(struct alt_op *op, const struct sm_key *src, struct sm_key *dst)
 	}
 }
 
+/* The type of clustering component @i of op->tab (range key, then a view's base keys). */
+static const struct sm_type *
+ck_type(const struct alt_table *t, unsigned i)
+{
+	if (t->range != NULL)
+		return i == 0 ? t->range->type : t->xck[i - 1]->type;
+	return t->xck[i]->type;
+}
+
+/* Compare clustering keys component by component, in the table's order. */
+static int
+ck_compare(const struct alt_table *t, const struct sm_key *a, const struct sm_key *b)
+{
+	unsigned i, n = SM_MIN(a->n, b->n);
+	int c;
+
+	for (i = 0; i < n; i++) {
+		c = sm_value_compare(ck_type(t, i), a->part[i], b->part[i]);
+		if (c != 0)
+			return c;
+	}
+	return (int)a->n - (int)b->n;
+}
+
+static int
+write_index_projected(struct alt_op *op, const struct sm_json_doc *d, int itok,
+		      struct sm_json_out *o);
+
 static int
 scan_row(void *ctx, const struct sm_row_view *r)
 {
@@ -68,10 +82,8 @@ scan_row(void *ctx, const struct sm_row_view *r)
 
 	if (op->skipping) {
 		/* Scan resuming inside the start partition: skip up to the start key. */
-		if (key_eq(r->pk, &op->start_pk)) {
-			if (op->start_ck.n == 0 ||
-			    sm_value_compare(op->tab.range->type, r->ck->part[0],
-					     op->start_ck.part[0]) <= 0)
+		if (alt_key_eq(r->pk, &op->start_pk)) {
+			if (op->start_ck.n == 0 || ck_compare(&op->tab, r->ck, &op->start_ck) <= 0)
 				return 0;
 		}
 		op->skipping = false;
@@ -85,7 +97,10 @@ scan_row(void *ctx, const struct sm_row_view *r)
 	op->have_last = true;
 	if (op->filter != NULL || op->proj != NULL || !op->count_only) {
 		sm_json_out_reset(&op->item);
-		alt_write_row_item(op, &op->item, r->pk, r->ck, &r->cells[0]);
+		if (op->tab.nxck > 0)
+			alt_write_view_row(op, &op->item, r->pk, r->ck, &r->cells[0]);
+		else
+			alt_write_row_item(op, &op->item, r->pk, r->ck, &r->cells[0]);
 		if (op->item.err || sm_json_parse(&op->idoc, op->item.p, op->item.len, 0) < 0)
 			return -ENOMEM;
 		itok = sm_json_root(&op->idoc);
@@ -96,7 +111,10 @@ scan_row(void *ctx, const struct sm_row_view *r)
 		}
 		if (!ok)
 			return 0;
-		if (!op->count_only && alt_write_projected(op, &op->idoc, itok, &op->out) < 0)
+		if (!op->count_only &&
+		    (op->index_projected && op->tab.index->proj != ALT_PROJ_ALL
+			     ? write_index_projected(op, &op->idoc, itok, &op->out)
+			     : alt_write_projected(op, &op->idoc, itok, &op->out)) < 0)
 			return -ENOMEM;
 	}
 	op->returned++;
@@ -106,6 +124,8 @@ scan_row(void *ctx, const struct sm_row_view *r)
 static void
 write_last_key(struct alt_op *op)
 {
+	unsigned i;
+
 	sm_json_out_key(&op->out, "LastEvaluatedKey");
 	sm_json_out_obj_begin(&op->out);
 	sm_json_out_key(&op->out, op->tab.hash->name);
@@ -113,6 +133,12 @@ write_last_key(struct alt_op *op)
 	if (op->tab.range != NULL && op->last_ck.n > 0) {
 		sm_json_out_key(&op->out, op->tab.range->name);
 		alt_write_key_value(&op->out, op->tab.range_type, op->last_ck.part[0]);
+	}
+	/* an index's: the base key attributes too, which resume needs */
+	for (i = 0; i < op->tab.nxck && (op->tab.range ? 1 : 0) + i < op->last_ck.n; i++) {
+		sm_json_out_key(&op->out, op->tab.xck[i]->name);
+		alt_write_key_value(&op->out, op->tab.xck_type[i],
+				    op->last_ck.part[(op->tab.range ? 1 : 0) + i]);
 	}
 	sm_json_out_obj_end(&op->out);
 }
@@ -165,11 +191,141 @@ read_more(struct alt_op *op)
 	alt_submit(op);
 }
 
+/*
+ * Select, as ScyllaDB's parse_select() (alternator/executor_read.cc) checks
+ * it: ALL_PROJECTED_ATTRIBUTES is for indexes only (and their default),
+ * SPECIFIC_ATTRIBUTES needs AttributesToGet or ProjectionExpression, which
+ * need it or nothing; a GSI that does not project everything refuses
+ * ALL_ATTRIBUTES. An index that projects less than it holds (an LSI) then
+ * returns only its projection (op->index_projected).
+ */
+static int
+parse_select(struct alt_op *op, int sel, const struct alt_index *x)
+{
+	bool specific = op->atg_tok >= 0 || sm_json_get(&op->doc, op->root, "ProjectionExpression") >= 0;
+
+	op->count_only = false;
+	op->index_projected = false;
+	if (sel < 0) {
+		op->index_projected = !specific && x != NULL;
+		return 0;
+	}
+	if (sm_json_str_eq(&op->doc, sel, "SPECIFIC_ATTRIBUTES")) {
+		if (specific)
+			return 0;
+		alt_fail(op, "ValidationException",
+			 "Select=SPECIFIC_ATTRIBUTES requires AttributesToGet or ProjectionExpression");
+		return -EINVAL;
+	}
+	if (!sm_json_str_eq(&op->doc, sel, "COUNT") &&
+	    !sm_json_str_eq(&op->doc, sel, "ALL_ATTRIBUTES") &&
+	    !sm_json_str_eq(&op->doc, sel, "ALL_PROJECTED_ATTRIBUTES")) {
+		alt_fail(op, "ValidationException",
+			 "1 validation error detected: Value at 'select' failed to satisfy "
+			 "constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, "
+			 "COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]");
+		return -EINVAL;
+	}
+	if (specific) {
+		alt_fail(op, "ValidationException",
+			 "AttributesToGet or ProjectionExpression require Select to be either "
+			 "SPECIFIC_ATTRIBUTES or missing");
+		return -EINVAL;
+	}
+	if (sm_json_str_eq(&op->doc, sel, "COUNT")) {
+		op->count_only = true;
+		return 0;
+	}
+	if (sm_json_str_eq(&op->doc, sel, "ALL_PROJECTED_ATTRIBUTES")) {
+		if (x == NULL) {
+			alt_fail(op, "ValidationException",
+				 "ALL_PROJECTED_ATTRIBUTES only allowed for indexes");
+			return -EINVAL;
+		}
+		op->index_projected = true;
+		return 0;
+	}
+	if (x != NULL && !x->lsi && x->proj != ALT_PROJ_ALL) {
+		alt_fail(op, "ValidationException",
+			 "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is "
+			 "not supported for global secondary index %s because its projection type is "
+			 "not ALL",
+			 x->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A GSI holds only what it projects: asking it for more is an error, as in DynamoDB. */
+static int
+check_projected(struct alt_op *op, const struct alt_index *x)
+{
+	struct sm_ddb_expr_env env = { .name = alt_env_name, .arg = op };
+	struct sm_bytes s;
+	const char *name;
+	unsigned i;
+	int a;
+
+	for (i = 0; op->proj != NULL && i < op->proj->npaths; i++) {
+		name = sm_ddb_path_top_name(&op->proj->paths[i], &env);
+		if (name != NULL && !alt_index_projects(x, name, strlen(name)))
+			goto bad;
+	}
+	for (a = sm_json_first(&op->doc, op->atg_tok); a >= 0; a = sm_json_next(&op->doc, a)) {
+		if (alt_payload_str(op, &op->doc, a, &s) < 0)
+			continue;
+		name = (const char *)s.p;
+		if (!alt_index_projects(x, name, s.len)) {
+			alt_fail(op, "ValidationException",
+				 "One or more parameter values were invalid: Global secondary index %s "
+				 "does not project [%.*s]",
+				 x->name, (int)SM_MIN(s.len, 255u), name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+bad:
+	alt_fail(op, "ValidationException",
+		 "One or more parameter values were invalid: Global secondary index %s does not "
+		 "project [%s]",
+		 x->name, name);
+	return -EINVAL;
+}
+
+/* Item @itok of @d as the index's projection: its keys and projected attributes. */
+static int
+write_index_projected(struct alt_op *op, const struct sm_json_doc *d, int itok,
+		      struct sm_json_out *o)
+{
+	const struct alt_index *x = op->tab.index;
+	struct sm_bytes k, raw;
+	int e;
+
+	sm_json_out_obj_begin(o);
+	for (e = sm_json_first(d, itok); e >= 0; e = sm_json_next(d, e)) {
+		if (alt_payload_str(op, d, e, &k) < 0)
+			return -ENOMEM;
+		if (!alt_index_projects(x, (const char *)k.p, k.len) &&
+		    !(strlen(op->tab.hold->cols[0].name) == k.len &&
+		      memcmp(op->tab.hold->cols[0].name, k.p, k.len) == 0) &&
+		    !(op->tab.hold->nck > 0 && strlen(op->tab.hold->cols[1].name) == k.len &&
+		      memcmp(op->tab.hold->cols[1].name, k.p, k.len) == 0))
+			continue;
+		raw = sm_json_span(d, sm_json_member_value(d, e));
+		sm_json_out_keyn(o, (const char *)k.p, k.len);
+		sm_json_out_raw(o, (const char *)raw.p, raw.len);
+	}
+	sm_json_out_obj_end(o);
+	return o->err;
+}
+
 static int
 common(struct alt_op *op, bool query)
 {
 	int lim = sm_json_get(&op->doc, op->root, "Limit");
 	int sel = sm_json_get(&op->doc, op->root, "Select");
+	int idx = sm_json_get(&op->doc, op->root, "IndexName");
+	const struct alt_index *x;
 	int64_t v;
 
 	if (alt_table_from_request(op) < 0)
@@ -189,21 +345,26 @@ common(struct alt_op *op, bool query)
 		}
 		op->limit = (int)v;
 	}
-	op->count_only = sel >= 0 && sm_json_str_eq(&op->doc, sel, "COUNT");
-	if (sel >= 0 && !op->count_only && !sm_json_str_eq(&op->doc, sel, "ALL_ATTRIBUTES") &&
-	    !sm_json_str_eq(&op->doc, sel, "SPECIFIC_ATTRIBUTES") &&
-	    !sm_json_str_eq(&op->doc, sel, "ALL_PROJECTED_ATTRIBUTES")) {
-		alt_fail(op, "ValidationException",
-			 "1 validation error detected: Value at 'select' failed to satisfy "
-			 "constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, "
-			 "COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]");
+	if (idx >= 0 && alt_index_open(op, idx) < 0)
 		return -EINVAL;
+	x = op->tab.index;
+	if (x != NULL && !x->lsi) {
+		bool consistent = false;
+
+		sm_json_bool(&op->doc, sm_json_get(&op->doc, op->root, "ConsistentRead"), &consistent);
+		if (consistent) {
+			alt_fail(op, "ValidationException",
+				 "Consistent reads are not supported on global secondary indexes");
+			return -EINVAL;
+		}
+		if (!alt_index_readable(x)) {
+			alt_fail(op, "ValidationException",
+				 "Cannot read from backfilling global secondary index: %s", x->name);
+			return -EINVAL;
+		}
 	}
-	if (sm_json_get(&op->doc, op->root, "IndexName") >= 0) {
-		alt_fail(op, "ValidationException",
-			 "not supported by shardmark: secondary indexes (IndexName)");
+	if (parse_select(op, sel, x) < 0)
 		return -EINVAL;
-	}
 	if (alt_parse_expr(op, "FilterExpression", SM_DDB_FILTER, &op->filter) < 0 ||
 	    alt_parse_expr(op, "ProjectionExpression", SM_DDB_PROJECTION, &op->proj) < 0)
 		return -EINVAL;
@@ -211,6 +372,8 @@ common(struct alt_op *op, bool query)
 	    alt_parse_expr(op, "KeyConditionExpression", SM_DDB_KEY_CONDITION, &op->keycond) < 0)
 		return -EINVAL;
 	if (alt_check_unused(op) < 0)
+		return -EINVAL;
+	if (x != NULL && !x->lsi && x->proj != ALT_PROJ_ALL && check_projected(op, x) < 0)
 		return -EINVAL;
 	op->scanned = op->returned = 0;
 	op->have_last = false;
@@ -321,6 +484,23 @@ key_from_legacy(struct alt_op *op, int spec, const struct sm_column *c, char typ
 	return 0;
 }
 
+/* Does sort key value @v satisfy the key condition's bounds? */
+static bool
+within(struct alt_op *op, struct sm_bytes v, const struct sm_bytes *lo, bool lo_incl,
+       const struct sm_bytes *hi, bool hi_incl)
+{
+	const struct sm_type *t = op->tab.range != NULL ? op->tab.range->type : NULL;
+	int c;
+
+	if (t == NULL)
+		return true;
+	if (lo != NULL && ((c = sm_value_compare(t, v, *lo)) < 0 || (c == 0 && !lo_incl)))
+		return false;
+	if (hi != NULL && ((c = sm_value_compare(t, v, *hi)) > 0 || (c == 0 && !hi_incl)))
+		return false;
+	return true;
+}
+
 void
 alt_query(struct alt_op *op)
 {
@@ -392,10 +572,20 @@ alt_query(struct alt_op *op)
 		enum sm_ddb_key_op hop;
 		struct sm_bytes unused;
 
-		if (hs < 0 || sm_json_count(&op->doc, kc) != (rs >= 0 ? 2u : 1u)) {
+		if (hs < 0) {
 			alt_fail(op, "ValidationException",
 				 "Query condition missed key schema element: %s",
 				 op->tab.hash->name);
+			return;
+		}
+		if (sm_json_count(&op->doc, kc) != (rs >= 0 ? 2u : 1u)) {
+			if (op->tab.range != NULL)
+				alt_fail(op, "ValidationException",
+					 "Query condition missed key schema element: %s",
+					 op->tab.range->name);
+			else
+				alt_fail(op, "ValidationException",
+					 "Query key condition not supported");
 			return;
 		}
 		if (key_from_legacy(op, hs, op->tab.hash, op->tab.hash_type, &hop, &pkv, &unused) <
@@ -458,35 +648,46 @@ alt_query(struct alt_op *op)
 	default:
 		break;
 	}
+	memset(&op->range, 0, sizeof(op->range));
+	if (has_lo) {
+		op->range.start.prefix.n = 1;
+		op->range.start.prefix.part[0] = lo;
+		op->range.start.inclusive = lo_incl;
+	}
+	if (has_hi) {
+		op->range.end.prefix.n = 1;
+		op->range.end.prefix.part[0] = hi;
+		op->range.end.inclusive = hi_incl;
+	}
 	if (esk >= 0) {
 		struct sm_key spk, sck;
+		struct sm_ck_bound *b = op->forward ? &op->range.start : &op->range.end;
 
-		if (alt_item_key(op, &op->doc, esk, false, &spk, &sck) < 0) {
+		if ((op->tab.nxck > 0 ? alt_view_key(op, &op->doc, esk, &spk, &sck)
+				      : alt_item_key(op, &op->doc, esk, false, &spk, &sck)) < 0) {
 			alt_fail(op, "ValidationException",
 				 "The provided starting key is invalid: %s", op->errmsg);
 			return;
 		}
-		if (spk.part[0].len != pkv.len || memcmp(spk.part[0].p, pkv.p, pkv.len) != 0) {
+		if (spk.part[0].len != pkv.len || memcmp(spk.part[0].p, pkv.p, pkv.len) != 0 ||
+		    (sck.n > 0 && !within(op, sck.part[0], has_lo ? &lo : NULL, lo_incl,
+					  has_hi ? &hi : NULL, hi_incl))) {
 			alt_fail(op, "ValidationException",
 				 "The provided starting key is outside query boundaries based on "
 				 "provided conditions");
 			return;
 		}
-		if (sck.n > 0) {
-			/* continue strictly after (or before, reversed) the start key */
-			if (op->forward) {
-				if (!has_lo ||
-				    sm_value_compare(op->tab.range->type, sck.part[0], lo) >= 0) {
-					lo = sck.part[0];
-					lo_incl = false;
-					has_lo = true;
-				}
-			} else if (!has_hi ||
-				   sm_value_compare(op->tab.range->type, sck.part[0], hi) <= 0) {
-				hi = sck.part[0];
-				hi_incl = false;
-				has_hi = true;
-			}
+		/*
+		 * Continue strictly after (or before, reversed) the start key's whole
+		 * clustering key (an index's view has the base keys in it too), unless
+		 * the key condition's own bound is already past it.
+		 */
+		if (sck.n > 0 &&
+		    (b->prefix.n == 0 ||
+		     sm_value_compare(op->tab.range ? op->tab.range->type : op->tab.xck[0]->type,
+				      sck.part[0], b->prefix.part[0]) * (op->forward ? 1 : -1) >= 0)) {
+			b->prefix = sck;
+			b->inclusive = false;
 		}
 	}
 	r = one_sreq(op);
@@ -499,18 +700,7 @@ alt_query(struct alt_op *op)
 	sel->pk.n = 1;
 	sel->pk.part[0] = pkv;
 	sel->reversed = !op->forward;
-	if (op->tab.range != NULL && (has_lo || has_hi)) {
-		memset(&op->range, 0, sizeof(op->range));
-		if (has_lo) {
-			op->range.start.prefix.n = 1;
-			op->range.start.prefix.part[0] = lo;
-			op->range.start.inclusive = lo_incl;
-		}
-		if (has_hi) {
-			op->range.end.prefix.n = 1;
-			op->range.end.prefix.part[0] = hi;
-			op->range.end.inclusive = hi_incl;
-		}
+	if (op->range.start.prefix.n > 0 || op->range.end.prefix.n > 0) {
 		sel->ranges = &op->range;
 		sel->nranges = 1;
 	}
@@ -567,7 +757,10 @@ alt_scan(struct alt_op *op)
 	if (esk >= 0) {
 		int64_t tok;
 
-		if (alt_item_key(op, &op->doc, esk, false, &op->start_pk, &op->start_ck) < 0) {
+		if ((op->tab.nxck > 0
+			     ? alt_view_key(op, &op->doc, esk, &op->start_pk, &op->start_ck)
+			     : alt_item_key(op, &op->doc, esk, false, &op->start_pk, &op->start_ck)) <
+		    0) {
 			alt_fail(op, "ValidationException",
 				 "The provided starting key is invalid: %s", op->errmsg);
 			return;

@@ -18,8 +18,8 @@
 
 #include "alt_priv.h"
 
-#define ARN_PREFIX "arn:scylla:dynamodb:us-east-1:797456418907:table/"
-#define MAX_TABLE_NAME 222
+#define ARN_PREFIX ALT_ARN_PREFIX
+#define MAX_TABLE_NAME ALT_MAX_TABLE_NAME
 #define ALLOWED_ISOLATION                                                                          \
 	"{f, forbid, forbid_rmw, a, always, always_use_lwt, o, only_rmw_uses_lwt, u, unsafe, "     \
 	"unsafe_rmw}"
@@ -44,6 +44,7 @@ struct alt_meta {
 	char *billing;	  /* NULL: the creation billing mode */
 	char *throughput; /* "R,W" provisioned units; NULL: the creation ones */
 	int iso;	  /* -1: not computed yet */
+	struct alt_index_set *idx; /* the table's indexes in idx->cat, or NULL */
 	struct alt_meta *next;
 };
 
@@ -72,6 +73,7 @@ meta_find(const struct sm_uuid *id, bool create)
 static void
 meta_free(struct alt_meta *m)
 {
+	alt_index_set_retire(m->idx);
 	sm_free(m->tags);
 	sm_free(m->billing);
 	sm_free(m->throughput);
@@ -169,7 +171,7 @@ tags_isolation(const char *tags)
 
 /* ---- lookup ---- */
 
-static char
+static inline char
 col_type(const struct sm_column *c)
 {
 	switch (c->type->kind) {
@@ -182,10 +184,51 @@ col_type(const struct sm_column *c)
 	}
 }
 
-int
-alt_table_lookup(struct alt_op *op, const char *name, size_t len, struct alt_table *out)
+char
+alt_col_type(const struct sm_column *c)
+{
+	return col_type(c);
+}
+
+void
+alt_meta_drop_index_set(const struct sm_uuid *base)
+{
+	struct alt_meta *m = meta_find(base, false);
+
+	if (m != NULL) {
+		alt_index_set_retire(m->idx);
+		m->idx = NULL;
+	}
+}
+
+/*
+ * The table's index set for the current catalog: rebuilt once per schema
+ * version (a pointer compare otherwise; the set holds its catalog, so the
+ * pointer cannot be reused for another version meanwhile).
+ */
+static struct alt_index_set *
+index_set(struct alt_meta *m, const struct sm_catalog *cat, const struct sm_table *t,
+	  const char *ks)
+{
+	struct alt_index_set *s;
+
+	if (SM_LIKELY(m->idx != NULL && m->idx->cat == cat))
+		return m->idx;
+	s = alt_index_set_build(cat, sm_catalog_keyspace(cat, ks), t);
+	if (s == NULL)
+		return NULL;
+	alt_index_set_retire(m->idx);
+	m->idx = s;
+	return s;
+}
+
+/* @indexes: take the table's index set too (every op but the plain reads needs it). */
+static int
+table_lookup(struct alt_op *op, const char *name, size_t len, struct alt_table *out,
+	     bool indexes)
 {
 	char ks[sizeof(ALT_KS_PREFIX) + MAX_TABLE_NAME + 1], tn[MAX_TABLE_NAME + 1];
+	const struct sm_catalog *cat = sm_store_catalog();
 	const struct sm_table *t;
 	const struct sm_column *attrs;
 	struct alt_meta *m;
@@ -196,33 +239,60 @@ alt_table_lookup(struct alt_op *op, const char *name, size_t len, struct alt_tab
 	memcpy(tn, name, len);
 	tn[len] = '\0';
 	snprintf(ks, sizeof(ks), ALT_KS_PREFIX "%s", tn);
-	t = sm_catalog_table(sm_store_catalog(), ks, tn);
+	t = sm_catalog_table(cat, ks, tn);
 	if (t == NULL || t->npk != 1 || t->nck > 1)
 		return -ENOENT;
 	attrs = sm_table_column(t, ALT_ATTRS_COL);
 	if (attrs == NULL)
 		return -ENOENT;
+	m = meta_find(&t->id, true);
+	if (m == NULL)
+		return -ENOMEM;
+	out->idx = NULL;
+	if (indexes) {
+		out->idx = index_set(m, cat, t, ks);
+		if (out->idx == NULL)
+			return -ENOMEM;
+		out->idx->refs++;
+	}
 	sm_table_get(t);
-	out->t = t;
+	out->t = out->hold = t;
 	out->name = t->name;
 	out->hash = &t->cols[0];
 	out->hash_type = col_type(out->hash);
 	out->range = t->nck ? &t->cols[1] : NULL;
 	out->range_type = out->range ? col_type(out->range) : 0;
+	out->nxck = 0;
+	out->index = NULL;
 	out->attrs_col = attrs->id;
-	m = meta_find(&t->id, true);
-	if (m != NULL && m->iso < 0)
+	if (m->iso < 0)
 		m->iso = (int)tags_isolation(table_tags(t, m));
-	out->iso = m != NULL ? (enum sm_alt_isolation)m->iso : alt_cfg->default_isolation;
+	out->iso = (enum sm_alt_isolation)m->iso;
 	return 0;
+}
+
+int
+alt_table_lookup(struct alt_op *op, const char *name, size_t len, struct alt_table *out)
+{
+	return table_lookup(op, name, len, out, true);
+}
+
+int
+alt_table_lookup_read(struct alt_op *op, const char *name, size_t len, struct alt_table *out)
+{
+	return table_lookup(op, name, len, out, false);
 }
 
 void
 alt_table_release(struct alt_table *t)
 {
-	if (t->t != NULL)
-		sm_table_put(t->t);
-	t->t = NULL;
+	if (t->hold != NULL)
+		sm_table_put(t->hold);
+	/* the common case inline: a reference that is not the last */
+	if (t->idx != NULL && (t->idx->refs > 1 ? (t->idx->refs--, false) : true))
+		alt_index_set_put(t->idx);
+	t->t = t->hold = NULL;
+	t->idx = NULL;
 }
 
 static int
@@ -251,11 +321,12 @@ validate_table_name(struct alt_op *op, struct sm_bytes n)
 	return 0;
 }
 
-int
-alt_table_from_request(struct alt_op *op)
+static int
+table_from_request(struct alt_op *op, bool indexes)
 {
 	int tok = sm_json_get(&op->doc, op->root, "TableName");
 	struct sm_bytes name;
+	int ret;
 
 	if (sm_json_type(&op->doc, tok) != SM_JSON_STRING ||
 	    alt_payload_str(op, &op->doc, tok, &name) < 0) {
@@ -266,7 +337,12 @@ alt_table_from_request(struct alt_op *op)
 	}
 	if (validate_table_name(op, name) < 0)
 		return -EINVAL;
-	if (alt_table_lookup(op, (const char *)name.p, name.len, &op->tab) < 0) {
+	ret = table_lookup(op, (const char *)name.p, name.len, &op->tab, indexes);
+	if (ret == -ENOMEM) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return ret;
+	}
+	if (ret < 0) {
 		alt_fail(op, "ResourceNotFoundException",
 			 "Requested resource not found: Table: %.*s not found",
 			 (int)SM_MIN(name.len, 255u), (const char *)name.p);
@@ -276,8 +352,45 @@ alt_table_from_request(struct alt_op *op)
 	return 0;
 }
 
+int
+alt_table_from_request(struct alt_op *op)
+{
+	return table_from_request(op, true);
+}
+
+int
+alt_table_from_request_read(struct alt_op *op)
+{
+	return table_from_request(op, false);
+}
+
 /* ---- descriptions ---- */
 
+/* The key schema of the base table, as DescribeTable writes it. */
+static void
+write_key_attrs(struct sm_json_out *o, const struct alt_table *t, bool types)
+{
+	char type[2] = { 0, 0 };
+	unsigned i;
+
+	for (i = 0; i < (t->range != NULL ? 2u : 1u); i++) {
+		const struct sm_column *c = i == 0 ? t->hash : t->range;
+
+		sm_json_out_obj_begin(o);
+		sm_json_out_key(o, "AttributeName");
+		sm_json_out_str(o, c->name);
+		sm_json_out_key(o, types ? "AttributeType" : "KeyType");
+		type[0] = i == 0 ? t->hash_type : t->range_type;
+		sm_json_out_str(o, types ? type : i == 0 ? "HASH" : "RANGE");
+		sm_json_out_obj_end(o);
+	}
+}
+
+/*
+ * DescribeTable's TableDescription; DeleteTable's (@status DELETING) leaves
+ * out what describes a table that is going away, as DynamoDB does: the
+ * creation time, key schema, attribute definitions and indexes.
+ */
 static void
 write_description(struct alt_op *op, const struct alt_table *t, const char *status)
 {
@@ -286,53 +399,34 @@ write_description(struct alt_op *op, const struct alt_table *t, const char *stat
 	const char *created = sm_option_get(t->t->options, t->t->noptions, ALT_OPT_CREATED);
 	const char *billing = table_billing(t->t, m);
 	char id[40], arn[sizeof(ARN_PREFIX) + MAX_TABLE_NAME + 1];
-	char type[2] = { 0, 0 };
+	bool deleting = strcmp(status, "DELETING") == 0;
 
+	if (created == NULL)
+		created = "0";
 	sm_uuid_format(&t->t->id, id, sizeof(id));
 	snprintf(arn, sizeof(arn), ARN_PREFIX "%s", t->name);
 	sm_json_out_obj_begin(o);
-	sm_json_out_key(o, "AttributeDefinitions");
-	sm_json_out_arr_begin(o);
-	sm_json_out_obj_begin(o);
-	sm_json_out_key(o, "AttributeName");
-	sm_json_out_str(o, t->hash->name);
-	sm_json_out_key(o, "AttributeType");
-	type[0] = t->hash_type;
-	sm_json_out_str(o, type);
-	sm_json_out_obj_end(o);
-	if (t->range != NULL) {
-		sm_json_out_obj_begin(o);
-		sm_json_out_key(o, "AttributeName");
-		sm_json_out_str(o, t->range->name);
-		sm_json_out_key(o, "AttributeType");
-		type[0] = t->range_type;
-		sm_json_out_str(o, type);
-		sm_json_out_obj_end(o);
+	if (!deleting) {
+		sm_json_out_key(o, "AttributeDefinitions");
+		sm_json_out_arr_begin(o);
+		write_key_attrs(o, t, true);
+		alt_index_attr_defs(o, t);
+		sm_json_out_arr_end(o);
 	}
-	sm_json_out_arr_end(o);
 	sm_json_out_key(o, "TableName");
 	sm_json_out_str(o, t->name);
-	sm_json_out_key(o, "KeySchema");
-	sm_json_out_arr_begin(o);
-	sm_json_out_obj_begin(o);
-	sm_json_out_key(o, "AttributeName");
-	sm_json_out_str(o, t->hash->name);
-	sm_json_out_key(o, "KeyType");
-	sm_json_out_str(o, "HASH");
-	sm_json_out_obj_end(o);
-	if (t->range != NULL) {
-		sm_json_out_obj_begin(o);
-		sm_json_out_key(o, "AttributeName");
-		sm_json_out_str(o, t->range->name);
-		sm_json_out_key(o, "KeyType");
-		sm_json_out_str(o, "RANGE");
-		sm_json_out_obj_end(o);
+	if (!deleting) {
+		sm_json_out_key(o, "KeySchema");
+		sm_json_out_arr_begin(o);
+		write_key_attrs(o, t, false);
+		sm_json_out_arr_end(o);
 	}
-	sm_json_out_arr_end(o);
 	sm_json_out_key(o, "TableStatus");
 	sm_json_out_str(o, status);
-	sm_json_out_key(o, "CreationDateTime");
-	sm_json_out_num(o, created ? created : "0", strlen(created ? created : "0"));
+	if (!deleting) {
+		sm_json_out_key(o, "CreationDateTime");
+		sm_json_out_num(o, created, strlen(created));
+	}
 	sm_json_out_key(o, "ProvisionedThroughput");
 	sm_json_out_obj_begin(o);
 	sm_json_out_key(o, "NumberOfDecreasesToday");
@@ -362,8 +456,10 @@ write_description(struct alt_op *op, const struct alt_table *t, const char *stat
 	sm_json_out_key(o, "BillingMode");
 	sm_json_out_str(o, billing);
 	sm_json_out_key(o, "LastUpdateToPayPerRequestDateTime");
-	sm_json_out_num(o, created ? created : "0", strlen(created ? created : "0"));
+	sm_json_out_num(o, created, strlen(created));
 	sm_json_out_obj_end(o);
+	if (!deleting)
+		alt_index_describe(o, t, arn);
 	sm_json_out_obj_end(o);
 }
 
@@ -476,7 +572,10 @@ struct create_ctx {
 	struct sm_option repl[2];
 	char ks[sizeof(ALT_KS_PREFIX) + MAX_TABLE_NAME + 1];
 	char name[MAX_TABLE_NAME + 1];
-	char hash[256], range[256];
+	struct alt_key_schema keys;
+	struct alt_index_def *idx; /* the indexes' views, created with the table */
+	unsigned nidx;
+	struct sm_table_def *views;
 	char created[32];
 	char billing[32];
 	char throughput[48];
@@ -556,6 +655,15 @@ validate_tags(struct alt_op *op, int tags)
 }
 
 static void
+create_free(struct create_ctx *c)
+{
+	alt_index_defs_free(c->idx, c->nidx);
+	sm_free(c->views);
+	sm_free(c->tags);
+	sm_free(c);
+}
+
+static void
 create_done(struct sm_ddl_req *r)
 {
 	struct create_ctx *c = r->ctx;
@@ -580,40 +688,39 @@ create_done(struct sm_ddl_req *r)
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
 out:
-	sm_free(c->tags);
-	sm_free(c);
+	create_free(c);
 }
 
+/* The attribute definitions no key schema uses: ScyllaDB refuses them (issue #19784). */
 static int
-key_type_of(struct alt_op *op, int defs, const char *name, const char **cql_type)
+check_defs_used(struct alt_op *op, int defs, const struct create_ctx *c)
 {
-	int e, n, t;
+	const struct sm_json_doc *d = &op->doc;
+	struct sm_bytes s;
+	int e, an;
 
-	for (e = sm_json_first(&op->doc, defs); e >= 0; e = sm_json_next(&op->doc, e)) {
-		n = sm_json_get(&op->doc, e, "AttributeName");
-		t = sm_json_get(&op->doc, e, "AttributeType");
-		if (!sm_json_str_eq(&op->doc, n, name))
+	for (e = sm_json_first(d, defs); e >= 0; e = sm_json_next(d, e)) {
+		an = sm_json_get(d, e, "AttributeName");
+		if (sm_json_str_eq(d, an, c->keys.hash) ||
+		    (c->keys.range[0] && sm_json_str_eq(d, an, c->keys.range)))
 			continue;
-		if (sm_json_str_eq(&op->doc, t, "S"))
-			*cql_type = "text";
-		else if (sm_json_str_eq(&op->doc, t, "N"))
-			*cql_type = "decimal";
-		else if (sm_json_str_eq(&op->doc, t, "B"))
-			*cql_type = "blob";
-		else {
+		if (alt_payload_str(op, d, an, &s) < 0 || s.len > ALT_MAX_KEY_ATTR_NAME)
+			continue;
+		{
+			char name[ALT_MAX_KEY_ATTR_NAME + 1];
+
+			memcpy(name, s.p, s.len);
+			name[s.len] = '\0';
+			if (alt_index_defs_use(c->idx, c->nidx, name))
+				continue;
 			alt_fail(op, "ValidationException",
-				 "1 validation error detected: Value at "
-				 "'attributeDefinitions.member.attributeType' failed to satisfy "
-				 "constraint: Member must satisfy enum value set: [B, N, S]");
+				 "AttributeDefinitions defines spurious attributes not used by any "
+				 "KeySchema: {%s}",
+				 name);
 			return -EINVAL;
 		}
-		return 0;
 	}
-	alt_fail(op, "ValidationException",
-		 "One or more parameter values were invalid: Some index key attributes are not "
-		 "defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: []",
-		 name);
-	return -EINVAL;
+	return 0;
 }
 
 void
@@ -621,15 +728,14 @@ alt_create_table(struct alt_op *op)
 {
 	const struct sm_json_doc *d = &op->doc;
 	int name_tok = sm_json_get(d, op->root, "TableName");
-	int ks_tok = sm_json_get(d, op->root, "KeySchema");
 	int defs = sm_json_get(d, op->root, "AttributeDefinitions");
 	int tags = sm_json_get(d, op->root, "Tags");
 	int bm = sm_json_get(d, op->root, "BillingMode");
 	struct create_ctx *c;
-	struct sm_bytes name, s;
-	const char *ctype;
-	char tname[MAX_TABLE_NAME + 1], thr[48] = "0,0";
-	int e, k, i = 0, has_thr;
+	struct sm_bytes name;
+	char tname[MAX_TABLE_NAME + 1], thr[48] = "0,0", ht = 0, rt = 0;
+	unsigned k, i;
+	int has_thr;
 	bool pay;
 
 	if (sm_json_type(d, name_tok) != SM_JSON_STRING ||
@@ -643,60 +749,13 @@ alt_create_table(struct alt_op *op)
 	memcpy(tname, name.p, name.len);
 	tname[name.len] = '\0';
 	name.p = (const uint8_t *)tname;
-	if (sm_json_get(d, op->root, "GlobalSecondaryIndexes") >= 0 ||
-	    sm_json_get(d, op->root, "LocalSecondaryIndexes") >= 0) {
-		alt_fail(op, "ValidationException",
-			 "not supported by shardmark: secondary indexes (create the table without "
-			 "GlobalSecondaryIndexes and LocalSecondaryIndexes)");
+	/* ScyllaDB's order of checks (alternator/executor.cc, create_table_on_shard0) */
+	if (defs < 0) {
+		alt_fail(op, "ValidationException", "Missing AttributeDefinitions in CreateTable request");
 		return;
 	}
-	if (sm_json_type(d, ks_tok) != SM_JSON_ARRAY || sm_json_count(d, ks_tok) < 1 ||
-	    sm_json_count(d, ks_tok) > 2) {
-		alt_fail(op, "ValidationException",
-			 "1 validation error detected: Value at 'keySchema' failed to satisfy "
-			 "constraint: Member must have length less than or equal to 2");
+	if (alt_check_attr_defs(op, defs, "") < 0)
 		return;
-	}
-	if (sm_json_type(d, defs) != SM_JSON_ARRAY) {
-		alt_fail(op, "ValidationException",
-			 "1 validation error detected: Value null at 'attributeDefinitions' failed "
-			 "to satisfy constraint: Member must not be null");
-		return;
-	}
-	if (sm_json_count(d, defs) != sm_json_count(d, ks_tok)) {
-		alt_fail(op, "ValidationException",
-			 "One or more parameter values were invalid: Number of attributes in "
-			 "KeySchema does not exactly match number of attributes defined in "
-			 "AttributeDefinitions");
-		return;
-	}
-	if (tags >= 0 && validate_tags(op, tags) < 0)
-		return;
-	if (bm >= 0 && !sm_json_str_eq(d, bm, "PAY_PER_REQUEST") &&
-	    !sm_json_str_eq(d, bm, "PROVISIONED")) {
-		alt_fail(op, "ValidationException",
-			 "1 validation error detected: Value at 'billingMode' failed to satisfy "
-			 "constraint: Member must satisfy enum value set: [PROVISIONED, "
-			 "PAY_PER_REQUEST]");
-		return;
-	}
-	pay = bm >= 0 && sm_json_str_eq(d, bm, "PAY_PER_REQUEST");
-	has_thr = parse_throughput(op, thr, sizeof(thr));
-	if (has_thr < 0)
-		return;
-	if (pay && has_thr) {
-		alt_fail(op, "ValidationException",
-			 "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
-			 "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
-		return;
-	}
-	if (!pay && !has_thr) {
-		alt_fail(op, "ValidationException",
-			 "One or more parameter values were invalid: ReadCapacityUnits and "
-			 "WriteCapacityUnits must both be specified when BillingMode is "
-			 "PROVISIONED");
-		return;
-	}
 	c = sm_calloc(1, sizeof(*c));
 	if (c == NULL) {
 		alt_fail(op, "InternalServerError", "out of memory");
@@ -705,51 +764,85 @@ alt_create_table(struct alt_op *op)
 	c->op = op;
 	memcpy(c->name, name.p, name.len);
 	snprintf(c->ks, sizeof(c->ks), ALT_KS_PREFIX "%s", c->name);
-	for (e = sm_json_first(d, ks_tok); e >= 0; e = sm_json_next(d, e), i++) {
-		int an = sm_json_get(d, e, "AttributeName"), kt = sm_json_get(d, e, "KeyType");
-		bool hash = sm_json_str_eq(d, kt, "HASH");
-		char *dst = hash ? c->hash : c->range;
-
-		if ((i == 0) != hash || (!hash && !sm_json_str_eq(d, kt, "RANGE")) ||
-		    sm_json_type(d, an) != SM_JSON_STRING || alt_payload_str(op, d, an, &s) < 0 ||
-		    s.len == 0 || s.len >= sizeof(c->hash)) {
-			alt_fail(op, "ValidationException",
-				 "Invalid KeySchema: The first KeySchemaElement is not a HASH key "
-				 "type, or a key is malformed");
-			goto fail;
-		}
-		memcpy(dst, s.p, s.len);
-		dst[s.len] = '\0';
-	}
-	if (c->range[0] != '\0' && strcmp(c->hash, c->range) == 0) {
+	if (alt_parse_key_schema(op, op->root, "", &c->keys) < 0)
+		goto fail;
+	if (c->keys.range[0] != '\0' && strcmp(c->keys.hash, c->keys.range) == 0) {
 		alt_fail(op, "ValidationException",
 			 "Invalid KeySchema: Both the Hash Key and the Range Key element in the "
 			 "KeySchema have the same name");
 		goto fail;
 	}
-	k = 0;
-	if (key_type_of(op, defs, c->hash, &ctype) < 0)
+	if (alt_attr_type(op, defs, c->keys.hash, &ht) < 0 ||
+	    (c->keys.range[0] != '\0' && alt_attr_type(op, defs, c->keys.range, &rt) < 0))
 		goto fail;
-	c->cols[k++] = (struct sm_column_def){ c->hash, ctype, SM_COL_PARTITION, false };
-	if (c->range[0] != '\0') {
-		if (key_type_of(op, defs, c->range, &ctype) < 0)
-			goto fail;
-		c->cols[k++] = (struct sm_column_def){ c->range, ctype, SM_COL_CLUSTERING, false };
-	}
+	k = 0;
+	c->cols[k++] = (struct sm_column_def){ c->keys.hash, alt_cql_key_type(ht), SM_COL_PARTITION,
+					       false };
+	if (c->keys.range[0] != '\0')
+		c->cols[k++] = (struct sm_column_def){ c->keys.range, alt_cql_key_type(rt),
+						       SM_COL_CLUSTERING, false };
 	c->cols[k++] =
 		(struct sm_column_def){ ALT_ATTRS_COL, "map<text, blob>", SM_COL_REGULAR, false };
-	snprintf(c->created, sizeof(c->created), "%lld", (long long)time(NULL));
+	if (bm >= 0 && !sm_json_str_eq(d, bm, "PAY_PER_REQUEST") &&
+	    !sm_json_str_eq(d, bm, "PROVISIONED")) {
+		alt_fail(op, "ValidationException",
+			 "1 validation error detected: Value at 'billingMode' failed to satisfy "
+			 "constraint: Member must satisfy enum value set: [PROVISIONED, "
+			 "PAY_PER_REQUEST]");
+		goto fail;
+	}
+	pay = bm >= 0 && sm_json_str_eq(d, bm, "PAY_PER_REQUEST");
+	has_thr = parse_throughput(op, thr, sizeof(thr));
+	if (has_thr < 0)
+		goto fail;
+	if (pay && has_thr) {
+		alt_fail(op, "ValidationException",
+			 "One or more parameter values were invalid: Neither ReadCapacityUnits nor "
+			 "WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+		goto fail;
+	}
+	if (!pay && !has_thr) {
+		alt_fail(op, "ValidationException",
+			 "One or more parameter values were invalid: ReadCapacityUnits and "
+			 "WriteCapacityUnits must both be specified when BillingMode is "
+			 "PROVISIONED");
+		goto fail;
+	}
+	if (alt_index_parse_create(op, c->name, c->ks, &c->keys, ht, rt, defs, &c->idx, &c->nidx) <
+		    0 ||
+	    check_defs_used(op, defs, c) < 0)
+		goto fail;
+	if (tags >= 0 && validate_tags(op, tags) < 0)
+		goto fail;
+	{
+		struct timespec now;
+
+		/* DynamoDB's CreationDateTime has sub-second resolution */
+		clock_gettime(CLOCK_REALTIME, &now);
+		snprintf(c->created, sizeof(c->created), "%lld.%06ld", (long long)now.tv_sec,
+			 now.tv_nsec / 1000);
+	}
 	snprintf(c->billing, sizeof(c->billing), "%s", pay ? "PAY_PER_REQUEST" : "PROVISIONED");
 	snprintf(c->throughput, sizeof(c->throughput), "%s", thr);
 	if (tags >= 0) {
-		s = sm_json_span(d, tags);
-		c->tags = sm_malloc(s.len + 1);
+		struct sm_bytes span = sm_json_span(d, tags);
+
+		c->tags = sm_malloc(span.len + 1);
 		if (c->tags == NULL) {
 			alt_fail(op, "InternalServerError", "out of memory");
 			goto fail;
 		}
-		memcpy(c->tags, s.p, s.len);
-		c->tags[s.len] = '\0';
+		memcpy(c->tags, span.p, span.len);
+		c->tags[span.len] = '\0';
+	}
+	if (c->nidx > 0) {
+		c->views = sm_calloc(c->nidx, sizeof(*c->views));
+		if (c->views == NULL) {
+			alt_fail(op, "InternalServerError", "out of memory");
+			goto fail;
+		}
+		for (i = 0; i < c->nidx; i++)
+			c->views[i] = c->idx[i].def;
 	}
 	c->opts[0] = (struct sm_option){ unconst(ALT_OPT_CREATED), c->created };
 	c->opts[1] = (struct sm_option){ unconst(ALT_OPT_BILLING), c->billing };
@@ -758,9 +851,9 @@ alt_create_table(struct alt_op *op)
 	c->repl[0] = (struct sm_option){ unconst("class"), unconst("NetworkTopologyStrategy") };
 	c->repl[1] = (struct sm_option){ unconst("replication_factor"), unconst("1") };
 	/*
-	 * The keyspace and the table in one schema change: as two, a DeleteTable
-	 * of the same name could drop the keyspace between them, and the
-	 * CREATE TABLE failed with "Keyspace ... does not exist".
+	 * The keyspace, the table and its indexes' views in one schema change:
+	 * as two, a DeleteTable of the same name could drop the keyspace
+	 * between them (and a write between table and views would miss them).
 	 */
 	c->r.kind = SM_DDL_CREATE_KEYSPACE_TABLE;
 	c->r.ks.name = c->ks;
@@ -771,17 +864,18 @@ alt_create_table(struct alt_op *op)
 	c->r.table.ks = c->ks;
 	c->r.table.name = c->name;
 	c->r.table.cols = c->cols;
-	c->r.table.ncols = c->cols[1].kind == SM_COL_CLUSTERING ? 3 : 2;
+	c->r.table.ncols = k;
 	c->r.table.options = c->opts;
 	c->r.table.noptions = 4;
 	c->r.table.wide_names = true;
+	c->r.more_tables = c->views;
+	c->r.nmore_tables = c->nidx;
 	c->r.done = create_done;
 	c->r.ctx = c;
 	sm_store_ddl(&c->r);
 	return;
 fail:
-	sm_free(c->tags);
-	sm_free(c);
+	create_free(c);
 }
 
 /* ---- DeleteTable ---- */
@@ -906,23 +1000,51 @@ alt_list_tables(struct alt_op *op)
 /* ---- UpdateTable ---- */
 
 void
+alt_table_answer_updated(struct alt_op *op)
+{
+	char name[MAX_TABLE_NAME + 1];
+
+	/* the description of the table as the new schema has it */
+	snprintf(name, sizeof(name), "%s", op->tab.name);
+	alt_table_release(&op->tab);
+	op->have_tab = false;
+	if (alt_table_lookup(op, name, strlen(name), &op->tab) < 0) {
+		alt_fail(op, "ResourceNotFoundException",
+			 "Requested resource not found: Table: %s not found", name);
+		return;
+	}
+	op->have_tab = true;
+	sm_json_out_reset(&op->out);
+	sm_json_out_obj_begin(&op->out);
+	sm_json_out_key(&op->out, "TableDescription");
+	write_description(op, &op->tab, "ACTIVE");
+	sm_json_out_obj_end(&op->out);
+	alt_finish(op);
+}
+
+void
 alt_update_table(struct alt_op *op)
 {
 	int bm = sm_json_get(&op->doc, op->root, "BillingMode");
+	int gsiu = sm_json_get(&op->doc, op->root, "GlobalSecondaryIndexUpdates");
+	int ss = sm_json_get(&op->doc, op->root, "StreamSpecification");
 	const char *billing = NULL;
 	char thr[48];
-	int thr_set;
+	int thr_set, ret;
 
 	if (alt_table_from_request(op) < 0)
 		return;
 	thr_set = parse_throughput(op, thr, sizeof(thr));
 	if (thr_set < 0)
 		return;
-	if (sm_json_get(&op->doc, op->root, "GlobalSecondaryIndexUpdates") >= 0 ||
-	    sm_json_get(&op->doc, op->root, "StreamSpecification") >= 0) {
-		alt_fail(op, "ValidationException",
-			 "not supported by shardmark: secondary indexes and streams");
-		return;
+	if (ss >= 0) {
+		bool on = false;
+
+		if (sm_json_bool(&op->doc, sm_json_get(&op->doc, ss, "StreamEnabled"), &on) == 0 &&
+		    on) {
+			alt_fail(op, "ValidationException", "not supported by shardmark: streams");
+			return;
+		}
 	}
 	if (bm >= 0) {
 		if (sm_json_str_eq(&op->doc, bm, "PAY_PER_REQUEST"))
@@ -936,6 +1058,25 @@ alt_update_table(struct alt_op *op)
 				 "[PROVISIONED, PAY_PER_REQUEST]");
 			return;
 		}
+	}
+	if (gsiu >= 0 && (billing != NULL || thr_set)) {
+		alt_fail(op, "ValidationException",
+			 "not supported by shardmark: GlobalSecondaryIndexUpdates with a billing "
+			 "change in one UpdateTable");
+		return;
+	}
+	if (gsiu >= 0) {
+		ret = alt_index_update_table(op, gsiu);
+		if (ret != 0)
+			return; /* answered, or answered once the schema changed */
+	}
+	/* VectorIndexUpdates (ScyllaDB's vector search) is accepted and left alone, as before */
+	if (billing == NULL && !thr_set && ss < 0 &&
+	    sm_json_get(&op->doc, op->root, "VectorIndexUpdates") < 0) {
+		alt_fail(op, "ValidationException",
+			 "UpdateTable requires one of GlobalSecondaryIndexUpdates, "
+			 "StreamSpecification or BillingMode to be specified");
+		return;
 	}
 	if (meta_find(&op->tab.t->id, true) == NULL) {
 		alt_fail(op, "InternalServerError", "out of memory");
@@ -978,6 +1119,13 @@ table_from_arn(struct alt_op *op)
 		return -EINVAL;
 	}
 	slash += 6;
+	if (memmem(slash, s.len - (size_t)(slash - s.p), "/", 1) != NULL) {
+		/* an index's ARN (.../table/T/index/I): indexes have no tags */
+		alt_fail(op, "ValidationException",
+			 "Invalid ResourceArn provided as input %.*s: tags apply to tables only",
+			 (int)SM_MIN(s.len, 300u), (const char *)s.p);
+		return -EINVAL;
+	}
 	if (alt_table_lookup(op, (const char *)slash, s.len - (size_t)(slash - s.p), &op->tab) <
 	    0) {
 		alt_fail(op, "ResourceNotFoundException",

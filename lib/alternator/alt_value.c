@@ -907,6 +907,30 @@ alt_item_key(struct alt_op *op, const struct sm_json_doc *d, int obj, bool whole
 	return ret;
 }
 
+int
+alt_view_key(struct alt_op *op, const struct sm_json_doc *d, int obj, struct sm_key *pk,
+	     struct sm_key *ck)
+{
+	const struct alt_table *t = &op->tab;
+	unsigned i;
+	int ret;
+
+	if (sm_json_type(d, obj) != SM_JSON_OBJECT)
+		return bad(op, "%s",
+			   "One or more parameter values were invalid: the key must be a "
+			   "map of attribute values");
+	if (sm_json_count(d, obj) != (t->range ? 2u : 1u) + t->nxck)
+		return bad(op, "%s", "The provided key element does not match the schema");
+	pk->n = 1;
+	ret = alt_key_part(op, d, obj, t->hash, t->hash_type, &pk->part[0]);
+	ck->n = 0;
+	if (ret == 0 && t->range != NULL)
+		ret = alt_key_part(op, d, obj, t->range, t->range_type, &ck->part[ck->n++]);
+	for (i = 0; ret == 0 && i < t->nxck; i++)
+		ret = alt_key_part(op, d, obj, t->xck[i], t->xck_type[i], &ck->part[ck->n++]);
+	return ret;
+}
+
 void
 alt_write_key_value(struct sm_json_out *o, char type, struct sm_bytes v)
 {
@@ -960,6 +984,36 @@ alt_write_row_item(struct alt_op *op, struct sm_json_out *o, const struct sm_key
 		alt_write_key_value(o, t->range_type, ck->part[0]);
 	}
 	if (attrs != NULL && attrs->present && sm_coll_iter_init(&it, attrs->value) == 0) {
+		while (sm_coll_next(&it, &k, &v, true)) {
+			sm_json_out_keyn(o, (const char *)k.p, k.len);
+			sm_json_out_raw(o, (const char *)v.p, v.len);
+		}
+	}
+	sm_json_out_obj_end(o);
+}
+
+void
+alt_write_view_row(struct alt_op *op, struct sm_json_out *o, const struct sm_key *pk,
+		   const struct sm_key *ck, const struct sm_cell_view *attrs)
+{
+	const struct alt_table *t = &op->tab;
+	unsigned i, first = t->range != NULL ? 1 : 0;
+	struct sm_coll_iter it;
+	struct sm_bytes k, v;
+
+	sm_json_out_obj_begin(o);
+	sm_json_out_key(o, t->hash->name);
+	alt_write_key_value(o, t->hash_type, pk->part[0]);
+	if (t->range != NULL && ck->n > 0) {
+		sm_json_out_key(o, t->range->name);
+		alt_write_key_value(o, t->range_type, ck->part[0]);
+	}
+	/* the base key attributes in the view's clustering key */
+	for (i = 0; i < t->nxck && first + i < ck->n; i++) {
+		sm_json_out_key(o, t->xck[i]->name);
+		alt_write_key_value(o, t->xck_type[i], ck->part[first + i]);
+	}
+	if (attrs->present && sm_coll_iter_init(&it, attrs->value) == 0) {
 		while (sm_coll_next(&it, &k, &v, true)) {
 			sm_json_out_keyn(o, (const char *)k.p, k.len);
 			sm_json_out_raw(o, (const char *)v.p, v.len);

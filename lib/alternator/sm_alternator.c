@@ -77,6 +77,7 @@ op_get(void)
 		sm_json_out_init(&op->item);
 		sm_json_out_init(&op->nitem);
 		sm_json_out_init(&op->scratch);
+		sm_json_out_init(&op->vitem);
 		for (i = 0; i < ALT_TMP_DOCS; i++) {
 			sm_json_doc_init(&op->tmp[i]);
 			sm_json_out_init(&op->tmpout[i]);
@@ -136,10 +137,14 @@ op_destroy(struct alt_op *op)
 	sm_json_out_release(&op->item);
 	sm_json_out_release(&op->nitem);
 	sm_json_out_release(&op->scratch);
+	sm_json_out_release(&op->vitem);
 	for (i = 0; i < ALT_TMP_DOCS; i++) {
 		sm_json_doc_release(&op->tmp[i]);
 		sm_json_out_release(&op->tmpout[i]);
 	}
+	bytes_release(&op->vkeys);
+	bytes_release(&op->vvals);
+	sm_free(op->vops);
 	bytes_release(&op->keys);
 	bytes_release(&op->vals);
 	bytes_release(&op->last);
@@ -150,6 +155,19 @@ op_destroy(struct alt_op *op)
 	sm_free(op->name_memo);
 	sm_free(op->proj_nodes);
 	sm_free(op);
+}
+
+/* The buffers of a write with secondary indexes: only a large one is let go. */
+static __attribute__((noinline, cold)) void
+trim_index_buffers(struct alt_op *op)
+{
+	op->index_bufs = false;
+	if (op->vkeys.cap > KEEP_BYTES)
+		bytes_release(&op->vkeys);
+	if (op->vvals.cap > KEEP_BYTES)
+		bytes_release(&op->vvals);
+	if (op->vitem.cap > KEEP_BYTES)
+		sm_json_out_release(&op->vitem);
 }
 
 static void
@@ -171,6 +189,8 @@ op_release(struct alt_op *op)
 		bytes_release(&op->vals);
 	if (op->inflated.cap > KEEP_BYTES)
 		bytes_release(&op->inflated);
+	if (SM_UNLIKELY(op->index_bufs))
+		trim_index_buffers(op);
 	if (op->out.cap > KEEP_BYTES)
 		sm_json_out_release(&op->out);
 	if (op->item.cap > KEEP_BYTES)
@@ -178,6 +198,18 @@ op_release(struct alt_op *op)
 	op->next_free = op_free;
 	op_free = op;
 	op_nfree++;
+}
+
+struct alt_op *
+alt_op_new(void)
+{
+	return op_get();
+}
+
+void
+alt_op_done(struct alt_op *op)
+{
+	op_release(op);
 }
 
 static void
@@ -757,6 +789,7 @@ sm_alternator_shard_fini(void)
 		op_destroy(op);
 	}
 	op_nfree = 0;
+	alt_index_shard_fini();
 	alt_meta_shard_fini();
 	sm_http_shard_fini();
 }

@@ -2218,8 +2218,12 @@ sm_ddb_expr_key_condition(const struct sm_ddb_expr *e, const struct sm_ddb_expr_
 		goto out;
 	}
 	if (w.nparts != 1 + (ks != NULL)) {
-		rc = ddb_errf(err, errlen, "Query condition missed key schema element: %s",
-			      sk != NULL ? sk : pk);
+		/* without a sort key, a second condition is on no key (DynamoDB's words) */
+		if (sk == NULL)
+			rc = ddb_errf(err, errlen, "Query key condition not supported");
+		else
+			rc = ddb_errf(err, errlen, "Query condition missed key schema element: %s",
+				      sk);
 		goto out;
 	}
 	if (kp->op != SM_DDB_KEY_EQ) {
