@@ -181,11 +181,8 @@ item_pairs(struct alt_op *op, const struct alt_table *t, int item, struct sm_jso
 
 		if (alt_payload_str(op, &op->doc, e, &k) < 0)
 			return -EINVAL;
-		if (k.len == 0) {
-			snprintf(op->errmsg, sizeof(op->errmsg),
-				 "One or more parameter values were invalid: An attribute name "
-				 "cannot "
-				 "be empty");
+		if (k.len == 0 || k.len > ALT_MAX_ATTR_NAME) {
+			alt_name_error(op, k.len, "");
 			return -EINVAL;
 		}
 		name = alt_keep_str(op, k.p, k.len);
@@ -208,7 +205,9 @@ item_pairs(struct alt_op *op, const struct alt_table *t, int item, struct sm_jso
 	}
 	if (o->err)
 		return o->err;
-	if (total > ALT_MAX_ITEM_BYTES) {
+	/* the JSON is never smaller than what DynamoDB counts: count exactly only then */
+	if (SM_UNLIKELY(total > ALT_MAX_ITEM_BYTES) &&
+	    alt_item_size(op, &op->doc, item) > ALT_MAX_ITEM_BYTES) {
 		snprintf(op->errmsg, sizeof(op->errmsg),
 			 "Item size has exceeded the maximum allowed size");
 		return -EINVAL;
@@ -256,18 +255,15 @@ struct write_ctx {
 	bool have_put_map;
 };
 
-/* An update on a table with indexes: whether the item remains, and the checks on the
- * new values of changed attributes that are index keys. */
+/* An update on a table with indexes: the checks on the new values of changed
+ * attributes that are index keys. */
 static __attribute__((noinline)) int
-check_changed_keys(struct alt_op *op, const struct alt_change *ch, unsigned n,
-		   const struct sm_mutation *m)
+check_changed_keys(struct alt_op *op, const struct alt_change *ch, unsigned n)
 {
 	struct sm_json_out *o;
 	struct sm_json_doc *d;
 	unsigned i;
 
-	/* the view rows follow what the item is after the update */
-	op->new_exists = op->have_item || m->flags == SM_MUT_ROW_MARKER;
 	for (i = 0; i < n; i++) {
 		if (ch[i].removed || !alt_index_is_key(op->tab.idx, ch[i].name))
 			continue;
@@ -279,6 +275,18 @@ check_changed_keys(struct alt_op *op, const struct alt_change *ch, unsigned n,
 			return -EINVAL;
 	}
 	return 0;
+}
+
+/* The updated item's JSON is over the limit: is what DynamoDB counts too? */
+static __attribute__((noinline)) bool
+update_fits(struct alt_op *op)
+{
+	struct sm_json_out *o;
+	struct sm_json_doc *d;
+
+	if (alt_tmp_doc(op, &o, &d) < 0 || sm_json_parse(d, op->nitem.p, op->nitem.len, 0) < 0)
+		return false;
+	return alt_item_size(op, d, sm_json_root(d)) <= ALT_MAX_ITEM_BYTES;
 }
 
 /*
@@ -343,7 +351,7 @@ compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 				snprintf(op->errmsg, sizeof(op->errmsg), "invalid update");
 			return false;
 		}
-		if (op->nitem.len > ALT_MAX_ITEM_BYTES) {
+		if (SM_UNLIKELY(op->nitem.len > ALT_MAX_ITEM_BYTES) && !update_fits(op)) {
 			op->cond_error = true;
 			snprintf(op->errmsg, sizeof(op->errmsg),
 				 "Item size to update has exceeded the maximum allowed size");
@@ -367,9 +375,13 @@ compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 		for (i = 0; i < n; i++)
 			if (!ch[i].removed)
 				m->flags = SM_MUT_ROW_MARKER;
-		if (SM_UNLIKELY(op->tab.idx->n > 0) && check_changed_keys(op, ch, n, m) < 0) {
-			op->cond_error = true;
-			return false;
+		if (SM_UNLIKELY(op->rv != RV_NONE || op->tab.idx->n > 0)) {
+			/* ALL_NEW of an item the update leaves missing is nothing */
+			op->new_exists = op->have_item || m->flags == SM_MUT_ROW_MARKER;
+			if (op->tab.idx->n > 0 && check_changed_keys(op, ch, n) < 0) {
+				op->cond_error = true;
+				return false;
+			}
 		}
 		for (i = 0; i < n; i++) {
 			struct sm_cell_op *c = new_cell_op(op);
@@ -496,6 +508,8 @@ write_attributes(struct alt_op *op)
 		return;
 	}
 	if (op->rv == RV_ALL_NEW) {
+		if (!op->new_exists)
+			return;
 		sm_json_out_key(&op->out, "Attributes");
 		sm_json_out_raw(&op->out, op->nitem.p, op->nitem.len);
 		return;
@@ -511,6 +525,19 @@ write_attributes(struct alt_op *op)
 	 * are the mutation's map operations (computed maybe on another shard).
 	 */
 	n = op->nops;
+	for (i = 0; i < n; i++) {
+		const struct sm_cell_op *c = &op->ops[i];
+
+		if (c->kind == SM_CELL_SET_ELEM && op->rv == RV_UPDATED_NEW)
+			break;
+		if ((c->kind == SM_CELL_DELETE_ELEM || c->kind == SM_CELL_SET_ELEM) &&
+		    op->rv == RV_UPDATED_OLD && op->have_item &&
+		    sm_json_getn(&op->idoc, sm_json_root(&op->idoc), (const char *)c->key.p,
+				 c->key.len) >= 0)
+			break;
+	}
+	if (i == n)
+		return; /* nothing to show: no Attributes at all */
 	sm_json_out_key(&op->out, "Attributes");
 	sm_json_out_obj_begin(&op->out);
 	for (i = 0; i < n; i++) {
@@ -828,6 +855,11 @@ prepare_common(struct alt_op *op, bool update)
 	}
 	if (alt_parse_expr(op, "ConditionExpression", SM_DDB_CONDITION, &op->cond) < 0)
 		return -EINVAL;
+	if (exp < 0 && sm_json_get(&op->doc, op->root, "ConditionalOperator") >= 0) {
+		alt_fail(op, "ValidationException",
+			 "ConditionalOperator cannot be used without a non-empty Expected");
+		return -EINVAL;
+	}
 	if (exp >= 0 && alt_check_expected(op, exp) < 0) {
 		alt_fail(op, "ValidationException", "%s", op->errmsg);
 		return -EINVAL;
@@ -977,6 +1009,18 @@ alt_update_item(struct alt_op *op)
 			int spec = sm_json_member_value(&op->doc, e);
 			int act = sm_json_get(&op->doc, spec, "Action");
 			int val = sm_json_get(&op->doc, spec, "Value");
+			size_t nl = sm_json_span(&op->doc, e).len - 2; /* raw: >= the name's bytes */
+
+			if (nl == 0 || nl > ALT_MAX_ATTR_NAME) {
+				struct sm_bytes k;
+
+				alt_payload_str(op, &op->doc, e, &k);
+				if (k.len == 0 || k.len > ALT_MAX_ATTR_NAME) {
+					alt_name_error(op, k.len, "AttributeUpdates - ");
+					alt_fail(op, "ValidationException", "%s", op->errmsg);
+					return;
+				}
+			}
 
 			if (val >= 0) {
 				sm_json_out_reset(&op->scratch);
@@ -1238,11 +1282,25 @@ alt_batch_write(struct alt_op *op)
 			 "constraint: Member must have length greater than or equal to 1");
 		return;
 	}
-	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t))
-		total += sm_json_count(&op->doc, sm_json_member_value(&op->doc, t));
-	if (total > ALT_MAX_BATCH_WRITE || total == 0) {
+	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t)) {
+		unsigned n1 = sm_json_count(&op->doc, sm_json_member_value(&op->doc, t));
+
+		/* every table names 1 to 25 writes (an empty list is refused, as DynamoDB does) */
+		if (n1 == 0 || n1 > ALT_MAX_BATCH_WRITE) {
+			alt_fail(op, "ValidationException",
+				 "1 validation error detected: Value at 'requestItems' failed to "
+				 "satisfy constraint: Map value must satisfy constraint: [Member must "
+				 "have length less than or equal to 25, Member must have length "
+				 "greater than or equal to 1]");
+			return;
+		}
+		total += n1;
+	}
+	if (total > ALT_MAX_BATCH_WRITE) {
 		alt_fail(op, "ValidationException",
-			 "Too many items requested for the BatchWriteItem call");
+			 "Too many items requested for the BatchWriteItem call: the batch's length "
+			 "of %u is over the limit of %u",
+			 total, ALT_MAX_BATCH_WRITE);
 		return;
 	}
 	if (sm_json_count(&op->doc, ri) > MAX_BATCH_TABLES) {
@@ -1565,6 +1623,27 @@ nomem:
 	alt_fail(op, "InternalServerError", "out of memory");
 }
 
+/* Two keys (objects @a, @b of the request) naming the same attributes with equal values. */
+static bool
+same_item_key(struct alt_op *op, int a, int b)
+{
+	struct sm_bytes k;
+	int e, v;
+
+	if (sm_json_type(&op->doc, a) != SM_JSON_OBJECT ||
+	    sm_json_count(&op->doc, a) != sm_json_count(&op->doc, b))
+		return false;
+	for (e = sm_json_first(&op->doc, a); e >= 0; e = sm_json_next(&op->doc, e)) {
+		if (alt_payload_str(op, &op->doc, e, &k) < 0)
+			return false;
+		v = sm_json_getn(&op->doc, b, (const char *)k.p, k.len);
+		if (v < 0 || !alt_value_equal(op, (struct alt_val){ &op->doc, sm_json_member_value(&op->doc, e) },
+					      (struct alt_val){ &op->doc, v }))
+			return false;
+	}
+	return true;
+}
+
 void
 alt_batch_get(struct alt_op *op)
 {
@@ -1590,14 +1669,11 @@ alt_batch_get(struct alt_op *op)
 			return;
 		}
 		total += sm_json_count(&op->doc, keys);
-		/* the same key twice in one table is refused, as DynamoDB does */
+		/* the same key twice in one table is refused, as DynamoDB does: 1 and 1.0
+		 * are one number (at most 100 keys: pairs are cheap) */
 		for (a = sm_json_first(&op->doc, keys); a >= 0; a = sm_json_next(&op->doc, a)) {
-			struct sm_bytes sa = sm_json_span(&op->doc, a);
-
 			for (b = sm_json_next(&op->doc, a); b >= 0; b = sm_json_next(&op->doc, b)) {
-				struct sm_bytes sb = sm_json_span(&op->doc, b);
-
-				if (sa.len == sb.len && memcmp(sa.p, sb.p, sa.len) == 0) {
+				if (same_item_key(op, a, b)) {
 					alt_fail(op, "ValidationException",
 						 "Provided list of item keys contains duplicates");
 					return;

@@ -37,6 +37,7 @@
 #define ALT_MAX_GSI 20u
 #define ALT_MAX_LSI 5u
 #define ALT_MAX_KEY_ATTR_NAME 255u
+#define ALT_MAX_ATTR_NAME 65535u
 
 enum alt_projection { ALT_PROJ_ALL, ALT_PROJ_KEYS_ONLY, ALT_PROJ_INCLUDE };
 
@@ -174,6 +175,8 @@ struct alt_op {
 	int limit;
 	bool count_only;
 	bool index_projected; /* reading an index: only what it projects */
+	int legacy_filter;    /* QueryFilter or ScanFilter, or -1 */
+	bool legacy_any;      /* ... joined by ConditionalOperator OR */
 	bool forward;
 	uint32_t scanned, returned;
 	bool range_scan;
@@ -242,6 +245,20 @@ void
 alt_op_done(struct alt_op *op);
 
 /* ---- values (alt_value.c) ---- */
+
+/* op->errmsg for an attribute name of @len bytes that is empty or too long (@prefix first). */
+void
+alt_name_error(struct alt_op *op, size_t len, const char *prefix);
+/*
+ * The size DynamoDB counts for item object @obj of @d (names, and values as
+ * their bytes: decoded binaries, numbers by significant digits): its 400 KB
+ * limit is on this, not on the JSON text, which is never smaller.
+ */
+size_t
+alt_item_size(struct alt_op *op, const struct sm_json_doc *d, int obj);
+/* Validate AttributesToGet (@tok, -1 none): a non-empty list of distinct names. */
+int
+alt_check_attributes_to_get(struct alt_op *op, int tok);
 
 /*
  * The elements of a string, number or binary set, sorted once so that
@@ -556,6 +573,8 @@ alt_check_unused(struct alt_op *op);
 int
 alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_json_doc *item,
 	      int item_tok, bool *out);
+/* ---- legacy conditions (alt_legacy.c): Expected, QueryFilter, ScanFilter ---- */
+
 /* The errors legacy Expected has whatever the item (unknown operators, arguments). */
 int
 alt_check_expected(struct alt_op *op, int expected_tok);
@@ -563,6 +582,16 @@ alt_check_expected(struct alt_op *op, int expected_tok);
 int
 alt_eval_expected(struct alt_op *op, int expected_tok, const struct sm_json_doc *item, int item_tok,
 		  bool *out);
+/* ConditionalOperator for conditions @conds: *any 1 for OR; -EINVAL (op->errmsg) when wrong. */
+int
+alt_legacy_operator(struct alt_op *op, int conds, int *any);
+/* Every error conditions map @conds (request member @member) has, whatever the item. */
+int
+alt_legacy_validate(struct alt_op *op, int conds, const char *member);
+/* Evaluate @conds on item @itok of @d (-1: none), all of them (or any, @any). */
+int
+alt_legacy_eval(struct alt_op *op, int conds, bool any, const struct sm_json_doc *d, int itok,
+		bool *out);
 /* Write @item_tok's attributes projected by op->proj (or AttributesToGet) to @o. */
 int
 alt_write_projected(struct alt_op *op, const struct sm_json_doc *item, int item_tok,

@@ -95,7 +95,8 @@ scan_row(void *ctx, const struct sm_row_view *r)
 	if (r->ck != NULL && r->ck->n > 0)
 		remember(op, r->ck, &op->last_ck);
 	op->have_last = true;
-	if (op->filter != NULL || op->proj != NULL || !op->count_only) {
+	if (op->filter != NULL || op->proj != NULL || !op->count_only ||
+	    SM_UNLIKELY(op->legacy_filter >= 0)) {
 		sm_json_out_reset(&op->item);
 		if (op->tab.nxck > 0)
 			alt_write_view_row(op, &op->item, r->pk, r->ck, &r->cells[0]);
@@ -106,7 +107,15 @@ scan_row(void *ctx, const struct sm_row_view *r)
 		itok = sm_json_root(&op->idoc);
 		if (op->filter != NULL &&
 		    alt_eval_cond(op, op->filter->cond, &op->idoc, itok, &ok) < 0) {
+			/* the store's answer replaces op->errmsg: keep ours apart */
 			op->cond_error = true;
+			snprintf(op->cond_err, sizeof(op->cond_err), "%s", op->errmsg);
+			return -EINVAL;
+		}
+		if (SM_UNLIKELY(op->legacy_filter >= 0) &&
+		    alt_legacy_eval(op, op->legacy_filter, op->legacy_any, &op->idoc, itok, &ok) < 0) {
+			op->cond_error = true;
+			snprintf(op->cond_err, sizeof(op->cond_err), "%s", op->errmsg);
 			return -EINVAL;
 		}
 		if (!ok)
@@ -154,7 +163,7 @@ read_done(struct alt_op *op)
 
 	if (op->first_err != 0) {
 		if (op->cond_error)
-			alt_fail(op, "ValidationException", "%s", op->errmsg);
+			alt_fail(op, "ValidationException", "%s", op->cond_err);
 		else
 			alt_fail(op, "InternalServerError", "%s", op->errmsg);
 		return;
@@ -319,6 +328,128 @@ write_index_projected(struct alt_op *op, const struct sm_json_doc *d, int itok,
 	return o->err;
 }
 
+/*
+ * A request may not mix the legacy parameters with expressions (DynamoDB's
+ * message lists both kinds, each in alphabetical order).
+ */
+static int
+check_mixed(struct alt_op *op, bool query)
+{
+	/* KeyConditions goes with the expressions but KeyConditionExpression (query()) */
+	static const char *const legacy[] = { "AttributesToGet", "ConditionalOperator",
+					      "QueryFilter", "ScanFilter" };
+	static const char *const expr[] = { "FilterExpression", "KeyConditionExpression",
+					    "ProjectionExpression" };
+	char a[128] = "", b[128] = "";
+	size_t la = 0, lb = 0;
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(legacy); i++) {
+		if (strcmp(legacy[i], query ? "ScanFilter" : "QueryFilter") == 0 ||
+		    sm_json_get(&op->doc, op->root, legacy[i]) < 0)
+			continue;
+		la += (size_t)snprintf(a + la, sizeof(a) - la, "%s%s", la ? ", " : "", legacy[i]);
+	}
+	for (i = 0; i < SM_ARRAY_SIZE(expr); i++) {
+		if ((!query && strcmp(expr[i], "KeyConditionExpression") == 0) ||
+		    sm_json_get(&op->doc, op->root, expr[i]) < 0)
+			continue;
+		lb += (size_t)snprintf(b + lb, sizeof(b) - lb, "%s%s", lb ? ", " : "", expr[i]);
+	}
+	if (la == 0 || lb == 0)
+		return 0;
+	alt_fail(op, "ValidationException",
+		 "Can not use both expression and non-expression parameters in the same request: "
+		 "Non-expression parameters: {%s} Expression parameters: {%s}",
+		 a, b);
+	return -EINVAL;
+}
+
+/* Is @p (a path of the filter) the table's or index's key attribute? */
+static const char *
+key_path(struct alt_op *op, const struct sm_ddb_path *p)
+{
+	struct sm_ddb_expr_env env = { .name = alt_env_name, .arg = op };
+	const char *name = sm_ddb_path_top_name(p, &env);
+
+	if (name != NULL && (strcmp(name, op->tab.hash->name) == 0 ||
+			     (op->tab.range != NULL && strcmp(name, op->tab.range->name) == 0)))
+		return name;
+	return NULL;
+}
+
+static const char *
+operand_key(struct alt_op *op, const struct sm_ddb_operand *o)
+{
+	const char *k = NULL;
+	unsigned i;
+
+	if (o->kind == SM_DDB_OP_PATH)
+		return key_path(op, &o->path);
+	for (i = 0; i < o->nargs && k == NULL; i++)
+		k = operand_key(op, o->args[i]);
+	return k;
+}
+
+/* The first key attribute a filter reads (recursion bounded by the parser's nesting limit). */
+static const char *
+cond_key(struct alt_op *op, const struct sm_ddb_cond *c)
+{
+	const char *k = NULL;
+	unsigned i;
+
+	if (c->left != NULL)
+		k = cond_key(op, c->left);
+	if (k == NULL && c->right != NULL)
+		k = cond_key(op, c->right);
+	for (i = 0; k == NULL && i < c->noperands; i++)
+		k = operand_key(op, c->operands[i]);
+	return k;
+}
+
+/* QueryFilter or ScanFilter (alt_legacy.c), checked whatever the items; a Query's may
+ * not name a key (the key condition selects by key). */
+static int
+legacy_filter(struct alt_op *op, bool query)
+{
+	const char *member = query ? "QueryFilter" : "ScanFilter";
+	int f = sm_json_get(&op->doc, op->root, member), any = 0, e;
+	struct sm_bytes k;
+
+	op->legacy_filter = -1;
+	op->legacy_any = false;
+	if (f < 0) {
+		if (sm_json_get(&op->doc, op->root, "ConditionalOperator") < 0)
+			return 0;
+		alt_fail(op, "ValidationException",
+			 "ConditionalOperator cannot be used without a non-empty %s", member);
+		return -EINVAL;
+	}
+	if (alt_legacy_validate(op, f, member) < 0 || alt_legacy_operator(op, f, &any) < 0) {
+		alt_fail(op, "ValidationException", "%s", op->errmsg);
+		return -EINVAL;
+	}
+	/* (without a key condition, the missing one is what is said) */
+	if (sm_json_get(&op->doc, op->root, "KeyConditions") < 0 && op->keycond == NULL)
+		query = false;
+	for (e = sm_json_first(&op->doc, f); query && e >= 0; e = sm_json_next(&op->doc, e)) {
+		if (alt_payload_str(op, &op->doc, e, &k) < 0)
+			continue;
+		if ((strlen(op->tab.hash->name) == k.len && memcmp(op->tab.hash->name, k.p, k.len) == 0) ||
+		    (op->tab.range != NULL && strlen(op->tab.range->name) == k.len &&
+		     memcmp(op->tab.range->name, k.p, k.len) == 0)) {
+			alt_fail(op, "ValidationException",
+				 "QueryFilter can only contain non-primary key attributes: Primary key "
+				 "attribute: %.*s",
+				 (int)SM_MIN(k.len, 255u), (const char *)k.p);
+			return -EINVAL;
+		}
+	}
+	op->legacy_filter = f;
+	op->legacy_any = any != 0;
+	return 0;
+}
+
 static int
 common(struct alt_op *op, bool query)
 {
@@ -345,6 +476,8 @@ common(struct alt_op *op, bool query)
 		}
 		op->limit = (int)v;
 	}
+	if (check_mixed(op, query) < 0)
+		return -EINVAL;
 	if (idx >= 0 && alt_index_open(op, idx) < 0)
 		return -EINVAL;
 	x = op->tab.index;
@@ -375,6 +508,21 @@ common(struct alt_op *op, bool query)
 		return -EINVAL;
 	if (x != NULL && !x->lsi && x->proj != ALT_PROJ_ALL && check_projected(op, x) < 0)
 		return -EINVAL;
+	if (legacy_filter(op, query) < 0)
+		return -EINVAL;
+	if (query && op->filter != NULL &&
+	    (op->keycond != NULL || sm_json_get(&op->doc, op->root, "KeyConditions") >= 0)) {
+		/* a Query selects by key: its filter may not (Scan's may) */
+		const char *k = cond_key(op, op->filter->cond);
+
+		if (k != NULL) {
+			alt_fail(op, "ValidationException",
+				 "Filter Expression can only contain non-primary key attributes: "
+				 "Primary key attribute: %s",
+				 k);
+			return -EINVAL;
+		}
+	}
 	op->scanned = op->returned = 0;
 	op->have_last = false;
 	op->cond_error = false;
@@ -424,6 +572,20 @@ prefix_end(struct alt_op *op, struct sm_bytes p, struct sm_bytes *out)
 	return true;
 }
 
+/* A key condition's value as key bytes; DynamoDB words a type mismatch its own way here. */
+static int
+query_key_value(struct alt_op *op, int v, const struct sm_column *c, char type,
+		struct sm_bytes *out)
+{
+	int ret = alt_key_value(op, &op->doc, v, c, type, out);
+
+	if (ret == -EINVAL && strstr(op->errmsg, "Type mismatch") != NULL)
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "One or more parameter values were invalid: Condition parameter type does not "
+			 "match schema type");
+	return ret;
+}
+
 static int
 key_of_value(struct alt_op *op, const char *ref, const struct sm_column *c, char type,
 	     struct sm_bytes *out)
@@ -437,7 +599,7 @@ key_of_value(struct alt_op *op, const char *ref, const struct sm_column *c, char
 			 ref);
 		return -EINVAL;
 	}
-	return alt_key_value(op, &op->doc, v, c, type, out);
+	return query_key_value(op, v, c, type, out);
 }
 
 static int
@@ -462,11 +624,34 @@ key_from_legacy(struct alt_op *op, int spec, const struct sm_column *c, char typ
 	};
 	unsigned i;
 
+	static const char *const others[] = { "NE", "IN", "NULL", "NOT_NULL", "CONTAINS",
+					      "NOT_CONTAINS" };
+
 	for (i = 0; i < SM_ARRAY_SIZE(ops); i++)
 		if (sm_json_str_eq(&op->doc, cop, ops[i].name))
 			break;
 	if (i == SM_ARRAY_SIZE(ops)) {
-		snprintf(op->errmsg, sizeof(op->errmsg), "Unsupported operator on KeyCondition");
+		struct sm_bytes s = sm_json_span(&op->doc, cop);
+
+		for (i = 0; i < SM_ARRAY_SIZE(others); i++)
+			if (sm_json_str_eq(&op->doc, cop, others[i]))
+				break;
+		if (i < SM_ARRAY_SIZE(others))
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "Attempted conditional constraint is not an indexable operation");
+		else
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "1 validation error detected: Value %.*s at "
+				 "'keyConditions.%s.member.comparisonOperator' failed to satisfy "
+				 "constraint: Member must satisfy enum value set: [IN, NULL, BETWEEN, "
+				 "LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]",
+				 (int)SM_MIN(s.len, 32u), (const char *)s.p, c->name);
+		return -EINVAL;
+	}
+	if (type == 'N' && ops[i].op == SM_DDB_KEY_BEGINS_WITH) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "One or more parameter values were invalid: ComparisonOperator BEGINS_WITH "
+			 "is not valid for N AttributeValue type");
 		return -EINVAL;
 	}
 	if ((int)sm_json_count(&op->doc, list) != ops[i].nvals) {
@@ -477,9 +662,9 @@ key_from_legacy(struct alt_op *op, int spec, const struct sm_column *c, char typ
 		return -EINVAL;
 	}
 	*kop = ops[i].op;
-	if (alt_key_value(op, &op->doc, a, c, type, v0) < 0)
+	if (query_key_value(op, a, c, type, v0) < 0)
 		return -EINVAL;
-	if (ops[i].nvals == 2 && alt_key_value(op, &op->doc, b, c, type, v1) < 0)
+	if (ops[i].nvals == 2 && query_key_value(op, b, c, type, v1) < 0)
 		return -EINVAL;
 	return 0;
 }
@@ -589,10 +774,12 @@ alt_query(struct alt_op *op)
 			return;
 		}
 		if (key_from_legacy(op, hs, op->tab.hash, op->tab.hash_type, &hop, &pkv, &unused) <
-			    0 ||
-		    hop != SM_DDB_KEY_EQ) {
-			alt_fail(op, "ValidationException", "%s",
-				 op->errmsg[0] ? op->errmsg : "Query key condition not supported");
+		    0) {
+			alt_fail(op, "ValidationException", "%s", op->errmsg);
+			return;
+		}
+		if (hop != SM_DDB_KEY_EQ) {
+			alt_fail(op, "ValidationException", "Query key condition not supported");
 			return;
 		}
 		if (rs >= 0 && key_from_legacy(op, rs, op->tab.range, op->tab.range_type, &kop, &v0,

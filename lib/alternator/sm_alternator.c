@@ -407,6 +407,10 @@ run(struct alt_op *op, const struct alt_operation *o)
 	op->names_tok = sm_json_get(&op->doc, op->root, "ExpressionAttributeNames");
 	op->atg_tok = sm_json_get(&op->doc, op->root, "AttributesToGet");
 	op->values_tok = sm_json_get(&op->doc, op->root, "ExpressionAttributeValues");
+	if (SM_UNLIKELY(op->atg_tok >= 0) && alt_check_attributes_to_get(op, op->atg_tok) < 0) {
+		alt_fail(op, "ValidationException", "%s", op->errmsg);
+		return;
+	}
 	o->fn(op);
 }
 

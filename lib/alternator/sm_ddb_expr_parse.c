@@ -1405,12 +1405,19 @@ ck_call(struct ddb_ck *ck, const struct sm_ddb_operand *o)
 		if (rc < 0)
 			return rc;
 	}
+	/* attribute_type() takes a value as well (ScyllaDB's test_condition_expression.py) */
 	switch (o->func) {
 	case SM_DDB_FN_ATTRIBUTE_EXISTS:
 	case SM_DDB_FN_ATTRIBUTE_NOT_EXISTS:
-	case SM_DDB_FN_ATTRIBUTE_TYPE:
 	case SM_DDB_FN_IF_NOT_EXISTS:
 		if (o->args[0]->kind != SM_DDB_OP_PATH)
+			return ck_fail(ck,
+				       "Operator or function requires a document path; operator or "
+				       "function: %s",
+				       o->name);
+		break;
+	case SM_DDB_FN_ATTRIBUTE_TYPE:
+		if (o->args[0]->kind == SM_DDB_OP_CALL)
 			return ck_fail(ck,
 				       "Operator or function requires a document path; operator or "
 				       "function: %s",
