@@ -345,13 +345,14 @@ check_mixed(struct alt_op *op, bool query)
 	unsigned i;
 
 	for (i = 0; i < SM_ARRAY_SIZE(legacy); i++) {
-		if (strcmp(legacy[i], query ? "ScanFilter" : "QueryFilter") == 0 ||
+		/* legacy[2] is QueryFilter, legacy[3] ScanFilter */
+		if (i == (query ? 3u : 2u) ||
 		    sm_json_get(&op->doc, op->root, legacy[i]) < 0)
 			continue;
 		la += (size_t)snprintf(a + la, sizeof(a) - la, "%s%s", la ? ", " : "", legacy[i]);
 	}
 	for (i = 0; i < SM_ARRAY_SIZE(expr); i++) {
-		if ((!query && strcmp(expr[i], "KeyConditionExpression") == 0) ||
+		if ((!query && i == 1) ||
 		    sm_json_get(&op->doc, op->root, expr[i]) < 0)
 			continue;
 		lb += (size_t)snprintf(b + lb, sizeof(b) - lb, "%s%s", lb ? ", " : "", expr[i]);
