@@ -74,6 +74,57 @@ alt_keep_str(struct alt_op *op, const void *p, size_t n)
 	return (const char *)d;
 }
 
+/*
+ * An attribute name may hold NULs (DynamoDB allows any character): UpdateItem
+ * keeps its names as C strings, so a NUL is kept as the two bytes C0 80 that
+ * no valid UTF-8 input holds, and the JSON writer turns back into \u0000.
+ */
+static const char *
+alt_keep_name(struct alt_op *op, const void *p, size_t n)
+{
+	const uint8_t *s = p;
+	size_t nul = 0, i, j;
+	const char *kept;
+	uint8_t *d;
+
+	for (i = 0; i < n; i++)
+		nul += s[i] == 0;
+	if (SM_LIKELY(nul == 0))
+		return alt_keep_str(op, p, n);
+	op->names_nul = true;
+	d = sm_malloc(n + nul);
+	if (d == NULL)
+		return NULL;
+	for (i = 0, j = 0; i < n; i++) {
+		if (s[i] != 0) {
+			d[j++] = s[i];
+			continue;
+		}
+		d[j++] = 0xc0;
+		d[j++] = 0x80;
+	}
+	kept = alt_keep_str(op, d, j);
+	sm_free(d);
+	return kept;
+}
+
+/* The name alt_keep_name() kept, back with its NULs, in place; returns its length. */
+size_t
+alt_name_unkeep(uint8_t *p, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0, j = 0; i < n; i++, j++) {
+		if (p[i] == 0xc0 && i + 1 < n && p[i + 1] == 0x80) {
+			p[j] = 0;
+			i++;
+		} else {
+			p[j] = p[i];
+		}
+	}
+	return j;
+}
+
 int
 alt_keep_reserve(struct alt_op *op, size_t n)
 {
@@ -1944,6 +1995,7 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 	int e, ret;
 
 	sm_json_out_reset(&op->scratch);
+	op->names_nul = false;
 	/* Names are copied into op->names: make room now, before any is kept. */
 	if (alt_keep_reserve(op, (itok >= 0 ? sm_json_span(d, itok).len : 0) +
 						  op->body_len + 4096) < 0)
@@ -1954,7 +2006,7 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 		const char *name;
 
 		if (alt_payload_str(op, d, e, &k) < 0 ||
-		    (name = alt_keep_str(op, k.p, k.len)) == NULL)
+		    (name = alt_keep_name(op, k.p, k.len)) == NULL)
 			return -ENOMEM;
 		if (strcmp(name, op->tab.hash->name) == 0 ||
 		    (op->tab.range && strcmp(name, op->tab.range->name) == 0))
@@ -2042,7 +2094,7 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 			const char *name;
 
 			if (alt_payload_str(op, &op->doc, e, &k) < 0 ||
-			    (name = alt_keep_str(op, k.p, k.len)) == NULL) {
+			    (name = alt_keep_name(op, k.p, k.len)) == NULL) {
 				ret = -ENOMEM;
 				goto out;
 			}

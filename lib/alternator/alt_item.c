@@ -385,12 +385,18 @@ compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 		}
 		for (i = 0; i < n; i++) {
 			struct sm_cell_op *c = new_cell_op(op);
+			uint8_t *key;
+			size_t klen;
 
 			if (c == NULL)
 				goto nomem;
 			c->col = op->tab.attrs_col;
-			c->key.p = alt_bytes_put(&op->vals, ch[i].name, strlen(ch[i].name));
-			c->key.len = (uint32_t)strlen(ch[i].name);
+			klen = strlen(ch[i].name);
+			key = alt_bytes_put(&op->vals, ch[i].name, klen);
+			if (SM_UNLIKELY(op->names_nul))
+				klen = alt_name_unkeep(key, klen);
+			c->key.p = key;
+			c->key.len = (uint32_t)klen;
 			if (ch[i].removed) {
 				c->kind = SM_CELL_DELETE_ELEM;
 				continue;

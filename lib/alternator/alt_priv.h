@@ -171,6 +171,8 @@ struct alt_op {
 	bool rmw;
 	bool cond_ok;
 	bool cond_error;
+	bool ser_err; /* errmsg is about JSON types: DynamoDB's SerializationException */
+	bool names_nul; /* alt_apply_update() kept a name with a NUL (alt_keep_name()) */
 	char cond_err[256];
 	int limit;
 	bool count_only;
@@ -179,6 +181,8 @@ struct alt_op {
 	bool legacy_any;      /* ... joined by ConditionalOperator OR */
 	bool forward;
 	uint32_t scanned, returned;
+	size_t page_bytes; /* read for this page: it ends past ALT_PAGE_BYTES */
+	bool page_full;
 	bool range_scan;
 	int64_t seg_start, seg_end;
 	int start_key_tok; /* ExclusiveStartKey or -1 */
@@ -366,6 +370,8 @@ alt_keep_str(struct alt_op *op, const void *p, size_t n);
  */
 int
 alt_keep_reserve(struct alt_op *op, size_t n);
+size_t
+alt_name_unkeep(uint8_t *p, size_t n);
 /* Free what alt_keep_str() kept beyond op->names (when the op ends). */
 void
 alt_keep_release(struct alt_op *op);

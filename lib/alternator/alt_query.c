@@ -17,6 +17,9 @@
 
 #define CHUNK 1000u /* rows per store read without a Limit */
 
+/* A page of Query or Scan ends after 1 MB read, filtered out or not, as DynamoDB's. */
+#define ALT_PAGE_BYTES (1u << 20)
+
 static struct sm_store_req *
 one_sreq(struct alt_op *op)
 {
@@ -73,6 +76,23 @@ static int
 write_index_projected(struct alt_op *op, const struct sm_json_doc *d, int itok,
 		      struct sm_json_out *o);
 
+/*
+ * Count @r's bytes toward the page; past ALT_PAGE_BYTES stop the read (with
+ * -ECANCELED, which read_done() takes for a full page, not an error).
+ */
+static int
+page_end(struct alt_op *op, const struct sm_row_view *r)
+{
+	unsigned i;
+
+	for (i = 0; i < r->ncells; i++)
+		op->page_bytes += r->cells[i].value.len;
+	if (SM_LIKELY(op->page_bytes < ALT_PAGE_BYTES))
+		return 0;
+	op->page_full = true;
+	return -ECANCELED;
+}
+
 static int
 scan_row(void *ctx, const struct sm_row_view *r)
 {
@@ -119,7 +139,7 @@ scan_row(void *ctx, const struct sm_row_view *r)
 			return -EINVAL;
 		}
 		if (!ok)
-			return 0;
+			return page_end(op, r);
 		if (!op->count_only &&
 		    (op->index_projected && op->tab.index->proj != ALT_PROJ_ALL
 			     ? write_index_projected(op, &op->idoc, itok, &op->out)
@@ -127,7 +147,7 @@ scan_row(void *ctx, const struct sm_row_view *r)
 			return -ENOMEM;
 	}
 	op->returned++;
-	return 0;
+	return page_end(op, r);
 }
 
 static void
@@ -161,14 +181,16 @@ read_done(struct alt_op *op)
 	struct sm_select *sel = &op->sreqs[0].sel;
 	bool limited = op->limit > 0;
 
-	if (op->first_err != 0) {
+	if (op->first_err != 0 && !op->page_full) {
 		if (op->cond_error)
 			alt_fail(op, "ValidationException", "%s", op->cond_err);
 		else
 			alt_fail(op, "InternalServerError", "%s", op->errmsg);
 		return;
 	}
-	if (sel->more && (!limited || op->scanned < (uint32_t)op->limit)) {
+	if (op->page_full)
+		sel->more = true; /* it stopped after op->last_pk/last_ck */
+	else if (sel->more && (!limited || op->scanned < (uint32_t)op->limit)) {
 		sel->resume = true;
 		read_more(op);
 		return;
@@ -525,6 +547,8 @@ common(struct alt_op *op, bool query)
 		}
 	}
 	op->scanned = op->returned = 0;
+	op->page_bytes = 0;
+	op->page_full = false;
 	op->have_last = false;
 	op->cond_error = false;
 	return 0;
@@ -954,6 +978,16 @@ alt_scan(struct alt_op *op)
 			return;
 		}
 		tok = sm_key_token(&op->start_pk);
+		if (tot >= 0 && (tok <= sel->token_start || tok > sel->token_end) &&
+		    !(s == 0 && tok == INT64_MIN)) {
+			/* as ScyllaDB's scan (alternator/executor_read.cc) */
+			alt_fail(op, "ValidationException",
+				 "The provided starting key is invalid: Invalid ExclusiveStartKey. "
+				 "Please use ExclusiveStartKey with correct Segment. TotalSegments: "
+				 "%lld Segment: %lld",
+				 (long long)t, (long long)s);
+			return;
+		}
 		/* resume in the start key's partition, skipping what was returned */
 		if (tok != INT64_MIN && tok - 1 > sel->token_start)
 			sel->token_start = tok - 1;

@@ -216,10 +216,12 @@ number_text(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_d
 	char err[200];
 	int ret;
 
-	if (str_slot(d, tok, 0, &s) < 0)
+	if (str_slot(d, tok, 0, &s) < 0) {
+		op->ser_err = true;
 		return bad(op, "%s",
 			   "One or more parameter values were invalid: a number must be a "
 			   "string");
+	}
 	ret = sm_ddb_number_parse((const char *)s.p, s.len, n, err, sizeof(err));
 	if (ret < 0)
 		return bad(op, "%s", err);
@@ -428,6 +430,7 @@ write_set(struct alt_op *op, const struct sm_json_doc *d, int arr, const char *t
 				break;
 		} else if (type[0] == 'B') {
 			if (binary_slot(d, a, 0, &sa) < 0) {
+				op->ser_err = true;
 				ret = bad(op, "%s",
 					  "One or more parameter values were invalid: "
 					  "invalid base64 in a binary set");
@@ -505,10 +508,12 @@ write_value(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_j
 		sm_ddb_number_format(&n, text, sizeof(text));
 		sm_json_out_str(o, text);
 	} else if (strcmp(type, "B") == 0) {
-		if (sm_json_type(d, p) != SM_JSON_STRING || binary_slot(d, p, 0, &s) < 0)
+		if (sm_json_type(d, p) != SM_JSON_STRING || binary_slot(d, p, 0, &s) < 0) {
+			op->ser_err = true;
 			return bad(op, "%s",
 				   "One or more parameter values were invalid: B must be "
 				   "base64-encoded binary data");
+		}
 		raw = sm_json_span(d, p);
 		sm_json_out_raw(o, (const char *)raw.p, raw.len);
 	} else if (strcmp(type, "BOOL") == 0) {
@@ -861,10 +866,12 @@ alt_key_value(struct alt_op *op, const struct sm_json_doc *d, int v, const struc
 		(void)err;
 		break;
 	default:
-		if (alt_payload_binary(op, d, p, &s) < 0)
+		if (alt_payload_binary(op, d, p, &s) < 0) {
+			op->ser_err = true;
 			return bad(op, "%s",
 				   "One or more parameter values were invalid: B must be "
 				   "base64-encoded binary data");
+		}
 		if (s.len == 0)
 			return bad(op,
 				   "One or more parameter values are not valid. The "

@@ -106,6 +106,7 @@ op_get(void)
 	op->rmw = false;
 	op->cond_ok = true;
 	op->cond_error = false;
+	op->ser_err = false;
 	op->start_key_tok = -1;
 	op->have_last = false;
 	op->skipping = false;
@@ -246,6 +247,8 @@ fail_v(struct alt_op *op, const char *type, const char *item_json, size_t item_l
 	int status = 400;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (op->ser_err && strcmp(type, "ValidationException") == 0)
+		type = "SerializationException";
 	if (strcmp(type, "InternalServerError") == 0)
 		status = 500;
 	else if (strcmp(type, "PayloadTooLarge") == 0)

@@ -474,6 +474,15 @@ parse_not(struct ddb_parser *p, struct sm_ddb_cond **out)
 
 	while (ddb_accept(p, DT_NOT))
 		nots++;
+	/*
+	 * DynamoDB refuses more than 300 operators; of its count only NOT
+	 * chains are bounded here (they nest the tree as deep as they are long;
+	 * the rest nests through enter()).
+	 */
+	if (nots > SM_DDB_EXPR_MAX_OPERATORS)
+		return parse_fail(p, "The expression contains too many operators; "
+				     "operator count: %u",
+				  SM_DDB_EXPR_MAX_OPERATORS + 1);
 	rc = parse_primary(p, &c);
 	if (rc < 0)
 		return rc;

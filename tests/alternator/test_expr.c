@@ -1285,16 +1285,23 @@ test_limits(void **state)
 	    "Invalid UpdateExpression: The document path has too many nesting levels; nesting "
 	    "levels: 33");
 
-	/* nesting: a long AND chain is fine, so are many NOTs */
+	/* nesting: a long AND chain is fine, so are DynamoDB's 300 NOTs, not 301 */
 	n = 0;
 	for (i = 0; n < 4000; i++)
 		n += (size_t)snprintf(text + n, 8192 - n, "%sa = :v", i ? " AND " : "");
 	sm_ddb_expr_free(ok(COND, text));
 	n = 0;
-	for (i = 0; i < 1000; i++)
+	for (i = 0; i < SM_DDB_EXPR_MAX_OPERATORS; i++)
 		n += (size_t)snprintf(text + n, 8192 - n, "NOT ");
 	snprintf(text + n, 8192 - n, "a = :v");
 	sm_ddb_expr_free(ok(COND, text));
+	n = 0;
+	for (i = 0; i <= SM_DDB_EXPR_MAX_OPERATORS; i++)
+		n += (size_t)snprintf(text + n, 8192 - n, "NOT ");
+	snprintf(text + n, 8192 - n, "a = :v");
+	bad(COND, text,
+	    "Invalid ConditionExpression: The expression contains too many operators; operator "
+	    "count: 301");
 	/* parentheses up to SM_DDB_EXPR_MAX_NESTING deep */
 	n = 0;
 	for (i = 0; i < SM_DDB_EXPR_MAX_NESTING; i++)

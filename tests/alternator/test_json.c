@@ -347,7 +347,7 @@ test_invalid(void **state)
 		{ "\"abc", 0, "end-of-input in a string" },
 		{ "[\"abc", 0, "end-of-input in a string" },
 		{ "[\"abc\\", 0, "end-of-input" },
-		{ "[1,]", 0, "(']' (code 93)): expected a value at offset 3" },
+		{ "[1,]", 0, "(']' (code 93)): expected a value at 3" },
 		{ "{\"a\":1,}", 0,
 		  "('}' (code 125)): was expecting double-quote to start field name" },
 		{ "[,1]", 0, "(',' (code 44)): expected a value" },
@@ -451,7 +451,7 @@ test_depth(void **state)
 			assert_int_equal(parse(&d, buf), 0);
 		} else {
 			assert_int_equal(parse(&d, buf), -EINVAL);
-			assert_non_null(strstr(d.err, "Maximum nesting depth of 80 exceeded"));
+			assert_non_null(strstr(d.err, "Max nested level reached: 80"));
 		}
 	}
 	/* Objects count too, mixed with arrays. */
@@ -465,7 +465,7 @@ test_depth(void **state)
 		for (i = 99; i >= 0; i--)
 			len += (size_t)sprintf(s + len, i % 2 ? "]" : "}");
 		assert_int_equal(sm_json_parse(&d, s, len, 0), -EINVAL);
-		assert_non_null(strstr(d.err, "nesting depth"));
+		assert_non_null(strstr(d.err, "nested level"));
 		free(s);
 	}
 	sm_json_doc_release(&d);
@@ -764,7 +764,10 @@ test_writer(void **state)
 		       "-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\\\]^_`abcdefghijklmnopq"
 		       "rstuvwxyz{|}~\x7f\"");
 
-	/* UTF-8 passes through; invalid bytes become U+FFFD. */
+	/*
+	 * UTF-8 passes through; invalid bytes become U+FFFD, but for C0 80,
+	 * the NUL of an attribute name kept as a C string (alt_keep_name()).
+	 */
 	sm_json_out_reset(&o);
 	sm_json_out_arr_begin(&o);
 	sm_json_out_str(&o, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf");
@@ -774,7 +777,7 @@ test_writer(void **state)
 			    "d\xe2\x82");
 	sm_json_out_arr_end(&o);
 	assert_out(&o, "[\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf\","
-		       "\"a\\ufffdb\\ufffd\\ufffdc\\ufffd\\ufffd\\ufffdd\\ufffd\\ufffd\"]");
+		       "\"a\\ufffdb\\u0000c\\ufffd\\ufffd\\ufffdd\\ufffd\\ufffd\"]");
 
 	/* A scalar document. */
 	sm_json_out_reset(&o);

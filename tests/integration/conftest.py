@@ -913,6 +913,17 @@ def alt_create_table(dynamodb, hash_key=("p", "S"), range_key=None, name=None, *
     return dynamodb.Table(name)
 
 
+def alt_all_pages(fn, **kwargs):
+    """All items of a Query or Scan (fn: the table's or client's query or
+    scan), following LastEvaluatedKey."""
+    r = fn(**kwargs)
+    items = r["Items"]
+    while "LastEvaluatedKey" in r:
+        r = fn(ExclusiveStartKey=r["LastEvaluatedKey"], **kwargs)
+        items += r["Items"]
+    return items
+
+
 def alt_error(exc_info_or_error):
     """A ClientError (or pytest ExceptionInfo of one) -> (code, message)."""
     e = getattr(exc_info_or_error, "value", exc_info_or_error)

@@ -22,7 +22,8 @@ import pytest
 
 pytest.importorskip("boto3")
 
-from conftest import alt_create_table, alt_error, alt_expect_error  # noqa: E402
+from conftest import (alt_all_pages as full, alt_create_table, alt_error,  # noqa: E402
+                      alt_expect_error)
 
 
 def rnd(n=10):
@@ -38,16 +39,6 @@ def multiset(items):
     for i in items:
         out[frozen(i)] = out.get(frozen(i), 0) + 1
     return out
-
-
-def full(fn, **kwargs):
-    """All items of a Query or Scan, following LastEvaluatedKey."""
-    r = fn(**kwargs)
-    items = r["Items"]
-    while "LastEvaluatedKey" in r:
-        r = fn(ExclusiveStartKey=r["LastEvaluatedKey"], **kwargs)
-        items += r["Items"]
-    return items
 
 
 def iquery(table, index, **kwargs):
