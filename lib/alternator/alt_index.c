@@ -1706,15 +1706,7 @@ backfill_step(void *arg)
 	if (x == NULL)
 		goto last;
 	col = bf->op->tab.attrs_col;
-	memset(&s, 0, sizeof(s));
-	s.table = base;
-	s.range = true;
-	s.token_start = INT64_MIN;
-	s.token_end = INT64_MAX;
-	s.cols = &col;
-	s.ncols = 1;
-	s.sink.row = backfill_row;
-	s.sink.ctx = bf;
+	alt_local_scan_init(&s, base, &col, backfill_row, bf);
 	/* one row per call, so the step stops at a row count or a byte count */
 	while (bf->nrows < BACKFILL_STEP_ROWS && bf->rows.len < (1u << 20)) {
 		budget = 1;

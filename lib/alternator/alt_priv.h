@@ -429,6 +429,15 @@ alt_meta_drop_index_set(const struct sm_uuid *base);
 void
 alt_table_answer_updated(struct alt_op *op);
 
+/* The table's tag list (JSON array), as this shard's overlay has it now. */
+const char *
+alt_table_tags(const struct alt_table *t);
+const char *
+alt_table_tags_of(const struct sm_table *t);
+/* Replace op->tab's tags on every shard, then answer @op with op->out. */
+void
+alt_table_set_tags(struct alt_op *op, const char *tags);
+
 /* Look up the request's TableName into op->tab; fails the op when missing. */
 int
 alt_table_from_request(struct alt_op *op);
@@ -565,6 +574,34 @@ int
 alt_index_update_table(struct alt_op *op, int updates);
 void
 alt_index_shard_fini(void);
+
+/* ---- Time to Live (alt_ttl.c) ---- */
+
+/* The TTL attribute tag list @tags names into @buf; false: TTL disabled. */
+bool
+alt_ttl_attr(const char *tags, char *buf, size_t cap);
+/* @tags without the TTL tag, plus one naming @attr unless NULL, to @o. */
+int
+alt_ttl_tags_set(const char *tags, const char *attr, struct sm_json_out *o);
+/* Is string token @key the TTL tag's name (internal: not for TagResource)? */
+bool
+alt_ttl_is_tag(const struct sm_json_doc *d, int key);
+/* A whole-table select of column @col for sm_store_scan_local() (background scans). */
+void
+alt_local_scan_init(struct sm_select *s, const struct sm_table *t, const uint16_t *col,
+		    int (*row)(void *ctx, const struct sm_row_view *r), void *ctx);
+/* Is attribute value @v an expiration time passed at @now_s (within DynamoDB's 5 years)? */
+bool
+alt_ttl_expired(const struct sm_json_doc *d, int v, int64_t now_s);
+void
+alt_update_ttl(struct alt_op *op);
+void
+alt_describe_ttl(struct alt_op *op);
+/* The shard's expiry scanner: started at shard init, stopped at fini. */
+void
+alt_ttl_shard_init(void);
+void
+alt_ttl_shard_fini(void);
 
 /* ---- expressions (alt_eval.c) ---- */
 

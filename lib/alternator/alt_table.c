@@ -141,6 +141,18 @@ table_throughput(const struct sm_table *t, const struct alt_meta *m)
 	return s ? s : "0,0";
 }
 
+const char *
+alt_table_tags_of(const struct sm_table *t)
+{
+	return table_tags(t, meta_find(&t->id, false));
+}
+
+const char *
+alt_table_tags(const struct alt_table *t)
+{
+	return alt_table_tags_of(t->t);
+}
+
 /* The isolation a tag list selects, or the default. */
 static enum sm_alt_isolation
 tags_isolation(const char *tags)
@@ -562,6 +574,12 @@ meta_broadcast(struct alt_op *op, const struct sm_uuid *id, const char *tags, co
 	meta_done(b);
 }
 
+void
+alt_table_set_tags(struct alt_op *op, const char *tags)
+{
+	meta_broadcast(op, &op->tab.t->id, tags, NULL, NULL, false);
+}
+
 /* ---- CreateTable ---- */
 
 struct create_ctx {
@@ -631,6 +649,12 @@ validate_tags(struct alt_op *op, int tags)
 		    alt_payload_str(op, &op->doc, kt, &k) < 0 || k.len == 0 || k.len > 128) {
 			alt_fail(op, "ValidationException",
 				 "A tag must have a Key of 1 to 128 characters and a Value");
+			return -EINVAL;
+		}
+		if (alt_ttl_is_tag(&op->doc, kt)) {
+			alt_fail(op, "ValidationException",
+				 "Tag key 'system:ttl_attribute' is reserved for internal use: "
+				 "use UpdateTimeToLive");
 			return -EINVAL;
 		}
 		if (!sm_json_str_eq(&op->doc, kt, "system:write_isolation"))
@@ -1211,12 +1235,21 @@ alt_untag_resource(struct alt_op *op)
 {
 	int keys = sm_json_get(&op->doc, op->root, "TagKeys");
 	const struct alt_meta *m;
+	int e;
 
 	if (table_from_arn(op) < 0)
 		return;
 	if (sm_json_type(&op->doc, keys) != SM_JSON_ARRAY) {
 		alt_fail(op, "ValidationException", "TagKeys is required");
 		return;
+	}
+	for (e = sm_json_first(&op->doc, keys); e >= 0; e = sm_json_next(&op->doc, e)) {
+		if (alt_ttl_is_tag(&op->doc, e)) {
+			alt_fail(op, "ValidationException",
+				 "Tag key 'system:ttl_attribute' is reserved for internal use: "
+				 "use UpdateTimeToLive");
+			return;
+		}
 	}
 	m = meta_find(&op->tab.t->id, false);
 	sm_json_out_reset(&op->scratch);
@@ -1238,7 +1271,9 @@ alt_list_tags(struct alt_op *op)
 	tags = table_tags(op->tab.t, meta_find(&op->tab.t->id, false));
 	sm_json_out_obj_begin(&op->out);
 	sm_json_out_key(&op->out, "Tags");
-	sm_json_out_raw(&op->out, tags, strlen(tags));
+	/* the TTL attribute's tag is internal (alt_ttl.c) */
+	if (alt_ttl_tags_set(tags, NULL, &op->out) < 0)
+		sm_json_out_raw(&op->out, "[]", 2);
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
 }

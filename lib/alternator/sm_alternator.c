@@ -374,6 +374,8 @@ static const struct alt_operation operations[] = {
 	{ "Scan", alt_scan },
 	{ "BatchWriteItem", alt_batch_write },
 	{ "BatchGetItem", alt_batch_get },
+	{ "UpdateTimeToLive", alt_update_ttl },
+	{ "DescribeTimeToLive", alt_describe_ttl },
 };
 
 static const struct alt_operation *
@@ -781,6 +783,7 @@ sm_alternator_shard_init(const struct sm_alternator_config *cfg)
 	alt_cfg = cfg;
 	if (sm_on_shard())
 		sm_shard_on_idle(&ops_idle);
+	alt_ttl_shard_init();
 	return 0;
 }
 
@@ -791,6 +794,7 @@ sm_alternator_shard_fini(void)
 
 	if (sm_on_shard())
 		sm_shard_remove_idle_hook(&ops_idle);
+	alt_ttl_shard_fini();
 	while ((op = op_free) != NULL) {
 		op_free = op->next_free;
 		op_destroy(op);
