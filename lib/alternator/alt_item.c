@@ -572,20 +572,65 @@ write_attributes(struct alt_op *op)
 	sm_json_out_obj_end(&op->out);
 }
 
-static void
-consumed(struct alt_op *op)
+/* DynamoDB's size of the parsed item JSON @o (0 when it cannot be parsed). */
+static size_t
+json_item_size(struct alt_op *op, const struct sm_json_out *o)
 {
-	int rc = sm_json_get(&op->doc, op->root, "ReturnConsumedCapacity");
+	struct sm_json_out *unused;
+	struct sm_json_doc *d;
 
-	if (rc < 0 || sm_json_str_eq(&op->doc, rc, "NONE"))
+	if (o->len == 0 || alt_tmp_doc(op, &unused, &d) < 0 ||
+	    sm_json_parse(d, o->p, o->len, 0) < 0)
+		return 0;
+	return alt_item_size(op, d, sm_json_root(d));
+}
+
+/* ConsumedCapacity and ItemCollectionMetrics of a GetItem (@read) or a write. */
+static __attribute__((noinline)) void
+consumed_write(struct alt_op *op, bool read)
+{
+	size_t old = 0, new = 0;
+	bool consistent = false;
+	struct sm_key pk, ck;
+	int tok;
+
+	if (op->have_item && old_item(op) >= 0)
+		old = alt_item_size(op, &op->idoc, sm_json_root(&op->idoc));
+	if (op->cap_mode != ALT_CAP_NONE) {
+		sm_json_out_key(&op->out, "ConsumedCapacity");
+		if (read) {
+			sm_json_bool(&op->doc, sm_json_get(&op->doc, op->root, "ConsistentRead"),
+				     &consistent);
+			alt_capacity_write(op, &op->out, op->tab.name,
+					   alt_rcu_halves(old, consistent), NULL);
+			return;
+		}
+		if (op->wkind == W_PUT) {
+			new = alt_item_size(op, &op->doc, sm_json_get(&op->doc, op->root, "Item"));
+		} else if (op->wkind == W_UPDATE && op->nitem.len > 0) {
+			/* the new item; without a read, the key and what was set */
+			new = json_item_size(op, &op->nitem);
+			if (!op->have_item)
+				new += alt_item_size(op, &op->doc,
+						     sm_json_get(&op->doc, op->root, "Key"));
+		}
+		alt_capacity_write(op, &op->out, op->tab.name, alt_wcu_halves(SM_MAX(old, new)),
+				   NULL);
+	}
+	if (read || !op->icm || !alt_table_has_lsi(&op->tab))
 		return;
-	sm_json_out_key(&op->out, "ConsumedCapacity");
-	sm_json_out_obj_begin(&op->out);
-	sm_json_out_key(&op->out, "TableName");
-	sm_json_out_str(&op->out, op->tab.name);
-	sm_json_out_key(&op->out, "CapacityUnits");
-	sm_json_out_i64(&op->out, 1);
-	sm_json_out_obj_end(&op->out);
+	tok = sm_json_get(&op->doc, op->root, op->wkind == W_PUT ? "Item" : "Key");
+	if (alt_item_key(op, &op->doc, tok, op->wkind == W_PUT, &pk, &ck) < 0)
+		return;
+	sm_json_out_key(&op->out, "ItemCollectionMetrics");
+	alt_item_collection_metrics(op, &op->out, &pk);
+}
+
+static inline void
+consumed(struct alt_op *op, bool read)
+{
+	if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE || op->icm))
+		consumed_write(op, read);
 }
 
 static void
@@ -594,7 +639,7 @@ write_answer(struct alt_op *op)
 	sm_json_out_reset(&op->out);
 	sm_json_out_obj_begin(&op->out);
 	write_attributes(op);
-	consumed(op);
+	consumed(op, false);
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
 }
@@ -730,6 +775,7 @@ run_write(struct alt_op *op, struct write_ctx *w)
 		alt_fail(op, "ValidationException", FORBID_MSG);
 		return;
 	}
+	op->wkind = (int)w->kind;
 	op->nsreqs = 0;
 	r = new_sreq(op);
 	if (r == NULL) {
@@ -1065,7 +1111,7 @@ after_get(struct alt_op *op)
 			return;
 		}
 	}
-	consumed(op);
+	consumed(op, true);
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
 }
@@ -1143,6 +1189,32 @@ batch_release(struct batch_ctx *b)
 	sm_free(b);
 }
 
+/* BatchWriteItem's ConsumedCapacity: per table, the units of each put's item, 1 per delete. */
+static void
+batch_write_consumed(struct alt_op *op)
+{
+	int ri = sm_json_get(&op->doc, op->root, "RequestItems");
+	struct sm_bytes name;
+	uint64_t halves;
+	int t, e, put;
+
+	sm_json_out_key(&op->out, "ConsumedCapacity");
+	sm_json_out_arr_begin(&op->out);
+	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t)) {
+		int list = sm_json_member_value(&op->doc, t);
+
+		halves = 0;
+		for (e = sm_json_first(&op->doc, list); e >= 0; e = sm_json_next(&op->doc, e)) {
+			put = sm_json_get(&op->doc, sm_json_get(&op->doc, e, "PutRequest"), "Item");
+			halves += alt_wcu_halves(put >= 0 ? alt_item_size(op, &op->doc, put) : 0);
+		}
+		if (alt_payload_str(op, &op->doc, t, &name) < 0)
+			continue;
+		alt_capacity_write(op, &op->out, alt_keep_str(op, name.p, name.len), halves, NULL);
+	}
+	sm_json_out_arr_end(&op->out);
+}
+
 static void
 after_batch_write(struct alt_op *op)
 {
@@ -1157,6 +1229,8 @@ after_batch_write(struct alt_op *op)
 	sm_json_out_key(&op->out, "UnprocessedItems");
 	sm_json_out_obj_begin(&op->out);
 	sm_json_out_obj_end(&op->out);
+	if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE))
+		batch_write_consumed(op);
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
 }
@@ -1519,6 +1593,14 @@ batch_get_done(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
+	if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE)) {
+		bool consistent = false;
+
+		sm_json_bool(&op->doc, sm_json_get(&op->doc, op->cap_spec, "ConsistentRead"),
+			     &consistent);
+		op->cap_half[op->cap_ti] += (uint32_t)alt_rcu_halves(
+			itok >= 0 ? alt_item_size(op, &op->idoc, itok) : 0, consistent);
+	}
 	batch_get_next(op);
 }
 
@@ -1551,6 +1633,9 @@ batch_get_next(struct alt_op *op)
 				goto bad;
 			sm_json_out_keyn(&op->out, (const char *)name.p, name.len);
 			sm_json_out_arr_begin(&op->out);
+			if (k > 0)
+				op->cap_ti++;
+			op->cap_spec = spec;
 			if (op->have_tab)
 				alt_table_release(&op->tab);
 			op->have_tab = false;
@@ -1619,6 +1704,19 @@ batch_get_next(struct alt_op *op)
 	sm_json_out_key(&op->out, "UnprocessedKeys");
 	sm_json_out_obj_begin(&op->out);
 	sm_json_out_obj_end(&op->out);
+	if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE)) {
+		unsigned ti = 0;
+
+		sm_json_out_key(&op->out, "ConsumedCapacity");
+		sm_json_out_arr_begin(&op->out);
+		for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t)) {
+			if (alt_payload_str(op, &op->doc, t, &name) < 0)
+				continue;
+			alt_capacity_write(op, &op->out, alt_keep_str(op, name.p, name.len),
+					   op->cap_half[ti++], NULL);
+		}
+		sm_json_out_arr_end(&op->out);
+	}
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
 	return;
@@ -1697,6 +1795,8 @@ alt_batch_get(struct alt_op *op)
 		return;
 	}
 	op->batch_i = 0;
+	op->cap_ti = 0;
+	memset(op->cap_half, 0, sizeof(op->cap_half));
 	sm_json_out_reset(&op->out);
 	sm_json_out_obj_begin(&op->out);
 	sm_json_out_key(&op->out, "Responses");

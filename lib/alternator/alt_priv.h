@@ -112,6 +112,9 @@ struct alt_bytes {
 struct alt_op;
 typedef void (*alt_op_fn)(struct alt_op *op);
 
+/* ReturnConsumedCapacity */
+enum alt_cap_mode { ALT_CAP_NONE, ALT_CAP_TOTAL, ALT_CAP_INDEXES };
+
 /* One request in flight: pooled per shard, buffers kept across uses. */
 struct alt_op {
 	struct sm_http_req *req; /* NULL in-process */
@@ -205,6 +208,12 @@ struct alt_op {
 	struct sm_json_out vitem; /* PutItem on an indexed table: the new item, canonical */
 	bool new_exists;	  /* the written item exists after the write */
 	alt_op_fn index_next;	  /* after the view rows are written */
+	/* ReturnConsumedCapacity, ReturnItemCollectionMetrics (alt_capacity.c) */
+	uint8_t cap_mode; /* enum alt_cap_mode */
+	bool icm;	  /* ReturnItemCollectionMetrics SIZE */
+	unsigned cap_ti;  /* BatchGetItem: the table being read, and each one's units */
+	int cap_spec;	  /* ... its RequestItems entry */
+	uint32_t cap_half[ALT_MAX_BATCH_GET];
 	struct alt_op *next_free;
 };
 
@@ -574,6 +583,27 @@ int
 alt_index_update_table(struct alt_op *op, int updates);
 void
 alt_index_shard_fini(void);
+
+/* ---- consumed capacity (alt_capacity.c) ---- */
+
+/* ReturnConsumedCapacity and ReturnItemCollectionMetrics into op (fails the op when wrong). */
+int
+alt_capacity_parse(struct alt_op *op);
+/* Units, in halves, of reading (@consistent or not) or writing an item of @bytes. */
+uint64_t
+alt_rcu_halves(size_t bytes, bool consistent);
+uint64_t
+alt_wcu_halves(size_t bytes);
+/* A ConsumedCapacity object for @table (reading @index, or NULL) as op->cap_mode asks. */
+void
+alt_capacity_write(struct alt_op *op, struct sm_json_out *o, const char *table, uint64_t halves,
+		   const struct alt_index *index);
+/* Has the table a local secondary index (item collections exist)? */
+bool
+alt_table_has_lsi(const struct alt_table *t);
+/* An ItemCollectionMetrics object for partition @pk of op->tab. */
+void
+alt_item_collection_metrics(struct alt_op *op, struct sm_json_out *o, const struct sm_key *pk);
 
 /* ---- Time to Live (alt_ttl.c) ---- */
 

@@ -203,6 +203,16 @@ read_done(struct alt_op *op)
 	sm_json_out_i64(&op->out, op->scanned);
 	if (sel->more && op->have_last)
 		write_last_key(op);
+	if (op->cap_mode != ALT_CAP_NONE) {
+		bool consistent = false;
+
+		/* DynamoDB: the size of everything read (filtered out or not), in 4 KB blocks */
+		sm_json_bool(&op->doc, sm_json_get(&op->doc, op->root, "ConsistentRead"),
+			     &consistent);
+		sm_json_out_key(&op->out, "ConsumedCapacity");
+		alt_capacity_write(op, &op->out, op->tab.name,
+				   alt_rcu_halves(op->page_bytes, consistent), op->tab.index);
+	}
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
 }

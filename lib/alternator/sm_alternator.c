@@ -416,6 +416,8 @@ run(struct alt_op *op, const struct alt_operation *o)
 		alt_fail(op, "ValidationException", "%s", op->errmsg);
 		return;
 	}
+	if (alt_capacity_parse(op) < 0)
+		return;
 	o->fn(op);
 }
 

@@ -913,6 +913,24 @@ def alt_create_table(dynamodb, hash_key=("p", "S"), range_key=None, name=None, *
     return dynamodb.Table(name)
 
 
+def alt_create_indexed_table(dynamodb, prefix="idx"):
+    """A table keyed (p, c) with LSI 'lsi' on (p, l) and GSI 'gsi' on g, all
+    strings, projecting everything; -> the boto3 Table."""
+    name = alt_unique_table_name(prefix)
+    dynamodb.meta.client.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "p", "KeyType": "HASH"},
+                   {"AttributeName": "c", "KeyType": "RANGE"}],
+        LocalSecondaryIndexes=[{"IndexName": "lsi", "KeySchema": [
+            {"AttributeName": "p", "KeyType": "HASH"}, {"AttributeName": "l", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "ALL"}}],
+        GlobalSecondaryIndexes=[{"IndexName": "gsi", "KeySchema": [
+            {"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}],
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"}
+                              for a in ("p", "c", "g", "l")])
+    return dynamodb.Table(name)
+
+
 def alt_all_pages(fn, **kwargs):
     """All items of a Query or Scan (fn: the table's or client's query or
     scan), following LastEvaluatedKey."""

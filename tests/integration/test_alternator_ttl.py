@@ -16,8 +16,8 @@ import pytest
 
 pytest.importorskip("boto3")
 
-from conftest import (alt_all_pages, alt_client, alt_create_table,  # noqa: E402
-                      alt_expect_error, alt_unique_table_name)
+from conftest import (alt_all_pages, alt_client, alt_create_indexed_table,  # noqa: E402
+                      alt_create_table, alt_expect_error, alt_unique_table_name)
 
 DEADLINE = 60.0
 ENABLE = {"AttributeName": "expiration", "Enabled": True}
@@ -204,20 +204,9 @@ def test_expiration_key_attributes(dynamodb):
 
 # test_ttl_expiration_gsi_lsi, test_ttl_expiration_lsi_key
 def test_expiration_gsi_lsi(dynamodb):
-    name = alt_unique_table_name("ttl")
+    t = alt_create_indexed_table(dynamodb)
+    name = t.name
     c = dynamodb.meta.client
-    c.create_table(
-        TableName=name, BillingMode="PAY_PER_REQUEST",
-        KeySchema=[{"AttributeName": "p", "KeyType": "HASH"},
-                   {"AttributeName": "c", "KeyType": "RANGE"}],
-        LocalSecondaryIndexes=[{"IndexName": "lsi", "KeySchema": [
-            {"AttributeName": "p", "KeyType": "HASH"}, {"AttributeName": "l", "KeyType": "RANGE"}],
-            "Projection": {"ProjectionType": "ALL"}}],
-        GlobalSecondaryIndexes=[{"IndexName": "gsi", "KeySchema": [
-            {"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}],
-        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"}
-                              for a in ("p", "c", "g", "l")])
-    t = dynamodb.Table(name)
     try:
         c.update_time_to_live(TableName=name, TimeToLiveSpecification=ENABLE)
         item = {"p": "p", "c": "c", "g": "g", "l": "l"}
