@@ -20,6 +20,8 @@
 #define ALT_MAX_TABLE_NAME 222
 #define ALT_ATTRS_COL ":attrs"
 #define ALT_ERR_PREFIX "com.amazonaws.dynamodb.v20120810#"
+/* ScyllaDB's read-only views of system tables: .scylla.alternator.<ks>.<table> */
+#define ALT_SYSTEM_PREFIX ".scylla.alternator."
 #define ALT_MAX_ITEM_BYTES (400u * 1024)
 #define ALT_MAX_KEY_BYTES 1024u
 #define ALT_MAX_BATCH_WRITE 25u
@@ -208,6 +210,7 @@ struct alt_op {
 	struct sm_json_out vitem; /* PutItem on an indexed table: the new item, canonical */
 	bool new_exists;	  /* the written item exists after the write */
 	alt_op_fn index_next;	  /* after the view rows are written */
+	alt_op_fn fn;		  /* the operation (alt_system.c serves some on system tables) */
 	/* ReturnConsumedCapacity, ReturnItemCollectionMetrics (alt_capacity.c) */
 	uint8_t cap_mode; /* enum alt_cap_mode */
 	bool icm;	  /* ReturnItemCollectionMetrics SIZE */
@@ -604,6 +607,17 @@ alt_table_has_lsi(const struct alt_table *t);
 /* An ItemCollectionMetrics object for partition @pk of op->tab. */
 void
 alt_item_collection_metrics(struct alt_op *op, struct sm_json_out *o, const struct sm_key *pk);
+
+/* ---- ScyllaDB's extras (alt_system.c) ---- */
+
+/* Answer op->fn on system table view @name (ALT_SYSTEM_PREFIX...), or not found. */
+void
+alt_system_request(struct alt_op *op, struct sm_bytes name);
+void
+alt_describe_continuous_backups(struct alt_op *op);
+/* GET /localnodes: this node, as a JSON list (dc= and rack= filter it). */
+void
+alt_localnodes(struct sm_http_req *req);
 
 /* ---- Time to Live (alt_ttl.c) ---- */
 

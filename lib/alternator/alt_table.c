@@ -355,6 +355,11 @@ table_from_request(struct alt_op *op, bool indexes)
 		return ret;
 	}
 	if (ret < 0) {
+		if (SM_UNLIKELY(name.len > strlen(ALT_SYSTEM_PREFIX) &&
+				memcmp(name.p, ALT_SYSTEM_PREFIX, strlen(ALT_SYSTEM_PREFIX)) == 0)) {
+			alt_system_request(op, name); /* alt_system.c answers */
+			return -ENOENT;
+		}
 		alt_fail(op, "ResourceNotFoundException",
 			 "Requested resource not found: Table: %.*s not found",
 			 (int)SM_MIN(name.len, 255u), (const char *)name.p);
@@ -769,6 +774,13 @@ alt_create_table(struct alt_op *op)
 	}
 	if (validate_table_name(op, name) < 0)
 		return;
+	if (name.len >= strlen(ALT_SYSTEM_PREFIX) &&
+	    memcmp(name.p, ALT_SYSTEM_PREFIX, strlen(ALT_SYSTEM_PREFIX)) == 0) {
+		alt_fail(op, "ValidationException",
+			 "Table name cannot start with " ALT_SYSTEM_PREFIX ": it is reserved for "
+			 "the views of system tables");
+		return;
+	}
 	/* Later string reads reuse the scratch the name may sit in. */
 	memcpy(tname, name.p, name.len);
 	tname[name.len] = '\0';

@@ -376,6 +376,7 @@ static const struct alt_operation operations[] = {
 	{ "BatchGetItem", alt_batch_get },
 	{ "UpdateTimeToLive", alt_update_ttl },
 	{ "DescribeTimeToLive", alt_describe_ttl },
+	{ "DescribeContinuousBackups", alt_describe_continuous_backups },
 };
 
 static const struct alt_operation *
@@ -418,6 +419,7 @@ run(struct alt_op *op, const struct alt_operation *o)
 	}
 	if (alt_capacity_parse(op) < 0)
 		return;
+	op->fn = o->fn;
 	o->fn(op);
 }
 
@@ -677,6 +679,10 @@ handle_http(void *ctx, struct sm_http_req *req)
 			snprintf(msg, sizeof(msg), "healthy: %.*s",
 				 host ? (int)SM_MIN(host->len, 256u) : 0, host ? host->p : "");
 			sm_http_reply(req, 200, "text/plain", msg, strlen(msg));
+			return;
+		}
+		if (req->head.path.len == 11 && memcmp(req->head.path.p, "/localnodes", 11) == 0) {
+			alt_localnodes(req);
 			return;
 		}
 		sm_http_reply(req, 404, "text/plain", "Not Found", 9);
