@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <zlib.h>
 
@@ -445,6 +446,7 @@ inflate_body(struct alt_op *op, const struct sm_http_str *enc)
 	}
 	z.next_in = (Bytef *)(uintptr_t)op->body;
 	z.avail_in = (uInt)op->body_len;
+again:
 	do {
 		if (op->inflated.cap - op->inflated.len < 4096 &&
 		    (op->inflated.len >= limit ||
@@ -464,9 +466,12 @@ inflate_body(struct alt_op *op, const struct sm_http_str *enc)
 		ret = inflate(&z, Z_NO_FLUSH);
 		op->inflated.len = op->inflated.cap - z.avail_out;
 	} while (ret == Z_OK);
+	if (ret == Z_STREAM_END && z.avail_in > 0 && inflateReset(&z) == Z_OK)
+		goto again; /* gzip members concatenated are one stream (RFC 1952) */
 	inflateEnd(&z);
 	if (ret != Z_STREAM_END) {
-		alt_fail(op, "SerializationException", "Malformed %.*s request body",
+		/* DynamoDB answers a body that does not decompress with a 500 */
+		alt_fail(op, "InternalServerError", "Malformed %.*s request body",
 			 (int)SM_MIN(enc->len, 16u), enc->p);
 		return -EINVAL;
 	}
@@ -535,12 +540,100 @@ auth_param(const struct sm_http_str *a, const char *key, struct sm_http_str *out
 		    memcmp(a->p + i, key, klen) == 0 && a->p[i + klen] == '=') {
 			out->p = a->p + i + klen + 1;
 			out->len = 0;
-			while (out->p + out->len < a->p + a->len && out->p[out->len] != ',')
+			/* components end at a comma or a space (clients write either, #9568) */
+			while (out->p + out->len < a->p + a->len && out->p[out->len] != ',' &&
+			       out->p[out->len] != ' ')
 				out->len++;
 			return true;
 		}
 	}
 	return false;
+}
+
+/*
+ * A header value as SigV4 canonicalizes it: no leading or trailing spaces,
+ * runs of spaces and tabs inside as one space.
+ */
+static size_t
+append_trimmed(char *buf, size_t cap, size_t len, const struct sm_http_str *v)
+{
+	size_t i = 0, n = v != NULL ? v->len : 0;
+	bool space = false;
+
+	while (i < n && (v->p[i] == ' ' || v->p[i] == '\t'))
+		i++;
+	while (n > i && (v->p[n - 1] == ' ' || v->p[n - 1] == '\t'))
+		n--;
+	for (; i < n && len + 1 < cap; i++) {
+		if (v->p[i] == ' ' || v->p[i] == '\t') {
+			space = true;
+			continue;
+		}
+		if (space && len + 2 < cap)
+			buf[len++] = ' ';
+		space = false;
+		buf[len++] = v->p[i];
+	}
+	buf[len] = '\0';
+	return len;
+}
+
+/* The value of @n decimal digits at @p (checked by the caller). */
+static int
+digits(const char *p, unsigned n)
+{
+	int v = 0;
+
+	while (n-- > 0)
+		v = v * 10 + (*p++ - '0');
+	return v;
+}
+
+/*
+ * X-Amz-Date within 15 minutes of now, either way, as DynamoDB requires
+ * (ScyllaDB's messages: "Signature expired", "Signature not yet current").
+ */
+static int
+check_date(struct alt_op *op, const struct sm_http_str *date)
+{
+	char d[17], now_s[17];
+	struct tm tm;
+	time_t t, now = time(NULL);
+	unsigned i;
+
+	memset(&tm, 0, sizeof(tm));
+	for (i = 0; i < 16 && date->len == 16; i++)
+		if (i != 8 && i != 15 && (date->p[i] < '0' || date->p[i] > '9'))
+			break;
+	if (date->len != 16 || i != 16 || date->p[8] != 'T' || date->p[15] != 'Z') {
+		alt_fail(op, "InvalidSignatureException",
+			 "X-Amz-Date must be in the ISO8601 basic format YYYYMMDD'T'HHMMSS'Z'");
+		return -EINVAL;
+	}
+	memcpy(d, date->p, 16);
+	d[16] = '\0';
+	tm.tm_year = digits(d, 4) - 1900;
+	tm.tm_mon = digits(d + 4, 2) - 1;
+	tm.tm_mday = digits(d + 6, 2);
+	tm.tm_hour = digits(d + 9, 2);
+	tm.tm_min = digits(d + 11, 2);
+	tm.tm_sec = digits(d + 13, 2);
+	t = timegm(&tm);
+	gmtime_r(&now, &tm);
+	strftime(now_s, sizeof(now_s), "%Y%m%dT%H%M%SZ", &tm);
+	if (t < now - 15 * 60) {
+		alt_fail(op, "InvalidSignatureException",
+			 "Signature expired: %s is now earlier than %s (%s - 15 min.)", d, now_s,
+			 now_s);
+		return -EACCES;
+	}
+	if (t > now + 15 * 60) {
+		alt_fail(op, "InvalidSignatureException",
+			 "Signature not yet current: %s is still later than %s (%s + 15 min.)", d,
+			 now_s, now_s);
+		return -EACCES;
+	}
+	return 0;
 }
 
 /*
@@ -600,6 +693,8 @@ check_signature(struct alt_op *op, struct sm_http_req *req)
 			 "The security token included in the request is invalid.");
 		return -EACCES;
 	}
+	if (check_date(op, date) < 0)
+		return -EACCES;
 	/* The canonical request. */
 	cap = 1024 + req->head.path.len + req->head.query.len + signed_h.len * 2;
 	for (i = 0; i < req->head.nfields; i++)
@@ -627,8 +722,9 @@ check_signature(struct alt_op *op, struct sm_http_req *req)
 		name[hl] = '\0';
 		v = sm_http_header(req, name);
 		/* a header named twice is written twice: cap counted it once */
-		clen = append(creq, cap, clen, "%s:%.*s\n", name, v ? (int)v->len : 0,
-			      v ? v->p : "");
+		clen = append(creq, cap, clen, "%s:", name);
+		clen = append_trimmed(creq, cap, clen, v);
+		clen = append(creq, cap, clen, "\n");
 		p += hl + 1;
 	}
 	clen = append(creq, cap, clen, "\n%.*s\n%s", (int)signed_h.len, signed_h.p, body_hex);
@@ -650,7 +746,8 @@ check_signature(struct alt_op *op, struct sm_http_req *req)
 	sm_free(creq);
 	sm_free(sts);
 	if (sig.len != 64 || memcmp(sig.p, sig_hex, 64) != 0) {
-		alt_fail(op, "InvalidSignatureException",
+		/* ScyllaDB's type for a wrong secret (test_authorization.py test_wrong_password) */
+		alt_fail(op, "UnrecognizedClientException",
 			 "The request signature we calculated does not match the signature you "
 			 "provided. Check your AWS Secret Access Key and signing method.");
 		return -EACCES;
@@ -663,6 +760,39 @@ nomem:
 	return -ENOMEM;
 }
 
+/* ---- CORS ---- */
+
+#define CORS_HEADERS                                                                               \
+	"Access-Control-Allow-Origin: *\r\n"                                                       \
+	"Access-Control-Expose-Headers: x-amzn-RequestId,x-amzn-ErrorType,x-amz-id-2,"             \
+	"x-amzn-ErrorMessage,Date\r\n"
+
+/*
+ * A preflight (OPTIONS with Origin): what the client asks to send is
+ * allowed, its requested method and headers echoed back (ScyllaDB's
+ * server.cc does the same).
+ */
+static void
+cors_preflight(struct sm_http_req *req)
+{
+	const struct sm_http_str *m = sm_http_header(req, "access-control-request-method");
+	const struct sm_http_str *h = sm_http_header(req, "access-control-request-headers");
+	char buf[1400]; /* room for all of it: a cut line would break the head */
+	int n;
+
+	n = snprintf(buf, sizeof(buf), CORS_HEADERS "Access-Control-Max-Age: 86400\r\n");
+	if (m != NULL && n < (int)sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n,
+			      "Access-Control-Allow-Methods: %.*s\r\n",
+			      (int)SM_MIN(m->len, 256u), m->p);
+	if (h != NULL && n < (int)sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n,
+			      "Access-Control-Allow-Headers: %.*s\r\n",
+			      (int)SM_MIN(h->len, 768u), h->p);
+	req->reply_headers = buf; /* copied by the reply */
+	sm_http_reply(req, 200, NULL, NULL, 0);
+}
+
 static void
 handle_http(void *ctx, struct sm_http_req *req)
 {
@@ -673,6 +803,14 @@ handle_http(void *ctx, struct sm_http_req *req)
 	char msg[300];
 
 	(void)ctx;
+	if (SM_UNLIKELY(sm_http_header(req, "origin") != NULL)) {
+		/* CORS, as DynamoDB answers it: only to requests that name an Origin */
+		if (req->head.method == SM_HTTP_OPTIONS) {
+			cors_preflight(req);
+			return;
+		}
+		req->reply_headers = CORS_HEADERS;
+	}
 	if (req->head.method == SM_HTTP_GET) {
 		if (req->head.path.len == 1 && req->head.path.p[0] == '/') {
 			host = sm_http_header(req, "host");
@@ -689,9 +827,6 @@ handle_http(void *ctx, struct sm_http_req *req)
 		return;
 	}
 	if (req->head.method == SM_HTTP_OPTIONS) {
-		req->reply_headers = "Access-Control-Allow-Origin: *\r\n"
-				     "Access-Control-Allow-Methods: GET, POST\r\n"
-				     "Access-Control-Allow-Headers: *\r\n";
 		sm_http_reply(req, 200, NULL, NULL, 0);
 		return;
 	}

@@ -14,12 +14,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "sm_core.h"
 #include "sm_http.h"
 
 #define MAX_CHUNK_LINE 4096 /* chunk size plus extensions */
-#define HEAD_ROOM 160	    /* status line, Content-Length, Connection, blank line */
+#define HEAD_ROOM 200	    /* status line, Date, Content-Length, Connection, blank line */
 
 static const char empty_body[1];
 
@@ -889,11 +890,32 @@ head_room(const struct sm_http_req *req, const char *ctype)
 	       (req->reply_headers != NULL ? strlen(req->reply_headers) : 0);
 }
 
+/* "Date: <IMF-fixdate>\r\n" (RFC 9110 6.6.1; DynamoDB sends it), formatted once a second per shard. */
+static const char *
+date_line(size_t *len)
+{
+	static __thread time_t shown = -1;
+	static __thread char line[64];
+	static __thread size_t n;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (now != shown) {
+		gmtime_r(&now, &tm);
+		n = strftime(line, sizeof(line), "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
+		shown = now;
+	}
+	*len = n;
+	return line;
+}
+
 /* Write the response head for a body of @len bytes at @o; returns its length. */
 static size_t
 write_head(const struct sm_http_req *req, char *o, int status, const char *ctype, uint64_t len)
 {
 	const char *reason = sm_http_reason(status);
+	const char *date;
+	size_t dlen;
 	char *s = o;
 
 	o = PUT_LIT(o, "HTTP/1.1 ");
@@ -901,6 +923,8 @@ write_head(const struct sm_http_req *req, char *o, int status, const char *ctype
 	*o++ = ' ';
 	o = put_str(o, reason, strlen(reason));
 	o = PUT_LIT(o, "\r\n");
+	date = date_line(&dlen);
+	o = put_str(o, date, dlen);
 	if (ctype != NULL) {
 		o = PUT_LIT(o, "Content-Type: ");
 		o = put_str(o, ctype, strlen(ctype));
