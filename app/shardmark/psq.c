@@ -50,7 +50,15 @@
 #define MAX_ITERATIONS 256
 #define VALUE_LEN 34
 
-enum psq_mode { MODE_READ, MODE_WRITE, MODE_DELETE, MODE_WRITE_RMW };
+/* write_gsi: writes to a table with a GSI on C0 (perf-alternator's);
+ * write_ttl: writes with an expiration attribute to a table with TTL on it. */
+enum psq_mode { MODE_READ, MODE_WRITE, MODE_DELETE, MODE_WRITE_RMW, MODE_WRITE_GSI, MODE_WRITE_TTL };
+
+static const char *const mode_names[] = {
+	[MODE_READ] = "read",		[MODE_WRITE] = "write",
+	[MODE_DELETE] = "delete",	[MODE_WRITE_RMW] = "write_rmw",
+	[MODE_WRITE_GSI] = "write_gsi", [MODE_WRITE_TTL] = "write_ttl",
+};
 
 struct psq_worker {
 	struct psq_shard *sh;
@@ -107,6 +115,7 @@ struct psq_ctx {
 	const char *iso_name;
 	const char *workload;
 	enum psq_mode mode;
+	int64_t expiration; /* write_ttl's expiration attribute */
 	/* runtime */
 	unsigned nshards;
 	struct psq_shard *shards;
@@ -270,7 +279,19 @@ build_alt(struct psq_worker *w, uint64_t seq, bool write)
 
 	memset(v, 'x', VALUE_LEN);
 	v[VALUE_LEN] = '\0';
-	if (write || psq->mode == MODE_WRITE) {
+	if (psq->mode == MODE_WRITE_TTL) {
+		/* an hour ahead: the scanner reads every item, deletes none */
+		w->alt_op = "UpdateItem";
+		n = snprintf(
+			w->json, sizeof(w->json),
+			"{\"TableName\":\"alternator_table\",\"Key\":{\"p\":{\"S\":\"%" PRIu64
+			"\"}},\"UpdateExpression\":\"set C0 = :C0, C1 = :C1, C2 = :C2, C3 = :C3, "
+			"C4 = :C4, expiration = :e\",\"ExpressionAttributeValues\":{\":C0\":{\"S\":"
+			"\"%s\"},\":C1\":{\"S\":\"%s\"},\":C2\":{\"S\":\"%s\"},\":C3\":{\"S\":"
+			"\"%s\"},\":C4\":{\"S\":\"%s\"},\":e\":{\"N\":\"%lld\"}},"
+			"\"ReturnValues\":\"NONE\"}",
+			seq, v, v, v, v, v, (long long)psq->expiration);
+	} else if (write || psq->mode == MODE_WRITE || psq->mode == MODE_WRITE_GSI) {
 		w->alt_op = "UpdateItem";
 		n = snprintf(
 			w->json, sizeof(w->json),
@@ -750,11 +771,7 @@ write_json(void)
 	fprintf(f,
 		"  \"test_properties\": {\n    \"type\": \"%s%s\",\n    \"frontend\": "
 		"\"%s\"%s%s%s\n  },\n",
-		psq->mode == MODE_READ	      ? "read"
-		: psq->mode == MODE_DELETE    ? "delete"
-		: psq->mode == MODE_WRITE_RMW ? "write_rmw"
-					      : "write",
-		psq->counters ? "_counters" : "", psq->alternator ? "alternator" : "cql",
+		mode_names[psq->mode], psq->counters ? "_counters" : "", psq->alternator ? "alternator" : "cql",
 		psq->alternator ? ",\n    \"write_isolation\": \"" : "",
 		psq->alternator ? psq->iso_name : "", psq->alternator ? "\"" : "");
 	fprintf(f,
@@ -856,6 +873,7 @@ static void
 control_step(void *arg)
 {
 	static struct phase ph;
+	static bool ttl_asked;
 	char text[8192];
 	struct sm_bench_result *r;
 	unsigned s, i;
@@ -867,10 +885,17 @@ control_step(void *arg)
 			psq->step = S_PREP_MEASURE; /* no statements to prepare */
 			snprintf(psq->ctl_text, sizeof(psq->ctl_text),
 				 "{\"AttributeDefinitions\":[{\"AttributeName\":\"p\","
-				 "\"AttributeType\":"
-				 "\"S\"}],\"TableName\":\"alternator_table\",\"BillingMode\":"
-				 "\"PAY_PER_REQUEST\",\"KeySchema\":[{\"AttributeName\":\"p\","
-				 "\"KeyType\":\"HASH\"}]}");
+				 "\"AttributeType\":\"S\"}%s],\"TableName\":\"alternator_table\","
+				 "\"BillingMode\":\"PAY_PER_REQUEST\",\"KeySchema\":[{"
+				 "\"AttributeName\":\"p\",\"KeyType\":\"HASH\"}]%s}",
+				 psq->mode == MODE_WRITE_GSI
+					 ? ",{\"AttributeName\":\"C0\",\"AttributeType\":\"S\"}"
+					 : "",
+				 psq->mode == MODE_WRITE_GSI
+					 ? ",\"GlobalSecondaryIndexes\":[{\"IndexName\":\"C0_index\","
+					   "\"KeySchema\":[{\"AttributeName\":\"C0\",\"KeyType\":"
+					   "\"HASH\"}],\"Projection\":{\"ProjectionType\":\"ALL\"}}]"
+					 : "");
 			sm_alternator_execute("CreateTable", psq->ctl_text, strlen(psq->ctl_text),
 					      ctl_alt_reply, NULL);
 			return;
@@ -902,8 +927,18 @@ control_step(void *arg)
 		ctl_prepare(text);
 		return;
 	case S_PREP_MEASURE:
-		if (setup_failed(psq->alternator ? "CreateTable" : "PREPARE (population)"))
+		if (setup_failed(psq->alternator ? (ttl_asked ? "UpdateTimeToLive" : "CreateTable")
+						 : "PREPARE (population)"))
 			return;
+		if (psq->alternator && psq->mode == MODE_WRITE_TTL && !ttl_asked) {
+			ttl_asked = true;
+			snprintf(psq->ctl_text, sizeof(psq->ctl_text),
+				 "{\"TableName\":\"alternator_table\",\"TimeToLiveSpecification\":"
+				 "{\"AttributeName\":\"expiration\",\"Enabled\":true}}");
+			sm_alternator_execute("UpdateTimeToLive", psq->ctl_text,
+					      strlen(psq->ctl_text), ctl_alt_reply, NULL);
+			return;
+		}
 		if (psq->alternator) {
 			control_next(S_POPULATE);
 			return;
@@ -1238,14 +1273,18 @@ o_alternator(void *c, const char *v, char *e, size_t l)
 static int
 o_workload(void *c, const char *v, char *e, size_t l)
 {
-	if (strcmp(v, "read") != 0 && strcmp(v, "write") != 0 && strcmp(v, "write_rmw") != 0 &&
-	    strcmp(v, "delete") != 0) {
-		snprintf(e, l, "--workload: expected read, write, write_rmw or delete, got '%s'",
-			 v);
-		return -EINVAL;
-	}
-	P(c)->workload = v;
-	return 0;
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(mode_names); i++)
+		if (strcmp(v, mode_names[i]) == 0) {
+			P(c)->workload = v;
+			return 0;
+		}
+	snprintf(e, l,
+		 "--workload: expected read, write, write_rmw, write_gsi, write_ttl or delete, "
+		 "got '%s'",
+		 v);
+	return -EINVAL;
 }
 
 /* ScyllaDB options that mean nothing for an in-memory store: accepted, explained. */
@@ -1282,7 +1321,9 @@ static const struct sm_cli_opt psq_opts[] = {
 	{ "--alternator", "MODE", "Alternator frontend with this write isolation (f, a, o, u ...)",
 	  o_alternator },
 	{ "--workload", "W",
-	  "Alternator: read, write, write_rmw (conditional UpdateItem) or delete", o_workload },
+	  "Alternator: read, write, write_rmw (conditional UpdateItem), write_gsi (a table with "
+	  "a GSI), write_ttl (TTL on) or delete",
+	  o_workload },
 	{ "--flush", NULL, "accepted, no effect: the store is in memory (no memtable flush)",
 	  o_ignored },
 	{ "--enable-cache", "BOOL", "accepted, no effect: there is no row cache, only memory",
@@ -1337,6 +1378,7 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 	struct sm_runtime_opts ro;
 	const char *mode;
 	char err[1024];
+	unsigned i;
 	int ret;
 
 	psq = &ctx;
@@ -1377,10 +1419,10 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 	}
 	ctx.mode = ctx.write ? MODE_WRITE : ctx.del ? MODE_DELETE : MODE_READ;
 	if (ctx.workload != NULL)
-		ctx.mode = strcmp(ctx.workload, "write") == 0	    ? MODE_WRITE
-			   : strcmp(ctx.workload, "write_rmw") == 0 ? MODE_WRITE_RMW
-			   : strcmp(ctx.workload, "delete") == 0    ? MODE_DELETE
-								    : MODE_READ;
+		for (i = 0; i < SM_ARRAY_SIZE(mode_names); i++)
+			if (strcmp(ctx.workload, mode_names[i]) == 0)
+				ctx.mode = (enum psq_mode)i;
+	ctx.expiration = (int64_t)time(NULL) + 3600;
 	if (!ctx.seed_given) {
 		struct timespec ts;
 
@@ -1401,10 +1443,7 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 	ctx.svc.exec = &sm_cql_exec;
 	ctx.svc.node = &ctx.cluster;
 	ctx.alt_cfg.default_isolation = ctx.iso;
-	mode = ctx.mode == MODE_WRITE	    ? "write"
-	       : ctx.mode == MODE_DELETE    ? "delete"
-	       : ctx.mode == MODE_WRITE_RMW ? "write_rmw"
-					    : "read";
+	mode = mode_names[ctx.mode];
 	printf("random-seed=%llu\n", (unsigned long long)ctx.seed);
 	printf("Running test with config: {partitions=%u, concurrency=%u, mode=%s, "
 	       "frontend=%s%s%s, "

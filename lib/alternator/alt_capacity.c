@@ -21,11 +21,12 @@
 int
 alt_capacity_parse(struct alt_op *op)
 {
-	int rc = sm_json_get(&op->doc, op->root, "ReturnConsumedCapacity");
-	int rm = sm_json_get(&op->doc, op->root, "ReturnItemCollectionMetrics");
+	int rc = op->cap_tok, rm = op->icm_tok; /* found by run() */
 
 	op->cap_mode = ALT_CAP_NONE;
 	op->icm = false;
+	if (SM_LIKELY(rc < 0 && rm < 0))
+		return 0;
 	if (rc >= 0) {
 		if (sm_json_str_eq(&op->doc, rc, "TOTAL"))
 			op->cap_mode = ALT_CAP_TOTAL;
@@ -69,17 +70,22 @@ alt_wcu_halves(size_t bytes)
 	return 2 * blocks;
 }
 
+/* @halves / 2 as a JSON number: "1", "0.5" (no printf: GetItem asks for it on every read) */
 static void
 write_units(struct sm_json_out *o, uint64_t halves)
 {
-	char buf[32];
-	int n;
+	char buf[24], *p = buf + sizeof(buf);
+	uint64_t v = halves / 2;
 
-	if (halves % 2 == 0)
-		n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(halves / 2));
-	else
-		n = snprintf(buf, sizeof(buf), "%llu.5", (unsigned long long)(halves / 2));
-	sm_json_out_num(o, buf, (size_t)n);
+	if (halves % 2 != 0) {
+		*--p = '5';
+		*--p = '.';
+	}
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	sm_json_out_num(o, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 static void

@@ -585,34 +585,56 @@ json_item_size(struct alt_op *op, const struct sm_json_out *o)
 	return alt_item_size(op, d, sm_json_root(d));
 }
 
+/*
+ * The size of an item whose JSON text has @text bytes, as far as units of
+ * @block bytes need it: the text when it fits one block (DynamoDB's size is
+ * never larger than the text: no parse on the common path), else the item
+ * parsed and measured by @exact (-1: parse op->item first).
+ */
+static size_t
+unit_size(struct alt_op *op, size_t text, size_t block, const struct sm_json_doc *d, int tok)
+{
+	if (text <= block)
+		return text;
+	if (d == NULL) {
+		if ((tok = old_item(op)) < 0)
+			return text;
+		d = &op->idoc;
+	}
+	return alt_item_size(op, d, tok);
+}
+
 /* ConsumedCapacity and ItemCollectionMetrics of a GetItem (@read) or a write. */
 static __attribute__((noinline)) void
 consumed_write(struct alt_op *op, bool read)
 {
-	size_t old = 0, new = 0;
+	size_t old = 0, new = 0, block = read ? 4096 : 1024;
 	bool consistent = false;
 	struct sm_key pk, ck;
 	int tok;
 
-	if (op->have_item && old_item(op) >= 0)
-		old = alt_item_size(op, &op->idoc, sm_json_root(&op->idoc));
 	if (op->cap_mode != ALT_CAP_NONE) {
+		/* GetItem parsed the item already (op->idoc); a write may not have */
+		if (op->have_item)
+			old = unit_size(op, op->item.len, block, read ? &op->idoc : NULL,
+					read ? sm_json_root(&op->idoc) : -1);
 		sm_json_out_key(&op->out, "ConsumedCapacity");
 		if (read) {
-			sm_json_bool(&op->doc, sm_json_get(&op->doc, op->root, "ConsistentRead"),
-				     &consistent);
+			sm_json_bool(&op->doc, op->consistent_tok, &consistent);
 			alt_capacity_write(op, &op->out, op->tab.name,
 					   alt_rcu_halves(old, consistent), NULL);
 			return;
 		}
 		if (op->wkind == W_PUT) {
-			new = alt_item_size(op, &op->doc, sm_json_get(&op->doc, op->root, "Item"));
+			tok = sm_json_get(&op->doc, op->root, "Item");
+			new = unit_size(op, sm_json_span(&op->doc, tok).len, block, &op->doc, tok);
 		} else if (op->wkind == W_UPDATE && op->nitem.len > 0) {
 			/* the new item; without a read, the key and what was set */
-			new = json_item_size(op, &op->nitem);
-			if (!op->have_item)
-				new += alt_item_size(op, &op->doc,
-						     sm_json_get(&op->doc, op->root, "Key"));
+			tok = op->have_item ? -1 : sm_json_get(&op->doc, op->root, "Key");
+			new = op->nitem.len + (tok >= 0 ? sm_json_span(&op->doc, tok).len : 0);
+			if (new > block)
+				new = json_item_size(op, &op->nitem) +
+				      (tok >= 0 ? alt_item_size(op, &op->doc, tok) : 0);
 		}
 		alt_capacity_write(op, &op->out, op->tab.name, alt_wcu_halves(SM_MAX(old, new)),
 				   NULL);
@@ -936,7 +958,7 @@ prepare_common(struct alt_op *op, bool update)
 static int
 read_key(struct alt_op *op, struct write_ctx *w)
 {
-	int key = sm_json_get(&op->doc, op->root, "Key");
+	int key = op->key_tok; /* run() found it */
 
 	if (key < 0) {
 		alt_fail(op, "ValidationException",
@@ -1128,8 +1150,7 @@ alt_get_item(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
-	if (sm_json_get(&op->doc, op->root, "ProjectionExpression") >= 0 &&
-	    sm_json_get(&op->doc, op->root, "AttributesToGet") >= 0) {
+	if (op->atg_tok >= 0 && sm_json_get(&op->doc, op->root, "ProjectionExpression") >= 0) {
 		alt_fail(op, "ValidationException",
 			 "Can not use both expression and non-expression parameters in the same "
 			 "request: Non-expression parameters: {AttributesToGet} Expression "

@@ -212,7 +212,10 @@ struct alt_op {
 	alt_op_fn index_next;	  /* after the view rows are written */
 	alt_op_fn fn;		  /* the operation (alt_system.c serves some on system tables) */
 	/* ReturnConsumedCapacity, ReturnItemCollectionMetrics (alt_capacity.c) */
-	uint8_t cap_mode; /* enum alt_cap_mode */
+	/* the request's ReturnConsumedCapacity, ReturnItemCollectionMetrics, ConsistentRead,
+	 * TableName and Key (found with the others by run(): one pass) */
+	int cap_tok, icm_tok, consistent_tok, table_tok, key_tok;
+	uint8_t cap_mode;     /* enum alt_cap_mode */
 	bool icm;	  /* ReturnItemCollectionMetrics SIZE */
 	unsigned cap_ti;  /* BatchGetItem: the table being read, and each one's units */
 	int cap_spec;	  /* ... its RequestItems entry */

@@ -336,7 +336,7 @@ validate_table_name(struct alt_op *op, struct sm_bytes n)
 static int
 table_from_request(struct alt_op *op, bool indexes)
 {
-	int tok = sm_json_get(&op->doc, op->root, "TableName");
+	int tok = op->table_tok; /* run() found it */
 	struct sm_bytes name;
 	int ret;
 

@@ -205,7 +205,12 @@ op_release(struct alt_op *op)
 struct alt_op *
 alt_op_new(void)
 {
-	return op_get();
+	struct alt_op *op = op_get();
+
+	/* no request: none of the members run() finds */
+	if (op != NULL)
+		op->cap_tok = op->icm_tok = op->consistent_tok = op->table_tok = op->key_tok = -1;
+	return op;
 }
 
 void
@@ -391,11 +396,19 @@ find_operation(const char *name, size_t len)
 	return NULL;
 }
 
+/* The top-level members every operation looks at, found in one pass. */
+static const struct sm_json_key run_keys[] = {
+	SM_JSON_KEY("ExpressionAttributeNames"),    SM_JSON_KEY("AttributesToGet"),
+	SM_JSON_KEY("ExpressionAttributeValues"),   SM_JSON_KEY("ReturnConsumedCapacity"),
+	SM_JSON_KEY("ReturnItemCollectionMetrics"), SM_JSON_KEY("ConsistentRead"),
+	SM_JSON_KEY("TableName"),		    SM_JSON_KEY("Key"),
+};
+
 /* Parse the body and run @o. */
 static void
 run(struct alt_op *op, const struct alt_operation *o)
 {
-	int ret;
+	int ret, tok[SM_ARRAY_SIZE(run_keys)];
 
 	ret = sm_json_parse(&op->doc, op->body, op->body_len, 0);
 	if (ret == -ENOMEM) {
@@ -411,9 +424,15 @@ run(struct alt_op *op, const struct alt_operation *o)
 		alt_fail(op, "ValidationException", "Request content must be an object");
 		return;
 	}
-	op->names_tok = sm_json_get(&op->doc, op->root, "ExpressionAttributeNames");
-	op->atg_tok = sm_json_get(&op->doc, op->root, "AttributesToGet");
-	op->values_tok = sm_json_get(&op->doc, op->root, "ExpressionAttributeValues");
+	sm_json_getv(&op->doc, op->root, run_keys, SM_ARRAY_SIZE(run_keys), tok);
+	op->names_tok = tok[0];
+	op->atg_tok = tok[1];
+	op->values_tok = tok[2];
+	op->cap_tok = tok[3];
+	op->icm_tok = tok[4];
+	op->consistent_tok = tok[5];
+	op->table_tok = tok[6];
+	op->key_tok = tok[7];
 	if (SM_UNLIKELY(op->atg_tok >= 0) && alt_check_attributes_to_get(op, op->atg_tok) < 0) {
 		alt_fail(op, "ValidationException", "%s", op->errmsg);
 		return;

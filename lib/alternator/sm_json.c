@@ -1126,6 +1126,38 @@ sm_json_getn(const struct sm_json_doc *d, int obj, const char *key, size_t keyle
 	return found;
 }
 
+void
+sm_json_getv(const struct sm_json_doc *d, int obj, const struct sm_json_key *keys, unsigned n,
+	     int *out)
+{
+	const jsmntok_t *o = tok_at(d, obj);
+	unsigned i;
+	int k;
+
+	for (i = 0; i < n; i++)
+		out[i] = -1;
+	if (o == NULL || tok_type(o) != SM_JSON_OBJECT || o->size == 0)
+		return;
+	if (o->size >= SM_JSON_INDEX_MIN) {
+		for (i = 0; i < n; i++)
+			out[i] = sm_json_getn(d, obj, keys[i].s, keys[i].len);
+		return;
+	}
+	for (k = obj + 1; k >= 0; k = d->tok[k].j.parent) {
+		const jsmntok_t *t = &d->tok[k].j;
+		size_t len = (size_t)(t->end - t->start);
+		bool escaped = (t->size & TOK_ESCAPED) != 0;
+
+		for (i = 0; i < n; i++) {
+			if (!escaped && len != keys[i].len)
+				continue;
+			/* the last of a repeated key, as sm_json_getn() */
+			if (str_eqn(d, t, keys[i].s, keys[i].len))
+				out[i] = k + 1;
+		}
+	}
+}
+
 int
 sm_json_get(const struct sm_json_doc *d, int obj, const char *key)
 {

@@ -946,6 +946,34 @@ test_no_alloc_steady_state(void **state)
 	sm_json_out_release(&o);
 }
 
+/* sm_json_getv(): as many sm_json_getn() calls, escaped keys and repeats included. */
+static void
+test_getv(void **state)
+{
+	static const char text[] = "{\"TableName\":\"t\",\"K\\u0065y\":1,\"Item\":2,"
+				   "\"Key\":3,\"Tab\":4}";
+	static const struct sm_json_key keys[] = { SM_JSON_KEY("TableName"), SM_JSON_KEY("Key"),
+						   SM_JSON_KEY("None"), SM_JSON_KEY("Tab"),
+						   SM_JSON_KEY("") };
+	struct sm_json_doc d;
+	int out[5], root;
+	unsigned i;
+
+	(void)state;
+	sm_json_doc_init(&d);
+	assert_int_equal(sm_json_parse(&d, text, strlen(text), 0), 0);
+	root = sm_json_root(&d);
+	sm_json_getv(&d, root, keys, 5, out);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(out[i], sm_json_getn(&d, root, keys[i].s, keys[i].len));
+	assert_true(out[0] >= 0 && out[1] >= 0 && out[3] >= 0);
+	assert_int_equal(out[2], -1);
+	sm_json_getv(&d, sm_json_get(&d, root, "Item"), keys, 5, out); /* not an object */
+	for (i = 0; i < 5; i++)
+		assert_int_equal(out[i], -1);
+	sm_json_doc_release(&d);
+}
+
 int
 main(void)
 {
@@ -964,6 +992,7 @@ main(void)
 		cmocka_unit_test(test_no_alloc_steady_state),
 		cmocka_unit_test(test_large_containers),
 		cmocka_unit_test(test_dup_keys_large),
+		cmocka_unit_test(test_getv),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
