@@ -453,6 +453,10 @@ alt_table_tags_of(const struct sm_table *t);
 void
 alt_table_set_tags(struct alt_op *op, const char *tags);
 
+/* A TableName given as the table's ARN (arn:...:table/T): T, in place; others unchanged. */
+void
+alt_table_name_of_arn(struct sm_bytes *name);
+
 /* Look up the request's TableName into op->tab; fails the op when missing. */
 int
 alt_table_from_request(struct alt_op *op);

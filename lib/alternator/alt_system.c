@@ -417,6 +417,7 @@ alt_describe_continuous_backups(struct alt_op *op)
 			 "constraint: Member must not be null");
 		return;
 	}
+	alt_table_name_of_arn(&name);
 	if (alt_table_lookup_read(op, (const char *)name.p, name.len, &t) < 0) {
 		/* DynamoDB's type here, not ResourceNotFoundException */
 		alt_fail(op, "TableNotFoundException", "Table not found: %.*s",

@@ -333,6 +333,20 @@ validate_table_name(struct alt_op *op, struct sm_bytes n)
 	return 0;
 }
 
+void
+alt_table_name_of_arn(struct sm_bytes *name)
+{
+	const uint8_t *t;
+
+	/* DynamoDB takes a table's ARN for its TableName: arn:...:table/<name> */
+	if (name->len <= 4 || memcmp(name->p, "arn:", 4) != 0 ||
+	    (t = memmem(name->p, name->len, ":table/", 7)) == NULL)
+		return;
+	t += 7;
+	name->len -= (size_t)(t - name->p);
+	name->p = t;
+}
+
 static int
 table_from_request(struct alt_op *op, bool indexes)
 {
@@ -347,6 +361,8 @@ table_from_request(struct alt_op *op, bool indexes)
 			 "constraint: Member must not be null");
 		return -EINVAL;
 	}
+	if (SM_UNLIKELY(name.len > 4 && name.p[0] == 'a'))
+		alt_table_name_of_arn(&name);
 	if (validate_table_name(op, name) < 0)
 		return -EINVAL;
 	ret = table_lookup(op, (const char *)name.p, name.len, &op->tab, indexes);

@@ -121,7 +121,8 @@ def test_localnodes(alternator_server):
     assert get("/localnodes?rack=nonexistent_rack") == []
 
 
-# DescribeContinuousBackups: ScyllaDB's answer, backups disabled
+# test_describe_continuous_backups_without_continuous_backups,
+# test_describe_continuous_backups_nonexistent, test_describe_continuous_backups_missing
 def test_describe_continuous_backups(dynamodb_client, table):
     r = dynamodb_client.describe_continuous_backups(TableName=table.name)
     assert r["ContinuousBackupsDescription"] == {
@@ -129,3 +130,12 @@ def test_describe_continuous_backups(dynamodb_client, table):
         "PointInTimeRecoveryDescription": {"PointInTimeRecoveryStatus": "DISABLED"}}
     alt_expect_error("TableNotFoundException", dynamodb_client.describe_continuous_backups,
                      TableName=alt_unique_table_name())
+    alt_expect_error("ValidationException", dynamodb_client.describe_continuous_backups)
+    # test_describe_continuous_backups_table_name_arn: TableName may be the table's ARN
+    arn = dynamodb_client.describe_table(TableName=table.name)["Table"]["TableArn"]
+    got = dynamodb_client.describe_continuous_backups(TableName=arn)
+    assert got["ContinuousBackupsDescription"] == r["ContinuousBackupsDescription"]
+    assert dynamodb_client.describe_table(TableName=arn)["Table"]["TableName"] == table.name
+    dynamodb_client.put_item(TableName=arn, Item={"p": {"S": "arn"}, "c": {"N": "1"}})
+    assert "Item" in dynamodb_client.get_item(TableName=arn,
+                                              Key={"p": {"S": "arn"}, "c": {"N": "1"}})
