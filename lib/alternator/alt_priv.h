@@ -617,6 +617,18 @@ alt_item_collection_metrics(struct alt_op *op, struct sm_json_out *o, const stru
 
 /* ---- ScyllaDB's extras (alt_system.c) ---- */
 
+/* The live-updatable settings as this shard has them (system.config writes). */
+struct alt_live {
+	char *values[4];  /* as written; NULL: the default */
+	char server[256]; /* the Server header's value, "" none */
+	bool no_date, no_content_type;
+};
+
+extern __thread struct alt_live alt_live;
+
+void
+alt_system_shard_fini(void);
+
 /* Answer op->fn on system table view @name (ALT_SYSTEM_PREFIX...), or not found. */
 void
 alt_system_request(struct alt_op *op, struct sm_bytes name);

@@ -79,6 +79,214 @@ config_item(struct sm_json_out *o, const char *name, const char *value, const ch
 	sm_json_out_obj_end(o);
 }
 
+/* ---- live-updatable settings (system.config writes) ---- */
+
+/*
+ * The settings a client may change through system.config, as ScyllaDB's
+ * live-updatable ones (test_http_headers.py, util.py's
+ * scylla_config_temporary()): per shard, every shard told before the
+ * write's answer.
+ */
+__thread struct alt_live alt_live;
+
+enum live_kind { LIVE_STRING, LIVE_BOOL, LIVE_UINT };
+
+struct live_key {
+	const char *name;
+	enum live_kind kind;
+	const char *def;
+};
+
+static const struct live_key live_keys[] = {
+	{ "alternator_http_response_server_header", LIVE_STRING, "" },
+	{ "alternator_http_response_disable_date_header", LIVE_BOOL, "false" },
+	{ "alternator_http_response_disable_content_type_header", LIVE_BOOL, "false" },
+	{ "query_tombstone_page_limit", LIVE_UINT, "10000" },
+};
+
+_Static_assert(SM_ARRAY_SIZE(live_keys) == SM_ARRAY_SIZE(alt_live.values),
+	       "one slot in struct alt_live per live-updatable setting");
+
+/* What a setting reads as now on this shard. */
+static const char *
+live_value(unsigned i)
+{
+	return alt_live.values[i] != NULL ? alt_live.values[i] : live_keys[i].def;
+}
+
+/* Apply the values to the flags the reply path reads. */
+static void
+live_refresh(void)
+{
+	const char *s = live_value(0);
+	size_t n = 0;
+
+	/* control characters dropped; nothing but spaces left: no header */
+	for (; *s != '\0' && n < sizeof(alt_live.server) - 1; s++)
+		if ((unsigned char)*s >= 0x20 && *s != 0x7f)
+			alt_live.server[n++] = *s;
+	alt_live.server[n] = '\0';
+	while (n > 0 && alt_live.server[n - 1] == ' ')
+		alt_live.server[--n] = '\0';
+	if (alt_live.server[strspn(alt_live.server, " ")] == '\0')
+		alt_live.server[0] = '\0';
+	alt_live.no_date = strcmp(live_value(1), "true") == 0;
+	alt_live.no_content_type = strcmp(live_value(2), "true") == 0;
+}
+
+struct live_bcast {
+	struct alt_op *op;
+	unsigned key;
+	char *value;
+	unsigned pending;
+};
+
+static void
+live_apply(void *arg)
+{
+	struct live_bcast *b = arg;
+	char *v = sm_strdup(b->value);
+
+	if (v == NULL)
+		return; /* the shard keeps the old value; the answer says so */
+	sm_free(alt_live.values[b->key]);
+	alt_live.values[b->key] = v;
+	live_refresh();
+}
+
+static void
+live_done(void *arg)
+{
+	struct live_bcast *b = arg;
+
+	if (--b->pending > 0)
+		return;
+	alt_finish(b->op);
+	sm_free(b->value);
+	sm_free(b);
+}
+
+void
+alt_system_shard_fini(void)
+{
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(live_keys); i++) {
+		sm_free(alt_live.values[i]);
+		alt_live.values[i] = NULL;
+	}
+	live_refresh();
+}
+
+/* A value of the kind the setting takes, as ScyllaDB's config parses it. */
+static bool
+live_valid(const struct live_key *k, const char *v)
+{
+	switch (k->kind) {
+	case LIVE_BOOL:
+		return strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
+	case LIVE_UINT:
+		return v[0] != '\0' && strspn(v, "0123456789") == strlen(v) && strlen(v) < 10;
+	default:
+		return true;
+	}
+}
+
+static char config_key_name[] = "name";
+static const struct sm_column config_key = { .name = config_key_name };
+
+/* UpdateItem on system.config: SET value of a live-updatable setting, on every shard. */
+static void
+config_update(struct alt_op *op, struct sm_bytes table)
+{
+	struct sm_json_out *io;
+	struct sm_json_doc *idoc;
+	struct live_bcast *b;
+	struct sm_bytes name, v;
+	unsigned i, k;
+	int tok, nv;
+
+	tok = sm_json_get(&op->doc, op->key_tok, "name");
+	if (sm_json_count(&op->doc, op->key_tok) != 1 ||
+	    sm_json_type(&op->doc, sm_json_get(&op->doc, tok, "S")) != SM_JSON_STRING ||
+	    alt_payload_str(op, &op->doc, sm_json_get(&op->doc, tok, "S"), &name) < 0) {
+		alt_fail(op, "ValidationException",
+			 "The provided key element does not match the schema");
+		return;
+	}
+	for (k = 0; k < SM_ARRAY_SIZE(live_keys); k++)
+		if (strlen(live_keys[k].name) == name.len &&
+		    memcmp(live_keys[k].name, name.p, name.len) == 0)
+			break;
+	if (k == SM_ARRAY_SIZE(live_keys)) {
+		alt_fail(op, "ValidationException",
+			 "Writing to system table %.*s is not allowed (only the live-updatable "
+			 "settings of system.config are: alternator_allow_system_table_write "
+			 "is off)",
+			 (int)SM_MIN(table.len, 255u), (const char *)table.p);
+		return;
+	}
+	if (alt_parse_expr(op, "UpdateExpression", SM_DDB_UPDATE, &op->update) < 0 ||
+	    alt_check_unused(op) < 0)
+		return;
+	if (alt_bytes_reserve(&op->keys, op->body_len * 2 + 4096) < 0)
+		goto nomem;
+	/* the update applied to the setting's item, as any UpdateItem is: a
+	 * table of key "name" for it (nothing is held: have_tab stays false) */
+	memset(&op->tab, 0, sizeof(op->tab));
+	op->tab.hash = &config_key;
+	op->tab.hash_type = 'S';
+	if (alt_tmp_doc(op, &io, &idoc) < 0)
+		goto nomem;
+	sm_json_out_obj_begin(io);
+	attr_s(io, "name", live_keys[k].name);
+	attr_s(io, "value", live_value(k));
+	sm_json_out_obj_end(io);
+	if (io->err != 0 || sm_json_parse(idoc, io->p, io->len, 0) < 0)
+		goto nomem;
+	sm_json_out_reset(&op->nitem);
+	if (alt_apply_update(op, idoc, sm_json_root(idoc)) < 0) {
+		alt_fail(op, "ValidationException", "%s", op->errmsg);
+		return;
+	}
+	if (alt_tmp_doc(op, &io, &idoc) < 0 ||
+	    sm_json_parse(idoc, op->nitem.p, op->nitem.len, 0) < 0)
+		goto nomem;
+	nv = sm_json_get(idoc, sm_json_get(idoc, sm_json_root(idoc), "value"), "S");
+	if (sm_json_count(idoc, sm_json_root(idoc)) != 2 || nv < 0 ||
+	    alt_payload_str(op, idoc, nv, &v) < 0) {
+		alt_fail(op, "ValidationException",
+			 "A setting of system.config changes only its value, a string");
+		return;
+	}
+	b = sm_calloc(1, sizeof(*b));
+	if (b == NULL || (b->value = sm_malloc(v.len + 1)) == NULL) {
+		sm_free(b);
+		goto nomem;
+	}
+	memcpy(b->value, v.p, v.len);
+	b->value[v.len] = '\0';
+	if (strlen(b->value) != v.len || !live_valid(&live_keys[k], b->value)) {
+		alt_fail(op, "ValidationException", "Invalid value '%.*s' for %s",
+			 (int)SM_MIN(v.len, 100u), (const char *)v.p, live_keys[k].name);
+		sm_free(b->value);
+		sm_free(b);
+		return;
+	}
+	b->op = op;
+	b->key = k;
+	b->pending = 1;
+	for (i = 0; i < sm_shard_count(); i++) {
+		b->pending++;
+		if (sm_submit_to(i, live_apply, b, live_done) < 0)
+			b->pending--;
+	}
+	live_done(b);
+	return;
+nomem:
+	alt_fail(op, "InternalServerError", "out of memory");
+}
+
 static void
 fill_config(struct alt_op *op, struct sm_json_out *o)
 {
@@ -89,7 +297,7 @@ fill_config(struct alt_op *op, struct sm_json_out *o)
 		[SM_ALT_LWT_RMW_ONLY] = "only_rmw_uses_lwt",
 	};
 	char buf[32];
-	unsigned ms = alt_cfg->ttl_period_ms ? alt_cfg->ttl_period_ms : 1000;
+	unsigned ms = alt_cfg->ttl_period_ms ? alt_cfg->ttl_period_ms : 1000, i;
 
 	(void)op;
 	config_item(o, "alternator_enforce_authorization",
@@ -100,6 +308,11 @@ fill_config(struct alt_op *op, struct sm_json_out *o)
 	config_item(o, "alternator_write_isolation", iso[alt_cfg->default_isolation], "string");
 	config_item(o, "alternator_allow_system_table_write", "false", "bool");
 	config_item(o, "alternator_force_read_before_write", "false", "bool");
+	for (i = 0; i < SM_ARRAY_SIZE(live_keys); i++)
+		config_item(o, live_keys[i].name, live_value(i),
+			    live_keys[i].kind == LIVE_BOOL   ? "bool"
+			    : live_keys[i].kind == LIVE_UINT ? "uint32_t"
+							     : "string");
 }
 
 static void
@@ -374,6 +587,10 @@ alt_system_request(struct alt_op *op, struct sm_bytes name)
 		alt_fail(op, "ResourceNotFoundException",
 			 "Requested resource not found: Table: %.*s not found",
 			 (int)SM_MIN(name.len, 255u), (const char *)name.p);
+		return;
+	}
+	if (op->fn == alt_update_item && st->fill == fill_config) {
+		config_update(op, name);
 		return;
 	}
 	if (op->fn != alt_get_item && op->fn != alt_query && op->fn != alt_scan) {

@@ -219,11 +219,31 @@ alt_op_done(struct alt_op *op)
 	op_release(op);
 }
 
+/* The reply as system.config's live settings shape it: Server, no Date, no Content-Type. */
+static __attribute__((noinline, cold)) void
+reply_live(struct alt_op *op, int status, const char *json, size_t len)
+{
+	static __thread char headers[2048];
+	struct sm_http_req *req = op->req;
+
+	req->no_date = alt_live.no_date;
+	if (alt_live.server[0] != '\0') {
+		snprintf(headers, sizeof(headers), "%sServer: %s\r\n",
+			 req->reply_headers != NULL ? req->reply_headers : "", alt_live.server);
+		req->reply_headers = headers; /* copied by the reply */
+	}
+	sm_http_reply(req, status, alt_live.no_content_type ? NULL : SM_HTTP_JSON_TYPE, json, len);
+}
+
 static void
 reply(struct alt_op *op, int status, const char *json, size_t len)
 {
 	if (op->req != NULL) {
-		sm_http_reply(op->req, status, SM_HTTP_JSON_TYPE, json, len);
+		if (SM_UNLIKELY(alt_live.server[0] != '\0' || alt_live.no_date ||
+				alt_live.no_content_type))
+			reply_live(op, status, json, len);
+		else
+			sm_http_reply(op->req, status, SM_HTTP_JSON_TYPE, json, len);
 	} else if (op->local_done != NULL) {
 		op->local_done(op->local_ctx, status, json, len);
 	}
@@ -957,6 +977,7 @@ sm_alternator_shard_fini(void)
 	if (sm_on_shard())
 		sm_shard_remove_idle_hook(&ops_idle);
 	alt_ttl_shard_fini();
+	alt_system_shard_fini();
 	while ((op = op_free) != NULL) {
 		op_free = op->next_free;
 		op_destroy(op);

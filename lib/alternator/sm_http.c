@@ -662,6 +662,7 @@ req_new(struct sm_http_conn *cc)
 	req->body = (struct sm_http_str){ empty_body, 0 };
 	req->keep_alive = false;
 	req->reply_headers = NULL;
+	req->no_date = false;
 	req->state = REQ_HEAD;
 	req->want_continue = false;
 	req->close_after = false;
@@ -923,8 +924,10 @@ write_head(const struct sm_http_req *req, char *o, int status, const char *ctype
 	*o++ = ' ';
 	o = put_str(o, reason, strlen(reason));
 	o = PUT_LIT(o, "\r\n");
-	date = date_line(&dlen);
-	o = put_str(o, date, dlen);
+	if (!req->no_date) {
+		date = date_line(&dlen);
+		o = put_str(o, date, dlen);
+	}
 	if (ctype != NULL) {
 		o = PUT_LIT(o, "Content-Type: ");
 		o = put_str(o, ctype, strlen(ctype));
@@ -1158,6 +1161,7 @@ fail_with(struct sm_http_conn *cc, int status, const char *ctype, const char *bo
 	req->keep_alive = false;
 	req->want_continue = false;
 	req->reply_headers = NULL;
+	req->no_date = false;
 	release_input(req);
 	sm_http_reply(req, status, ctype, body, len);
 }

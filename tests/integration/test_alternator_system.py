@@ -139,3 +139,53 @@ def test_describe_continuous_backups(dynamodb_client, table):
     dynamodb_client.put_item(TableName=arn, Item={"p": {"S": "arn"}, "c": {"N": "1"}})
     assert "Item" in dynamodb_client.get_item(TableName=arn,
                                               Key={"p": {"S": "arn"}, "c": {"N": "1"}})
+
+
+def config_write(client, name, value):
+    client.update_item(TableName=PREFIX + "system.config", Key={"name": {"S": name}},
+                       UpdateExpression="SET #v = :v", ExpressionAttributeNames={"#v": "value"},
+                       ExpressionAttributeValues={":v": {"S": value}})
+
+
+# test_write_to_config, test_scylla_config_temporary, and the live settings of
+# test_http_headers.py: test_server_header, test_config_date_header,
+# test_config_content_type_header
+def test_live_settings(dynamodb_client, table):
+    c = dynamodb_client
+    limit = config_read(c, "query_tombstone_page_limit")
+    config_write(c, "query_tombstone_page_limit", limit + "1")
+    assert config_read(c, "query_tombstone_page_limit") == limit + "1"
+    config_write(c, "query_tombstone_page_limit", limit)
+    alt_expect_error("ValidationException", config_write, c, "query_tombstone_page_limit", "x")
+    alt_expect_error("ValidationException", config_write, c,
+                     "alternator_http_response_disable_date_header", "maybe")
+
+    def headers(fn=None):
+        r = (fn or (lambda: c.get_item(TableName=table.name, Key={"p": {"S": "h"},
+                                                                  "c": {"N": "1"}})))()
+        return r["ResponseMetadata"]["HTTPHeaders"]
+
+    def error_headers():
+        try:
+            c.describe_table(TableName="nonexistent_table_xxxxx")
+        except Exception as e:  # noqa: BLE001 - the error's headers are what matters
+            return e.response["ResponseMetadata"]["HTTPHeaders"]
+        raise AssertionError("no error")
+    try:
+        config_write(c, "alternator_http_response_server_header", "MyServer/1.0")
+        assert headers()["server"] == "MyServer/1.0"
+        assert error_headers()["server"] == "MyServer/1.0"
+        config_write(c, "alternator_http_response_server_header", "Server\x01Name")
+        assert headers()["server"] == "ServerName"
+        config_write(c, "alternator_http_response_server_header", " ")
+        assert "server" not in headers()
+        config_write(c, "alternator_http_response_disable_date_header", "true")
+        assert "date" not in headers() and "date" not in error_headers()
+        config_write(c, "alternator_http_response_disable_content_type_header", "true")
+        assert "content-type" not in headers() and "content-type" not in error_headers()
+    finally:
+        config_write(c, "alternator_http_response_server_header", "")
+        config_write(c, "alternator_http_response_disable_date_header", "false")
+        config_write(c, "alternator_http_response_disable_content_type_header", "false")
+    h = headers()
+    assert "server" not in h and "date" in h and "content-type" in h
