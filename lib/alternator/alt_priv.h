@@ -449,9 +449,12 @@ const char *
 alt_table_tags(const struct alt_table *t);
 const char *
 alt_table_tags_of(const struct sm_table *t);
-/* Replace op->tab's tags on every shard, then answer @op with op->out. */
+/*
+ * Change op->tab's tags on every shard, then answer @op with op->out: @add
+ * (JSON array of {Key, Value}) set, @remove (JSON array of keys) dropped.
+ */
 void
-alt_table_set_tags(struct alt_op *op, const char *tags);
+alt_table_set_tag(struct alt_op *op, const char *add, const char *remove);
 
 /* A TableName given as the table's ARN (arn:...:table/T): T, in place; others unchanged. */
 void

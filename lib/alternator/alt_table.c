@@ -516,9 +516,68 @@ struct meta_bcast {
 	char *tags;
 	char *billing;
 	char *throughput;
+	/* a tag change as a delta, applied by each shard to its own list, so
+	 * concurrent changes of different keys all stay (test_concurrent_tag) */
+	char *tag_add;	  /* JSON array of {Key, Value}, or NULL */
+	char *tag_remove; /* JSON array of keys, or NULL */
+	char *tag_base;	  /* the creation tags, for a shard without a list yet */
 	bool remove;
 	unsigned pending;
 };
+
+/* @cur without the keys @add sets or @remove names, then @add; NULL on failure. */
+static char *
+tags_apply(const char *cur, const char *add, const char *remove)
+{
+	struct sm_json_doc dc, da, dr;
+	struct sm_json_out o;
+	char *res = NULL;
+	struct sm_bytes k;
+	bool drop;
+	int e, a;
+
+	sm_json_doc_init(&dc);
+	sm_json_doc_init(&da);
+	sm_json_doc_init(&dr);
+	sm_json_out_init(&o);
+	if (sm_json_parse(&dc, cur, strlen(cur), 0) < 0 ||
+	    (add != NULL && sm_json_parse(&da, add, strlen(add), 0) < 0) ||
+	    (remove != NULL && sm_json_parse(&dr, remove, strlen(remove), 0) < 0))
+		goto out;
+	sm_json_out_arr_begin(&o);
+	for (e = sm_json_first(&dc, 0); e >= 0; e = sm_json_next(&dc, e)) {
+		char buf[256];
+		struct sm_bytes raw = sm_json_span(&dc, e);
+
+		if (sm_json_str(&dc, sm_json_get(&dc, e, "Key"), buf, sizeof(buf), &k) < 0)
+			continue;
+		drop = false;
+		for (a = add ? sm_json_first(&da, 0) : -1; a >= 0 && !drop; a = sm_json_next(&da, a))
+			drop = sm_json_str_eqn(&da, sm_json_get(&da, a, "Key"), (const char *)k.p,
+					       k.len);
+		for (a = remove ? sm_json_first(&dr, 0) : -1; a >= 0 && !drop;
+		     a = sm_json_next(&dr, a))
+			drop = sm_json_str_eqn(&dr, a, (const char *)k.p, k.len);
+		if (!drop)
+			sm_json_out_raw(&o, (const char *)raw.p, raw.len);
+	}
+	for (a = add ? sm_json_first(&da, 0) : -1; a >= 0; a = sm_json_next(&da, a)) {
+		struct sm_bytes raw = sm_json_span(&da, a);
+
+		sm_json_out_raw(&o, (const char *)raw.p, raw.len);
+	}
+	sm_json_out_arr_end(&o);
+	if (o.err == 0 && (res = sm_malloc(o.len + 1)) != NULL) {
+		memcpy(res, o.p, o.len);
+		res[o.len] = '\0';
+	}
+out:
+	sm_json_out_release(&o);
+	sm_json_doc_release(&dc);
+	sm_json_doc_release(&da);
+	sm_json_doc_release(&dr);
+	return res;
+}
 
 static void
 meta_apply(void *arg)
@@ -535,6 +594,13 @@ meta_apply(void *arg)
 	if (m == NULL)
 		return;
 	if (b->tags != NULL && (s = sm_strdup(b->tags)) != NULL) {
+		sm_free(m->tags);
+		m->tags = s;
+		m->iso = -1;
+	}
+	if ((b->tag_add != NULL || b->tag_remove != NULL) &&
+	    (s = tags_apply(m->tags != NULL ? m->tags : b->tag_base, b->tag_add, b->tag_remove)) !=
+		    NULL) {
 		sm_free(m->tags);
 		m->tags = s;
 		m->iso = -1;
@@ -561,7 +627,52 @@ meta_done(void *arg)
 	sm_free(b->tags);
 	sm_free(b->billing);
 	sm_free(b->throughput);
+	sm_free(b->tag_add);
+	sm_free(b->tag_remove);
+	sm_free(b->tag_base);
 	sm_free(b);
+}
+
+static char *
+dup_span(struct sm_bytes s)
+{
+	char *p = sm_malloc(s.len + 1);
+
+	if (p != NULL) {
+		memcpy(p, s.p, s.len);
+		p[s.len] = '\0';
+	}
+	return p;
+}
+
+/* Add (@add) or remove (@remove) tags of op->tab on every shard, then answer @op. */
+static void
+tags_broadcast(struct alt_op *op, struct sm_bytes add, struct sm_bytes remove)
+{
+	struct meta_bcast *b = sm_calloc(1, sizeof(*b));
+	const char *base = sm_option_get(op->tab.t->options, op->tab.t->noptions, ALT_OPT_TAGS);
+	unsigned i;
+
+	if (b == NULL || (add.len > 0 && (b->tag_add = dup_span(add)) == NULL) ||
+	    (remove.len > 0 && (b->tag_remove = dup_span(remove)) == NULL) ||
+	    (b->tag_base = sm_strdup(base != NULL ? base : "[]")) == NULL) {
+		if (b != NULL) {
+			sm_free(b->tag_add);
+			sm_free(b->tag_remove);
+			sm_free(b);
+		}
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	b->op = op;
+	b->id = op->tab.t->id;
+	b->pending = 1;
+	for (i = 0; i < sm_shard_count(); i++) {
+		b->pending++;
+		if (sm_submit_to(i, meta_apply, b, meta_done) < 0)
+			b->pending--;
+	}
+	meta_done(b);
 }
 
 /* Apply a change on every shard, then answer @op with what op->out holds. */
@@ -596,9 +707,12 @@ meta_broadcast(struct alt_op *op, const struct sm_uuid *id, const char *tags, co
 }
 
 void
-alt_table_set_tags(struct alt_op *op, const char *tags)
+alt_table_set_tag(struct alt_op *op, const char *add, const char *remove)
 {
-	meta_broadcast(op, &op->tab.t->id, tags, NULL, NULL, false);
+	struct sm_bytes a = { (const uint8_t *)add, add ? strlen(add) : 0 };
+	struct sm_bytes r = { (const uint8_t *)remove, remove ? strlen(remove) : 0 };
+
+	tags_broadcast(op, a, r);
 }
 
 /* ---- CreateTable ---- */
@@ -633,6 +747,15 @@ parse_throughput(struct alt_op *op, char *buf, size_t len)
 
 	if (pt < 0)
 		return 0;
+	if (sm_json_get(&op->doc, pt, "ReadCapacityUnits") < 0 ||
+	    sm_json_get(&op->doc, pt, "WriteCapacityUnits") < 0) {
+		alt_fail(op, "ValidationException",
+			 "1 validation error detected: Value null at "
+			 "'provisionedThroughput.%sCapacityUnits' failed to satisfy constraint: "
+			 "Member must not be null",
+			 sm_json_get(&op->doc, pt, "ReadCapacityUnits") < 0 ? "read" : "write");
+		return -EINVAL;
+	}
 	if (sm_json_i64(&op->doc, sm_json_get(&op->doc, pt, "ReadCapacityUnits"), &r) < 0 ||
 	    sm_json_i64(&op->doc, sm_json_get(&op->doc, pt, "WriteCapacityUnits"), &w) < 0 ||
 	    r < 1 || w < 1) {
@@ -643,6 +766,26 @@ parse_throughput(struct alt_op *op, char *buf, size_t len)
 	}
 	snprintf(buf, len, "%lld,%lld", (long long)r, (long long)w);
 	return 1;
+}
+
+/*
+ * DynamoDB's tag alphabet ([\p{L}\p{Z}\p{N}_.:/=+\-@]*): ASCII letters, digits,
+ * spaces and those marks; beyond ASCII, anything (letters, mostly).
+ */
+static bool
+tag_chars_ok(struct sm_bytes s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s.len; i++) {
+		uint8_t c = s.p[i];
+
+		if (c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || (c != 0 && strchr(" \t_.:/=+-@", c) != NULL))
+			continue;
+		return false;
+	}
+	return true;
 }
 
 /* Validate a Tags list; *iso_bad set when system:write_isolation is invalid. */
@@ -670,6 +813,13 @@ validate_tags(struct alt_op *op, int tags)
 		    alt_payload_str(op, &op->doc, kt, &k) < 0 || k.len == 0 || k.len > 128) {
 			alt_fail(op, "ValidationException",
 				 "A tag must have a Key of 1 to 128 characters and a Value");
+			return -EINVAL;
+		}
+		if (!tag_chars_ok(k) ||
+		    (alt_payload_str(op, &op->doc, vt, &v) == 0 && (v.len > 256 || !tag_chars_ok(v)))) {
+			alt_fail(op, "ValidationException",
+				 "Tag keys and values may hold letters, numbers, whitespace and "
+				 "+ - = . _ : / @ only, a value at most 256 characters");
 			return -EINVAL;
 		}
 		if (alt_ttl_is_tag(&op->doc, kt)) {
@@ -1231,6 +1381,22 @@ merge_tags(struct alt_op *op, const char *cur, int add, int remove, struct sm_js
 	return o->err;
 }
 
+/* Tags in tag list JSON @tags, the internal ones (TTL's) left out. */
+static unsigned
+tags_count(struct alt_op *op, const char *tags)
+{
+	struct sm_json_doc *d;
+	struct sm_json_out *unused;
+	unsigned n = 0;
+	int e;
+
+	if (alt_tmp_doc(op, &unused, &d) < 0 || sm_json_parse(d, tags, strlen(tags), 0) < 0)
+		return 0;
+	for (e = sm_json_first(d, 0); e >= 0; e = sm_json_next(d, e))
+		n += !alt_ttl_is_tag(d, sm_json_get(d, e, "Key"));
+	return n;
+}
+
 void
 alt_tag_resource(struct alt_op *op)
 {
@@ -1254,15 +1420,19 @@ alt_tag_resource(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
+	if (tags_count(op, op->scratch.p) > 50) {
+		alt_fail(op, "ValidationException",
+			 "The number of tags exceeds the limit of 50 for the resource");
+		return;
+	}
 	op->empty_body = true; /* DynamoDB answers tag changes with no body */
-	meta_broadcast(op, &op->tab.t->id, op->scratch.p, NULL, NULL, false);
+	tags_broadcast(op, sm_json_span(&op->doc, tags), (struct sm_bytes){ NULL, 0 });
 }
 
 void
 alt_untag_resource(struct alt_op *op)
 {
 	int keys = sm_json_get(&op->doc, op->root, "TagKeys");
-	const struct alt_meta *m;
 	int e;
 
 	if (table_from_arn(op) < 0)
@@ -1279,14 +1449,8 @@ alt_untag_resource(struct alt_op *op)
 			return;
 		}
 	}
-	m = meta_find(&op->tab.t->id, false);
-	sm_json_out_reset(&op->scratch);
-	if (merge_tags(op, table_tags(op->tab.t, m), -1, keys, &op->scratch) < 0) {
-		alt_fail(op, "InternalServerError", "out of memory");
-		return;
-	}
 	op->empty_body = true; /* DynamoDB answers tag changes with no body */
-	meta_broadcast(op, &op->tab.t->id, op->scratch.p, NULL, NULL, false);
+	tags_broadcast(op, (struct sm_bytes){ NULL, 0 }, sm_json_span(&op->doc, keys));
 }
 
 void

@@ -167,8 +167,24 @@ alt_update_ttl(struct alt_op *op)
 			 name, cur);
 		return;
 	}
-	if (alt_tmp_doc(op, &tags, &unused) < 0 ||
-	    alt_ttl_tags_set(alt_table_tags(&op->tab), enabled ? name : NULL, tags) < 0) {
+	if (alt_tmp_doc(op, &tags, &unused) < 0) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	/* the change, as a delta every shard applies to its own tags */
+	if (enabled) {
+		sm_json_out_arr_begin(tags);
+		sm_json_out_obj_begin(tags);
+		sm_json_out_key(tags, "Key");
+		sm_json_out_str(tags, TTL_TAG);
+		sm_json_out_key(tags, "Value");
+		sm_json_out_str(tags, name);
+		sm_json_out_obj_end(tags);
+		sm_json_out_arr_end(tags);
+	} else {
+		sm_json_out_raw(tags, "[\"" TTL_TAG "\"]", strlen("[\"" TTL_TAG "\"]"));
+	}
+	if (tags->err != 0) {
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
@@ -182,7 +198,7 @@ alt_update_ttl(struct alt_op *op)
 	sm_json_out_obj_end(&op->out);
 	sm_json_out_obj_end(&op->out);
 	/* every shard's overlay (and so its scanner) sees it before the answer */
-	alt_table_set_tags(op, tags->p);
+	alt_table_set_tag(op, enabled ? tags->p : NULL, enabled ? NULL : tags->p);
 }
 
 void
