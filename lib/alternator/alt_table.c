@@ -616,6 +616,20 @@ meta_apply(void *arg)
 }
 
 static void
+bcast_free(struct meta_bcast *b)
+{
+	if (b == NULL)
+		return;
+	sm_free(b->tags);
+	sm_free(b->billing);
+	sm_free(b->throughput);
+	sm_free(b->tag_add);
+	sm_free(b->tag_remove);
+	sm_free(b->tag_base);
+	sm_free(b);
+}
+
+static void
 meta_done(void *arg)
 {
 	struct meta_bcast *b = arg;
@@ -624,13 +638,24 @@ meta_done(void *arg)
 		return;
 	if (b->op != NULL)
 		alt_finish(b->op);
-	sm_free(b->tags);
-	sm_free(b->billing);
-	sm_free(b->throughput);
-	sm_free(b->tag_add);
-	sm_free(b->tag_remove);
-	sm_free(b->tag_base);
-	sm_free(b);
+	bcast_free(b);
+}
+
+/* Send @b (filled but for op and id) to every shard; @op is answered once all applied it. */
+static void
+bcast_send(struct alt_op *op, struct meta_bcast *b, const struct sm_uuid *id)
+{
+	unsigned i;
+
+	b->op = op;
+	b->id = *id;
+	b->pending = 1;
+	for (i = 0; i < sm_shard_count(); i++) {
+		b->pending++;
+		if (sm_submit_to(i, meta_apply, b, meta_done) < 0)
+			b->pending--;
+	}
+	meta_done(b);
 }
 
 static char *
@@ -651,28 +676,15 @@ tags_broadcast(struct alt_op *op, struct sm_bytes add, struct sm_bytes remove)
 {
 	struct meta_bcast *b = sm_calloc(1, sizeof(*b));
 	const char *base = sm_option_get(op->tab.t->options, op->tab.t->noptions, ALT_OPT_TAGS);
-	unsigned i;
 
 	if (b == NULL || (add.len > 0 && (b->tag_add = dup_span(add)) == NULL) ||
 	    (remove.len > 0 && (b->tag_remove = dup_span(remove)) == NULL) ||
 	    (b->tag_base = sm_strdup(base != NULL ? base : "[]")) == NULL) {
-		if (b != NULL) {
-			sm_free(b->tag_add);
-			sm_free(b->tag_remove);
-			sm_free(b);
-		}
+		bcast_free(b);
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
-	b->op = op;
-	b->id = op->tab.t->id;
-	b->pending = 1;
-	for (i = 0; i < sm_shard_count(); i++) {
-		b->pending++;
-		if (sm_submit_to(i, meta_apply, b, meta_done) < 0)
-			b->pending--;
-	}
-	meta_done(b);
+	bcast_send(op, b, &op->tab.t->id);
 }
 
 /* Apply a change on every shard, then answer @op with what op->out holds. */
@@ -681,29 +693,16 @@ meta_broadcast(struct alt_op *op, const struct sm_uuid *id, const char *tags, co
 	       const char *throughput, bool remove)
 {
 	struct meta_bcast *b = sm_calloc(1, sizeof(*b));
-	unsigned i;
 
 	if (b == NULL || (tags && (b->tags = sm_strdup(tags)) == NULL) ||
 	    (billing && (b->billing = sm_strdup(billing)) == NULL) ||
 	    (throughput && (b->throughput = sm_strdup(throughput)) == NULL)) {
-		if (b != NULL) {
-			sm_free(b->tags);
-			sm_free(b->billing);
-			sm_free(b);
-		}
+		bcast_free(b); /* the throughput copy too (it leaked) */
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
-	b->op = op;
-	b->id = *id;
 	b->remove = remove;
-	b->pending = 1;
-	for (i = 0; i < sm_shard_count(); i++) {
-		b->pending++;
-		if (sm_submit_to(i, meta_apply, b, meta_done) < 0)
-			b->pending--;
-	}
-	meta_done(b);
+	bcast_send(op, b, id);
 }
 
 void
