@@ -210,9 +210,12 @@ o_alternator(void *c, const char *v, char *e, size_t l)
 static int
 o_workload(void *c, const char *v, char *e, size_t l)
 {
-	if (strcmp(v, "read") != 0 && strcmp(v, "write") != 0 && strcmp(v, "write_rmw") != 0 &&
-	    strcmp(v, "delete") != 0) {
-		snprintf(e, l, "--workload: expected read, write, write_rmw or delete, got '%s'",
+	enum sm_psq_mode m;
+
+	if (sm_psq_mode_parse(v, &m) < 0) {
+		snprintf(e, l,
+			 "--workload: expected read, write, write_rmw, write_gsi, write_ttl or delete, "
+			 "got '%s'",
 			 v);
 		return -EINVAL;
 	}
@@ -257,7 +260,9 @@ static const struct sm_cli_opt psq_opts[] = {
 	    "also write one row per iteration as CSV (a header first)"),
 	{ "--alternator", "MODE", "Alternator frontend with this write isolation (f, a, o, u ...)",
 	  o_alternator },
-	{ "--workload", "W", "Alternator: read, write, write_rmw (conditional UpdateItem) or delete",
+	{ "--workload", "W",
+	  "Alternator: read, write, write_rmw (conditional UpdateItem), write_gsi (a table with "
+	  "a GSI), write_ttl (TTL on) or delete",
 	  o_workload },
 	IGNORED("--flush", NULL, "the store is in memory (no memtable flush)"),
 	IGNORED("--enable-cache", "BOOL", "there is no row cache, only memory"),
@@ -318,11 +323,8 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 		return SM_EXIT_USAGE;
 	}
 	prm->mode = ctx.write ? SM_PSQ_WRITE : ctx.del ? SM_PSQ_DELETE : SM_PSQ_READ;
-	if (ctx.workload != NULL)
-		prm->mode = strcmp(ctx.workload, "write") == 0	       ? SM_PSQ_WRITE
-			    : strcmp(ctx.workload, "write_rmw") == 0 ? SM_PSQ_WRITE_RMW
-			    : strcmp(ctx.workload, "delete") == 0    ? SM_PSQ_DELETE
-								     : SM_PSQ_READ;
+	if (ctx.workload != NULL && sm_psq_mode_parse(ctx.workload, &prm->mode) < 0)
+		prm->mode = SM_PSQ_READ;
 	if (prm->seed == UINT64_MAX) {
 		struct timespec ts;
 

@@ -364,6 +364,7 @@ cql_setup(struct serve_ctx *s, unsigned nshards)
 	s->alt_cfg.enforce_authorization = c->alternator_enforce_authorization;
 	s->alt_cfg.access_key_id = c->alternator_access_key_id;
 	s->alt_cfg.secret_access_key = c->alternator_secret_access_key;
+	s->alt_cfg.ttl_period_ms = c->alternator_ttl_period_in_seconds * 1000u;
 	s->alt_svc.handler = &sm_alternator_handler;
 	s->alt_svc.request_timeout_ms = c->http_request_timeout_in_ms;
 	s->alt_svc.idle_timeout_ms = c->http_idle_timeout_in_ms;

@@ -74,6 +74,57 @@ alt_keep_str(struct alt_op *op, const void *p, size_t n)
 	return (const char *)d;
 }
 
+/*
+ * An attribute name may hold NULs (DynamoDB allows any character): UpdateItem
+ * keeps its names as C strings, so a NUL is kept as the two bytes C0 80 that
+ * no valid UTF-8 input holds, and the JSON writer turns back into \u0000.
+ */
+static const char *
+alt_keep_name(struct alt_op *op, const void *p, size_t n)
+{
+	const uint8_t *s = p;
+	size_t nul = 0, i, j;
+	const char *kept;
+	uint8_t *d;
+
+	for (i = 0; i < n; i++)
+		nul += s[i] == 0;
+	if (SM_LIKELY(nul == 0))
+		return alt_keep_str(op, p, n);
+	op->names_nul = true;
+	d = sm_malloc(n + nul);
+	if (d == NULL)
+		return NULL;
+	for (i = 0, j = 0; i < n; i++) {
+		if (s[i] != 0) {
+			d[j++] = s[i];
+			continue;
+		}
+		d[j++] = 0xc0;
+		d[j++] = 0x80;
+	}
+	kept = alt_keep_str(op, d, j);
+	sm_free(d);
+	return kept;
+}
+
+/* The name alt_keep_name() kept, back with its NULs, in place; returns its length. */
+size_t
+alt_name_unkeep(uint8_t *p, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0, j = 0; i < n; i++, j++) {
+		if (p[i] == 0xc0 && i + 1 < n && p[i + 1] == 0x80) {
+			p[j] = 0;
+			i++;
+		} else {
+			p[j] = p[i];
+		}
+	}
+	return j;
+}
+
 int
 alt_keep_reserve(struct alt_op *op, size_t n)
 {
@@ -261,6 +312,102 @@ op_env(struct alt_op *op, struct sm_ddb_expr_env *env)
 	return env;
 }
 
+/* Value operand @o as an attribute value of the request, or {NULL, -1}. */
+static struct alt_val
+const_value(struct alt_op *op, const struct sm_ddb_operand *o)
+{
+	if (o->kind != SM_DDB_OP_VALUE)
+		return (struct alt_val){ NULL, -1 };
+	return (struct alt_val){ &op->doc, sm_json_get(&op->doc, op->values_tok, o->value) };
+}
+
+/*
+ * What DynamoDB refuses in a condition from the request's values alone,
+ * whatever the item (a missing attribute, or a short-circuit, would hide it
+ * from the evaluation): BETWEEN bounds of two types or in the wrong order,
+ * attribute_type() with a type name that is none, or a path where the type
+ * name goes. Recursion is bounded by SM_DDB_EXPR_MAX_NESTING (the parser's).
+ */
+static int
+static_check(struct alt_op *op, const char *kind, const struct sm_ddb_cond *c)
+{
+	static const char *const types[] = { "S",  "N",  "B",  "BOOL", "NULL",
+					     "SS", "NS", "BS", "L",    "M" };
+	struct alt_val lo, hi, t;
+	struct sm_bytes a, b, sb;
+	char tl[5], th[5];
+	unsigned i;
+	int cmp, p;
+
+	switch (c->kind) {
+	case SM_DDB_COND_OR:
+	case SM_DDB_COND_AND:
+		if (static_check(op, kind, c->left) < 0)
+			return -EINVAL;
+		return static_check(op, kind, c->right);
+	case SM_DDB_COND_NOT:
+		return static_check(op, kind, c->left);
+	case SM_DDB_COND_BETWEEN:
+		lo = const_value(op, c->operands[1]);
+		hi = const_value(op, c->operands[2]);
+		if (lo.tok < 0 || hi.tok < 0 || alt_value_type(lo.d, lo.tok, tl, &p) < 0 ||
+		    alt_value_type(hi.d, hi.tok, th, &p) < 0)
+			return 0;
+		a = sm_json_span(lo.d, lo.tok);
+		b = sm_json_span(hi.d, hi.tok);
+		if (strcmp(tl, th) != 0) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "Invalid %s: The BETWEEN operator requires same data type for lower "
+				 "and upper bounds; lower bound operand: AttributeValue: %.*s, upper "
+				 "bound operand: AttributeValue: %.*s",
+				 kind, (int)SM_MIN(a.len, 64u), (const char *)a.p,
+				 (int)SM_MIN(b.len, 64u), (const char *)b.p);
+			return -EINVAL;
+		}
+		if (alt_value_compare(op, lo, hi, &cmp) < 0) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "Invalid %s: Incorrect operand type for operator or function; "
+				 "operator or function: BETWEEN, operand type: %s",
+				 kind, tl);
+			return -EINVAL;
+		}
+		if (cmp > 0) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "Invalid %s: The BETWEEN operator requires upper bound to be greater "
+				 "than or equal to lower bound; lower bound operand: AttributeValue: "
+				 "%.*s, upper bound operand: AttributeValue: %.*s",
+				 kind, (int)SM_MIN(a.len, 64u), (const char *)a.p,
+				 (int)SM_MIN(b.len, 64u), (const char *)b.p);
+			return -EINVAL;
+		}
+		return 0;
+	case SM_DDB_COND_CALL:
+		if (c->operands[0]->func != SM_DDB_FN_ATTRIBUTE_TYPE || c->operands[0]->nargs < 2)
+			return 0;
+		if (c->operands[0]->args[1]->kind != SM_DDB_OP_VALUE) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "Invalid %s: Incorrect operand type for operator or function; "
+				 "operator or function: attribute_type, operand type: a document path",
+				 kind);
+			return -EINVAL;
+		}
+		t = const_value(op, c->operands[0]->args[1]);
+		if (t.tok < 0 || alt_value_type(t.d, t.tok, tl, &p) < 0 || strcmp(tl, "S") != 0 ||
+		    alt_payload_str(op, t.d, p, &sb) < 0)
+			return 0; /* the parser's type checks said it */
+		for (i = 0; i < SM_ARRAY_SIZE(types); i++)
+			if (strlen(types[i]) == sb.len && memcmp(types[i], sb.p, sb.len) == 0)
+				return 0;
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "Invalid %s: Invalid attribute type name found; type: %.*s, valid types: { "
+			 "B,NULL,SS,BOOL,L,BS,N,NS,S,M }",
+			 kind, (int)SM_MIN(sb.len, 32u), (const char *)sb.p);
+		return -EINVAL;
+	default:
+		return 0;
+	}
+}
+
 int
 alt_parse_expr(struct alt_op *op, const char *member, enum sm_ddb_expr_kind kind,
 	       struct sm_ddb_expr **out)
@@ -289,7 +436,11 @@ alt_parse_expr(struct alt_op *op, const char *member, enum sm_ddb_expr_kind kind
 		alt_fail(op, "ValidationException", "%s", err);
 		return ret;
 	}
-	/* Values used by the expression must themselves be valid. */
+	if ((kind == SM_DDB_CONDITION || kind == SM_DDB_FILTER) &&
+	    static_check(op, sm_ddb_expr_kind_name(kind), (*out)->cond) < 0) {
+		alt_fail(op, "ValidationException", "%s", op->errmsg);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -340,6 +491,25 @@ check_map(struct alt_op *op, int map, bool names)
 		if (alt_payload_str(op, &op->doc, e, &k) < 0 ||
 		    (keys[n] = alt_keep_str(op, k.p, k.len)) == NULL)
 			goto nomem;
+		if (names) {
+			struct sm_bytes v;
+			int vt = sm_json_member_value(&op->doc, e);
+
+			/* what a #name stands for is an attribute name: the same limits */
+			if (sm_json_type(&op->doc, vt) == SM_JSON_STRING &&
+			    alt_payload_str(op, &op->doc, vt, &v) == 0 &&
+			    (v.len == 0 || v.len > ALT_MAX_ATTR_NAME)) {
+				char pre[300];
+
+				snprintf(pre, sizeof(pre),
+					 "ExpressionAttributeNames contains invalid value for key %.*s: ",
+					 (int)SM_MIN(strlen(keys[n]), 255u), keys[n]);
+				alt_name_error(op, v.len, pre);
+				alt_fail(op, "ValidationException", "%s", op->errmsg);
+				ret = -EINVAL;
+				goto out;
+			}
+		}
 		if (slots != NULL) {
 			for (s = fnv1a(keys[n]) & mask; slots[s] != 0; s = (s + 1) & mask)
 				;
@@ -482,6 +652,38 @@ val_number(struct alt_op *op, struct alt_val v, struct sm_ddb_number *n)
 }
 
 /* The evaluation of an operand; *present false when a path is absent. */
+/* List @a (payload @pa) then @b's elements, as a new list value in a temporary document. */
+static int
+concat_lists(struct alt_op *op, struct alt_val a, int pa, struct alt_val b, int pb,
+		 struct alt_val *out)
+{
+	struct sm_json_out *w;
+	struct sm_json_doc *wd;
+	struct sm_bytes raw;
+	int x;
+
+	if (alt_tmp_doc(op, &w, &wd) < 0)
+		return -ENOMEM;
+	sm_json_out_obj_begin(w);
+	sm_json_out_key(w, "L");
+	sm_json_out_arr_begin(w);
+	for (x = sm_json_first(a.d, pa); x >= 0; x = sm_json_next(a.d, x)) {
+		raw = sm_json_span(a.d, x);
+		sm_json_out_raw(w, (const char *)raw.p, raw.len);
+	}
+	for (x = sm_json_first(b.d, pb); x >= 0; x = sm_json_next(b.d, x)) {
+		raw = sm_json_span(b.d, x);
+		sm_json_out_raw(w, (const char *)raw.p, raw.len);
+	}
+	sm_json_out_arr_end(w);
+	sm_json_out_obj_end(w);
+	if (tmp_parse(w, wd) < 0)
+		return -ENOMEM;
+	out->d = wd;
+	out->tok = 0;
+	return 0;
+}
+
 static int
 eval_operand(struct alt_op *op, const struct sm_ddb_operand *o, const struct sm_json_doc *d,
 	     int itok, struct alt_val *out, bool *present)
@@ -489,7 +691,7 @@ eval_operand(struct alt_op *op, const struct sm_ddb_operand *o, const struct sm_
 	struct alt_val a, b;
 	bool pa, pb;
 	char ta[5], tb[5], err[200];
-	int p, q, x, ret;
+	int p, q, ret;
 
 	*present = true;
 	switch (o->kind) {
@@ -578,10 +780,6 @@ eval_operand(struct alt_op *op, const struct sm_ddb_operand *o, const struct sm_
 			return ret;
 		return eval_operand(op, o->args[1], d, itok, out, present);
 	case SM_DDB_FN_LIST_APPEND: {
-		struct sm_json_out *w;
-		struct sm_json_doc *wd;
-		struct sm_bytes raw;
-
 		ret = eval_operand(op, o->args[0], d, itok, &a, &pa);
 		if (ret == 0)
 			ret = eval_operand(op, o->args[1], d, itok, &b, &pb);
@@ -601,25 +799,7 @@ eval_operand(struct alt_op *op, const struct sm_ddb_operand *o, const struct sm_
 				 "An operand in the update expression has an incorrect data type");
 			return -EINVAL;
 		}
-		alt_tmp_doc(op, &w, &wd);
-		sm_json_out_obj_begin(w);
-		sm_json_out_key(w, "L");
-		sm_json_out_arr_begin(w);
-		for (x = sm_json_first(a.d, p); x >= 0; x = sm_json_next(a.d, x)) {
-			raw = sm_json_span(a.d, x);
-			sm_json_out_raw(w, (const char *)raw.p, raw.len);
-		}
-		for (x = sm_json_first(b.d, q); x >= 0; x = sm_json_next(b.d, x)) {
-			raw = sm_json_span(b.d, x);
-			sm_json_out_raw(w, (const char *)raw.p, raw.len);
-		}
-		sm_json_out_arr_end(w);
-		sm_json_out_obj_end(w);
-		if (tmp_parse(w, wd) < 0)
-			return -ENOMEM;
-		out->d = wd;
-		out->tok = 0;
-		return 0;
+		return concat_lists(op, a, p, b, q, out);
 	}
 	default:
 		snprintf(op->errmsg, sizeof(op->errmsg), "function %s is not an operand", o->name);
@@ -718,6 +898,11 @@ eval_compare(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_jso
 			return ret;
 	}
 	*out = false;
+	if (c->kind == SM_DDB_COND_CMP && c->op == SM_DDB_NE) {
+		/* a missing attribute differs from anything, another missing one too */
+		*out = !p[0] || !p[1] || !alt_value_equal(op, v[0], v[1]);
+		return 0;
+	}
 	if (!p[0])
 		return 0;
 	switch (c->kind) {
@@ -738,14 +923,10 @@ eval_compare(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_jso
 		       (c->op == SM_DDB_GT && cmp > 0) || (c->op == SM_DDB_GE && cmp >= 0);
 		return 0;
 	case SM_DDB_COND_BETWEEN:
+		/* bounds from the request were checked at parse time (static_check());
+		 * from the item, bounds out of order make the condition false */
 		if (!p[1] || !p[2])
 			return 0;
-		if (alt_value_compare(op, v[1], v[2], &cmp) == 0 && cmp > 0) {
-			snprintf(op->errmsg, sizeof(op->errmsg),
-				 "Invalid ConditionExpression: The BETWEEN operator requires upper "
-				 "bound to be greater than or equal to lower bound");
-			return -EINVAL;
-		}
 		if (alt_value_compare(op, v[0], v[1], &cmp) < 0 || cmp < 0)
 			return 0;
 		if (alt_value_compare(op, v[0], v[2], &cmp) < 0 || cmp > 0)
@@ -792,192 +973,6 @@ alt_eval_cond(struct alt_op *op, const struct sm_ddb_cond *c, const struct sm_js
 	default:
 		return eval_compare(op, c, d, itok, out);
 	}
-}
-
-/* ---- legacy Expected ---- */
-
-/* A ComparisonOperator's name and argument count, checked whatever the item. */
-static int
-legacy_operator_check(struct alt_op *op, const char *name, struct sm_bytes opn, int n)
-{
-	static const struct {
-		const char *name;
-		int min, max;
-	} ops[] = {
-		{ "EQ", 1, 1 },	      { "NE", 1, 1 },		{ "LE", 1, 1 },
-		{ "LT", 1, 1 },	      { "GE", 1, 1 },		{ "GT", 1, 1 },
-		{ "CONTAINS", 1, 1 }, { "NOT_CONTAINS", 1, 1 }, { "BEGINS_WITH", 1, 1 },
-		{ "NULL", 0, 0 },     { "NOT_NULL", 0, 0 },	{ "IN", 1, 100 },
-		{ "BETWEEN", 2, 2 },
-	};
-	unsigned i;
-
-	for (i = 0; i < SM_ARRAY_SIZE(ops); i++)
-		if (opn.len == strlen(ops[i].name) && memcmp(opn.p, ops[i].name, opn.len) == 0)
-			break;
-	if (i == SM_ARRAY_SIZE(ops)) {
-		snprintf(op->errmsg, sizeof(op->errmsg),
-			 "1 validation error detected: Value '%.*s' at "
-			 "'expected.%s.member.comparisonOperator' failed to satisfy constraint: "
-			 "Member "
-			 "must satisfy enum value set: [IN, NULL, BETWEEN, LT, NOT_CONTAINS, EQ, "
-			 "GT, "
-			 "NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]",
-			 (int)SM_MIN(opn.len, 32u), (const char *)opn.p, name);
-		return -EINVAL;
-	}
-	if (n < ops[i].min || n > ops[i].max) {
-		snprintf(op->errmsg, sizeof(op->errmsg),
-			 "One or more parameter values were invalid: Invalid number of argument(s) "
-			 "for "
-			 "the %s ComparisonOperator",
-			 ops[i].name);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int
-legacy_check(struct alt_op *op, const char *name, int spec, const struct sm_json_doc *d, int itok,
-	     bool *out)
-{
-	int cur = itok >= 0 ? sm_json_get(d, itok, name) : -1;
-	int value = sm_json_get(&op->doc, spec, "Value");
-	int exists = sm_json_get(&op->doc, spec, "Exists");
-	int cop = sm_json_get(&op->doc, spec, "ComparisonOperator");
-	int list = sm_json_get(&op->doc, spec, "AttributeValueList");
-	struct alt_val a = { d, cur }, b;
-	struct sm_bytes opn;
-	bool ex = true;
-	int cmp, n = 0, e;
-
-	*out = false;
-	if (cop < 0) {
-		if (exists >= 0)
-			sm_json_bool(&op->doc, exists, &ex);
-		if (!ex) {
-			if (value >= 0) {
-				snprintf(op->errmsg, sizeof(op->errmsg),
-					 "One or more parameter values were invalid: Value cannot "
-					 "be "
-					 "used when Exists is false for Attribute: %s",
-					 name);
-				return -EINVAL;
-			}
-			*out = cur < 0;
-			return 0;
-		}
-		if (value < 0) {
-			snprintf(
-				op->errmsg, sizeof(op->errmsg),
-				"One or more parameter values were invalid: Value must be provided "
-				"when Exists is true for Attribute: %s",
-				name);
-			return -EINVAL;
-		}
-		*out = cur >= 0 && alt_value_equal(op, a, (struct alt_val){ &op->doc, value });
-		return 0;
-	}
-	if (alt_payload_str(op, &op->doc, cop, &opn) < 0)
-		return -EINVAL;
-	if (list >= 0)
-		n = (int)sm_json_count(&op->doc, list);
-	if (legacy_operator_check(op, name, opn, n) < 0)
-		return -EINVAL;
-	b.d = &op->doc;
-	b.tok = list >= 0 ? sm_json_first(&op->doc, list) : -1;
-#define IS(s) (opn.len == strlen(s) && memcmp(opn.p, s, opn.len) == 0)
-	if (IS("NULL")) {
-		*out = cur < 0;
-	} else if (IS("NOT_NULL")) {
-		*out = cur >= 0;
-	} else if (cur < 0 || b.tok < 0) {
-		*out = IS("NE") && cur < 0;
-	} else if (IS("EQ")) {
-		*out = alt_value_equal(op, a, b);
-	} else if (IS("NE")) {
-		*out = !alt_value_equal(op, a, b);
-	} else if (IS("LT") || IS("LE") || IS("GT") || IS("GE")) {
-		if (alt_value_compare(op, a, b, &cmp) == 0)
-			*out = (IS("LT") && cmp < 0) || (IS("LE") && cmp <= 0) ||
-			       (IS("GT") && cmp > 0) || (IS("GE") && cmp >= 0);
-	} else if (IS("CONTAINS")) {
-		*out = alt_value_contains(op, a, b);
-	} else if (IS("NOT_CONTAINS")) {
-		*out = !alt_value_contains(op, a, b);
-	} else if (IS("BEGINS_WITH")) {
-		*out = alt_value_begins_with(op, a, b);
-	} else if (IS("IN")) {
-		for (e = b.tok; e >= 0 && !*out; e = sm_json_next(&op->doc, e))
-			*out = alt_value_equal(op, a, (struct alt_val){ &op->doc, e });
-	} else if (IS("BETWEEN")) {
-		int c2;
-		struct alt_val hi = { &op->doc, n == 2 ? sm_json_next(&op->doc, b.tok) : -1 };
-
-		if (hi.tok >= 0 && alt_value_compare(op, a, b, &cmp) == 0 &&
-		    alt_value_compare(op, a, hi, &c2) == 0)
-			*out = cmp >= 0 && c2 <= 0;
-	} else {
-		snprintf(op->errmsg, sizeof(op->errmsg), "Unsupported ComparisonOperator %.*s",
-			 (int)SM_MIN(opn.len, 32u), (const char *)opn.p);
-		return -EINVAL;
-	}
-#undef IS
-	return 0;
-}
-
-int
-alt_check_expected(struct alt_op *op, int expected)
-{
-	struct sm_bytes k;
-	const char *name;
-	bool r;
-	int e, ret;
-
-	if (sm_json_type(&op->doc, expected) != SM_JSON_OBJECT) {
-		snprintf(op->errmsg, sizeof(op->errmsg), "Expected must be a map");
-		return -EINVAL;
-	}
-	for (e = sm_json_first(&op->doc, expected); e >= 0; e = sm_json_next(&op->doc, e)) {
-		if (alt_payload_str(op, &op->doc, e, &k) < 0 ||
-		    (name = alt_keep_str(op, k.p, k.len)) == NULL)
-			return -ENOMEM;
-		/* against no item: finds every error a request can have without one */
-		ret = legacy_check(op, name, sm_json_member_value(&op->doc, e), &op->doc, -1, &r);
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
-}
-
-int
-alt_eval_expected(struct alt_op *op, int expected, const struct sm_json_doc *d, int itok, bool *out)
-{
-	int co = sm_json_get(&op->doc, op->root, "ConditionalOperator");
-	bool any = co >= 0 && sm_json_str_eq(&op->doc, co, "OR");
-	struct sm_bytes k;
-	const char *name;
-	bool r;
-	int e, ret;
-
-	*out = !any;
-	for (e = sm_json_first(&op->doc, expected); e >= 0; e = sm_json_next(&op->doc, e)) {
-		if (alt_payload_str(op, &op->doc, e, &k) < 0 ||
-		    (name = alt_keep_str(op, k.p, k.len)) == NULL)
-			return -ENOMEM;
-		ret = legacy_check(op, name, sm_json_member_value(&op->doc, e), d, itok, &r);
-		if (ret < 0)
-			return ret;
-		if (any && r) {
-			*out = true;
-			return 0;
-		}
-		if (!any && !r) {
-			*out = false;
-			return 0;
-		}
-	}
-	return 0;
 }
 
 /* ---- projection ---- */
@@ -1051,30 +1046,46 @@ proj_build(struct alt_op *op)
 	return 0;
 }
 
-/* Take back what @o got since @len (a member that projected to nothing). */
-static void
-out_rewind(struct sm_json_out *o, size_t len, bool comma)
+/* Write value @v restricted to the paths below node @at. */
+/* The value node @at selects inside @v (a list element or map member), or -1. */
+static int
+proj_child(const struct alt_proj_node *n, const struct sm_json_doc *d, const char *t, int pay)
 {
-	o->len = len;
-	o->comma = comma;
-	if (o->p != NULL)
-		o->p[len] = '\0';
+	if (!n->is_index)
+		return strcmp(t, "M") == 0 && n->name != NULL ? sm_json_get(d, pay, n->name) : -1;
+	return strcmp(t, "L") == 0 ? sm_json_at(d, pay, n->index) : -1;
 }
 
 /*
- * Write value @v restricted to the paths below node @at; false, with
- * nothing written, when none of them exists in it. A path into a missing
- * member, past the end of a list, or into a value that is neither map nor
- * list projects to nothing (ScyllaDB's test_projection_expression_path),
- * not to an empty container of the value's type ({"N":[]} is no value).
+ * Does node @at find anything in @v? A path into what is missing, or into
+ * a value of another type, finds nothing: DynamoDB then leaves out even the
+ * containers on the way (no {"a": {}}). Recursion is bounded by the path
+ * depth limit (SM_DDB_EXPR_MAX_PATH).
  */
 static bool
+proj_matches(const struct alt_proj_node *nodes, const struct sm_json_doc *d, int v, unsigned at)
+{
+	char t[5];
+	unsigned c;
+	int pay, x;
+
+	if (nodes[at].leaf)
+		return true;
+	if (alt_value_type(d, v, t, &pay) < 0)
+		return false;
+	for (c = nodes[at].child; c != 0; c = nodes[c].next) {
+		x = proj_child(&nodes[c], d, t, pay);
+		if (x >= 0 && proj_matches(nodes, d, x, c))
+			return true;
+	}
+	return false;
+}
+
+static void
 proj_write(struct alt_op *op, const struct sm_json_doc *d, int v, unsigned at,
 	   struct sm_json_out *o)
 {
 	const struct alt_proj_node *nodes = op->proj_nodes;
-	bool any = false, comma0 = o->comma, comma;
-	size_t len0 = o->len, len;
 	struct sm_bytes raw;
 	char t[5];
 	unsigned c;
@@ -1083,10 +1094,10 @@ proj_write(struct alt_op *op, const struct sm_json_doc *d, int v, unsigned at,
 	if (nodes[at].leaf) {
 		raw = sm_json_span(d, v);
 		sm_json_out_raw(o, (const char *)raw.p, raw.len);
-		return true;
+		return;
 	}
 	if (alt_value_type(d, v, t, &pay) < 0)
-		return false;
+		return;
 	sm_json_out_obj_begin(o);
 	sm_json_out_key(o, t);
 	if (strcmp(t, "M") == 0)
@@ -1094,37 +1105,18 @@ proj_write(struct alt_op *op, const struct sm_json_doc *d, int v, unsigned at,
 	else
 		sm_json_out_arr_begin(o);
 	for (c = nodes[at].child; c != 0; c = nodes[c].next) {
-		len = o->len;
-		comma = o->comma;
-		if (!nodes[c].is_index) {
-			if (strcmp(t, "M") != 0 || nodes[c].name == NULL)
-				continue;
-			x = sm_json_get(d, pay, nodes[c].name);
-			if (x < 0)
-				continue;
+		x = proj_child(&nodes[c], d, t, pay);
+		if (x < 0 || !proj_matches(nodes, d, x, c))
+			continue;
+		if (!nodes[c].is_index)
 			sm_json_out_key(o, nodes[c].name);
-		} else {
-			if (strcmp(t, "L") != 0)
-				continue;
-			x = sm_json_at(d, pay, nodes[c].index);
-			if (x < 0)
-				continue;
-		}
-		if (proj_write(op, d, x, c, o))
-			any = true;
-		else
-			out_rewind(o, len, comma);
-	}
-	if (!any) {
-		out_rewind(o, len0, comma0);
-		return false;
+		proj_write(op, d, x, c, o);
 	}
 	if (strcmp(t, "M") == 0)
 		sm_json_out_obj_end(o);
 	else
 		sm_json_out_arr_end(o);
 	sm_json_out_obj_end(o);
-	return true;
 }
 
 int
@@ -1133,8 +1125,6 @@ alt_write_projected(struct alt_op *op, const struct sm_json_doc *d, int itok, st
 	int atg = op->atg_tok;
 	struct sm_bytes raw, k;
 	unsigned c;
-	size_t len;
-	bool comma;
 	int e, v;
 
 	if (op->proj == NULL && atg < 0) {
@@ -1163,13 +1153,10 @@ alt_write_projected(struct alt_op *op, const struct sm_json_doc *d, int itok, st
 		const char *name = op->proj_nodes[c].name;
 
 		v = name ? sm_json_get(d, itok, name) : -1;
-		if (v < 0)
+		if (v < 0 || !proj_matches(op->proj_nodes, d, v, c))
 			continue;
-		len = o->len;
-		comma = o->comma;
 		sm_json_out_key(o, name);
-		if (!proj_write(op, d, v, c, o))
-			out_rewind(o, len, comma);
+		proj_write(op, d, v, c, o);
 	}
 	sm_json_out_obj_end(o);
 	return o->err;
@@ -1351,6 +1338,27 @@ rewrite(struct alt_op *op, const struct sm_json_doc *d, int v, const struct sm_d
 }
 
 /* ADD and DELETE on a value: numbers add, sets union / difference. */
+/* AttributeUpdates ADD of list @v: appended to the list @cur (or the list itself, without). */
+static int
+add_list(struct alt_op *op, struct alt_val cur, bool have, struct alt_val v, struct alt_val *out)
+{
+	char tc[5];
+	int pc, pv;
+
+	if (!have) {
+		*out = v;
+		return 0;
+	}
+	if (alt_value_type(cur.d, cur.tok, tc, &pc) < 0 || strcmp(tc, "L") != 0) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "One or more parameter values were invalid: Type mismatch for attribute to "
+			 "update");
+		return -EINVAL;
+	}
+	alt_value_type(v.d, v.tok, tc, &pv);
+	return concat_lists(op, cur, pc, v, pv, out);
+}
+
 static int
 add_or_delete(struct alt_op *op, bool add, struct alt_val cur, bool have, struct alt_val v,
 	      struct alt_val *out, bool *removed)
@@ -1367,6 +1375,9 @@ add_or_delete(struct alt_op *op, bool add, struct alt_val cur, bool have, struct
 	*removed = false;
 	if (alt_value_type(v.d, v.tok, tv, &pv) < 0)
 		return -EINVAL;
+	/* AttributeUpdates' ADD appends a list to a list too (UpdateExpression's does not) */
+	if (add && op->update == NULL && strcmp(tv, "L") == 0)
+		return add_list(op, cur, have, v, out);
 	if (add && strcmp(tv, "N") != 0 && !(tv[1] == 'S' && tv[2] == '\0')) {
 		snprintf(op->errmsg, sizeof(op->errmsg),
 			 "Invalid UpdateExpression: Incorrect operand type for operator or "
@@ -1392,8 +1403,12 @@ add_or_delete(struct alt_op *op, bool add, struct alt_val cur, bool have, struct
 		return 0;
 	}
 	if (alt_value_type(cur.d, cur.tok, tc, &pc) < 0 || strcmp(tc, tv) != 0) {
-		snprintf(op->errmsg, sizeof(op->errmsg),
-			 "An operand in the update expression has an incorrect data type");
+		/* AttributeUpdates (no UpdateExpression) words it DynamoDB's legacy way */
+		snprintf(op->errmsg, sizeof(op->errmsg), "%s",
+			 op->update == NULL
+				 ? "One or more parameter values were invalid: Type mismatch for "
+				   "attribute to update"
+				 : "An operand in the update expression has an incorrect data type");
 		return -EINVAL;
 	}
 	if (strcmp(tv, "N") == 0) {
@@ -1564,9 +1579,14 @@ apply_action(struct alt_op *op, const struct sm_json_doc *d, int itok, enum sm_d
 		w->removed = false;
 		return put_scratch(op, nv, &w->off, &w->len);
 	}
-	/* nested: rewrite the top-level value */
+	/*
+	 * nested: rewrite the top-level value. A path through what is missing or
+	 * of another type is an error, for REMOVE as for SET; only an item that
+	 * does not exist takes any REMOVE (DynamoDB's
+	 * test_nested_attribute_remove_from_missing_item).
+	 */
 	if (w->removed) {
-		if (kind == SM_DDB_REMOVE)
+		if (kind == SM_DDB_REMOVE && itok < 0)
 			return 0;
 		snprintf(op->errmsg, sizeof(op->errmsg),
 			 "The document path provided in the update expression is invalid for "
@@ -1576,8 +1596,8 @@ apply_action(struct alt_op *op, const struct sm_json_doc *d, int itok, enum sm_d
 	alt_tmp_doc(op, &tmpo, &tmpd);
 	ret = rewrite(op, cd, 0, path, 1, nv, tmpo);
 	if (ret < 0) {
-		if (kind == SM_DDB_REMOVE)
-			return 0;
+		if (ret == -ENOMEM)
+			return ret;
 		snprintf(op->errmsg, sizeof(op->errmsg),
 			 "The document path provided in the update expression is invalid for "
 			 "update");
@@ -1955,6 +1975,18 @@ alt_update_changes(struct alt_op *op, const struct alt_change **out)
 	return (int)n;
 }
 
+/* The order of element actions: SETs by rising index, then REMOVEs by falling index. */
+static bool
+set_before(const struct sm_ddb_action *a, const struct sm_ddb_action *b)
+{
+	uint32_t ia = a->path.elems[a->path.nelems - 1].index;
+	uint32_t ib = b->path.elems[b->path.nelems - 1].index;
+
+	if (a->kind != b->kind)
+		return a->kind == SM_DDB_SET;
+	return a->kind == SM_DDB_SET ? ia < ib : ia > ib;
+}
+
 int
 alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 {
@@ -1965,6 +1997,7 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 	int e, ret;
 
 	sm_json_out_reset(&op->scratch);
+	op->names_nul = false;
 	/* Names are copied into op->names: make room now, before any is kept. */
 	if (alt_keep_reserve(op, (itok >= 0 ? sm_json_span(d, itok).len : 0) +
 						  op->body_len + 4096) < 0)
@@ -1975,7 +2008,7 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 		const char *name;
 
 		if (alt_payload_str(op, d, e, &k) < 0 ||
-		    (name = alt_keep_str(op, k.p, k.len)) == NULL)
+		    (name = alt_keep_name(op, k.p, k.len)) == NULL)
 			return -ENOMEM;
 		if (strcmp(name, op->tab.hash->name) == 0 ||
 		    (op->tab.range && strcmp(name, op->tab.range->name) == 0))
@@ -2018,8 +2051,8 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 			 * them out last, highest index first, so that one removal does not
 			 * shift the next.
 			 */
-			if (a->kind == SM_DDB_REMOVE && a->path.nelems > 1 &&
-			    a->path.elems[a->path.nelems - 1].name == NULL) {
+			if (a->path.nelems > 1 && a->path.elems[a->path.nelems - 1].name == NULL &&
+			    (a->kind == SM_DDB_REMOVE || a->kind == SM_DDB_SET)) {
 				idx_removes[nir++] = a;
 				continue;
 			}
@@ -2031,22 +2064,23 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 				goto out;
 			}
 		}
+		/*
+		 * Element SETs go first, by rising index: several appended past
+		 * the end land in index order, as DynamoDB documents. Then the
+		 * REMOVEs, by falling index. Insertion sort: stable, and these
+		 * are at most the actions of a 4 KB expression.
+		 */
 		for (i = 1; i < nir; i++) {
 			const struct sm_ddb_action *x = idx_removes[i];
-			uint32_t xi = x->path.elems[x->path.nelems - 1].index;
 
-			for (j = i; j > 0; j--) {
-				const struct sm_ddb_path *pp = &idx_removes[j - 1]->path;
-
-				if (pp->elems[pp->nelems - 1].index >= xi)
-					break;
+			for (j = i; j > 0 && set_before(x, idx_removes[j - 1]); j--)
 				idx_removes[j] = idx_removes[j - 1];
-			}
 			idx_removes[j] = x;
 		}
 		for (i = 0, ret = 0; i < nir && ret == 0; i++)
-			ret = apply_action(op, d, itok, SM_DDB_REMOVE, &idx_removes[i]->path, NULL,
-					   (struct alt_val){ NULL, -1 }, &nw);
+			ret = apply_action(op, d, itok, idx_removes[i]->kind, &idx_removes[i]->path,
+					   idx_removes[i]->value, (struct alt_val){ NULL, -1 },
+					   &nw);
 		if (idx_removes != ir_small)
 			sm_free(idx_removes);
 		if (ret < 0)
@@ -2062,7 +2096,7 @@ alt_apply_update(struct alt_op *op, const struct sm_json_doc *d, int itok)
 			const char *name;
 
 			if (alt_payload_str(op, &op->doc, e, &k) < 0 ||
-			    (name = alt_keep_str(op, k.p, k.len)) == NULL) {
+			    (name = alt_keep_name(op, k.p, k.len)) == NULL) {
 				ret = -ENOMEM;
 				goto out;
 			}

@@ -27,14 +27,10 @@ enum write_kind { W_PUT, W_DELETE, W_UPDATE };
 
 /* ---- the attrs map of an item ---- */
 
-struct kv {
-	struct sm_bytes k, v;
-};
-
 static int
 kv_cmp(const void *a, const void *b)
 {
-	const struct kv *x = a, *y = b;
+	const struct alt_kv *x = a, *y = b;
 	int c = x->k.len && y->k.len ? memcmp(x->k.p, y->k.p, SM_MIN(x->k.len, y->k.len)) : 0;
 
 	return c ? c : (int)x->k.len - (int)y->k.len;
@@ -43,7 +39,7 @@ kv_cmp(const void *a, const void *b)
 /* Per-shard scratch of build_map() and item_pairs(); freed by alt_item_shard_fini(). */
 static __thread struct sm_bytes *flat;
 static __thread unsigned flat_cap;
-static __thread struct kv *pairs_buf;
+static __thread struct alt_kv *pairs_buf;
 static __thread unsigned pairs_cap;
 static __thread size_t *pairs_offs;
 
@@ -59,12 +55,8 @@ alt_item_shard_fini(void)
 	flat_cap = pairs_cap = 0;
 }
 
-/*
- * Serialize a map<text, blob> of @n pairs (sorted here, the last of a
- * repeated key kept) into op->vals; the value in *out.
- */
-static int
-build_map(struct alt_op *op, struct kv *kvs, unsigned n, struct sm_bytes *out)
+int
+alt_build_map(struct alt_bytes *dst_buf, struct alt_kv *kvs, unsigned n, struct sm_bytes *out)
 {
 	unsigned i, m = 0;
 	size_t size;
@@ -73,7 +65,7 @@ build_map(struct alt_op *op, struct kv *kvs, unsigned n, struct sm_bytes *out)
 	/* stable sort by key keeps request order among equal keys: insertion for small n */
 	if (n < 32) {
 		for (i = 1; i < n; i++) {
-			struct kv x = kvs[i];
+			struct alt_kv x = kvs[i];
 			unsigned j = i;
 
 			while (j > 0 && kv_cmp(&kvs[j - 1], &x) > 0) {
@@ -101,11 +93,11 @@ build_map(struct alt_op *op, struct kv *kvs, unsigned n, struct sm_bytes *out)
 		m++;
 	}
 	size = sm_coll_build(NULL, 0, flat, m, true);
-	if (op->vals.cap - op->vals.len < size)
+	if (dst_buf->cap - dst_buf->len < size)
 		return -ENOSPC;
-	dst = op->vals.p + op->vals.len;
+	dst = dst_buf->p + dst_buf->len;
 	sm_coll_build(dst, size, flat, m, true);
-	op->vals.len += size;
+	dst_buf->len += size;
 	out->p = dst;
 	out->len = (uint32_t)size;
 	return 0;
@@ -127,7 +119,7 @@ new_cell_op(struct alt_op *op)
 	return &op->ops[op->nops++];
 }
 
-static struct sm_store_req *
+static inline struct sm_store_req *
 new_sreq(struct alt_op *op)
 {
 	struct sm_store_req *r;
@@ -146,13 +138,19 @@ new_sreq(struct alt_op *op)
 	return r;
 }
 
+struct sm_store_req *
+alt_new_sreq(struct alt_op *op)
+{
+	return new_sreq(op);
+}
+
 /*
  * The canonical attributes of request item @item (key attributes
  * skipped) as pairs: names in op->names, JSON in @o. Returns the count.
  */
 static int
 item_pairs(struct alt_op *op, const struct alt_table *t, int item, struct sm_json_out *o,
-	   struct kv **pairs, unsigned *npairs)
+	   struct alt_kv **pairs, unsigned *npairs)
 {
 	unsigned n = 0, i;
 	struct sm_bytes k;
@@ -165,7 +163,7 @@ item_pairs(struct alt_op *op, const struct alt_table *t, int item, struct sm_jso
 	}
 	if (pairs_cap < sm_json_count(&op->doc, item) + 1) {
 		unsigned c = sm_json_count(&op->doc, item) + 16;
-		struct kv *p = sm_realloc(pairs_buf, c * sizeof(*p));
+		struct alt_kv *p = sm_realloc(pairs_buf, c * sizeof(*p));
 		size_t *q;
 
 		if (p == NULL)
@@ -183,11 +181,8 @@ item_pairs(struct alt_op *op, const struct alt_table *t, int item, struct sm_jso
 
 		if (alt_payload_str(op, &op->doc, e, &k) < 0)
 			return -EINVAL;
-		if (k.len == 0) {
-			snprintf(op->errmsg, sizeof(op->errmsg),
-				 "One or more parameter values were invalid: An attribute name "
-				 "cannot "
-				 "be empty");
+		if (k.len == 0 || k.len > ALT_MAX_ATTR_NAME) {
+			alt_name_error(op, k.len, "");
 			return -EINVAL;
 		}
 		name = alt_keep_str(op, k.p, k.len);
@@ -210,7 +205,9 @@ item_pairs(struct alt_op *op, const struct alt_table *t, int item, struct sm_jso
 	}
 	if (o->err)
 		return o->err;
-	if (total > ALT_MAX_ITEM_BYTES) {
+	/* the JSON is never smaller than what DynamoDB counts: count exactly only then */
+	if (SM_UNLIKELY(total > ALT_MAX_ITEM_BYTES) &&
+	    alt_item_size(op, &op->doc, item) > ALT_MAX_ITEM_BYTES) {
 		snprintf(op->errmsg, sizeof(op->errmsg),
 			 "Item size has exceeded the maximum allowed size");
 		return -EINVAL;
@@ -258,6 +255,40 @@ struct write_ctx {
 	bool have_put_map;
 };
 
+/* An update on a table with indexes: the checks on the new values of changed
+ * attributes that are index keys. */
+static __attribute__((noinline)) int
+check_changed_keys(struct alt_op *op, const struct alt_change *ch, unsigned n)
+{
+	struct sm_json_out *o;
+	struct sm_json_doc *d;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		if (ch[i].removed || !alt_index_is_key(op->tab.idx, ch[i].name))
+			continue;
+		if (alt_tmp_doc(op, &o, &d) < 0 || sm_json_parse(d, ch[i].json, ch[i].len, 0) < 0) {
+			snprintf(op->errmsg, sizeof(op->errmsg), "out of memory");
+			return -ENOMEM;
+		}
+		if (alt_index_check_value(op, ch[i].name, d, sm_json_root(d)) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* The updated item's JSON is over the limit: is what DynamoDB counts too? */
+static __attribute__((noinline)) bool
+update_fits(struct alt_op *op)
+{
+	struct sm_json_out *o;
+	struct sm_json_doc *d;
+
+	if (alt_tmp_doc(op, &o, &d) < 0 || sm_json_parse(d, op->nitem.p, op->nitem.len, 0) < 0)
+		return false;
+	return alt_item_size(op, d, sm_json_root(d)) <= ALT_MAX_ITEM_BYTES;
+}
+
 /*
  * Evaluate the condition on the old item and fill mutation @m; false when
  * the condition fails (op->cond_ok) or on error (op->cond_error).
@@ -294,6 +325,7 @@ compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 	m->ts = SM_TS_NOW;
 	m->ttl = SM_TTL_DEFAULT;
 	op->nops = 0;
+	op->new_exists = w->kind == W_PUT; /* W_UPDATE: check_changed_keys() */
 	switch (w->kind) {
 	case W_PUT: {
 		struct sm_cell_op *c = new_cell_op(op);
@@ -319,7 +351,7 @@ compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 				snprintf(op->errmsg, sizeof(op->errmsg), "invalid update");
 			return false;
 		}
-		if (op->nitem.len > ALT_MAX_ITEM_BYTES) {
+		if (SM_UNLIKELY(op->nitem.len > ALT_MAX_ITEM_BYTES) && !update_fits(op)) {
 			op->cond_error = true;
 			snprintf(op->errmsg, sizeof(op->errmsg),
 				 "Item size to update has exceeded the maximum allowed size");
@@ -343,14 +375,28 @@ compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 		for (i = 0; i < n; i++)
 			if (!ch[i].removed)
 				m->flags = SM_MUT_ROW_MARKER;
+		if (SM_UNLIKELY(op->rv != RV_NONE || op->tab.idx->n > 0)) {
+			/* ALL_NEW of an item the update leaves missing is nothing */
+			op->new_exists = op->have_item || m->flags == SM_MUT_ROW_MARKER;
+			if (op->tab.idx->n > 0 && check_changed_keys(op, ch, n) < 0) {
+				op->cond_error = true;
+				return false;
+			}
+		}
 		for (i = 0; i < n; i++) {
 			struct sm_cell_op *c = new_cell_op(op);
+			uint8_t *key;
+			size_t klen;
 
 			if (c == NULL)
 				goto nomem;
 			c->col = op->tab.attrs_col;
-			c->key.p = alt_bytes_put(&op->vals, ch[i].name, strlen(ch[i].name));
-			c->key.len = (uint32_t)strlen(ch[i].name);
+			klen = strlen(ch[i].name);
+			key = alt_bytes_put(&op->vals, ch[i].name, klen);
+			if (SM_UNLIKELY(op->names_nul))
+				klen = alt_name_unkeep(key, klen);
+			c->key.p = key;
+			c->key.len = (uint32_t)klen;
 			if (ch[i].removed) {
 				c->kind = SM_CELL_DELETE_ELEM;
 				continue;
@@ -468,6 +514,8 @@ write_attributes(struct alt_op *op)
 		return;
 	}
 	if (op->rv == RV_ALL_NEW) {
+		if (!op->new_exists)
+			return;
 		sm_json_out_key(&op->out, "Attributes");
 		sm_json_out_raw(&op->out, op->nitem.p, op->nitem.len);
 		return;
@@ -483,6 +531,19 @@ write_attributes(struct alt_op *op)
 	 * are the mutation's map operations (computed maybe on another shard).
 	 */
 	n = op->nops;
+	for (i = 0; i < n; i++) {
+		const struct sm_cell_op *c = &op->ops[i];
+
+		if (c->kind == SM_CELL_SET_ELEM && op->rv == RV_UPDATED_NEW)
+			break;
+		if ((c->kind == SM_CELL_DELETE_ELEM || c->kind == SM_CELL_SET_ELEM) &&
+		    op->rv == RV_UPDATED_OLD && op->have_item &&
+		    sm_json_getn(&op->idoc, sm_json_root(&op->idoc), (const char *)c->key.p,
+				 c->key.len) >= 0)
+			break;
+	}
+	if (i == n)
+		return; /* nothing to show: no Attributes at all */
 	sm_json_out_key(&op->out, "Attributes");
 	sm_json_out_obj_begin(&op->out);
 	for (i = 0; i < n; i++) {
@@ -511,20 +572,87 @@ write_attributes(struct alt_op *op)
 	sm_json_out_obj_end(&op->out);
 }
 
-static void
-consumed(struct alt_op *op)
+/* DynamoDB's size of the parsed item JSON @o (0 when it cannot be parsed). */
+static size_t
+json_item_size(struct alt_op *op, const struct sm_json_out *o)
 {
-	int rc = sm_json_get(&op->doc, op->root, "ReturnConsumedCapacity");
+	struct sm_json_out *unused;
+	struct sm_json_doc *d;
 
-	if (rc < 0 || sm_json_str_eq(&op->doc, rc, "NONE"))
+	if (o->len == 0 || alt_tmp_doc(op, &unused, &d) < 0 ||
+	    sm_json_parse(d, o->p, o->len, 0) < 0)
+		return 0;
+	return alt_item_size(op, d, sm_json_root(d));
+}
+
+/*
+ * The size of an item whose JSON text has @text bytes, as far as units of
+ * @block bytes need it: the text when it fits one block (DynamoDB's size is
+ * never larger than the text: no parse on the common path), else the item
+ * parsed and measured by @exact (-1: parse op->item first).
+ */
+static size_t
+unit_size(struct alt_op *op, size_t text, size_t block, const struct sm_json_doc *d, int tok)
+{
+	if (text <= block)
+		return text;
+	if (d == NULL) {
+		if ((tok = old_item(op)) < 0)
+			return text;
+		d = &op->idoc;
+	}
+	return alt_item_size(op, d, tok);
+}
+
+/* ConsumedCapacity and ItemCollectionMetrics of a GetItem (@read) or a write. */
+static __attribute__((noinline)) void
+consumed_write(struct alt_op *op, bool read)
+{
+	size_t old = 0, new = 0, block = read ? 4096 : 1024;
+	bool consistent = false;
+	struct sm_key pk, ck;
+	int tok;
+
+	if (op->cap_mode != ALT_CAP_NONE) {
+		/* GetItem parsed the item already (op->idoc); a write may not have */
+		if (op->have_item)
+			old = unit_size(op, op->item.len, block, read ? &op->idoc : NULL,
+					read ? sm_json_root(&op->idoc) : -1);
+		sm_json_out_key(&op->out, "ConsumedCapacity");
+		if (read) {
+			sm_json_bool(&op->doc, op->consistent_tok, &consistent);
+			alt_capacity_write(op, &op->out, op->tab.name,
+					   alt_rcu_halves(old, consistent), NULL);
+			return;
+		}
+		if (op->wkind == W_PUT) {
+			tok = sm_json_get(&op->doc, op->root, "Item");
+			new = unit_size(op, sm_json_span(&op->doc, tok).len, block, &op->doc, tok);
+		} else if (op->wkind == W_UPDATE && op->nitem.len > 0) {
+			/* the new item; without a read, the key and what was set */
+			tok = op->have_item ? -1 : sm_json_get(&op->doc, op->root, "Key");
+			new = op->nitem.len + (tok >= 0 ? sm_json_span(&op->doc, tok).len : 0);
+			if (new > block)
+				new = json_item_size(op, &op->nitem) +
+				      (tok >= 0 ? alt_item_size(op, &op->doc, tok) : 0);
+		}
+		alt_capacity_write(op, &op->out, op->tab.name, alt_wcu_halves(SM_MAX(old, new)),
+				   NULL);
+	}
+	if (read || !op->icm || !alt_table_has_lsi(&op->tab))
 		return;
-	sm_json_out_key(&op->out, "ConsumedCapacity");
-	sm_json_out_obj_begin(&op->out);
-	sm_json_out_key(&op->out, "TableName");
-	sm_json_out_str(&op->out, op->tab.name);
-	sm_json_out_key(&op->out, "CapacityUnits");
-	sm_json_out_i64(&op->out, 1);
-	sm_json_out_obj_end(&op->out);
+	tok = sm_json_get(&op->doc, op->root, op->wkind == W_PUT ? "Item" : "Key");
+	if (alt_item_key(op, &op->doc, tok, op->wkind == W_PUT, &pk, &ck) < 0)
+		return;
+	sm_json_out_key(&op->out, "ItemCollectionMetrics");
+	alt_item_collection_metrics(op, &op->out, &pk);
+}
+
+static inline void
+consumed(struct alt_op *op, bool read)
+{
+	if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE || op->icm))
+		consumed_write(op, read);
 }
 
 static void
@@ -533,7 +661,7 @@ write_answer(struct alt_op *op)
 	sm_json_out_reset(&op->out);
 	sm_json_out_obj_begin(&op->out);
 	write_attributes(op);
-	consumed(op);
+	consumed(op, false);
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
 }
@@ -561,6 +689,42 @@ after_write(struct alt_op *op)
 	write_answer(op);
 }
 
+/* The item after an indexed table's write, parsed; NULL when there is none. */
+static int
+new_item_doc(struct alt_op *op, const struct sm_json_doc **out, int *tok)
+{
+	const struct sm_json_out *src = op->wkind == W_PUT ? &op->vitem : &op->nitem;
+	struct sm_json_out *o;
+	struct sm_json_doc *d;
+
+	*out = NULL;
+	*tok = -1;
+	if (!op->new_exists || op->wkind == W_DELETE)
+		return 0;
+	if (alt_tmp_doc(op, &o, &d) < 0 || sm_json_parse(d, src->p, src->len, 0) < 0)
+		return -ENOMEM;
+	*out = d;
+	*tok = sm_json_root(d);
+	return 0;
+}
+
+/* The base write applied at @ts: now the view rows of the table's indexes. */
+static void
+index_after_write(struct alt_op *op, int64_t ts, const struct sm_key *pkp, const struct sm_key *ckp)
+{
+	struct sm_key pk = *pkp, ck = *ckp; /* the request goes: keep the key (its bytes stay) */
+	const struct sm_json_doc *nd;
+	int ntok;
+
+	if (new_item_doc(op, &nd, &ntok) < 0) {
+		alt_fail(op, "InternalServerError",
+			 "out of memory updating the secondary indexes of a written item");
+		return;
+	}
+	alt_index_write(op, ts, op->have_item ? &op->idoc : NULL,
+			op->have_item ? sm_json_root(&op->idoc) : -1, nd, ntok, &pk, &ck, write_answer);
+}
+
 static void
 after_cas(struct alt_op *op)
 {
@@ -575,6 +739,10 @@ after_cas(struct alt_op *op)
 			alt_fail(op, "ValidationException", "%s", op->errmsg);
 		else
 			alt_fail_condition(op);
+		return;
+	}
+	if (op->tab.idx->n > 0) {
+		index_after_write(op, r->cas.ts, &r->cas.mut.pk, &r->cas.mut.ck);
 		return;
 	}
 	write_answer(op);
@@ -623,11 +791,13 @@ run_write(struct alt_op *op, struct write_ctx *w)
 {
 	enum sm_alt_isolation iso = op->tab.iso;
 	struct sm_store_req *r;
+	bool lwt;
 
 	if (op->rmw && iso == SM_ALT_FORBID_RMW) {
 		alt_fail(op, "ValidationException", FORBID_MSG);
 		return;
 	}
+	op->wkind = (int)w->kind;
 	op->nsreqs = 0;
 	r = new_sreq(op);
 	if (r == NULL) {
@@ -635,8 +805,11 @@ run_write(struct alt_op *op, struct write_ctx *w)
 		return;
 	}
 	op->read_cols[0] = op->tab.attrs_col;
-	if (iso == SM_ALT_LWT_ALWAYS || (op->rmw && iso == SM_ALT_LWT_RMW_ONLY)) {
+	lwt = iso == SM_ALT_LWT_ALWAYS || (op->rmw && iso == SM_ALT_LWT_RMW_ONLY);
+	/* a table with indexes needs every write's pre-image, read in the same step */
+	if (lwt || op->tab.idx->n > 0) {
 		r->kind = SM_REQ_CAS;
+		r->cas.local = !lwt;
 		r->cas.mut.table = op->tab.t;
 		r->cas.mut.pk = w->pk;
 		r->cas.mut.ck = w->ck;
@@ -756,6 +929,11 @@ prepare_common(struct alt_op *op, bool update)
 	}
 	if (alt_parse_expr(op, "ConditionExpression", SM_DDB_CONDITION, &op->cond) < 0)
 		return -EINVAL;
+	if (exp < 0 && sm_json_get(&op->doc, op->root, "ConditionalOperator") >= 0) {
+		alt_fail(op, "ValidationException",
+			 "ConditionalOperator cannot be used without a non-empty Expected");
+		return -EINVAL;
+	}
 	if (exp >= 0 && alt_check_expected(op, exp) < 0) {
 		alt_fail(op, "ValidationException", "%s", op->errmsg);
 		return -EINVAL;
@@ -780,7 +958,7 @@ prepare_common(struct alt_op *op, bool update)
 static int
 read_key(struct alt_op *op, struct write_ctx *w)
 {
-	int key = sm_json_get(&op->doc, op->root, "Key");
+	int key = op->key_tok; /* run() found it */
 
 	if (key < 0) {
 		alt_fail(op, "ValidationException",
@@ -800,7 +978,7 @@ alt_put_item(struct alt_op *op)
 {
 	struct write_ctx w = { .kind = W_PUT };
 	int item = sm_json_get(&op->doc, op->root, "Item");
-	struct kv *pairs;
+	struct alt_kv *pairs;
 	size_t knames;
 	unsigned n, i;
 	int ret;
@@ -834,11 +1012,27 @@ alt_put_item(struct alt_op *op)
 	for (i = 0, knames = 0; i < n; i++)
 		knames += pairs[i].k.len;
 	if (alt_bytes_reserve(&op->vals, op->nitem.len + knames + 16 * n + 64) < 0 ||
-	    build_map(op, pairs, n, &w.put_map) < 0) {
+	    alt_build_map(&op->vals, pairs, n, &w.put_map) < 0) {
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
 	w.have_put_map = true;
+	if (op->tab.idx->n > 0) {
+		struct sm_cell_view attrs = { .present = true, .value = w.put_map };
+
+		/* the new item, canonical, for the indexes' view rows */
+		if (alt_index_check_item(op, &op->doc, item) < 0) {
+			alt_fail(op, "ValidationException", "%s", op->errmsg);
+			return;
+		}
+		sm_json_out_reset(&op->vitem);
+		op->index_bufs = true;
+		alt_write_row_item(op, &op->vitem, &w.pk, &w.ck, &attrs);
+		if (op->vitem.err != 0) {
+			alt_fail(op, "InternalServerError", "out of memory");
+			return;
+		}
+	}
 	run_write(op, &w);
 }
 
@@ -889,6 +1083,18 @@ alt_update_item(struct alt_op *op)
 			int spec = sm_json_member_value(&op->doc, e);
 			int act = sm_json_get(&op->doc, spec, "Action");
 			int val = sm_json_get(&op->doc, spec, "Value");
+			size_t nl = sm_json_span(&op->doc, e).len - 2; /* raw: >= the name's bytes */
+
+			if (nl == 0 || nl > ALT_MAX_ATTR_NAME) {
+				struct sm_bytes k;
+
+				alt_payload_str(op, &op->doc, e, &k);
+				if (k.len == 0 || k.len > ALT_MAX_ATTR_NAME) {
+					alt_name_error(op, k.len, "AttributeUpdates - ");
+					alt_fail(op, "ValidationException", "%s", op->errmsg);
+					return;
+				}
+			}
 
 			if (val >= 0) {
 				sm_json_out_reset(&op->scratch);
@@ -927,7 +1133,7 @@ after_get(struct alt_op *op)
 			return;
 		}
 	}
-	consumed(op);
+	consumed(op, true);
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
 }
@@ -938,14 +1144,13 @@ alt_get_item(struct alt_op *op)
 	struct write_ctx w;
 	struct sm_store_req *r;
 
-	if (alt_table_from_request(op) < 0)
+	if (alt_table_from_request_read(op) < 0)
 		return;
 	if (alt_bytes_reserve(&op->keys, op->body_len * 2 + 4096) < 0) {
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
-	if (sm_json_get(&op->doc, op->root, "ProjectionExpression") >= 0 &&
-	    sm_json_get(&op->doc, op->root, "AttributesToGet") >= 0) {
+	if (op->atg_tok >= 0 && sm_json_get(&op->doc, op->root, "ProjectionExpression") >= 0) {
 		alt_fail(op, "ValidationException",
 			 "Can not use both expression and non-expression parameters in the same "
 			 "request: Non-expression parameters: {AttributesToGet} Expression "
@@ -989,6 +1194,9 @@ alt_get_item(struct alt_op *op)
 struct batch_ctx {
 	struct alt_table tabs[MAX_BATCH_TABLES];
 	unsigned ntabs;
+	bool indexed; /* a table has indexes: the writes go one by one (pre-images) */
+	struct sm_store_req *reqs;
+	unsigned nreqs;
 };
 
 static void
@@ -998,7 +1206,34 @@ batch_release(struct batch_ctx *b)
 
 	for (i = 0; i < b->ntabs; i++)
 		alt_table_release(&b->tabs[i]);
+	sm_free(b->reqs);
 	sm_free(b);
+}
+
+/* BatchWriteItem's ConsumedCapacity: per table, the units of each put's item, 1 per delete. */
+static void
+batch_write_consumed(struct alt_op *op)
+{
+	int ri = sm_json_get(&op->doc, op->root, "RequestItems");
+	struct sm_bytes name;
+	uint64_t halves;
+	int t, e, put;
+
+	sm_json_out_key(&op->out, "ConsumedCapacity");
+	sm_json_out_arr_begin(&op->out);
+	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t)) {
+		int list = sm_json_member_value(&op->doc, t);
+
+		halves = 0;
+		for (e = sm_json_first(&op->doc, list); e >= 0; e = sm_json_next(&op->doc, e)) {
+			put = sm_json_get(&op->doc, sm_json_get(&op->doc, e, "PutRequest"), "Item");
+			halves += alt_wcu_halves(put >= 0 ? alt_item_size(op, &op->doc, put) : 0);
+		}
+		if (alt_payload_str(op, &op->doc, t, &name) < 0)
+			continue;
+		alt_capacity_write(op, &op->out, alt_keep_str(op, name.p, name.len), halves, NULL);
+	}
+	sm_json_out_arr_end(&op->out);
 }
 
 static void
@@ -1015,22 +1250,10 @@ after_batch_write(struct alt_op *op)
 	sm_json_out_key(&op->out, "UnprocessedItems");
 	sm_json_out_obj_begin(&op->out);
 	sm_json_out_obj_end(&op->out);
+	if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE))
+		batch_write_consumed(op);
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
-}
-
-static bool
-same_key(const struct sm_key *a, const struct sm_key *b)
-{
-	unsigned i;
-
-	if (a->n != b->n)
-		return false;
-	for (i = 0; i < a->n; i++)
-		if (a->part[i].len != b->part[i].len ||
-		    memcmp(a->part[i].p, b->part[i].p, a->part[i].len) != 0)
-			return false;
-	return true;
 }
 
 static bool
@@ -1042,12 +1265,114 @@ batch_decide_put(void *ctx, bool exists, struct sm_cas *cas)
 	return true; /* always_use_lwt: the write goes through Paxos, unconditionally */
 }
 
+static void
+batch_seq(struct alt_op *op);
+
+/* One write of an indexed batch: its pre-image came through old_row_sink(). */
+static bool
+batch_decide_seq(void *ctx, bool exists, struct sm_cas *cas)
+{
+	struct alt_op *op = ctx;
+
+	(void)cas;
+	if (!exists)
+		op->have_item = false;
+	return true;
+}
+
+static void
+batch_seq_written(struct alt_op *op)
+{
+	struct sm_store_req *r = &op->sreqs[0];
+	struct sm_key pk = r->cas.mut.pk, ck = r->cas.mut.ck;
+	const struct sm_json_doc *nd = NULL;
+	struct sm_json_doc *d;
+	struct sm_json_out *o;
+	int otok, ntok = -1;
+
+	if (op->first_err != 0) {
+		batch_release(op->batch);
+		op->batch = NULL;
+		store_failed(op);
+		return;
+	}
+	if (op->tab.idx->n == 0) {
+		batch_seq(op);
+		return;
+	}
+	op->ntmp = 0; /* one write at a time: the slots go round */
+	otok = old_item(op);
+	if (r->cas.mut.nops > 0) {
+		struct sm_cell_view attrs = { .present = true, .value = r->cas.mut.ops[0].value };
+
+		sm_json_out_reset(&op->vitem);
+		op->index_bufs = true;
+		alt_write_row_item(op, &op->vitem, &pk, &ck, &attrs);
+		if (op->vitem.err != 0 || alt_tmp_doc(op, &o, &d) < 0 ||
+		    sm_json_parse(d, op->vitem.p, op->vitem.len, 0) < 0) {
+			batch_release(op->batch);
+			op->batch = NULL;
+			alt_fail(op, "InternalServerError", "out of memory");
+			return;
+		}
+		nd = d;
+		ntok = sm_json_root(d);
+	}
+	alt_index_write(op, r->cas.ts, otok >= 0 ? &op->idoc : NULL, otok, nd, ntok, &pk, &ck,
+			batch_seq);
+}
+
+/*
+ * The writes of a batch that touches a table with indexes, one after the
+ * other: each reads its pre-image in the step that writes it, then writes
+ * its view rows, as PutItem and DeleteItem do.
+ */
+static void
+batch_seq(struct alt_op *op)
+{
+	struct batch_ctx *b = op->batch;
+	struct sm_store_req *base, *r;
+	unsigned j;
+
+	if (op->batch_i == b->nreqs) {
+		op->first_err = 0;
+		after_batch_write(op);
+		return;
+	}
+	base = &b->reqs[op->batch_i++];
+	for (j = 0; j < b->ntabs; j++)
+		if (b->tabs[j].t == (base->kind == SM_REQ_CAS ? base->cas.mut.table : base->mut.table))
+			op->tab = b->tabs[j];
+	op->nsreqs = 0;
+	r = new_sreq(op);
+	if (r == NULL) {
+		batch_release(b);
+		op->batch = NULL;
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	r->kind = SM_REQ_CAS;
+	r->cas.mut = base->kind == SM_REQ_CAS ? base->cas.mut : base->mut;
+	r->cas.kind = SM_CAS_CUSTOM;
+	r->cas.decide = batch_decide_seq;
+	r->cas.decide_ctx = op;
+	r->cas.local = op->tab.iso != SM_ALT_LWT_ALWAYS;
+	op->read_cols[0] = op->tab.attrs_col;
+	r->cas.cols = op->read_cols;
+	r->cas.ncols = 1;
+	r->cas.sink.row = old_row_sink;
+	r->cas.sink.ctx = op;
+	op->have_item = false;
+	op->next = batch_seq_written;
+	alt_submit(op);
+}
+
 void
 alt_batch_write(struct alt_op *op)
 {
 	int ri = sm_json_get(&op->doc, op->root, "RequestItems");
 	struct batch_ctx *b;
-	struct kv *pairs;
+	struct alt_kv *pairs;
 	unsigned n, total = 0, i, j;
 	int t, e, ret;
 	size_t need;
@@ -1058,11 +1383,25 @@ alt_batch_write(struct alt_op *op)
 			 "constraint: Member must have length greater than or equal to 1");
 		return;
 	}
-	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t))
-		total += sm_json_count(&op->doc, sm_json_member_value(&op->doc, t));
-	if (total > ALT_MAX_BATCH_WRITE || total == 0) {
+	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t)) {
+		unsigned n1 = sm_json_count(&op->doc, sm_json_member_value(&op->doc, t));
+
+		/* every table names 1 to 25 writes (an empty list is refused, as DynamoDB does) */
+		if (n1 == 0 || n1 > ALT_MAX_BATCH_WRITE) {
+			alt_fail(op, "ValidationException",
+				 "1 validation error detected: Value at 'requestItems' failed to "
+				 "satisfy constraint: Map value must satisfy constraint: [Member must "
+				 "have length less than or equal to 25, Member must have length "
+				 "greater than or equal to 1]");
+			return;
+		}
+		total += n1;
+	}
+	if (total > ALT_MAX_BATCH_WRITE) {
 		alt_fail(op, "ValidationException",
-			 "Too many items requested for the BatchWriteItem call");
+			 "Too many items requested for the BatchWriteItem call: the batch's length "
+			 "of %u is over the limit of %u",
+			 total, ALT_MAX_BATCH_WRITE);
 		return;
 	}
 	if (sm_json_count(&op->doc, ri) > MAX_BATCH_TABLES) {
@@ -1122,17 +1461,21 @@ alt_batch_write(struct alt_op *op)
 			else
 				ret = alt_item_key(op, &op->doc, sm_json_get(&op->doc, del, "Key"),
 						   false, &pk, &ck);
+			if (ret == 0 && put >= 0 && tab->idx->n > 0)
+				ret = alt_index_check_item(op, &op->doc,
+							   sm_json_get(&op->doc, put, "Item"));
 			if (ret < 0) {
 				batch_release(b);
 				op->tab.t = NULL;
 				alt_fail(op, "ValidationException", "%s", op->errmsg);
 				return;
 			}
+			b->indexed |= tab->idx->n > 0;
 			for (i = 0; i < op->nsreqs; i++) {
 				m = op->sreqs[i].kind == SM_REQ_CAS ? &op->sreqs[i].cas.mut
 								    : &op->sreqs[i].mut;
-				if (m->table == tab->t && same_key(&m->pk, &pk) &&
-				    same_key(&m->ck, &ck)) {
+				if (m->table == tab->t && alt_key_eq(&m->pk, &pk) &&
+				    alt_key_eq(&m->ck, &ck)) {
 					batch_release(b);
 					op->tab.t = NULL;
 					alt_fail(op, "ValidationException",
@@ -1206,7 +1549,7 @@ alt_batch_write(struct alt_op *op)
 		sm_json_out_reset(&op->scratch);
 		ret = item_pairs(op, &op->tab, item, &op->scratch, &pairs, &n);
 		if (ret == 0)
-			ret = build_map(op, pairs, n, &map);
+			ret = alt_build_map(&op->vals, pairs, n, &map);
 		if (ret < 0) {
 			op->tab.t = NULL;
 			batch_release(b);
@@ -1223,6 +1566,20 @@ alt_batch_write(struct alt_op *op)
 	}
 	op->tab.t = NULL;
 	op->batch = b;
+	if (b->indexed) {
+		b->reqs = sm_malloc(op->nsreqs * sizeof(*b->reqs));
+		if (b->reqs == NULL) {
+			batch_release(b);
+			op->batch = NULL;
+			alt_fail(op, "InternalServerError", "out of memory");
+			return;
+		}
+		memcpy(b->reqs, op->sreqs, op->nsreqs * sizeof(*b->reqs));
+		b->nreqs = op->nsreqs;
+		op->batch_i = 0;
+		batch_seq(op);
+		return;
+	}
 	op->next = after_batch_write;
 	alt_submit(op);
 }
@@ -1257,6 +1614,14 @@ batch_get_done(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
+	if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE)) {
+		bool consistent = false;
+
+		sm_json_bool(&op->doc, sm_json_get(&op->doc, op->cap_spec, "ConsistentRead"),
+			     &consistent);
+		op->cap_half[op->cap_ti] += (uint32_t)alt_rcu_halves(
+			itok >= 0 ? alt_item_size(op, &op->idoc, itok) : 0, consistent);
+	}
 	batch_get_next(op);
 }
 
@@ -1289,10 +1654,14 @@ batch_get_next(struct alt_op *op)
 				goto bad;
 			sm_json_out_keyn(&op->out, (const char *)name.p, name.len);
 			sm_json_out_arr_begin(&op->out);
+			if (k > 0)
+				op->cap_ti++;
+			op->cap_spec = spec;
 			if (op->have_tab)
 				alt_table_release(&op->tab);
 			op->have_tab = false;
-			if (alt_table_lookup(op, (const char *)name.p, name.len, &op->tab) < 0) {
+			if (alt_table_lookup_read(op, (const char *)name.p, name.len, &op->tab) <
+			    0) {
 				alt_fail(op, "ResourceNotFoundException",
 					 "Requested resource not found: Table: %.*s not found",
 					 (int)SM_MIN(name.len, 255u), (const char *)name.p);
@@ -1356,6 +1725,19 @@ batch_get_next(struct alt_op *op)
 	sm_json_out_key(&op->out, "UnprocessedKeys");
 	sm_json_out_obj_begin(&op->out);
 	sm_json_out_obj_end(&op->out);
+	if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE)) {
+		unsigned ti = 0;
+
+		sm_json_out_key(&op->out, "ConsumedCapacity");
+		sm_json_out_arr_begin(&op->out);
+		for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t)) {
+			if (alt_payload_str(op, &op->doc, t, &name) < 0)
+				continue;
+			alt_capacity_write(op, &op->out, alt_keep_str(op, name.p, name.len),
+					   op->cap_half[ti++], NULL);
+		}
+		sm_json_out_arr_end(&op->out);
+	}
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
 	return;
@@ -1364,6 +1746,27 @@ bad:
 	return;
 nomem:
 	alt_fail(op, "InternalServerError", "out of memory");
+}
+
+/* Two keys (objects @a, @b of the request) naming the same attributes with equal values. */
+static bool
+same_item_key(struct alt_op *op, int a, int b)
+{
+	struct sm_bytes k;
+	int e, v;
+
+	if (sm_json_type(&op->doc, a) != SM_JSON_OBJECT ||
+	    sm_json_count(&op->doc, a) != sm_json_count(&op->doc, b))
+		return false;
+	for (e = sm_json_first(&op->doc, a); e >= 0; e = sm_json_next(&op->doc, e)) {
+		if (alt_payload_str(op, &op->doc, e, &k) < 0)
+			return false;
+		v = sm_json_getn(&op->doc, b, (const char *)k.p, k.len);
+		if (v < 0 || !alt_value_equal(op, (struct alt_val){ &op->doc, sm_json_member_value(&op->doc, e) },
+					      (struct alt_val){ &op->doc, v }))
+			return false;
+	}
+	return true;
 }
 
 void
@@ -1391,14 +1794,11 @@ alt_batch_get(struct alt_op *op)
 			return;
 		}
 		total += sm_json_count(&op->doc, keys);
-		/* the same key twice in one table is refused, as DynamoDB does */
+		/* the same key twice in one table is refused, as DynamoDB does: 1 and 1.0
+		 * are one number (at most 100 keys: pairs are cheap) */
 		for (a = sm_json_first(&op->doc, keys); a >= 0; a = sm_json_next(&op->doc, a)) {
-			struct sm_bytes sa = sm_json_span(&op->doc, a);
-
 			for (b = sm_json_next(&op->doc, a); b >= 0; b = sm_json_next(&op->doc, b)) {
-				struct sm_bytes sb = sm_json_span(&op->doc, b);
-
-				if (sa.len == sb.len && memcmp(sa.p, sb.p, sa.len) == 0) {
+				if (same_item_key(op, a, b)) {
 					alt_fail(op, "ValidationException",
 						 "Provided list of item keys contains duplicates");
 					return;
@@ -1416,6 +1816,8 @@ alt_batch_get(struct alt_op *op)
 		return;
 	}
 	op->batch_i = 0;
+	op->cap_ti = 0;
+	memset(op->cap_half, 0, sizeof(op->cap_half));
 	sm_json_out_reset(&op->out);
 	sm_json_out_obj_begin(&op->out);
 	sm_json_out_key(&op->out, "Responses");

@@ -17,6 +17,9 @@
 
 #define CHUNK 1000u /* rows per store read without a Limit */
 
+/* A page of Query or Scan ends after 1 MB read, filtered out or not, as DynamoDB's. */
+#define ALT_PAGE_BYTES (1u << 20)
+
 static struct sm_store_req *
 one_sreq(struct alt_op *op)
 {
@@ -28,20 +31,6 @@ one_sreq(struct alt_op *op)
 	}
 	op->nsreqs = 1;
 	return &op->sreqs[0];
-}
-
-static bool
-key_eq(const struct sm_key *a, const struct sm_key *b)
-{
-	unsigned i;
-
-	if (a->n != b->n)
-		return false;
-	for (i = 0; i < a->n; i++)
-		if (a->part[i].len != b->part[i].len ||
-		    memcmp(a->part[i].p, b->part[i].p, a->part[i].len) != 0)
-			return false;
-	return true;
 }
 
 /* Copy a key into op->last (reserved), for LastEvaluatedKey. */
@@ -59,6 +48,51 @@ remember(struct alt_op *op, const struct sm_key *src, struct sm_key *dst)
 	}
 }
 
+/* The type of clustering component @i of op->tab (range key, then a view's base keys). */
+static const struct sm_type *
+ck_type(const struct alt_table *t, unsigned i)
+{
+	if (t->range != NULL)
+		return i == 0 ? t->range->type : t->xck[i - 1]->type;
+	return t->xck[i]->type;
+}
+
+/* Compare clustering keys component by component, in the table's order. */
+static int
+ck_compare(const struct alt_table *t, const struct sm_key *a, const struct sm_key *b)
+{
+	unsigned i, n = SM_MIN(a->n, b->n);
+	int c;
+
+	for (i = 0; i < n; i++) {
+		c = sm_value_compare(ck_type(t, i), a->part[i], b->part[i]);
+		if (c != 0)
+			return c;
+	}
+	return (int)a->n - (int)b->n;
+}
+
+static int
+write_index_projected(struct alt_op *op, const struct sm_json_doc *d, int itok,
+		      struct sm_json_out *o);
+
+/*
+ * Count @r's bytes toward the page; past ALT_PAGE_BYTES stop the read (with
+ * -ECANCELED, which read_done() takes for a full page, not an error).
+ */
+static int
+page_end(struct alt_op *op, const struct sm_row_view *r)
+{
+	unsigned i;
+
+	for (i = 0; i < r->ncells; i++)
+		op->page_bytes += r->cells[i].value.len;
+	if (SM_LIKELY(op->page_bytes < ALT_PAGE_BYTES))
+		return 0;
+	op->page_full = true;
+	return -ECANCELED;
+}
+
 static int
 scan_row(void *ctx, const struct sm_row_view *r)
 {
@@ -68,10 +102,8 @@ scan_row(void *ctx, const struct sm_row_view *r)
 
 	if (op->skipping) {
 		/* Scan resuming inside the start partition: skip up to the start key. */
-		if (key_eq(r->pk, &op->start_pk)) {
-			if (op->start_ck.n == 0 ||
-			    sm_value_compare(op->tab.range->type, r->ck->part[0],
-					     op->start_ck.part[0]) <= 0)
+		if (alt_key_eq(r->pk, &op->start_pk)) {
+			if (op->start_ck.n == 0 || ck_compare(&op->tab, r->ck, &op->start_ck) <= 0)
 				return 0;
 		}
 		op->skipping = false;
@@ -83,29 +115,46 @@ scan_row(void *ctx, const struct sm_row_view *r)
 	if (r->ck != NULL && r->ck->n > 0)
 		remember(op, r->ck, &op->last_ck);
 	op->have_last = true;
-	if (op->filter != NULL || op->proj != NULL || !op->count_only) {
+	if (op->filter != NULL || op->proj != NULL || !op->count_only ||
+	    SM_UNLIKELY(op->legacy_filter >= 0)) {
 		sm_json_out_reset(&op->item);
-		alt_write_row_item(op, &op->item, r->pk, r->ck, &r->cells[0]);
+		if (op->tab.nxck > 0)
+			alt_write_view_row(op, &op->item, r->pk, r->ck, &r->cells[0]);
+		else
+			alt_write_row_item(op, &op->item, r->pk, r->ck, &r->cells[0]);
 		if (op->item.err || sm_json_parse(&op->idoc, op->item.p, op->item.len, 0) < 0)
 			return -ENOMEM;
 		itok = sm_json_root(&op->idoc);
 		if (op->filter != NULL &&
 		    alt_eval_cond(op, op->filter->cond, &op->idoc, itok, &ok) < 0) {
+			/* the store's answer replaces op->errmsg: keep ours apart */
 			op->cond_error = true;
+			snprintf(op->cond_err, sizeof(op->cond_err), "%s", op->errmsg);
+			return -EINVAL;
+		}
+		if (SM_UNLIKELY(op->legacy_filter >= 0) &&
+		    alt_legacy_eval(op, op->legacy_filter, op->legacy_any, &op->idoc, itok, &ok) < 0) {
+			op->cond_error = true;
+			snprintf(op->cond_err, sizeof(op->cond_err), "%s", op->errmsg);
 			return -EINVAL;
 		}
 		if (!ok)
-			return 0;
-		if (!op->count_only && alt_write_projected(op, &op->idoc, itok, &op->out) < 0)
+			return page_end(op, r);
+		if (!op->count_only &&
+		    (op->index_projected && op->tab.index->proj != ALT_PROJ_ALL
+			     ? write_index_projected(op, &op->idoc, itok, &op->out)
+			     : alt_write_projected(op, &op->idoc, itok, &op->out)) < 0)
 			return -ENOMEM;
 	}
 	op->returned++;
-	return 0;
+	return page_end(op, r);
 }
 
 static void
 write_last_key(struct alt_op *op)
 {
+	unsigned i;
+
 	sm_json_out_key(&op->out, "LastEvaluatedKey");
 	sm_json_out_obj_begin(&op->out);
 	sm_json_out_key(&op->out, op->tab.hash->name);
@@ -113,6 +162,12 @@ write_last_key(struct alt_op *op)
 	if (op->tab.range != NULL && op->last_ck.n > 0) {
 		sm_json_out_key(&op->out, op->tab.range->name);
 		alt_write_key_value(&op->out, op->tab.range_type, op->last_ck.part[0]);
+	}
+	/* an index's: the base key attributes too, which resume needs */
+	for (i = 0; i < op->tab.nxck && (op->tab.range ? 1 : 0) + i < op->last_ck.n; i++) {
+		sm_json_out_key(&op->out, op->tab.xck[i]->name);
+		alt_write_key_value(&op->out, op->tab.xck_type[i],
+				    op->last_ck.part[(op->tab.range ? 1 : 0) + i]);
 	}
 	sm_json_out_obj_end(&op->out);
 }
@@ -126,14 +181,16 @@ read_done(struct alt_op *op)
 	struct sm_select *sel = &op->sreqs[0].sel;
 	bool limited = op->limit > 0;
 
-	if (op->first_err != 0) {
+	if (op->first_err != 0 && !op->page_full) {
 		if (op->cond_error)
-			alt_fail(op, "ValidationException", "%s", op->errmsg);
+			alt_fail(op, "ValidationException", "%s", op->cond_err);
 		else
 			alt_fail(op, "InternalServerError", "%s", op->errmsg);
 		return;
 	}
-	if (sel->more && (!limited || op->scanned < (uint32_t)op->limit)) {
+	if (op->page_full)
+		sel->more = true; /* it stopped after op->last_pk/last_ck */
+	else if (sel->more && (!limited || op->scanned < (uint32_t)op->limit)) {
 		sel->resume = true;
 		read_more(op);
 		return;
@@ -146,6 +203,16 @@ read_done(struct alt_op *op)
 	sm_json_out_i64(&op->out, op->scanned);
 	if (sel->more && op->have_last)
 		write_last_key(op);
+	if (op->cap_mode != ALT_CAP_NONE) {
+		bool consistent = false;
+
+		/* DynamoDB: the size of everything read (filtered out or not), in 4 KB blocks */
+		sm_json_bool(&op->doc, sm_json_get(&op->doc, op->root, "ConsistentRead"),
+			     &consistent);
+		sm_json_out_key(&op->out, "ConsumedCapacity");
+		alt_capacity_write(op, &op->out, op->tab.name,
+				   alt_rcu_halves(op->page_bytes, consistent), op->tab.index);
+	}
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
 }
@@ -165,11 +232,264 @@ read_more(struct alt_op *op)
 	alt_submit(op);
 }
 
+/*
+ * Select, as ScyllaDB's parse_select() (alternator/executor_read.cc) checks
+ * it: ALL_PROJECTED_ATTRIBUTES is for indexes only (and their default),
+ * SPECIFIC_ATTRIBUTES needs AttributesToGet or ProjectionExpression, which
+ * need it or nothing; a GSI that does not project everything refuses
+ * ALL_ATTRIBUTES. An index that projects less than it holds (an LSI) then
+ * returns only its projection (op->index_projected).
+ */
+static int
+parse_select(struct alt_op *op, int sel, const struct alt_index *x)
+{
+	bool specific = op->atg_tok >= 0 || sm_json_get(&op->doc, op->root, "ProjectionExpression") >= 0;
+
+	op->count_only = false;
+	op->index_projected = false;
+	if (sel < 0) {
+		op->index_projected = !specific && x != NULL;
+		return 0;
+	}
+	if (sm_json_str_eq(&op->doc, sel, "SPECIFIC_ATTRIBUTES")) {
+		if (specific)
+			return 0;
+		alt_fail(op, "ValidationException",
+			 "Select=SPECIFIC_ATTRIBUTES requires AttributesToGet or ProjectionExpression");
+		return -EINVAL;
+	}
+	if (!sm_json_str_eq(&op->doc, sel, "COUNT") &&
+	    !sm_json_str_eq(&op->doc, sel, "ALL_ATTRIBUTES") &&
+	    !sm_json_str_eq(&op->doc, sel, "ALL_PROJECTED_ATTRIBUTES")) {
+		alt_fail(op, "ValidationException",
+			 "1 validation error detected: Value at 'select' failed to satisfy "
+			 "constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, "
+			 "COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]");
+		return -EINVAL;
+	}
+	if (specific) {
+		alt_fail(op, "ValidationException",
+			 "AttributesToGet or ProjectionExpression require Select to be either "
+			 "SPECIFIC_ATTRIBUTES or missing");
+		return -EINVAL;
+	}
+	if (sm_json_str_eq(&op->doc, sel, "COUNT")) {
+		op->count_only = true;
+		return 0;
+	}
+	if (sm_json_str_eq(&op->doc, sel, "ALL_PROJECTED_ATTRIBUTES")) {
+		if (x == NULL) {
+			alt_fail(op, "ValidationException",
+				 "ALL_PROJECTED_ATTRIBUTES only allowed for indexes");
+			return -EINVAL;
+		}
+		op->index_projected = true;
+		return 0;
+	}
+	if (x != NULL && !x->lsi && x->proj != ALT_PROJ_ALL) {
+		alt_fail(op, "ValidationException",
+			 "One or more parameter values were invalid: Select type ALL_ATTRIBUTES is "
+			 "not supported for global secondary index %s because its projection type is "
+			 "not ALL",
+			 x->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A GSI holds only what it projects: asking it for more is an error, as in DynamoDB. */
+static int
+check_projected(struct alt_op *op, const struct alt_index *x)
+{
+	struct sm_ddb_expr_env env = { .name = alt_env_name, .arg = op };
+	struct sm_bytes s;
+	const char *name;
+	unsigned i;
+	int a;
+
+	for (i = 0; op->proj != NULL && i < op->proj->npaths; i++) {
+		name = sm_ddb_path_top_name(&op->proj->paths[i], &env);
+		if (name != NULL && !alt_index_projects(x, name, strlen(name)))
+			goto bad;
+	}
+	for (a = sm_json_first(&op->doc, op->atg_tok); a >= 0; a = sm_json_next(&op->doc, a)) {
+		if (alt_payload_str(op, &op->doc, a, &s) < 0)
+			continue;
+		name = (const char *)s.p;
+		if (!alt_index_projects(x, name, s.len)) {
+			alt_fail(op, "ValidationException",
+				 "One or more parameter values were invalid: Global secondary index %s "
+				 "does not project [%.*s]",
+				 x->name, (int)SM_MIN(s.len, 255u), name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+bad:
+	alt_fail(op, "ValidationException",
+		 "One or more parameter values were invalid: Global secondary index %s does not "
+		 "project [%s]",
+		 x->name, name);
+	return -EINVAL;
+}
+
+/* Item @itok of @d as the index's projection: its keys and projected attributes. */
+static int
+write_index_projected(struct alt_op *op, const struct sm_json_doc *d, int itok,
+		      struct sm_json_out *o)
+{
+	const struct alt_index *x = op->tab.index;
+	struct sm_bytes k, raw;
+	int e;
+
+	sm_json_out_obj_begin(o);
+	for (e = sm_json_first(d, itok); e >= 0; e = sm_json_next(d, e)) {
+		if (alt_payload_str(op, d, e, &k) < 0)
+			return -ENOMEM;
+		if (!alt_index_projects(x, (const char *)k.p, k.len) &&
+		    !(strlen(op->tab.hold->cols[0].name) == k.len &&
+		      memcmp(op->tab.hold->cols[0].name, k.p, k.len) == 0) &&
+		    !(op->tab.hold->nck > 0 && strlen(op->tab.hold->cols[1].name) == k.len &&
+		      memcmp(op->tab.hold->cols[1].name, k.p, k.len) == 0))
+			continue;
+		raw = sm_json_span(d, sm_json_member_value(d, e));
+		sm_json_out_keyn(o, (const char *)k.p, k.len);
+		sm_json_out_raw(o, (const char *)raw.p, raw.len);
+	}
+	sm_json_out_obj_end(o);
+	return o->err;
+}
+
+/*
+ * A request may not mix the legacy parameters with expressions (DynamoDB's
+ * message lists both kinds, each in alphabetical order).
+ */
+static int
+check_mixed(struct alt_op *op, bool query)
+{
+	/* KeyConditions goes with the expressions but KeyConditionExpression (query()) */
+	static const char *const legacy[] = { "AttributesToGet", "ConditionalOperator",
+					      "QueryFilter", "ScanFilter" };
+	static const char *const expr[] = { "FilterExpression", "KeyConditionExpression",
+					    "ProjectionExpression" };
+	char a[128] = "", b[128] = "";
+	size_t la = 0, lb = 0;
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(legacy); i++) {
+		/* legacy[2] is QueryFilter, legacy[3] ScanFilter */
+		if (i == (query ? 3u : 2u) ||
+		    sm_json_get(&op->doc, op->root, legacy[i]) < 0)
+			continue;
+		la += (size_t)snprintf(a + la, sizeof(a) - la, "%s%s", la ? ", " : "", legacy[i]);
+	}
+	for (i = 0; i < SM_ARRAY_SIZE(expr); i++) {
+		if ((!query && i == 1) ||
+		    sm_json_get(&op->doc, op->root, expr[i]) < 0)
+			continue;
+		lb += (size_t)snprintf(b + lb, sizeof(b) - lb, "%s%s", lb ? ", " : "", expr[i]);
+	}
+	if (la == 0 || lb == 0)
+		return 0;
+	alt_fail(op, "ValidationException",
+		 "Can not use both expression and non-expression parameters in the same request: "
+		 "Non-expression parameters: {%s} Expression parameters: {%s}",
+		 a, b);
+	return -EINVAL;
+}
+
+/* Is @p (a path of the filter) the table's or index's key attribute? */
+static const char *
+key_path(struct alt_op *op, const struct sm_ddb_path *p)
+{
+	struct sm_ddb_expr_env env = { .name = alt_env_name, .arg = op };
+	const char *name = sm_ddb_path_top_name(p, &env);
+
+	if (name != NULL && (strcmp(name, op->tab.hash->name) == 0 ||
+			     (op->tab.range != NULL && strcmp(name, op->tab.range->name) == 0)))
+		return name;
+	return NULL;
+}
+
+static const char *
+operand_key(struct alt_op *op, const struct sm_ddb_operand *o)
+{
+	const char *k = NULL;
+	unsigned i;
+
+	if (o->kind == SM_DDB_OP_PATH)
+		return key_path(op, &o->path);
+	for (i = 0; i < o->nargs && k == NULL; i++)
+		k = operand_key(op, o->args[i]);
+	return k;
+}
+
+/* The first key attribute a filter reads (recursion bounded by the parser's nesting limit). */
+static const char *
+cond_key(struct alt_op *op, const struct sm_ddb_cond *c)
+{
+	const char *k = NULL;
+	unsigned i;
+
+	if (c->left != NULL)
+		k = cond_key(op, c->left);
+	if (k == NULL && c->right != NULL)
+		k = cond_key(op, c->right);
+	for (i = 0; k == NULL && i < c->noperands; i++)
+		k = operand_key(op, c->operands[i]);
+	return k;
+}
+
+/* QueryFilter or ScanFilter (alt_legacy.c), checked whatever the items; a Query's may
+ * not name a key (the key condition selects by key). */
+static int
+legacy_filter(struct alt_op *op, bool query)
+{
+	const char *member = query ? "QueryFilter" : "ScanFilter";
+	int f = sm_json_get(&op->doc, op->root, member), any = 0, e;
+	struct sm_bytes k;
+
+	op->legacy_filter = -1;
+	op->legacy_any = false;
+	if (f < 0) {
+		if (sm_json_get(&op->doc, op->root, "ConditionalOperator") < 0)
+			return 0;
+		alt_fail(op, "ValidationException",
+			 "ConditionalOperator cannot be used without a non-empty %s", member);
+		return -EINVAL;
+	}
+	if (alt_legacy_validate(op, f, member) < 0 || alt_legacy_operator(op, f, &any) < 0) {
+		alt_fail(op, "ValidationException", "%s", op->errmsg);
+		return -EINVAL;
+	}
+	/* (without a key condition, the missing one is what is said) */
+	if (sm_json_get(&op->doc, op->root, "KeyConditions") < 0 && op->keycond == NULL)
+		query = false;
+	for (e = sm_json_first(&op->doc, f); query && e >= 0; e = sm_json_next(&op->doc, e)) {
+		if (alt_payload_str(op, &op->doc, e, &k) < 0)
+			continue;
+		if ((strlen(op->tab.hash->name) == k.len && memcmp(op->tab.hash->name, k.p, k.len) == 0) ||
+		    (op->tab.range != NULL && strlen(op->tab.range->name) == k.len &&
+		     memcmp(op->tab.range->name, k.p, k.len) == 0)) {
+			alt_fail(op, "ValidationException",
+				 "QueryFilter can only contain non-primary key attributes: Primary key "
+				 "attribute: %.*s",
+				 (int)SM_MIN(k.len, 255u), (const char *)k.p);
+			return -EINVAL;
+		}
+	}
+	op->legacy_filter = f;
+	op->legacy_any = any != 0;
+	return 0;
+}
+
 static int
 common(struct alt_op *op, bool query)
 {
 	int lim = sm_json_get(&op->doc, op->root, "Limit");
 	int sel = sm_json_get(&op->doc, op->root, "Select");
+	int idx = sm_json_get(&op->doc, op->root, "IndexName");
+	const struct alt_index *x;
 	int64_t v;
 
 	if (alt_table_from_request(op) < 0)
@@ -189,21 +509,28 @@ common(struct alt_op *op, bool query)
 		}
 		op->limit = (int)v;
 	}
-	op->count_only = sel >= 0 && sm_json_str_eq(&op->doc, sel, "COUNT");
-	if (sel >= 0 && !op->count_only && !sm_json_str_eq(&op->doc, sel, "ALL_ATTRIBUTES") &&
-	    !sm_json_str_eq(&op->doc, sel, "SPECIFIC_ATTRIBUTES") &&
-	    !sm_json_str_eq(&op->doc, sel, "ALL_PROJECTED_ATTRIBUTES")) {
-		alt_fail(op, "ValidationException",
-			 "1 validation error detected: Value at 'select' failed to satisfy "
-			 "constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, "
-			 "COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]");
+	if (check_mixed(op, query) < 0)
 		return -EINVAL;
-	}
-	if (sm_json_get(&op->doc, op->root, "IndexName") >= 0) {
-		alt_fail(op, "ValidationException",
-			 "not supported by shardmark: secondary indexes (IndexName)");
+	if (idx >= 0 && alt_index_open(op, idx) < 0)
 		return -EINVAL;
+	x = op->tab.index;
+	if (x != NULL && !x->lsi) {
+		bool consistent = false;
+
+		sm_json_bool(&op->doc, sm_json_get(&op->doc, op->root, "ConsistentRead"), &consistent);
+		if (consistent) {
+			alt_fail(op, "ValidationException",
+				 "Consistent reads are not supported on global secondary indexes");
+			return -EINVAL;
+		}
+		if (!alt_index_readable(x)) {
+			alt_fail(op, "ValidationException",
+				 "Cannot read from backfilling global secondary index: %s", x->name);
+			return -EINVAL;
+		}
 	}
+	if (parse_select(op, sel, x) < 0)
+		return -EINVAL;
 	if (alt_parse_expr(op, "FilterExpression", SM_DDB_FILTER, &op->filter) < 0 ||
 	    alt_parse_expr(op, "ProjectionExpression", SM_DDB_PROJECTION, &op->proj) < 0)
 		return -EINVAL;
@@ -212,7 +539,26 @@ common(struct alt_op *op, bool query)
 		return -EINVAL;
 	if (alt_check_unused(op) < 0)
 		return -EINVAL;
+	if (x != NULL && !x->lsi && x->proj != ALT_PROJ_ALL && check_projected(op, x) < 0)
+		return -EINVAL;
+	if (legacy_filter(op, query) < 0)
+		return -EINVAL;
+	if (query && op->filter != NULL &&
+	    (op->keycond != NULL || sm_json_get(&op->doc, op->root, "KeyConditions") >= 0)) {
+		/* a Query selects by key: its filter may not (Scan's may) */
+		const char *k = cond_key(op, op->filter->cond);
+
+		if (k != NULL) {
+			alt_fail(op, "ValidationException",
+				 "Filter Expression can only contain non-primary key attributes: "
+				 "Primary key attribute: %s",
+				 k);
+			return -EINVAL;
+		}
+	}
 	op->scanned = op->returned = 0;
+	op->page_bytes = 0;
+	op->page_full = false;
 	op->have_last = false;
 	op->cond_error = false;
 	return 0;
@@ -261,6 +607,20 @@ prefix_end(struct alt_op *op, struct sm_bytes p, struct sm_bytes *out)
 	return true;
 }
 
+/* A key condition's value as key bytes; DynamoDB words a type mismatch its own way here. */
+static int
+query_key_value(struct alt_op *op, int v, const struct sm_column *c, char type,
+		struct sm_bytes *out)
+{
+	int ret = alt_key_value(op, &op->doc, v, c, type, out);
+
+	if (ret == -EINVAL && strstr(op->errmsg, "Type mismatch") != NULL)
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "One or more parameter values were invalid: Condition parameter type does not "
+			 "match schema type");
+	return ret;
+}
+
 static int
 key_of_value(struct alt_op *op, const char *ref, const struct sm_column *c, char type,
 	     struct sm_bytes *out)
@@ -274,7 +634,7 @@ key_of_value(struct alt_op *op, const char *ref, const struct sm_column *c, char
 			 ref);
 		return -EINVAL;
 	}
-	return alt_key_value(op, &op->doc, v, c, type, out);
+	return query_key_value(op, v, c, type, out);
 }
 
 static int
@@ -299,11 +659,34 @@ key_from_legacy(struct alt_op *op, int spec, const struct sm_column *c, char typ
 	};
 	unsigned i;
 
+	static const char *const others[] = { "NE", "IN", "NULL", "NOT_NULL", "CONTAINS",
+					      "NOT_CONTAINS" };
+
 	for (i = 0; i < SM_ARRAY_SIZE(ops); i++)
 		if (sm_json_str_eq(&op->doc, cop, ops[i].name))
 			break;
 	if (i == SM_ARRAY_SIZE(ops)) {
-		snprintf(op->errmsg, sizeof(op->errmsg), "Unsupported operator on KeyCondition");
+		struct sm_bytes s = sm_json_span(&op->doc, cop);
+
+		for (i = 0; i < SM_ARRAY_SIZE(others); i++)
+			if (sm_json_str_eq(&op->doc, cop, others[i]))
+				break;
+		if (i < SM_ARRAY_SIZE(others))
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "Attempted conditional constraint is not an indexable operation");
+		else
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "1 validation error detected: Value %.*s at "
+				 "'keyConditions.%s.member.comparisonOperator' failed to satisfy "
+				 "constraint: Member must satisfy enum value set: [IN, NULL, BETWEEN, "
+				 "LT, NOT_CONTAINS, EQ, GT, NOT_NULL, NE, LE, BEGINS_WITH, GE, CONTAINS]",
+				 (int)SM_MIN(s.len, 32u), (const char *)s.p, c->name);
+		return -EINVAL;
+	}
+	if (type == 'N' && ops[i].op == SM_DDB_KEY_BEGINS_WITH) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "One or more parameter values were invalid: ComparisonOperator BEGINS_WITH "
+			 "is not valid for N AttributeValue type");
 		return -EINVAL;
 	}
 	if ((int)sm_json_count(&op->doc, list) != ops[i].nvals) {
@@ -314,11 +697,28 @@ key_from_legacy(struct alt_op *op, int spec, const struct sm_column *c, char typ
 		return -EINVAL;
 	}
 	*kop = ops[i].op;
-	if (alt_key_value(op, &op->doc, a, c, type, v0) < 0)
+	if (query_key_value(op, a, c, type, v0) < 0)
 		return -EINVAL;
-	if (ops[i].nvals == 2 && alt_key_value(op, &op->doc, b, c, type, v1) < 0)
+	if (ops[i].nvals == 2 && query_key_value(op, b, c, type, v1) < 0)
 		return -EINVAL;
 	return 0;
+}
+
+/* Does sort key value @v satisfy the key condition's bounds? */
+static bool
+within(struct alt_op *op, struct sm_bytes v, const struct sm_bytes *lo, bool lo_incl,
+       const struct sm_bytes *hi, bool hi_incl)
+{
+	const struct sm_type *t = op->tab.range != NULL ? op->tab.range->type : NULL;
+	int c;
+
+	if (t == NULL)
+		return true;
+	if (lo != NULL && ((c = sm_value_compare(t, v, *lo)) < 0 || (c == 0 && !lo_incl)))
+		return false;
+	if (hi != NULL && ((c = sm_value_compare(t, v, *hi)) > 0 || (c == 0 && !hi_incl)))
+		return false;
+	return true;
 }
 
 void
@@ -392,17 +792,29 @@ alt_query(struct alt_op *op)
 		enum sm_ddb_key_op hop;
 		struct sm_bytes unused;
 
-		if (hs < 0 || sm_json_count(&op->doc, kc) != (rs >= 0 ? 2u : 1u)) {
+		if (hs < 0) {
 			alt_fail(op, "ValidationException",
 				 "Query condition missed key schema element: %s",
 				 op->tab.hash->name);
 			return;
 		}
+		if (sm_json_count(&op->doc, kc) != (rs >= 0 ? 2u : 1u)) {
+			if (op->tab.range != NULL)
+				alt_fail(op, "ValidationException",
+					 "Query condition missed key schema element: %s",
+					 op->tab.range->name);
+			else
+				alt_fail(op, "ValidationException",
+					 "Query key condition not supported");
+			return;
+		}
 		if (key_from_legacy(op, hs, op->tab.hash, op->tab.hash_type, &hop, &pkv, &unused) <
-			    0 ||
-		    hop != SM_DDB_KEY_EQ) {
-			alt_fail(op, "ValidationException", "%s",
-				 op->errmsg[0] ? op->errmsg : "Query key condition not supported");
+		    0) {
+			alt_fail(op, "ValidationException", "%s", op->errmsg);
+			return;
+		}
+		if (hop != SM_DDB_KEY_EQ) {
+			alt_fail(op, "ValidationException", "Query key condition not supported");
 			return;
 		}
 		if (rs >= 0 && key_from_legacy(op, rs, op->tab.range, op->tab.range_type, &kop, &v0,
@@ -458,35 +870,46 @@ alt_query(struct alt_op *op)
 	default:
 		break;
 	}
+	memset(&op->range, 0, sizeof(op->range));
+	if (has_lo) {
+		op->range.start.prefix.n = 1;
+		op->range.start.prefix.part[0] = lo;
+		op->range.start.inclusive = lo_incl;
+	}
+	if (has_hi) {
+		op->range.end.prefix.n = 1;
+		op->range.end.prefix.part[0] = hi;
+		op->range.end.inclusive = hi_incl;
+	}
 	if (esk >= 0) {
 		struct sm_key spk, sck;
+		struct sm_ck_bound *b = op->forward ? &op->range.start : &op->range.end;
 
-		if (alt_item_key(op, &op->doc, esk, false, &spk, &sck) < 0) {
+		if ((op->tab.nxck > 0 ? alt_view_key(op, &op->doc, esk, &spk, &sck)
+				      : alt_item_key(op, &op->doc, esk, false, &spk, &sck)) < 0) {
 			alt_fail(op, "ValidationException",
 				 "The provided starting key is invalid: %s", op->errmsg);
 			return;
 		}
-		if (spk.part[0].len != pkv.len || memcmp(spk.part[0].p, pkv.p, pkv.len) != 0) {
+		if (spk.part[0].len != pkv.len || memcmp(spk.part[0].p, pkv.p, pkv.len) != 0 ||
+		    (sck.n > 0 && !within(op, sck.part[0], has_lo ? &lo : NULL, lo_incl,
+					  has_hi ? &hi : NULL, hi_incl))) {
 			alt_fail(op, "ValidationException",
 				 "The provided starting key is outside query boundaries based on "
 				 "provided conditions");
 			return;
 		}
-		if (sck.n > 0) {
-			/* continue strictly after (or before, reversed) the start key */
-			if (op->forward) {
-				if (!has_lo ||
-				    sm_value_compare(op->tab.range->type, sck.part[0], lo) >= 0) {
-					lo = sck.part[0];
-					lo_incl = false;
-					has_lo = true;
-				}
-			} else if (!has_hi ||
-				   sm_value_compare(op->tab.range->type, sck.part[0], hi) <= 0) {
-				hi = sck.part[0];
-				hi_incl = false;
-				has_hi = true;
-			}
+		/*
+		 * Continue strictly after (or before, reversed) the start key's whole
+		 * clustering key (an index's view has the base keys in it too), unless
+		 * the key condition's own bound is already past it.
+		 */
+		if (sck.n > 0 &&
+		    (b->prefix.n == 0 ||
+		     sm_value_compare(op->tab.range ? op->tab.range->type : op->tab.xck[0]->type,
+				      sck.part[0], b->prefix.part[0]) * (op->forward ? 1 : -1) >= 0)) {
+			b->prefix = sck;
+			b->inclusive = false;
 		}
 	}
 	r = one_sreq(op);
@@ -499,18 +922,7 @@ alt_query(struct alt_op *op)
 	sel->pk.n = 1;
 	sel->pk.part[0] = pkv;
 	sel->reversed = !op->forward;
-	if (op->tab.range != NULL && (has_lo || has_hi)) {
-		memset(&op->range, 0, sizeof(op->range));
-		if (has_lo) {
-			op->range.start.prefix.n = 1;
-			op->range.start.prefix.part[0] = lo;
-			op->range.start.inclusive = lo_incl;
-		}
-		if (has_hi) {
-			op->range.end.prefix.n = 1;
-			op->range.end.prefix.part[0] = hi;
-			op->range.end.inclusive = hi_incl;
-		}
+	if (op->range.start.prefix.n > 0 || op->range.end.prefix.n > 0) {
 		sel->ranges = &op->range;
 		sel->nranges = 1;
 	}
@@ -567,12 +979,25 @@ alt_scan(struct alt_op *op)
 	if (esk >= 0) {
 		int64_t tok;
 
-		if (alt_item_key(op, &op->doc, esk, false, &op->start_pk, &op->start_ck) < 0) {
+		if ((op->tab.nxck > 0
+			     ? alt_view_key(op, &op->doc, esk, &op->start_pk, &op->start_ck)
+			     : alt_item_key(op, &op->doc, esk, false, &op->start_pk, &op->start_ck)) <
+		    0) {
 			alt_fail(op, "ValidationException",
 				 "The provided starting key is invalid: %s", op->errmsg);
 			return;
 		}
 		tok = sm_key_token(&op->start_pk);
+		if (tot >= 0 && (tok <= sel->token_start || tok > sel->token_end) &&
+		    !(s == 0 && tok == INT64_MIN)) {
+			/* as ScyllaDB's scan (alternator/executor_read.cc) */
+			alt_fail(op, "ValidationException",
+				 "The provided starting key is invalid: Invalid ExclusiveStartKey. "
+				 "Please use ExclusiveStartKey with correct Segment. TotalSegments: "
+				 "%lld Segment: %lld",
+				 (long long)t, (long long)s);
+			return;
+		}
 		/* resume in the start key's partition, skipping what was returned */
 		if (tok != INT64_MIN && tok - 1 > sel->token_start)
 			sel->token_start = tok - 1;

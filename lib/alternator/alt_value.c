@@ -216,10 +216,12 @@ number_text(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_d
 	char err[200];
 	int ret;
 
-	if (str_slot(d, tok, 0, &s) < 0)
+	if (str_slot(d, tok, 0, &s) < 0) {
+		op->ser_err = true;
 		return bad(op, "%s",
 			   "One or more parameter values were invalid: a number must be a "
 			   "string");
+	}
 	ret = sm_ddb_number_parse((const char *)s.p, s.len, n, err, sizeof(err));
 	if (ret < 0)
 		return bad(op, "%s", err);
@@ -427,6 +429,7 @@ write_set(struct alt_op *op, const struct sm_json_doc *d, int arr, const char *t
 				break;
 		} else if (type[0] == 'B') {
 			if (binary_slot(d, a, 0, &sa) < 0) {
+				op->ser_err = true;
 				ret = bad(op, "%s",
 					  "One or more parameter values were invalid: "
 					  "invalid base64 in a binary set");
@@ -504,10 +507,12 @@ write_value(struct alt_op *op, const struct sm_json_doc *d, int tok, struct sm_j
 		sm_ddb_number_format(&n, text, sizeof(text));
 		sm_json_out_str(o, text);
 	} else if (strcmp(type, "B") == 0) {
-		if (sm_json_type(d, p) != SM_JSON_STRING || binary_slot(d, p, 0, &s) < 0)
+		if (sm_json_type(d, p) != SM_JSON_STRING || binary_slot(d, p, 0, &s) < 0) {
+			op->ser_err = true;
 			return bad(op, "%s",
 				   "One or more parameter values were invalid: B must be "
 				   "base64-encoded binary data");
+		}
 		raw = sm_json_span(d, p);
 		sm_json_out_raw(o, (const char *)raw.p, raw.len);
 	} else if (strcmp(type, "BOOL") == 0) {
@@ -860,10 +865,12 @@ alt_key_value(struct alt_op *op, const struct sm_json_doc *d, int v, const struc
 		(void)err;
 		break;
 	default:
-		if (alt_payload_binary(op, d, p, &s) < 0)
+		if (alt_payload_binary(op, d, p, &s) < 0) {
+			op->ser_err = true;
 			return bad(op, "%s",
 				   "One or more parameter values were invalid: B must be "
 				   "base64-encoded binary data");
+		}
 		if (s.len == 0)
 			return bad(op,
 				   "One or more parameter values are not valid. The "
@@ -903,6 +910,30 @@ alt_item_key(struct alt_op *op, const struct sm_json_doc *d, int obj, bool whole
 		ck->n = 1;
 		ret = alt_key_part(op, d, obj, t->range, t->range_type, &ck->part[0]);
 	}
+	return ret;
+}
+
+int
+alt_view_key(struct alt_op *op, const struct sm_json_doc *d, int obj, struct sm_key *pk,
+	     struct sm_key *ck)
+{
+	const struct alt_table *t = &op->tab;
+	unsigned i;
+	int ret;
+
+	if (sm_json_type(d, obj) != SM_JSON_OBJECT)
+		return bad(op, "%s",
+			   "One or more parameter values were invalid: the key must be a "
+			   "map of attribute values");
+	if (sm_json_count(d, obj) != (t->range ? 2u : 1u) + t->nxck)
+		return bad(op, "%s", "The provided key element does not match the schema");
+	pk->n = 1;
+	ret = alt_key_part(op, d, obj, t->hash, t->hash_type, &pk->part[0]);
+	ck->n = 0;
+	if (ret == 0 && t->range != NULL)
+		ret = alt_key_part(op, d, obj, t->range, t->range_type, &ck->part[ck->n++]);
+	for (i = 0; ret == 0 && i < t->nxck; i++)
+		ret = alt_key_part(op, d, obj, t->xck[i], t->xck_type[i], &ck->part[ck->n++]);
 	return ret;
 }
 
@@ -965,4 +996,186 @@ alt_write_row_item(struct alt_op *op, struct sm_json_out *o, const struct sm_key
 		}
 	}
 	sm_json_out_obj_end(o);
+}
+
+void
+alt_write_view_row(struct alt_op *op, struct sm_json_out *o, const struct sm_key *pk,
+		   const struct sm_key *ck, const struct sm_cell_view *attrs)
+{
+	const struct alt_table *t = &op->tab;
+	unsigned i, first = t->range != NULL ? 1 : 0;
+	struct sm_coll_iter it;
+	struct sm_bytes k, v;
+
+	sm_json_out_obj_begin(o);
+	sm_json_out_key(o, t->hash->name);
+	alt_write_key_value(o, t->hash_type, pk->part[0]);
+	if (t->range != NULL && ck->n > 0) {
+		sm_json_out_key(o, t->range->name);
+		alt_write_key_value(o, t->range_type, ck->part[0]);
+	}
+	/* the base key attributes in the view's clustering key */
+	for (i = 0; i < t->nxck && first + i < ck->n; i++) {
+		sm_json_out_key(o, t->xck[i]->name);
+		alt_write_key_value(o, t->xck_type[i], ck->part[first + i]);
+	}
+	if (attrs->present && sm_coll_iter_init(&it, attrs->value) == 0) {
+		while (sm_coll_next(&it, &k, &v, true)) {
+			sm_json_out_keyn(o, (const char *)k.p, k.len);
+			sm_json_out_raw(o, (const char *)v.p, v.len);
+		}
+	}
+	sm_json_out_obj_end(o);
+}
+
+void
+alt_name_error(struct alt_op *op, size_t len, const char *prefix)
+{
+	snprintf(op->errmsg, sizeof(op->errmsg),
+		 "One or more parameter values were invalid: %s%s", prefix,
+		 len == 0 ? "Empty attribute name"
+			  : "Attribute name is too large, must be less than 65536 bytes");
+}
+
+/* A number's size: a byte per two significant digits, and one (trailing zeros trimmed). */
+static size_t
+number_size(struct sm_bytes s)
+{
+	size_t digits = 0, zeros = 0;
+	uint32_t i;
+
+	for (i = 0; i < s.len && s.p[i] != 'e' && s.p[i] != 'E'; i++) {
+		if (s.p[i] >= '1' && s.p[i] <= '9') {
+			digits += zeros + 1;
+			zeros = 0;
+		} else if (s.p[i] == '0' && digits > 0) {
+			zeros++;
+		}
+	}
+	return (digits + 1) / 2 + 1;
+}
+
+/* DynamoDB's size of one attribute value (recursion bounded by the 32 levels values may nest). */
+static size_t
+value_size(struct alt_op *op, const struct sm_json_doc *d, int v)
+{
+	struct sm_bytes s;
+	size_t n = 0;
+	char t[5];
+	int p, e;
+
+	if (alt_value_type(d, v, t, &p) < 0)
+		return sm_json_span(d, v).len;
+	switch (t[0]) {
+	case 'S':
+		if (t[1] == 'S') {
+			for (e = sm_json_first(d, p); e >= 0; e = sm_json_next(d, e))
+				n += alt_payload_str(op, d, e, &s) == 0 ? s.len : 0;
+			return n;
+		}
+		return alt_payload_str(op, d, p, &s) == 0 ? s.len : 0;
+	case 'N':
+		if (t[1] == 'S') {
+			for (e = sm_json_first(d, p); e >= 0; e = sm_json_next(d, e))
+				n += number_size(sm_json_span(d, e));
+			return n;
+		}
+		return number_size(sm_json_span(d, p));
+	case 'B':
+		if (t[1] == 'S') {
+			for (e = sm_json_first(d, p); e >= 0; e = sm_json_next(d, e))
+				n += sm_json_span(d, e).len * 3 / 4;
+			return n;
+		}
+		if (t[1] == 'O')
+			return 1; /* BOOL */
+		return sm_json_span(d, p).len * 3 / 4;
+	case 'L':
+		for (e = sm_json_first(d, p); e >= 0; e = sm_json_next(d, e))
+			n += value_size(op, d, e) + 1;
+		return n + 3;
+	case 'M':
+		for (e = sm_json_first(d, p); e >= 0; e = sm_json_next(d, e))
+			n += (alt_payload_str(op, d, e, &s) == 0 ? s.len : 0) +
+			     value_size(op, d, sm_json_member_value(d, e)) + 1;
+		return n + 3;
+	default:
+		return 1; /* NULL */
+	}
+}
+
+size_t
+alt_item_size(struct alt_op *op, const struct sm_json_doc *d, int obj)
+{
+	struct sm_bytes k;
+	size_t n = 0;
+	int e;
+
+	for (e = sm_json_first(d, obj); e >= 0; e = sm_json_next(d, e))
+		n += (alt_payload_str(op, d, e, &k) == 0 ? k.len : 0) +
+		     value_size(op, d, sm_json_member_value(d, e));
+	return n;
+}
+
+static int
+span_cmp(const void *a, const void *b)
+{
+	const struct sm_bytes *x = a, *y = b;
+	int c = memcmp(x->p, y->p, SM_MIN(x->len, y->len));
+
+	return c ? c : (int)x->len - (int)y->len;
+}
+
+int
+alt_check_attributes_to_get(struct alt_op *op, int tok)
+{
+	struct sm_bytes small[16], *v = small, s;
+	unsigned n = 0, i, count = sm_json_count(&op->doc, tok);
+	int e, ret = 0;
+
+	if (tok < 0)
+		return 0;
+	if (sm_json_type(&op->doc, tok) != SM_JSON_ARRAY || count == 0) {
+		snprintf(op->errmsg, sizeof(op->errmsg),
+			 "1 validation error detected: Value '%s' at 'attributesToGet' failed to "
+			 "satisfy constraint: Member must have length greater than or equal to 1",
+			 count == 0 ? "[]" : "null");
+		return -EINVAL;
+	}
+	if (count > SM_ARRAY_SIZE(small)) {
+		v = sm_malloc(count * sizeof(*v));
+		if (v == NULL)
+			return -ENOMEM;
+	}
+	for (e = sm_json_first(&op->doc, tok); e >= 0; e = sm_json_next(&op->doc, e)) {
+		if (sm_json_type(&op->doc, e) != SM_JSON_STRING) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "AttributesToGet must be a list of strings");
+			ret = -EINVAL;
+			goto out;
+		}
+		if (alt_payload_str(op, &op->doc, e, &s) == 0 &&
+		    (s.len == 0 || s.len > ALT_MAX_ATTR_NAME)) {
+			alt_name_error(op, s.len, "AttributesToGet - ");
+			ret = -EINVAL;
+			goto out;
+		}
+		v[n++] = sm_json_span(&op->doc, e);
+	}
+	/* n log n: a client sets n */
+	qsort(v, n, sizeof(*v), span_cmp);
+	for (i = 1; i < n; i++) {
+		if (span_cmp(&v[i - 1], &v[i]) == 0) {
+			snprintf(op->errmsg, sizeof(op->errmsg),
+				 "One or more parameter values were invalid: Duplicate value in "
+				 "attribute name: %.*s",
+				 (int)SM_MIN(v[i].len - 2, 255u), (const char *)v[i].p + 1);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+out:
+	if (v != small)
+		sm_free(v);
+	return ret;
 }

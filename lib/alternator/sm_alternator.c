@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <zlib.h>
 
@@ -77,6 +78,7 @@ op_get(void)
 		sm_json_out_init(&op->item);
 		sm_json_out_init(&op->nitem);
 		sm_json_out_init(&op->scratch);
+		sm_json_out_init(&op->vitem);
 		for (i = 0; i < ALT_TMP_DOCS; i++) {
 			sm_json_doc_init(&op->tmp[i]);
 			sm_json_out_init(&op->tmpout[i]);
@@ -105,6 +107,7 @@ op_get(void)
 	op->rmw = false;
 	op->cond_ok = true;
 	op->cond_error = false;
+	op->ser_err = false;
 	op->start_key_tok = -1;
 	op->have_last = false;
 	op->skipping = false;
@@ -136,10 +139,14 @@ op_destroy(struct alt_op *op)
 	sm_json_out_release(&op->item);
 	sm_json_out_release(&op->nitem);
 	sm_json_out_release(&op->scratch);
+	sm_json_out_release(&op->vitem);
 	for (i = 0; i < ALT_TMP_DOCS; i++) {
 		sm_json_doc_release(&op->tmp[i]);
 		sm_json_out_release(&op->tmpout[i]);
 	}
+	bytes_release(&op->vkeys);
+	bytes_release(&op->vvals);
+	sm_free(op->vops);
 	bytes_release(&op->keys);
 	bytes_release(&op->vals);
 	bytes_release(&op->last);
@@ -150,6 +157,19 @@ op_destroy(struct alt_op *op)
 	sm_free(op->name_memo);
 	sm_free(op->proj_nodes);
 	sm_free(op);
+}
+
+/* The buffers of a write with secondary indexes: only a large one is let go. */
+static __attribute__((noinline, cold)) void
+trim_index_buffers(struct alt_op *op)
+{
+	op->index_bufs = false;
+	if (op->vkeys.cap > KEEP_BYTES)
+		bytes_release(&op->vkeys);
+	if (op->vvals.cap > KEEP_BYTES)
+		bytes_release(&op->vvals);
+	if (op->vitem.cap > KEEP_BYTES)
+		sm_json_out_release(&op->vitem);
 }
 
 static void
@@ -171,6 +191,8 @@ op_release(struct alt_op *op)
 		bytes_release(&op->vals);
 	if (op->inflated.cap > KEEP_BYTES)
 		bytes_release(&op->inflated);
+	if (SM_UNLIKELY(op->index_bufs))
+		trim_index_buffers(op);
 	if (op->out.cap > KEEP_BYTES)
 		sm_json_out_release(&op->out);
 	if (op->item.cap > KEEP_BYTES)
@@ -180,11 +202,48 @@ op_release(struct alt_op *op)
 	op_nfree++;
 }
 
+struct alt_op *
+alt_op_new(void)
+{
+	struct alt_op *op = op_get();
+
+	/* no request: none of the members run() finds */
+	if (op != NULL)
+		op->cap_tok = op->icm_tok = op->consistent_tok = op->table_tok = op->key_tok = -1;
+	return op;
+}
+
+void
+alt_op_done(struct alt_op *op)
+{
+	op_release(op);
+}
+
+/* The reply as system.config's live settings shape it: Server, no Date, no Content-Type. */
+static __attribute__((noinline, cold)) void
+reply_live(struct alt_op *op, int status, const char *json, size_t len)
+{
+	static __thread char headers[2048];
+	struct sm_http_req *req = op->req;
+
+	req->no_date = alt_live.no_date;
+	if (alt_live.server[0] != '\0') {
+		snprintf(headers, sizeof(headers), "%sServer: %s\r\n",
+			 req->reply_headers != NULL ? req->reply_headers : "", alt_live.server);
+		req->reply_headers = headers; /* copied by the reply */
+	}
+	sm_http_reply(req, status, alt_live.no_content_type ? NULL : SM_HTTP_JSON_TYPE, json, len);
+}
+
 static void
 reply(struct alt_op *op, int status, const char *json, size_t len)
 {
 	if (op->req != NULL) {
-		sm_http_reply(op->req, status, SM_HTTP_JSON_TYPE, json, len);
+		if (SM_UNLIKELY(alt_live.server[0] != '\0' || alt_live.no_date ||
+				alt_live.no_content_type))
+			reply_live(op, status, json, len);
+		else
+			sm_http_reply(op->req, status, SM_HTTP_JSON_TYPE, json, len);
 	} else if (op->local_done != NULL) {
 		op->local_done(op->local_ctx, status, json, len);
 	}
@@ -214,6 +273,8 @@ fail_v(struct alt_op *op, const char *type, const char *item_json, size_t item_l
 	int status = 400;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (op->ser_err && strcmp(type, "ValidationException") == 0)
+		type = "SerializationException";
 	if (strcmp(type, "InternalServerError") == 0)
 		status = 500;
 	else if (strcmp(type, "PayloadTooLarge") == 0)
@@ -339,6 +400,9 @@ static const struct alt_operation operations[] = {
 	{ "Scan", alt_scan },
 	{ "BatchWriteItem", alt_batch_write },
 	{ "BatchGetItem", alt_batch_get },
+	{ "UpdateTimeToLive", alt_update_ttl },
+	{ "DescribeTimeToLive", alt_describe_ttl },
+	{ "DescribeContinuousBackups", alt_describe_continuous_backups },
 };
 
 static const struct alt_operation *
@@ -352,11 +416,19 @@ find_operation(const char *name, size_t len)
 	return NULL;
 }
 
+/* The top-level members every operation looks at, found in one pass. */
+static const struct sm_json_key run_keys[] = {
+	SM_JSON_KEY("ExpressionAttributeNames"),    SM_JSON_KEY("AttributesToGet"),
+	SM_JSON_KEY("ExpressionAttributeValues"),   SM_JSON_KEY("ReturnConsumedCapacity"),
+	SM_JSON_KEY("ReturnItemCollectionMetrics"), SM_JSON_KEY("ConsistentRead"),
+	SM_JSON_KEY("TableName"),		    SM_JSON_KEY("Key"),
+};
+
 /* Parse the body and run @o. */
 static void
 run(struct alt_op *op, const struct alt_operation *o)
 {
-	int ret;
+	int ret, tok[SM_ARRAY_SIZE(run_keys)];
 
 	ret = sm_json_parse(&op->doc, op->body, op->body_len, 0);
 	if (ret == -ENOMEM) {
@@ -372,9 +444,22 @@ run(struct alt_op *op, const struct alt_operation *o)
 		alt_fail(op, "ValidationException", "Request content must be an object");
 		return;
 	}
-	op->names_tok = sm_json_get(&op->doc, op->root, "ExpressionAttributeNames");
-	op->atg_tok = sm_json_get(&op->doc, op->root, "AttributesToGet");
-	op->values_tok = sm_json_get(&op->doc, op->root, "ExpressionAttributeValues");
+	sm_json_getv(&op->doc, op->root, run_keys, SM_ARRAY_SIZE(run_keys), tok);
+	op->names_tok = tok[0];
+	op->atg_tok = tok[1];
+	op->values_tok = tok[2];
+	op->cap_tok = tok[3];
+	op->icm_tok = tok[4];
+	op->consistent_tok = tok[5];
+	op->table_tok = tok[6];
+	op->key_tok = tok[7];
+	if (SM_UNLIKELY(op->atg_tok >= 0) && alt_check_attributes_to_get(op, op->atg_tok) < 0) {
+		alt_fail(op, "ValidationException", "%s", op->errmsg);
+		return;
+	}
+	if (alt_capacity_parse(op) < 0)
+		return;
+	op->fn = o->fn;
 	o->fn(op);
 }
 
@@ -400,6 +485,7 @@ inflate_body(struct alt_op *op, const struct sm_http_str *enc)
 	}
 	z.next_in = (Bytef *)(uintptr_t)op->body;
 	z.avail_in = (uInt)op->body_len;
+again:
 	do {
 		if (op->inflated.cap - op->inflated.len < 4096 &&
 		    (op->inflated.len >= limit ||
@@ -419,9 +505,12 @@ inflate_body(struct alt_op *op, const struct sm_http_str *enc)
 		ret = inflate(&z, Z_NO_FLUSH);
 		op->inflated.len = op->inflated.cap - z.avail_out;
 	} while (ret == Z_OK);
+	if (ret == Z_STREAM_END && z.avail_in > 0 && inflateReset(&z) == Z_OK)
+		goto again; /* gzip members concatenated are one stream (RFC 1952) */
 	inflateEnd(&z);
 	if (ret != Z_STREAM_END) {
-		alt_fail(op, "SerializationException", "Malformed %.*s request body",
+		/* DynamoDB answers a body that does not decompress with a 500 */
+		alt_fail(op, "InternalServerError", "Malformed %.*s request body",
 			 (int)SM_MIN(enc->len, 16u), enc->p);
 		return -EINVAL;
 	}
@@ -490,12 +579,100 @@ auth_param(const struct sm_http_str *a, const char *key, struct sm_http_str *out
 		    memcmp(a->p + i, key, klen) == 0 && a->p[i + klen] == '=') {
 			out->p = a->p + i + klen + 1;
 			out->len = 0;
-			while (out->p + out->len < a->p + a->len && out->p[out->len] != ',')
+			/* components end at a comma or a space (clients write either, #9568) */
+			while (out->p + out->len < a->p + a->len && out->p[out->len] != ',' &&
+			       out->p[out->len] != ' ')
 				out->len++;
 			return true;
 		}
 	}
 	return false;
+}
+
+/*
+ * A header value as SigV4 canonicalizes it: no leading or trailing spaces,
+ * runs of spaces and tabs inside as one space.
+ */
+static size_t
+append_trimmed(char *buf, size_t cap, size_t len, const struct sm_http_str *v)
+{
+	size_t i = 0, n = v != NULL ? v->len : 0;
+	bool space = false;
+
+	while (i < n && (v->p[i] == ' ' || v->p[i] == '\t'))
+		i++;
+	while (n > i && (v->p[n - 1] == ' ' || v->p[n - 1] == '\t'))
+		n--;
+	for (; i < n && len + 1 < cap; i++) {
+		if (v->p[i] == ' ' || v->p[i] == '\t') {
+			space = true;
+			continue;
+		}
+		if (space && len + 2 < cap)
+			buf[len++] = ' ';
+		space = false;
+		buf[len++] = v->p[i];
+	}
+	buf[len] = '\0';
+	return len;
+}
+
+/* The value of @n decimal digits at @p (checked by the caller). */
+static int
+digits(const char *p, unsigned n)
+{
+	int v = 0;
+
+	while (n-- > 0)
+		v = v * 10 + (*p++ - '0');
+	return v;
+}
+
+/*
+ * X-Amz-Date within 15 minutes of now, either way, as DynamoDB requires
+ * (ScyllaDB's messages: "Signature expired", "Signature not yet current").
+ */
+static int
+check_date(struct alt_op *op, const struct sm_http_str *date)
+{
+	char d[17], now_s[17];
+	struct tm tm;
+	time_t t, now = time(NULL);
+	unsigned i;
+
+	memset(&tm, 0, sizeof(tm));
+	for (i = 0; i < 16 && date->len == 16; i++)
+		if (i != 8 && i != 15 && (date->p[i] < '0' || date->p[i] > '9'))
+			break;
+	if (date->len != 16 || i != 16 || date->p[8] != 'T' || date->p[15] != 'Z') {
+		alt_fail(op, "InvalidSignatureException",
+			 "X-Amz-Date must be in the ISO8601 basic format YYYYMMDD'T'HHMMSS'Z'");
+		return -EINVAL;
+	}
+	memcpy(d, date->p, 16);
+	d[16] = '\0';
+	tm.tm_year = digits(d, 4) - 1900;
+	tm.tm_mon = digits(d + 4, 2) - 1;
+	tm.tm_mday = digits(d + 6, 2);
+	tm.tm_hour = digits(d + 9, 2);
+	tm.tm_min = digits(d + 11, 2);
+	tm.tm_sec = digits(d + 13, 2);
+	t = timegm(&tm);
+	gmtime_r(&now, &tm);
+	strftime(now_s, sizeof(now_s), "%Y%m%dT%H%M%SZ", &tm);
+	if (t < now - 15 * 60) {
+		alt_fail(op, "InvalidSignatureException",
+			 "Signature expired: %s is now earlier than %s (%s - 15 min.)", d, now_s,
+			 now_s);
+		return -EACCES;
+	}
+	if (t > now + 15 * 60) {
+		alt_fail(op, "InvalidSignatureException",
+			 "Signature not yet current: %s is still later than %s (%s + 15 min.)", d,
+			 now_s, now_s);
+		return -EACCES;
+	}
+	return 0;
 }
 
 /*
@@ -555,6 +732,8 @@ check_signature(struct alt_op *op, struct sm_http_req *req)
 			 "The security token included in the request is invalid.");
 		return -EACCES;
 	}
+	if (check_date(op, date) < 0)
+		return -EACCES;
 	/* The canonical request. */
 	cap = 1024 + req->head.path.len + req->head.query.len + signed_h.len * 2;
 	for (i = 0; i < req->head.nfields; i++)
@@ -582,8 +761,9 @@ check_signature(struct alt_op *op, struct sm_http_req *req)
 		name[hl] = '\0';
 		v = sm_http_header(req, name);
 		/* a header named twice is written twice: cap counted it once */
-		clen = append(creq, cap, clen, "%s:%.*s\n", name, v ? (int)v->len : 0,
-			      v ? v->p : "");
+		clen = append(creq, cap, clen, "%s:", name);
+		clen = append_trimmed(creq, cap, clen, v);
+		clen = append(creq, cap, clen, "\n");
 		p += hl + 1;
 	}
 	clen = append(creq, cap, clen, "\n%.*s\n%s", (int)signed_h.len, signed_h.p, body_hex);
@@ -605,7 +785,8 @@ check_signature(struct alt_op *op, struct sm_http_req *req)
 	sm_free(creq);
 	sm_free(sts);
 	if (sig.len != 64 || memcmp(sig.p, sig_hex, 64) != 0) {
-		alt_fail(op, "InvalidSignatureException",
+		/* ScyllaDB's type for a wrong secret (test_authorization.py test_wrong_password) */
+		alt_fail(op, "UnrecognizedClientException",
 			 "The request signature we calculated does not match the signature you "
 			 "provided. Check your AWS Secret Access Key and signing method.");
 		return -EACCES;
@@ -618,6 +799,39 @@ nomem:
 	return -ENOMEM;
 }
 
+/* ---- CORS ---- */
+
+#define CORS_HEADERS                                                                               \
+	"Access-Control-Allow-Origin: *\r\n"                                                       \
+	"Access-Control-Expose-Headers: x-amzn-RequestId,x-amzn-ErrorType,x-amz-id-2,"             \
+	"x-amzn-ErrorMessage,Date\r\n"
+
+/*
+ * A preflight (OPTIONS with Origin): what the client asks to send is
+ * allowed, its requested method and headers echoed back (ScyllaDB's
+ * server.cc does the same).
+ */
+static void
+cors_preflight(struct sm_http_req *req)
+{
+	const struct sm_http_str *m = sm_http_header(req, "access-control-request-method");
+	const struct sm_http_str *h = sm_http_header(req, "access-control-request-headers");
+	char buf[1400]; /* room for all of it: a cut line would break the head */
+	int n;
+
+	n = snprintf(buf, sizeof(buf), CORS_HEADERS "Access-Control-Max-Age: 86400\r\n");
+	if (m != NULL && n < (int)sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n,
+			      "Access-Control-Allow-Methods: %.*s\r\n",
+			      (int)SM_MIN(m->len, 256u), m->p);
+	if (h != NULL && n < (int)sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n,
+			      "Access-Control-Allow-Headers: %.*s\r\n",
+			      (int)SM_MIN(h->len, 768u), h->p);
+	req->reply_headers = buf; /* copied by the reply */
+	sm_http_reply(req, 200, NULL, NULL, 0);
+}
+
 static void
 handle_http(void *ctx, struct sm_http_req *req)
 {
@@ -628,6 +842,14 @@ handle_http(void *ctx, struct sm_http_req *req)
 	char msg[300];
 
 	(void)ctx;
+	if (SM_UNLIKELY(sm_http_header(req, "origin") != NULL)) {
+		/* CORS, as DynamoDB answers it: only to requests that name an Origin */
+		if (req->head.method == SM_HTTP_OPTIONS) {
+			cors_preflight(req);
+			return;
+		}
+		req->reply_headers = CORS_HEADERS;
+	}
 	if (req->head.method == SM_HTTP_GET) {
 		if (req->head.path.len == 1 && req->head.path.p[0] == '/') {
 			host = sm_http_header(req, "host");
@@ -636,13 +858,14 @@ handle_http(void *ctx, struct sm_http_req *req)
 			sm_http_reply(req, 200, "text/plain", msg, strlen(msg));
 			return;
 		}
+		if (req->head.path.len == 11 && memcmp(req->head.path.p, "/localnodes", 11) == 0) {
+			alt_localnodes(req);
+			return;
+		}
 		sm_http_reply(req, 404, "text/plain", "Not Found", 9);
 		return;
 	}
 	if (req->head.method == SM_HTTP_OPTIONS) {
-		req->reply_headers = "Access-Control-Allow-Origin: *\r\n"
-				     "Access-Control-Allow-Methods: GET, POST\r\n"
-				     "Access-Control-Allow-Headers: *\r\n";
 		sm_http_reply(req, 200, NULL, NULL, 0);
 		return;
 	}
@@ -742,6 +965,7 @@ sm_alternator_shard_init(const struct sm_alternator_config *cfg)
 	alt_cfg = cfg;
 	if (sm_on_shard())
 		sm_shard_on_idle(&ops_idle);
+	alt_ttl_shard_init();
 	return 0;
 }
 
@@ -752,11 +976,14 @@ sm_alternator_shard_fini(void)
 
 	if (sm_on_shard())
 		sm_shard_remove_idle_hook(&ops_idle);
+	alt_ttl_shard_fini();
+	alt_system_shard_fini();
 	while ((op = op_free) != NULL) {
 		op_free = op->next_free;
 		op_destroy(op);
 	}
 	op_nfree = 0;
+	alt_index_shard_fini();
 	alt_meta_shard_fini();
 	sm_http_shard_fini();
 }

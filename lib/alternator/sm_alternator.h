@@ -40,6 +40,8 @@ struct sm_alternator_config {
 	bool enforce_authorization;
 	const char *access_key_id;
 	const char *secret_access_key;
+	/* TTL: pause between two expiry passes over a shard's items (0: 1 s) */
+	unsigned ttl_period_ms;
 };
 
 /*

@@ -46,6 +46,7 @@
 #define SM_DDB_EXPR_MAX_PATH 32u
 /* Deepest nesting of parentheses and function calls; deeper is a syntax error. */
 #define SM_DDB_EXPR_MAX_NESTING 200u
+#define SM_DDB_EXPR_MAX_OPERATORS 300u
 /* Largest list index in a path. */
 #define SM_DDB_EXPR_MAX_INDEX 2147483647u
 

@@ -474,6 +474,15 @@ parse_not(struct ddb_parser *p, struct sm_ddb_cond **out)
 
 	while (ddb_accept(p, DT_NOT))
 		nots++;
+	/*
+	 * DynamoDB refuses more than 300 operators; of its count only NOT
+	 * chains are bounded here (they nest the tree as deep as they are long;
+	 * the rest nests through enter()).
+	 */
+	if (nots > SM_DDB_EXPR_MAX_OPERATORS)
+		return parse_fail(p, "The expression contains too many operators; "
+				     "operator count: %u",
+				  SM_DDB_EXPR_MAX_OPERATORS + 1);
 	rc = parse_primary(p, &c);
 	if (rc < 0)
 		return rc;
@@ -1405,12 +1414,19 @@ ck_call(struct ddb_ck *ck, const struct sm_ddb_operand *o)
 		if (rc < 0)
 			return rc;
 	}
+	/* attribute_type() takes a value as well (ScyllaDB's test_condition_expression.py) */
 	switch (o->func) {
 	case SM_DDB_FN_ATTRIBUTE_EXISTS:
 	case SM_DDB_FN_ATTRIBUTE_NOT_EXISTS:
-	case SM_DDB_FN_ATTRIBUTE_TYPE:
 	case SM_DDB_FN_IF_NOT_EXISTS:
 		if (o->args[0]->kind != SM_DDB_OP_PATH)
+			return ck_fail(ck,
+				       "Operator or function requires a document path; operator or "
+				       "function: %s",
+				       o->name);
+		break;
+	case SM_DDB_FN_ATTRIBUTE_TYPE:
+		if (o->args[0]->kind == SM_DDB_OP_CALL)
 			return ck_fail(ck,
 				       "Operator or function requires a document path; operator or "
 				       "function: %s",
@@ -2218,8 +2234,12 @@ sm_ddb_expr_key_condition(const struct sm_ddb_expr *e, const struct sm_ddb_expr_
 		goto out;
 	}
 	if (w.nparts != 1 + (ks != NULL)) {
-		rc = ddb_errf(err, errlen, "Query condition missed key schema element: %s",
-			      sk != NULL ? sk : pk);
+		/* without a sort key, a second condition is on no key (DynamoDB's words) */
+		if (sk == NULL)
+			rc = ddb_errf(err, errlen, "Query key condition not supported");
+		else
+			rc = ddb_errf(err, errlen, "Query condition missed key schema element: %s",
+				      sk);
 		goto out;
 	}
 	if (kp->op != SM_DDB_KEY_EQ) {

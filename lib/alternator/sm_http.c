@@ -14,12 +14,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "sm_core.h"
 #include "sm_http.h"
 
 #define MAX_CHUNK_LINE 4096 /* chunk size plus extensions */
-#define HEAD_ROOM 160	    /* status line, Content-Length, Connection, blank line */
+#define HEAD_ROOM 200	    /* status line, Date, Content-Length, Connection, blank line */
 
 static const char empty_body[1];
 
@@ -661,6 +662,7 @@ req_new(struct sm_http_conn *cc)
 	req->body = (struct sm_http_str){ empty_body, 0 };
 	req->keep_alive = false;
 	req->reply_headers = NULL;
+	req->no_date = false;
 	req->state = REQ_HEAD;
 	req->want_continue = false;
 	req->close_after = false;
@@ -889,11 +891,32 @@ head_room(const struct sm_http_req *req, const char *ctype)
 	       (req->reply_headers != NULL ? strlen(req->reply_headers) : 0);
 }
 
+/* "Date: <IMF-fixdate>\r\n" (RFC 9110 6.6.1; DynamoDB sends it), formatted once a second per shard. */
+static const char *
+date_line(size_t *len)
+{
+	static __thread time_t shown = -1;
+	static __thread char line[64];
+	static __thread size_t n;
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (now != shown) {
+		gmtime_r(&now, &tm);
+		n = strftime(line, sizeof(line), "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
+		shown = now;
+	}
+	*len = n;
+	return line;
+}
+
 /* Write the response head for a body of @len bytes at @o; returns its length. */
 static size_t
 write_head(const struct sm_http_req *req, char *o, int status, const char *ctype, uint64_t len)
 {
 	const char *reason = sm_http_reason(status);
+	const char *date;
+	size_t dlen;
 	char *s = o;
 
 	o = PUT_LIT(o, "HTTP/1.1 ");
@@ -901,6 +924,10 @@ write_head(const struct sm_http_req *req, char *o, int status, const char *ctype
 	*o++ = ' ';
 	o = put_str(o, reason, strlen(reason));
 	o = PUT_LIT(o, "\r\n");
+	if (!req->no_date) {
+		date = date_line(&dlen);
+		o = put_str(o, date, dlen);
+	}
 	if (ctype != NULL) {
 		o = PUT_LIT(o, "Content-Type: ");
 		o = put_str(o, ctype, strlen(ctype));
@@ -1134,6 +1161,7 @@ fail_with(struct sm_http_conn *cc, int status, const char *ctype, const char *bo
 	req->keep_alive = false;
 	req->want_continue = false;
 	req->reply_headers = NULL;
+	req->no_date = false;
 	release_input(req);
 	sm_http_reply(req, status, ctype, body, len);
 }

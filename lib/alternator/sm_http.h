@@ -187,6 +187,7 @@ struct sm_http_req {
 	/* Extra header lines for the reply ("Name: value\r\n" each), copied
 	 * when replying; NULL: none. */
 	const char *reply_headers;
+	bool no_date; /* leave the Date header out of the reply */
 	/* private */
 	uint8_t state;
 	bool want_continue;

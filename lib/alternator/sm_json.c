@@ -96,9 +96,9 @@ fail_char(struct sm_json_doc *d, size_t off, const char *why)
 		return fail(d, "Unexpected end-of-input: %s", why);
 	c = (unsigned char)d->text[off];
 	if (c >= 0x20 && c < 0x7f)
-		return fail(d, "Unexpected character ('%c' (code %u)): %s at offset %zu", (int)c, c,
+		return fail(d, "Unexpected character ('%c' (code %u)): %s at %zu", (int)c, c,
 			    why, off);
-	return fail(d, "Unexpected character (code 0x%02x): %s at offset %zu", c, why, off);
+	return fail(d, "Unexpected character (code 0x%02x): %s at %zu", c, why, off);
 }
 
 static inline bool
@@ -228,7 +228,7 @@ check_string(struct sm_json_doc *d, size_t i, size_t end, bool to_quote, bool *e
 		if (c == '"') {
 			if (to_quote)
 				return 0;
-			return fail(d, "Unexpected '\"' inside a string at offset %zu", i);
+			return fail(d, "Unexpected '\"' inside a string at %zu", i);
 		}
 		if (c < 0x20)
 			return fail(d,
@@ -239,7 +239,7 @@ check_string(struct sm_json_doc *d, size_t i, size_t end, bool to_quote, bool *e
 		if (c >= 0x80) {
 			m = utf8_seq(s + i, end - i);
 			if (m == 0)
-				return fail(d, "Invalid UTF-8 %s byte 0x%02x at offset %zu",
+				return fail(d, "Invalid UTF-8 %s byte 0x%02x at %zu",
 					    c < 0xc2 || c > 0xf4 ? "start" : "middle", c, i);
 			i += m;
 			continue;
@@ -264,10 +264,10 @@ check_string(struct sm_json_doc *d, size_t i, size_t end, bool to_quote, bool *e
 				return fail(
 					d,
 					"Unexpected character in \\u escape: expected 4 hex-digits "
-					"for character escape sequence at offset %zu",
+					"for character escape sequence at %zu",
 					i);
 			if (cp >= 0xdc00 && cp <= 0xdfff)
-				return fail(d, "Unpaired low surrogate \\u%04x at offset %zu", cp,
+				return fail(d, "Unpaired low surrogate \\u%04x at %zu", cp,
 					    i);
 			if (cp >= 0xd800 && cp <= 0xdbff) {
 				if (end - i < 12 || s[i + 6] != '\\' || s[i + 7] != 'u' ||
@@ -275,7 +275,7 @@ check_string(struct sm_json_doc *d, size_t i, size_t end, bool to_quote, bool *e
 					return fail(
 						d,
 						"Unpaired high surrogate \\u%04x (expected a low "
-						"surrogate \\udc00-\\udfff to follow) at offset "
+						"surrogate \\udc00-\\udfff to follow) at "
 						"%zu",
 						cp, i);
 				i += 12;
@@ -290,7 +290,7 @@ check_string(struct sm_json_doc *d, size_t i, size_t end, bool to_quote, bool *e
 					    "Unrecognized character escape '%c' (code %u) at "
 					    "offset %zu",
 					    (int)c, c, i);
-			return fail(d, "Unrecognized character escape (code 0x%02x) at offset %zu",
+			return fail(d, "Unrecognized character escape (code 0x%02x) at %zu",
 				    c, i);
 		}
 	}
@@ -407,7 +407,7 @@ check_primitive(struct sm_json_doc *d, jsmntok_t *t)
 		return fail(
 			d,
 			"Unrecognized token '%.*s%s': was expecting (JSON String, Number, Array, "
-			"Object or token 'null', 'true' or 'false') at offset %d",
+			"Object or token 'null', 'true' or 'false') at %d",
 			n > 32 ? 32 : (int)n, s, n > 32 ? "..." : "", t->start);
 	t->size = 0;
 	return 0;
@@ -420,7 +420,7 @@ check_gap(struct sm_json_doc *d, size_t from, size_t to, char sep, const char *w
 	size_t p;
 
 	if (to < from)
-		return fail(d, "Malformed JSON at offset %zu", to);
+		return fail(d, "Malformed JSON at %zu", to);
 	p = skip_ws(d->text, from, to);
 	if (sep != 0) {
 		if (p == to || d->text[p] != sep)
@@ -545,7 +545,7 @@ check_dup_keys(struct sm_json_doc *d, jsmntok_t *t, int obj, uint32_t n)
 		return 0;
 	b = (int)repeat;
 dup:
-	return fail(d, "Duplicate field '%.*s' at offset %d",
+	return fail(d, "Duplicate field '%.*s' at %d",
 		    t[b].end - t[b].start > 64 ? 64 : t[b].end - t[b].start, d->text + t[b].start,
 		    t[b].start - 1);
 }
@@ -604,7 +604,7 @@ validate(struct sm_json_doc *d, uint32_t n, unsigned flags)
 
 		jt = k->type;
 		if (k->start < 0 || k->end < k->start)
-			return fail(d, "Malformed JSON at offset %zu", (size_t)d->len);
+			return fail(d, "Malformed JSON at %zu", (size_t)d->len);
 		from = jt == JSMN_STRING ? (size_t)k->start - 1 : (size_t)k->start;
 		to = jt == JSMN_STRING ? (size_t)k->end + 1 : (size_t)k->end;
 		if (i == 0) {
@@ -664,7 +664,7 @@ validate(struct sm_json_doc *d, uint32_t n, unsigned flags)
 		case JSMN_ARRAY:
 			if (depth == SM_JSON_MAX_DEPTH)
 				return fail(d,
-					    "Maximum nesting depth of %d exceeded at offset %zu: "
+					    "Max nested level reached: %d at %zu: "
 					    "arrays and objects nest too deeply",
 					    SM_JSON_MAX_DEPTH, from);
 			set_tok_type(k, jt == JSMN_OBJECT ? SM_JSON_OBJECT : SM_JSON_ARRAY);
@@ -689,7 +689,7 @@ validate(struct sm_json_doc *d, uint32_t n, unsigned flags)
 				return rc;
 			break;
 		default:
-			return fail(d, "Malformed JSON at offset %zu", from);
+			return fail(d, "Malformed JSON at %zu", from);
 		}
 		if (depth > 0)
 			st[depth - 1].pos = to;
@@ -722,7 +722,7 @@ jsmn_fail(struct sm_json_doc *d, const jsmn_parser *p, int r, int ntok)
 
 	/* jsmn stops at a NUL byte as at the end of the input. */
 	if (nul != NULL)
-		return fail(d, "Illegal character ((CTRL-CHAR, code 0)) at offset %zu",
+		return fail(d, "Illegal character ((CTRL-CHAR, code 0)) at %zu",
 			    (size_t)(nul - d->text));
 	if (r == JSMN_ERROR_PART) {
 		if (pos < d->len && d->text[pos] == '"') {
@@ -741,7 +741,7 @@ jsmn_fail(struct sm_json_doc *d, const jsmn_parser *p, int r, int ntok)
 		return fail(d, "Unexpected end-of-input");
 	c = d->text[pos];
 	if (c == '}' || c == ']')
-		return fail(d, "Unexpected close marker '%c' at offset %zu", c, pos);
+		return fail(d, "Unexpected close marker '%c' at %zu", c, pos);
 	if (ntok > 0 && t[0].end != -1 &&
 	    pos >= (size_t)t[0].end + (t[0].type == JSMN_STRING ? 1 : 0))
 		return fail_char(d, pos, "expected end-of-input after the JSON value");
@@ -870,7 +870,7 @@ sm_json_parse(struct sm_json_doc *d, const char *text, size_t len, unsigned flag
 	 */
 	rc = depth_prescan(text, len);
 	if (rc >= 0)
-		return fail(d, "Maximum nesting depth of %d exceeded at offset %d",
+		return fail(d, "Max nested level reached: %d at %d",
 			    SM_JSON_MAX_DEPTH, rc);
 	if (d->cap == 0) {
 		rc = grow(d, len);
@@ -884,7 +884,7 @@ sm_json_parse(struct sm_json_doc *d, const char *text, size_t len, unsigned flag
 		 * primitive and reports one at the end of input as truncated.
 		 */
 		if (c == '}' || c == ']')
-			return fail(d, "Unexpected close marker '%c' at offset %zu", c, start);
+			return fail(d, "Unexpected close marker '%c' at %zu", c, start);
 		for (k = start; k < len && !is_ws(text[k]); k++)
 			;
 		t = &d->tok[0].j;
@@ -1111,7 +1111,12 @@ sm_json_getn(const struct sm_json_doc *d, int obj, const char *key, size_t keyle
 	if (o->size >= SM_JSON_INDEX_MIN && (keys = index_of(d, obj, (uint32_t)o->size)) != NULL)
 		return index_find(d, keys, (uint32_t)o->size, key, keylen);
 	for (k = obj + 1; k >= 0; k = d->tok[k].j.parent) {
-		if (str_eqn(d, &d->tok[k].j, key, keylen)) {
+		const jsmntok_t *t = &d->tok[k].j;
+
+		/* most keys differ in length: no call for them (a request's top level, mostly) */
+		if (!(t->size & TOK_ESCAPED) && (size_t)(t->end - t->start) != keylen)
+			continue;
+		if (str_eqn(d, t, key, keylen)) {
 			found = k + 1;
 			/* Keys are unique when checked, else the last one wins. */
 			if (d->flags & SM_JSON_REJECT_DUP_KEYS)
@@ -1119,6 +1124,38 @@ sm_json_getn(const struct sm_json_doc *d, int obj, const char *key, size_t keyle
 		}
 	}
 	return found;
+}
+
+void
+sm_json_getv(const struct sm_json_doc *d, int obj, const struct sm_json_key *keys, unsigned n,
+	     int *out)
+{
+	const jsmntok_t *o = tok_at(d, obj);
+	unsigned i;
+	int k;
+
+	for (i = 0; i < n; i++)
+		out[i] = -1;
+	if (o == NULL || tok_type(o) != SM_JSON_OBJECT || o->size == 0)
+		return;
+	if (o->size >= SM_JSON_INDEX_MIN) {
+		for (i = 0; i < n; i++)
+			out[i] = sm_json_getn(d, obj, keys[i].s, keys[i].len);
+		return;
+	}
+	for (k = obj + 1; k >= 0; k = d->tok[k].j.parent) {
+		const jsmntok_t *t = &d->tok[k].j;
+		size_t len = (size_t)(t->end - t->start);
+		bool escaped = (t->size & TOK_ESCAPED) != 0;
+
+		for (i = 0; i < n; i++) {
+			if (!escaped && len != keys[i].len)
+				continue;
+			/* the last of a repeated key, as sm_json_getn() */
+			if (str_eqn(d, t, keys[i].s, keys[i].len))
+				out[i] = k + 1;
+		}
+	}
 }
 
 int
@@ -1380,6 +1417,10 @@ out_escaped(struct sm_json_out *o, const char *s, size_t n)
 			if (m > 0) {
 				out_put(o, s + i, m);
 				i += m;
+			} else if (c == 0xc0 && i + 1 < n && u[i + 1] == 0x80) {
+				/* a NUL kept in a C string (alt_keep_name()), as Java's modified UTF-8 */
+				out_put(o, "\\u0000", 6);
+				i += 2;
 			} else {
 				out_put(o, "\\ufffd", 6);
 				i++;

@@ -128,6 +128,22 @@ sm_json_get(const struct sm_json_doc *d, int obj, const char *key);
 int
 sm_json_getn(const struct sm_json_doc *d, int obj, const char *key, size_t keylen);
 
+/* A key for sm_json_getv(). */
+struct sm_json_key {
+	const char *s;
+	size_t len;
+};
+
+#define SM_JSON_KEY(lit) { (lit), sizeof(lit) - 1 }
+
+/*
+ * sm_json_getn() of @n keys at once, in one pass over @obj's members (the
+ * top-level lookups of every request): out[i] is the value of keys[i], or -1.
+ */
+void
+sm_json_getv(const struct sm_json_doc *d, int obj, const struct sm_json_key *keys, unsigned n,
+	     int *out);
+
 /*
  * Start iterating @tok: for an array its first element, for an object its
  * first member's key (the value is sm_json_member_value()); -1 when empty or

@@ -27,13 +27,29 @@
 /* The run: reactor callbacks and timers take no context of ours. */
 static struct sm_psq *psq;
 
+static const char *const mode_names[] = {
+	[SM_PSQ_READ] = "read",		  [SM_PSQ_WRITE] = "write",
+	[SM_PSQ_DELETE] = "delete",	  [SM_PSQ_WRITE_RMW] = "write_rmw",
+	[SM_PSQ_WRITE_GSI] = "write_gsi", [SM_PSQ_WRITE_TTL] = "write_ttl",
+};
+
 const char *
 sm_psq_mode_name(enum sm_psq_mode mode)
 {
-	return mode == SM_PSQ_READ	 ? "read"
-	       : mode == SM_PSQ_DELETE	 ? "delete"
-	       : mode == SM_PSQ_WRITE_RMW ? "write_rmw"
-					 : "write";
+	return (unsigned)mode < SM_ARRAY_SIZE(mode_names) ? mode_names[mode] : "write";
+}
+
+int
+sm_psq_mode_parse(const char *name, enum sm_psq_mode *mode)
+{
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(mode_names); i++)
+		if (strcmp(name, mode_names[i]) == 0) {
+			*mode = (enum sm_psq_mode)i;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 const char *

@@ -32,11 +32,26 @@
 #define SM_PSQ_MAX_ITERATIONS 256
 #define SM_PSQ_VALUE_LEN 34 /* ScyllaDB's C0..C4 values */
 
-enum sm_psq_mode { SM_PSQ_READ, SM_PSQ_WRITE, SM_PSQ_DELETE, SM_PSQ_WRITE_RMW };
+/*
+ * write_gsi: writes to a table with a GSI on C0 (perf-alternator's);
+ * write_ttl: writes with an expiration attribute to a table with TTL on.
+ */
+enum sm_psq_mode {
+	SM_PSQ_READ,
+	SM_PSQ_WRITE,
+	SM_PSQ_DELETE,
+	SM_PSQ_WRITE_RMW,
+	SM_PSQ_WRITE_GSI,
+	SM_PSQ_WRITE_TTL,
+};
 
-/* "read", "write", "delete", "write_rmw". */
+/* "read", "write", "delete", "write_rmw", "write_gsi", "write_ttl". */
 const char *
 sm_psq_mode_name(enum sm_psq_mode mode);
+
+/* The mode called @name; -EINVAL when none is. */
+int
+sm_psq_mode_parse(const char *name, enum sm_psq_mode *mode);
 
 /* The run's parameters: ScyllaDB's options, names and defaults. */
 struct sm_psq_params {

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 
 #include "sm_alternator.h"
 #include "sm_psq_workload.h"
@@ -19,6 +20,8 @@ static struct {
 	int status;
 	char msg[512];
 	struct sm_task task;
+	bool ttl_asked;
+	int64_t expiration; /* write_ttl's: an hour ahead, so the scanner reads and deletes none */
 } ctl;
 
 static unsigned
@@ -49,7 +52,18 @@ build_request(struct sm_psq_worker *w, enum sm_psq_mode mode, uint64_t seq, bool
 
 	memset(v, 'x', SM_PSQ_VALUE_LEN);
 	v[SM_PSQ_VALUE_LEN] = '\0';
-	if (write || mode == SM_PSQ_WRITE) {
+	if (mode == SM_PSQ_WRITE_TTL) {
+		w->op = "UpdateItem";
+		n = snprintf(
+			json, sizeof(w->req),
+			"{\"TableName\":\"alternator_table\",\"Key\":{\"p\":{\"S\":\"%" PRIu64
+			"\"}},\"UpdateExpression\":\"set C0 = :C0, C1 = :C1, C2 = :C2, C3 = :C3, "
+			"C4 = :C4, expiration = :e\",\"ExpressionAttributeValues\":{\":C0\":{\"S\":"
+			"\"%s\"},\":C1\":{\"S\":\"%s\"},\":C2\":{\"S\":\"%s\"},\":C3\":{\"S\":"
+			"\"%s\"},\":C4\":{\"S\":\"%s\"},\":e\":{\"N\":\"%lld\"}},"
+			"\"ReturnValues\":\"NONE\"}",
+			seq, v, v, v, v, v, (long long)ctl.expiration);
+	} else if (write || mode == SM_PSQ_WRITE || mode == SM_PSQ_WRITE_GSI) {
 		w->op = "UpdateItem";
 		n = snprintf(
 			json, sizeof(w->req),
@@ -112,13 +126,23 @@ ctl_reply(void *ctx, int status, const char *json, size_t len)
 	sm_task_schedule(&ctl.task);
 }
 
-/* The CreateTable answer, on shard 0. */
+/* The CreateTable answer (then write_ttl's UpdateTimeToLive), on shard 0. */
 static void
 ctl_created(void *arg)
 {
+	static const char ttl[] =
+		"{\"TableName\":\"alternator_table\",\"TimeToLiveSpecification\":"
+		"{\"AttributeName\":\"expiration\",\"Enabled\":true}}";
+
 	(void)arg;
 	if (ctl.status != 0) {
-		sm_psq_setup_fail(ctl.p, "CreateTable", ctl.msg);
+		sm_psq_setup_fail(ctl.p, ctl.ttl_asked ? "UpdateTimeToLive" : "CreateTable",
+				  ctl.msg);
+		return;
+	}
+	if (ctl.p->prm.mode == SM_PSQ_WRITE_TTL && !ctl.ttl_asked) {
+		ctl.ttl_asked = true;
+		sm_alternator_execute("UpdateTimeToLive", ttl, sizeof(ttl) - 1, ctl_reply, NULL);
 		return;
 	}
 	sm_psq_setup_done(ctl.p);
@@ -127,14 +151,25 @@ ctl_created(void *arg)
 static void
 alt_setup(struct sm_psq *p)
 {
-	static const char create[] =
-		"{\"AttributeDefinitions\":[{\"AttributeName\":\"p\",\"AttributeType\":\"S\"}],"
-		"\"TableName\":\"alternator_table\",\"BillingMode\":\"PAY_PER_REQUEST\","
-		"\"KeySchema\":[{\"AttributeName\":\"p\",\"KeyType\":\"HASH\"}]}";
+	static char create[768];
+	bool gsi = p->prm.mode == SM_PSQ_WRITE_GSI;
+	int n;
 
+	n = snprintf(create, sizeof(create),
+		     "{\"AttributeDefinitions\":[{\"AttributeName\":\"p\",\"AttributeType\":"
+		     "\"S\"}%s],\"TableName\":\"alternator_table\",\"BillingMode\":"
+		     "\"PAY_PER_REQUEST\",\"KeySchema\":[{\"AttributeName\":\"p\",\"KeyType\":"
+		     "\"HASH\"}]%s}",
+		     gsi ? ",{\"AttributeName\":\"C0\",\"AttributeType\":\"S\"}" : "",
+		     gsi ? ",\"GlobalSecondaryIndexes\":[{\"IndexName\":\"C0_index\","
+			   "\"KeySchema\":[{\"AttributeName\":\"C0\",\"KeyType\":\"HASH\"}],"
+			   "\"Projection\":{\"ProjectionType\":\"ALL\"}}]"
+			 : "");
 	ctl.p = p;
+	ctl.ttl_asked = false;
+	ctl.expiration = (int64_t)time(NULL) + 3600;
 	sm_task_init(&ctl.task, ctl_created, NULL);
-	sm_alternator_execute("CreateTable", create, sizeof(create) - 1, ctl_reply, NULL);
+	sm_alternator_execute("CreateTable", create, (size_t)n, ctl_reply, NULL);
 }
 
 const struct sm_psq_workload sm_psq_workload_alternator = {

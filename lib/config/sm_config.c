@@ -216,6 +216,9 @@ static const struct sm_choice sm_write_isolations[] = {
 	  "access key id that signed Alternator requests must use")                                \
 	K(alternator_secret_access_key, STRING, 0, 0, NULL, "secret_pass",                         \
 	  "secret key that Alternator signatures are verified with")                               \
+	K(alternator_ttl_period_in_seconds, UINT, 0, 86400, NULL, "1",                             \
+	  "Alternator TTL: pause between two passes of each shard's expiry scanner "             \
+	  "(expired items are deleted within about this plus one pass); 0 = 1 s")                 \
 	K(http_request_timeout_in_ms, UINT, 0, 86400000, NULL, "30000",                            \
 	  "an HTTP request (Alternator, metrics) not arrived whole this long after its first "     \
 	  "byte gets 408 and the close; 0 = no limit")                                             \

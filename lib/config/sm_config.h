@@ -78,6 +78,7 @@ struct sm_config {
 	bool alternator_enforce_authorization;
 	char *alternator_access_key_id;
 	char *alternator_secret_access_key;
+	unsigned alternator_ttl_period_in_seconds;
 	unsigned http_request_timeout_in_ms; /* 0 = none */
 	unsigned http_idle_timeout_in_ms;
 	unsigned prometheus_port; /* 0 = stats endpoint off */

@@ -298,6 +298,30 @@ static const struct sm_paxos_request_ops serial_req_ops = {
 	.new_value = cas_new_value,
 };
 
+/* sm_cas.local: the pre-image, the verdict and the write in one step here. */
+static void
+run_local_cas(struct sm_store_req *r, struct sm_ptable *pt)
+{
+	struct sm_cas *c = &r->cas;
+	int32_t now = now_sec();
+	bool exists, ok;
+	int64_t ts;
+
+	r->result = sm_ptable_cas_read(pt, c, now, &exists, &ok);
+	if (r->result < 0) {
+		snprintf(r->err, sizeof(r->err), "read failed: %s", strerror(-r->result));
+		return;
+	}
+	if (c->kind == SM_CAS_CUSTOM)
+		ok = c->decide != NULL && c->decide(c->decide_ctx, exists, c);
+	if (!ok)
+		return;
+	ts = c->mut.ts == SM_TS_NOW ? sm_store_now_us() : c->mut.ts;
+	r->result = sm_ptable_apply(pt, &c->mut, ts, now, r->err, sizeof(r->err));
+	c->applied = r->result == 0;
+	c->ts = ts;
+}
+
 static void
 run_paxos(struct sm_store_req *r, struct sm_ptable *pt, const struct sm_key *pk, bool serial)
 {
@@ -306,9 +330,15 @@ run_paxos(struct sm_store_req *r, struct sm_ptable *pt, const struct sm_key *pk,
 	struct sm_paxos_round_conf conf;
 	struct sm_paxos_round round;
 	uint8_t kbuf[SM_MAX_KEY_BYTES];
-	size_t klen = sm_key_encode(pk, kbuf, sizeof(kbuf));
+	size_t klen;
 	int ret;
 
+	/* here, not in exec_local(): that one stays as small as the hot path had it */
+	if (!serial && r->cas.local) {
+		run_local_cas(r, pt);
+		return;
+	}
+	klen = sm_key_encode(pk, kbuf, sizeof(kbuf));
 	if (klen > sizeof(kbuf)) {
 		r->result = -EINVAL;
 		snprintf(r->err, sizeof(r->err), "Key length of %zu is longer than maximum of %u",
@@ -333,6 +363,8 @@ run_paxos(struct sm_store_req *r, struct sm_ptable *pt, const struct sm_key *pk,
 		r->cas.applied = ret == 0 && round.applied;
 		r->cas.contention = round.contention;
 	}
+	if (!serial && r->cas.applied)
+		r->cas.ts = sm_uuid_micros(&round.ballot); /* do_commit() applies at it */
 	sm_paxos_round_fini(&round);
 	if (ret < 0) {
 		r->result = ret;
@@ -586,6 +618,21 @@ scan_start(struct sm_store_req *r)
 	scan_step(r);
 }
 
+int
+sm_store_scan_local(struct sm_select *s, struct sm_scan_pos *pos, uint32_t *budget)
+{
+	struct sm_ptable *pt;
+	char err[160];
+	int64_t tok;
+	bool has;
+
+	pt = ptable_of(s->table, err, sizeof(err));
+	if (pt == NULL)
+		return -ENOENT;
+	return sm_ptable_scan(pt, s, pos, INT64_MAX, budget, s->now ? s->now : now_sec(), &tok,
+			      &has);
+}
+
 /* ---- submission ---- */
 
 void
@@ -831,6 +878,13 @@ ddl_start(struct sm_ddl_req *r)
 						      r->if_exists, &r->next, r->err,
 						      sizeof(r->err));
 		sm_catalog_put(mid);
+		for (i = 0; ret == 0 && i < r->nmore_tables; i++) {
+			mid = r->next;
+			r->next = NULL;
+			ret = sm_catalog_create_table(mid, &r->more_tables[i], false, &r->next,
+						      r->err, sizeof(r->err));
+			sm_catalog_put(mid);
+		}
 		break;
 	}
 	case SM_DDL_DROP_TABLE:

@@ -218,9 +218,17 @@ struct sm_cas {
 	 */
 	bool (*decide)(void *ctx, bool exists, struct sm_cas *cas);
 	void *decide_ctx;
+	/*
+	 * No Paxos: read, decide and apply in one step on the owning shard,
+	 * which runs one task at a time, so no other write to the row comes
+	 * between them. For an endpoint that needs the pre-image of every
+	 * write (Alternator's secondary indexes) without LWT's cost.
+	 */
+	bool local;
 	/* out */
 	bool applied;
 	unsigned contention; /* Paxos retries */
+	int64_t ts;	     /* applied: the write timestamp (microseconds) */
 };
 
 /* A global scan position: which partition, and which row in it. */
@@ -281,6 +289,19 @@ void
 sm_store_submit(struct sm_store_req *r);
 
 /*
+ * One bounded step of a scan of the calling shard's own partitions of
+ * s->table, in token order, without hops: background work that visits
+ * every shard's data where it lives (TTL expiry, index backfill). Rows go
+ * to s->sink (which must not write to the table: collect, then write) and
+ * count against *@budget; *@pos says where to resume (zeroed: from the
+ * start; s->token_start and s->token_end bound the tokens). 1 when the
+ * budget ran out with rows left, 0 at the end, < 0 on error (-ENOENT: the
+ * table has no storage here, it was dropped).
+ */
+int
+sm_store_scan_local(struct sm_select *s, struct sm_scan_pos *pos, uint32_t *budget);
+
+/*
  * Clear @r for a new request of @kind: every field zero except the bytes of
  * sel.paging.data (meaningful only up to sel.paging.len, now 0) and the
  * store's private scan state. A request is several KB because a paging
@@ -320,6 +341,10 @@ struct sm_ddl_req {
 	bool if_exists; /* IF EXISTS / IF NOT EXISTS */
 	struct sm_keyspace_def ks;
 	struct sm_table_def table;
+	/* SM_DDL_CREATE_KEYSPACE_TABLE: more tables in the same version (an
+	 * Alternator table's index views); one failing fails them all */
+	const struct sm_table_def *more_tables;
+	unsigned nmore_tables;
 	const char *ks_name; /* drop / truncate */
 	const char *table_name;
 	int (*apply)(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,

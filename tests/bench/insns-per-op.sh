@@ -60,3 +60,7 @@ for mode in forbid_rmw unsafe always_use_lwt only_rmw_uses_lwt; do
 		measure "Alternator write_rmw ($mode)" --alternator "$mode" --workload write_rmw
 	fi
 done
+# the index and TTL costs: perf-alternator's write_gsi (a GSI on C0), and
+# writes with an expiration attribute to a table with TTL on (the scanner runs)
+measure "Alternator write_gsi (only_rmw_uses_lwt)" --alternator o --workload write_gsi
+measure "Alternator write_ttl (only_rmw_uses_lwt)" --alternator o --workload write_ttl

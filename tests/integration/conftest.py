@@ -927,6 +927,35 @@ def alt_create_table(dynamodb, hash_key=("p", "S"), range_key=None, name=None, *
     return dynamodb.Table(name)
 
 
+def alt_create_indexed_table(dynamodb, prefix="idx"):
+    """A table keyed (p, c) with LSI 'lsi' on (p, l) and GSI 'gsi' on g, all
+    strings, projecting everything; -> the boto3 Table."""
+    name = alt_unique_table_name(prefix)
+    dynamodb.meta.client.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "p", "KeyType": "HASH"},
+                   {"AttributeName": "c", "KeyType": "RANGE"}],
+        LocalSecondaryIndexes=[{"IndexName": "lsi", "KeySchema": [
+            {"AttributeName": "p", "KeyType": "HASH"}, {"AttributeName": "l", "KeyType": "RANGE"}],
+            "Projection": {"ProjectionType": "ALL"}}],
+        GlobalSecondaryIndexes=[{"IndexName": "gsi", "KeySchema": [
+            {"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}],
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"}
+                              for a in ("p", "c", "g", "l")])
+    return dynamodb.Table(name)
+
+
+def alt_all_pages(fn, **kwargs):
+    """All items of a Query or Scan (fn: the table's or client's query or
+    scan), following LastEvaluatedKey."""
+    r = fn(**kwargs)
+    items = r["Items"]
+    while "LastEvaluatedKey" in r:
+        r = fn(ExclusiveStartKey=r["LastEvaluatedKey"], **kwargs)
+        items += r["Items"]
+    return items
+
+
 def alt_error(exc_info_or_error):
     """A ClientError (or pytest ExceptionInfo of one) -> (code, message)."""
     e = getattr(exc_info_or_error, "value", exc_info_or_error)

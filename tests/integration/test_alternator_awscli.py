@@ -178,3 +178,56 @@ def test_readme_example(alternator_server, tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, f"{command}\n{p.stderr}"
     assert "TableNames" in json.loads(p.stdout), p.stdout
+# Secondary indexes with the CLI's own JSON shorthand: create-table with a
+# GSI and an LSI, query each, update-table adding a GSI and waiting for it,
+# the CLI's `wait table-exists` and describe-table's index fields.
+def test_indexes(aws):
+    name = alt_unique_table_name("cli")
+    gsis = [{"IndexName": "byx", "KeySchema": [{"AttributeName": "x", "KeyType": "HASH"}],
+             "Projection": {"ProjectionType": "KEYS_ONLY"}}]
+    lsis = [{"IndexName": "byy", "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"},
+                                               {"AttributeName": "y", "KeyType": "RANGE"}],
+             "Projection": {"ProjectionType": "ALL"}}]
+    aws("create-table", "--table-name", name,
+        "--attribute-definitions", "AttributeName=p,AttributeType=S",
+        "AttributeName=c,AttributeType=N", "AttributeName=x,AttributeType=S",
+        "AttributeName=y,AttributeType=N",
+        "--key-schema", "AttributeName=p,KeyType=HASH", "AttributeName=c,KeyType=RANGE",
+        "--global-secondary-indexes", json.dumps(gsis),
+        "--local-secondary-indexes", json.dumps(lsis), "--billing-mode", "PAY_PER_REQUEST")
+    try:
+        aws("wait", "table-exists", "--table-name", name)
+        for c in range(5):
+            item = {"p": {"S": "a"}, "c": {"N": str(c)}, "x": {"S": "x%d" % (c % 2)},
+                    "y": {"N": str(10 - c)}, "z": {"S": "z"}}
+            aws("put-item", "--table-name", name, "--item", json.dumps(item))
+        out = aws("query", "--table-name", name, "--index-name", "byx",
+                  "--key-condition-expression", "x = :x",
+                  "--expression-attribute-values", '{":x": {"S": "x1"}}')
+        assert sorted(i["c"]["N"] for i in out["Items"]) == ["1", "3"]
+        assert all(set(i) == {"p", "c", "x"} for i in out["Items"])
+        out = aws("query", "--table-name", name, "--index-name", "byy", "--consistent-read",
+                  "--key-condition-expression", "p = :p AND y < :y",
+                  "--expression-attribute-values", '{":p": {"S": "a"}, ":y": {"N": "8"}}')
+        assert [i["y"]["N"] for i in out["Items"]] == ["6", "7"]
+        p = aws("query", "--table-name", name, "--index-name", "byx", "--consistent-read",
+                "--key-condition-expression", "x = :x",
+                "--expression-attribute-values", '{":x": {"S": "x1"}}', check=False)
+        assert p.returncode != 0 and "ValidationException" in p.stderr
+        aws("update-table", "--table-name", name,
+            "--attribute-definitions", "AttributeName=z,AttributeType=S",
+            "--global-secondary-index-updates",
+            json.dumps([{"Create": {"IndexName": "byz",
+                                    "KeySchema": [{"AttributeName": "z", "KeyType": "HASH"}],
+                                    "Projection": {"ProjectionType": "ALL"}}}]))
+        for _ in range(1000):
+            t = aws("describe-table", "--table-name", name)["Table"]
+            g = {x["IndexName"]: x for x in t["GlobalSecondaryIndexes"]}
+            if g["byz"]["IndexStatus"] == "ACTIVE":
+                break
+        assert g["byz"]["IndexStatus"] == "ACTIVE"
+        assert [x["IndexName"] for x in t["LocalSecondaryIndexes"]] == ["byy"]
+        out = aws("scan", "--table-name", name, "--index-name", "byz")
+        assert out["Count"] == 5
+    finally:
+        aws("delete-table", "--table-name", name, check=False)

@@ -534,12 +534,16 @@ def test_large_sets(alternator_server, table):
 
 def test_long_condition_chains(table, item):
     """Conditions chained as long as 4 KB allows evaluate like short ones:
-    a thousand NOTs, 300 ANDs, 400 ORs, and nesting up to the parser's
-    depth limit (deeper is refused, not a crash)."""
-    nots = "NOT " * 1001 + "a = :one"
-    assert len(nots) <= 4096
+    DynamoDB's 300 NOTs (301 are too many operators), 300 ANDs, 400 ORs, and
+    nesting up to the parser's depth limit (deeper is refused, not a crash)."""
+    nots = "NOT " * 299 + "a = :one"
     assert not holds(table, item, nots, {":one": 1})
     assert holds(table, item, "NOT " + nots, {":one": 1})
+    alt_expect_error("ValidationException", table.update_item, Key=item,
+                     UpdateExpression="SET probe = :one",
+                     ConditionExpression="NOT NOT " + nots,
+                     ExpressionAttributeValues={":one": 1},
+                     match="too many operators; operator count: 301")
     ands = " AND ".join(["a = :one"] * 300) + " AND a = :two"
     assert len(ands) <= 4096
     assert not holds(table, item, ands, {":one": 1, ":two": 2})

@@ -214,11 +214,16 @@ def test_query_filter_and_projection(qt):
     r = q(qt, "p = :p AND c < :v", {":p": "P", ":v": 2}, ProjectionExpression="#c",
           ExpressionAttributeNames={"#c": "c"})
     assert r["Items"] == [{"c": 0}, {"c": 1}]
-    # Legacy AttributesToGet.
-    r = qt.query(KeyConditionExpression="p = :p AND c < :v",
-                 ExpressionAttributeValues={":p": "P", ":v": 2}, AttributesToGet=["x"],
-                 ConsistentRead=True)
+    # Legacy AttributesToGet goes with the legacy KeyConditions; DynamoDB
+    # refuses it beside an expression, KeyConditionExpression too.
+    r = qt.query(KeyConditions={"p": {"AttributeValueList": ["P"], "ComparisonOperator": "EQ"},
+                                "c": {"AttributeValueList": [2], "ComparisonOperator": "LT"}},
+                 AttributesToGet=["x"], ConsistentRead=True)
     assert r["Items"] == [{"x": 0}, {"x": 1}]
+    alt_expect_error("ValidationException", qt.query, KeyConditionExpression="p = :p",
+                     ExpressionAttributeValues={":p": "P"}, AttributesToGet=["x"],
+                     match="Non-expression parameters: {AttributesToGet} Expression parameters: "
+                           "{KeyConditionExpression}")
 
 
 def test_query_select_count(qt):

@@ -426,3 +426,60 @@ def test_create_table_bad_write_isolation_tag(dynamodb):
     alt_expect_error("ValidationException", alt_create_table, dynamodb, name=name,
                      Tags=[{"Key": str(i), "Value": str(i)} for i in range(100)])
     assert_no_table(dynamodb, name)
+
+
+# ScyllaDB's test_tag.py: test_tag_resource_incorrect (50 tags at most, after
+# the merge), test_tag_value_length_257_forbidden, test_tag_forbidden_chars;
+# test_concurrent_tag (tag changes on two shards at once lose nothing);
+# test_provisioned_throughput.py test_create_table_missing_units
+def test_tag_rules_and_concurrency(dynamodb, alternator_server):
+    import threading
+    from conftest import alt_client
+    t = alt_create_table(dynamodb)
+    c = dynamodb.meta.client
+    try:
+        arn = c.describe_table(TableName=t.name)["Table"]["TableArn"]
+        c.tag_resource(ResourceArn=arn, Tags=[{"Key": str(i), "Value": str(i)} for i in range(30)])
+        c.tag_resource(ResourceArn=arn, Tags=[{"Key": str(i), "Value": str(i)}
+                                              for i in range(20, 40)])
+        alt_expect_error("ValidationException", c.tag_resource, ResourceArn=arn,
+                         Tags=[{"Key": str(i), "Value": str(i)} for i in range(40, 60)])
+        assert len(c.list_tags_of_resource(ResourceArn=arn)["Tags"]) == 40
+        alt_expect_error("ValidationException", c.tag_resource, ResourceArn=arn,
+                         Tags=[{"Key": "dog", "Value": "x" * 257}])
+        c.tag_resource(ResourceArn=arn, Tags=[{"Key": "dog", "Value": "x" * 256}])
+        for bad in ("hi!", "d%g", '"hello"'):
+            alt_expect_error("ValidationException", c.tag_resource, ResourceArn=arn,
+                             Tags=[{"Key": bad, "Value": "dog"}])
+            alt_expect_error("ValidationException", c.tag_resource, ResourceArn=arn,
+                             Tags=[{"Key": "dog", "Value": bad}])
+        c.tag_resource(ResourceArn=arn, Tags=[{"Key": "ok +-=._:/@ Ѯ", "Value": ""}])
+        c.untag_resource(ResourceArn=arn, TagKeys=[str(i) for i in range(40)] + ["dog"])
+        lost = []
+
+        def loop(tag):
+            cl = alt_client(alternator_server)
+            for _ in range(30):
+                cl.tag_resource(ResourceArn=arn, Tags=[{"Key": tag, "Value": "Hello"}])
+                if tag not in {x["Key"] for x in cl.list_tags_of_resource(ResourceArn=arn)["Tags"]}:
+                    lost.append(tag)
+                cl.untag_resource(ResourceArn=arn, TagKeys=[tag])
+                if tag in {x["Key"] for x in cl.list_tags_of_resource(ResourceArn=arn)["Tags"]}:
+                    lost.append("un" + tag)
+            cl.close()
+        threads = [threading.Thread(target=loop, args=(k,)) for k in "AB"]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert lost == []
+        assert c.list_tags_of_resource(ResourceArn=arn)["Tags"] == [
+            {"Key": "ok +-=._:/@ Ѯ", "Value": ""}]
+    finally:
+        t.delete()
+    for pt in ({"WriteCapacityUnits": 1}, {"ReadCapacityUnits": 5}):
+        alt_expect_error("ValidationException", c.create_table, TableName=alt_unique_table_name(),
+                         BillingMode="PROVISIONED", ProvisionedThroughput=pt,
+                         KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
+                         AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}],
+                         match="provisionedThroughput.*CapacityUnits")

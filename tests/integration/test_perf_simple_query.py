@@ -123,7 +123,7 @@ def test_cql_modes(run_cli, tmp_path, args, kind):
 
 
 @pytest.mark.parametrize("mode", ["forbid_rmw", "unsafe", "always_use_lwt", "only_rmw_uses_lwt"])
-@pytest.mark.parametrize("workload", ["write", "read", "write_rmw"])
+@pytest.mark.parametrize("workload", ["write", "read", "write_rmw", "write_gsi", "write_ttl"])
 def test_alternator_modes(run_cli, tmp_path, mode, workload):
     out = tmp_path / "r.json"
     r = psq(run_cli, *smp_args(), "--alternator", mode, "--workload", workload,
@@ -142,6 +142,8 @@ def test_alternator_modes(run_cli, tmp_path, mode, workload):
     j = json.loads(out.read_text())
     assert j["test_properties"]["frontend"] == "alternator"
     assert j["test_properties"]["write_isolation"] == mode
+    assert j["test_properties"]["type"] == workload
+    assert f"mode={workload}," in r.stdout
 
 
 def test_stop_on_error(run_cli):
