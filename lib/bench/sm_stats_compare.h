@@ -23,14 +23,17 @@ struct sm_stats_mean {
 	double std_err;
 	double n;     /* samples */
 	double n_eff; /* effective sample size, <= n */
+	double df;    /* degrees of freedom of std_err, for the t-test */
 };
 
 /*
  * Mean of @v[0..@n) and its error from the long-run variance: the sample
  * variance plus twice the autocovariances of lags 1..k, k = ceil(n^0.66),
  * tapered by a Hann window and floored at zero, with latte's small-sample
- * inflation (pkolaczk/latte src/stats.rs, long_run_variance). n_eff is n
- * times the plain variance over the long-run one. @n < 2 gives std_err 0.
+ * inflation replaced by a correction of the sample mean's bias (pkolaczk/
+ * latte src/stats.rs, long_run_variance). n_eff is n times the plain
+ * variance over the long-run one; df the fewer of n_eff - 1 and the lag
+ * window's equivalent degrees of freedom. @n < 2 gives std_err 0.
  */
 void
 sm_stats_mean_of(const double *v, size_t n, struct sm_stats_mean *out);
@@ -66,7 +69,7 @@ sm_stats_verdict_name(enum sm_stats_verdict v);
 
 /*
  * Welch's t-test of @b against @a at confidence @conf (0.99: alpha 0.01),
- * Welch-Satterthwaite degrees of freedom from the effective sample sizes.
+ * Welch-Satterthwaite degrees of freedom from each mean's df.
  * The interval of the relative change is the difference's interval over
  * @a's mean. @higher_better sets the verdict's direction.
  */
