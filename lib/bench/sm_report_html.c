@@ -500,6 +500,21 @@ figures_table(FILE *f, const struct sm_result *const *runs, unsigned n)
 	fputs("</table>\n", f);
 }
 
+/*
+ * Whether a run with op @name's response-time series ran at a rate: only
+ * then does it differ from service time and get a section of its own.
+ */
+static bool
+any_rated(const struct sm_result *const *runs, unsigned n, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (find_series(runs[i], name, true) != NULL && sm_result_rated(runs[i]))
+			return true;
+	return false;
+}
+
 int
 sm_report_html_write(FILE *f, const char *title, const struct sm_result *const *runs, unsigned n)
 {
@@ -539,7 +554,7 @@ sm_report_html_write(FILE *f, const char *title, const struct sm_result *const *
 
 			for (j = 0; j < i && !seen; j++)
 				seen = find_series(runs[j], s->name, s->response_time) != NULL;
-			if (!seen && (!s->response_time || sm_result_rated(runs[i])))
+			if (!seen && (!s->response_time || any_rated(runs, n, s->name)))
 				ret = op_section(f, s->name, s->response_time, runs, n);
 		}
 	if (ret < 0)
