@@ -579,6 +579,135 @@ sm_report_html_write(FILE *f, const char *title, const struct sm_result *const *
 	figures_table(f, runs, n);
 	kv_table(f, "Settings", runs, n, false);
 	kv_table(f, "Machine", runs, n, true);
-	fprintf(f, "<p>Written by shardmark %s.</p>\n</body></html>\n", SM_VERSION);
+	fprintf(f, "<p>Written by shardmark %s.</p>\n", SM_VERSION);
+	/* the runs' files, whole and hidden: what sm_report_html_read() reads back */
+	for (i = 0; i < n; i++)
+		for (k = 0; k < runs[i]->nsrc; k++) {
+			fputs("<textarea hidden class=\"sm-src\" data-run=\"", f);
+			esc(f, runs[i]->label);
+			fputs("\" data-file=\"", f);
+			esc(f, runs[i]->src[k].name);
+			fputs("\">", f);
+			esc(f, runs[i]->src[k].text);
+			fputs("</textarea>\n", f);
+		}
+	fputs("</body></html>\n", f);
 	return ferror(f) ? -EIO : 0;
+}
+
+#define SRC_TAG "<textarea hidden class=\"sm-src\" data-run=\""
+
+/* Undo esc() on @in[0..@len) into @out (at least @len + 1 bytes); returns the length. */
+static size_t
+unesc(const char *in, size_t len, char *out)
+{
+	static const struct {
+		const char *e;
+		char c;
+	} ents[] = { { "&lt;", '<' }, { "&gt;", '>' }, { "&amp;", '&' }, { "&quot;", '"' } };
+	size_t i = 0, o = 0, k;
+
+	while (i < len) {
+		if (in[i] == '&')
+			for (k = 0; k < SM_ARRAY_SIZE(ents); k++) {
+				size_t l = strlen(ents[k].e);
+
+				if (i + l <= len && memcmp(in + i, ents[k].e, l) == 0) {
+					out[o++] = ents[k].c;
+					i += l;
+					goto next;
+				}
+			}
+		out[o++] = in[i++];
+next:;
+	}
+	out[o] = 0;
+	return o;
+}
+
+int
+sm_report_html_read(const char *path, struct sm_result *runs, unsigned max, char *title,
+		    size_t tcap, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *html = NULL, *p, *buf = NULL, label[96], name[96];
+	long size;
+	unsigned n = 0, i;
+	int ret = -EINVAL;
+
+	if (f == NULL) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+		snprintf(err, errlen, "%s: cannot read it", path);
+		fclose(f);
+		return -EIO;
+	}
+	html = sm_malloc((size_t)size + 1);
+	buf = sm_malloc((size_t)size + 1);
+	if (html == NULL || buf == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (fread(html, 1, (size_t)size, f) != (size_t)size) {
+		snprintf(err, errlen, "%s: read error", path);
+		ret = -EIO;
+		goto out;
+	}
+	html[size] = 0;
+	if (strstr(html, "Written by shardmark") == NULL) {
+		snprintf(err, errlen, "%s exists and is not a shardmark report: not adding to it",
+			 path);
+		goto out;
+	}
+	if (tcap > 0 && (p = strstr(html, "<h1>")) != NULL) {
+		char *e = strstr(p, "</h1>");
+		size_t l = e ? unesc(p + 4, (size_t)(e - p - 4), buf) : 0;
+
+		snprintf(title, tcap, "%.*s", (int)l, buf);
+	}
+	for (p = strstr(html, SRC_TAG); p != NULL; p = strstr(p, SRC_TAG)) {
+		char *a = p + strlen(SRC_TAG), *q = strchr(a, '"'), *b, *body, *end;
+		size_t l;
+
+		if (q == NULL || strncmp(q, "\" data-file=\"", 13) != 0)
+			break;
+		b = q + 13;
+		body = strstr(b, "\">");
+		end = body ? strstr(body, "</textarea>") : NULL;
+		if (end == NULL)
+			break;
+		l = unesc(a, (size_t)(q - a), buf);
+		snprintf(label, sizeof(label), "%.*s", (int)l, buf);
+		l = unesc(b, (size_t)(body - b), buf);
+		snprintf(name, sizeof(name), "%.*s", (int)l, buf);
+		for (i = 0; i < n && strcmp(runs[i].label, label) != 0; i++)
+			;
+		if (i == n) {
+			if (n == max) {
+				snprintf(err, errlen, "%s: more than %u runs", path, max);
+				ret = -E2BIG;
+				goto out;
+			}
+			sm_result_init(&runs[n]);
+			snprintf(runs[n].label, sizeof(runs[n].label), "%s", label);
+			n++;
+		}
+		l = unesc(body + 2, (size_t)(end - body - 2), buf);
+		ret = sm_result_read_text(&runs[i], name, buf, l, err, errlen);
+		if (ret < 0)
+			goto out;
+		p = end;
+	}
+	ret = (int)n;
+out:
+	if (ret < 0)
+		for (i = 0; i < n; i++)
+			sm_result_fini(&runs[i]);
+	sm_free(buf);
+	sm_free(html);
+	fclose(f);
+	return ret;
 }

@@ -30,4 +30,16 @@ sm_report_run_colour(unsigned i);
 int
 sm_report_html_write(FILE *f, const char *title, const struct sm_result *const *runs, unsigned n);
 
+/*
+ * Read back the runs of a report written by sm_report_html_write() from
+ * the files it carries (hidden, whole) into @runs[0..@max), named as in
+ * the report, and its title into @title (@tcap bytes): cassandra-stress's
+ * -graph adds a revision to an existing file this way. Returns the number of runs (sm_result_fini() each), or
+ * -errno with the reason in @err (a file that is no report of ours is
+ * -EINVAL: never overwritten by accident).
+ */
+int
+sm_report_html_read(const char *path, struct sm_result *runs, unsigned max, char *title,
+		    size_t tcap, char *err, size_t errlen);
+
 #endif /* SM_REPORT_HTML_H */

@@ -23,6 +23,7 @@
 #define SM_RESULT_MAX_SERIES 16
 #define SM_RESULT_MAX_BARS 24
 #define SM_RESULT_MAX_SHARDS 256
+#define SM_RESULT_MAX_SOURCES 4
 
 enum sm_result_kind {
 	SM_RESULT_NONE,
@@ -78,6 +79,13 @@ struct sm_result_bars {
 	double v[SM_RESULT_MAX_SHARDS];
 };
 
+/* A file a run was read from, kept whole: a report carries it to add revisions later. */
+struct sm_result_source {
+	char name[96]; /* the file's name as given */
+	char *text;
+	size_t len;
+};
+
 struct sm_result {
 	enum sm_result_kind kind;
 	char label[96];	  /* the first file's name, less its directory and extension */
@@ -90,6 +98,8 @@ struct sm_result {
 	unsigned nseries;
 	struct sm_result_bars bars[SM_RESULT_MAX_BARS];
 	unsigned nbars;
+	struct sm_result_source src[SM_RESULT_MAX_SOURCES];
+	unsigned nsrc;
 };
 
 /* Zero @r for sm_result_read(). */
@@ -111,7 +121,15 @@ sm_result_fini(struct sm_result *r);
 int
 sm_result_read(struct sm_result *r, const char *path, char *err, size_t errlen);
 
-/* Same, from @len bytes of JSON in memory (for tests); @name labels the run. */
+/*
+ * Same, from @len bytes in memory (either kind, told apart as above) that
+ * came from a file called @name; the text is kept in @r->src.
+ */
+int
+sm_result_read_text(struct sm_result *r, const char *name, const char *text, size_t len, char *err,
+		    size_t errlen);
+
+/* JSON only, from memory (for tests); @name labels the run; nothing kept. */
 int
 sm_result_read_json(struct sm_result *r, const char *name, const char *text, size_t len, char *err,
 		    size_t errlen);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@
 #include "sm_mem.h"
 #include "sm_result.h"
 
-#define MAX_JSON (64u << 20) /* no result of ours comes near; a bigger file is not one */
+#define MAX_FILE (64u << 20) /* no result of ours comes near; a bigger file is not one */
 #define MAX_DEPTH 64
 
 struct jdoc {
@@ -576,6 +577,23 @@ sm_result_add_interval(struct sm_result *r, const char *name, bool response_time
 	return 0;
 }
 
+/* Remove the metrics derived from series @series, keeping the others' order. */
+static void
+drop_metrics_of(struct sm_result *r, int series)
+{
+	unsigned i, k = 0;
+
+	for (i = 0; i < r->nmetric; i++) {
+		if (r->metric[i].series == series ||
+		    (r->metric[i].nsamples > 0 && strstr(r->metric[i].name, " (response time) "))) {
+			sm_free(r->metric[i].samples);
+			continue;
+		}
+		r->metric[k++] = r->metric[i];
+	}
+	r->nmetric = k;
+}
+
 int
 sm_result_derive(struct sm_result *r)
 {
@@ -593,8 +611,10 @@ sm_result_derive(struct sm_result *r)
 		if (s->n == 0)
 			continue;
 		/* service time always; response time only when a rate makes it differ */
-		if (s->response_time && !sm_result_rated(r))
+		if (s->response_time && !sm_result_rated(r)) {
+			drop_metrics_of(r, (int)i); /* derived before the JSON said so */
 			continue;
+		}
 		for (k = 0; k < SM_ARRAY_SIZE(names); k++) {
 			struct sm_result_metric *m;
 			double sum = 0;
@@ -662,52 +682,92 @@ label_of(struct sm_result *r, const char *path)
 		stem_of(path, r->label, sizeof(r->label));
 }
 
+/* Keep @text as source @name of @r, for a report that adds revisions later. */
+static int
+keep_source(struct sm_result *r, const char *name, const char *text, size_t len)
+{
+	struct sm_result_source *src;
+
+	if (r->nsrc >= SM_RESULT_MAX_SOURCES)
+		return 0; /* the report still works; only re-reading it would miss a file */
+	src = &r->src[r->nsrc];
+	src->text = sm_malloc(len + 1);
+	if (src->text == NULL)
+		return -ENOMEM;
+	memcpy(src->text, text, len);
+	src->text[len] = 0;
+	src->len = len;
+	snprintf(src->name, sizeof(src->name), "%s", name);
+	r->nsrc++;
+	return 0;
+}
+
+int
+sm_result_read_text(struct sm_result *r, const char *name, const char *text, size_t len, char *err,
+		    size_t errlen)
+{
+	char e2[200];
+	size_t i = 0;
+	int ret;
+
+	while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
+		i++;
+	if (i < len && (text[i] == '#' || text[i] == 'T' || (text[i] >= '0' && text[i] <= '9'))) {
+		struct log_ctx lc = { .r = r };
+		FILE *f;
+
+		if (r->kind == SM_RESULT_NONE)
+			r->kind = SM_RESULT_STRESS;
+		else if (r->kind != SM_RESULT_STRESS) {
+			seterr(err, errlen, "%s: an HDR log belongs with a stress result", name);
+			return -EINVAL;
+		}
+		label_of(r, name);
+		f = fmemopen((void *)(uintptr_t)text, len, "r");
+		if (f == NULL)
+			return -ENOMEM;
+		ret = sm_hdr_log_read(f, log_cb, &lc, e2, sizeof(e2));
+		fclose(f);
+		if (ret < 0) {
+			seterr(err, errlen, "%s: %s", name,
+			       ret == -ENOTSUP ? "a pre-V2 HdrHistogram encoding" : e2);
+			return ret;
+		}
+		if (r->nseries == 0) {
+			seterr(err, errlen, "%s: an HDR log without intervals", name);
+			return -EINVAL;
+		}
+		ret = sm_result_derive(r);
+		return ret < 0 ? ret : keep_source(r, name, text, len);
+	}
+	if (i == len || text[i] != '{') {
+		seterr(err, errlen, "%s: neither a JSON result nor an HDR interval log", name);
+		return -EINVAL;
+	}
+	label_of(r, name);
+	ret = sm_result_read_json(r, r->label, text, len, e2, sizeof(e2));
+	if (ret < 0) {
+		seterr(err, errlen, "%s: %s", name, e2);
+		return ret;
+	}
+	if (r->nseries > 0)
+		ret = sm_result_derive(r); /* the log came first: its rt metrics need the rate */
+	return ret < 0 ? ret : keep_source(r, name, text, len);
+}
+
 int
 sm_result_read(struct sm_result *r, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
-	char *text = NULL, e2[200];
+	char *text = NULL;
 	size_t len = 0, cap = 0, got;
-	int ret, c;
+	int ret;
 
 	if (f == NULL) {
 		ret = -errno;
 		seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return ret == -ENOENT ? -ENOENT : -EIO;
 	}
-	while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\t' || c == '\r')
-		;
-	if (c == '#' || c == 'T' || (c >= '0' && c <= '9')) {
-		struct log_ctx lc = { .r = r };
-
-		rewind(f);
-		if (r->kind == SM_RESULT_NONE)
-			r->kind = SM_RESULT_STRESS;
-		else if (r->kind != SM_RESULT_STRESS) {
-			fclose(f);
-			seterr(err, errlen, "%s: an HDR log belongs with a stress result", path);
-			return -EINVAL;
-		}
-		label_of(r, path);
-		ret = sm_hdr_log_read(f, log_cb, &lc, e2, sizeof(e2));
-		fclose(f);
-		if (ret < 0) {
-			seterr(err, errlen, "%s: %s", path,
-			       ret == -ENOTSUP ? "a pre-V2 HdrHistogram encoding" : e2);
-			return ret;
-		}
-		if (r->nseries == 0) {
-			seterr(err, errlen, "%s: an HDR log without intervals", path);
-			return -EINVAL;
-		}
-		return sm_result_derive(r);
-	}
-	if (c != '{') {
-		fclose(f);
-		seterr(err, errlen, "%s: neither a JSON result nor an HDR interval log", path);
-		return -EINVAL;
-	}
-	rewind(f);
 	for (;;) {
 		if (grow((void **)&text, &cap, len + 65536, 1) < 0) {
 			ret = -ENOMEM;
@@ -717,9 +777,9 @@ sm_result_read(struct sm_result *r, const char *path, char *err, size_t errlen)
 		len += got;
 		if (got == 0)
 			break;
-		if (len > MAX_JSON) {
+		if (len > MAX_FILE) {
 			seterr(err, errlen, "%s: over %u MiB, not a result of ours", path,
-			       MAX_JSON >> 20);
+			       MAX_FILE >> 20);
 			ret = -EINVAL;
 			goto out;
 		}
@@ -729,12 +789,7 @@ sm_result_read(struct sm_result *r, const char *path, char *err, size_t errlen)
 		ret = -EIO;
 		goto out;
 	}
-	label_of(r, path);
-	ret = sm_result_read_json(r, r->label, text, len, e2, sizeof(e2));
-	if (ret < 0)
-		seterr(err, errlen, "%s: %s", path, e2);
-	else if (r->nseries > 0)
-		ret = sm_result_derive(r); /* the log came first: its rt metrics need the rate */
+	ret = sm_result_read_text(r, path, text, len, err, errlen);
 out:
 	sm_free(text);
 	fclose(f);
@@ -823,6 +878,8 @@ sm_result_fini(struct sm_result *r)
 
 	for (i = 0; i < r->nmetric; i++)
 		sm_free(r->metric[i].samples);
+	for (i = 0; i < r->nsrc; i++)
+		sm_free(r->src[i].text);
 	for (i = 0; i < r->nseries; i++) {
 		struct sm_result_series *s = &r->series[i];
 

@@ -217,3 +217,31 @@ def test_compare_usage(shardmark_bin, tmp_path):
     assert r.returncode == 2 and "0.5..0.9999" in r.stderr
     r = ok(run(shardmark_bin, "compare", "--help"))
     assert "--fail-on-regression" in r.stdout
+
+
+def test_report_revisions_added_to_a_file(shardmark_bin, stress_runs, tmp_path):
+    """cassandra-stress's -graph file= revision=: each run adds a revision to
+    the file; the same revision again replaces it; the title stays."""
+    d, _ = stress_runs
+    html = tmp_path / "graph.html"
+    ok(run(shardmark_bin, "report", d / "a.json", d / "a.hdr", "-o", html, "--revision", "r1",
+           "--title", "nightly"))
+    r = ok(run(shardmark_bin, "report", d / "b.json", d / "b.hdr", "-o", html, "--revision",
+               "r2"))
+    assert "report of 2 runs" in r.stdout
+    text = html.read_text()
+    assert "<title>nightly</title>" in text
+    assert "WRITE: latency over time, r1" in text and "WRITE: latency over time, r2" in text
+    r = ok(run(shardmark_bin, "report", f"{d / 'b.json'},{d / 'b.hdr'}", "-o", html,
+               "--revision", "r1"))
+    assert "report of 2 runs" in r.stdout  # r1 replaced, not added
+    assert html.read_text().count('data-run="r1" data-file=') == 2  # its JSON and HDR log
+    # a file that is not a report of ours is neither read nor overwritten
+    other = tmp_path / "notes.html"
+    other.write_text("<p>mine</p>")
+    r = run(shardmark_bin, "report", d / "a.json", "-o", other, "--revision", "x")
+    assert r.returncode == 1 and "not a shardmark report" in r.stderr
+    assert other.read_text() == "<p>mine</p>"
+    r = run(shardmark_bin, "report", d / "a.json", d / "b.json", "-o", tmp_path / "n.html",
+            "--revision", "x")
+    assert r.returncode == 2 and "--revision names one run" in r.stderr
