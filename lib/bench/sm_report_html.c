@@ -28,6 +28,7 @@
 #define MAX_LINES 16
 #define NINES_MAX 5.0 /* 99.999% */
 #define NINES_STEPS 200
+#define MAX_TICKS 40
 
 static const char *const run_colours[] = { "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
 					   "#9467bd", "#8c564b", "#e377c2", "#17becf" };
@@ -171,9 +172,11 @@ static void
 y_axis(FILE *f, double y1, const char *ylabel)
 {
 	double step = nice_step(y1, 5), v;
+	unsigned t;
 	char buf[32];
 
-	for (v = 0; v <= y1 * 1.0001; v += step) {
+	/* ticks counted, not stepped to the end: a step lost in v's rounding never ends */
+	for (t = 0, v = 0; t < MAX_TICKS && v <= y1 * 1.0001; t++, v = t * step) {
 		double py = H - MB - v / y1 * (H - MT - MB);
 
 		fmt_num(buf, sizeof(buf), v);
@@ -187,9 +190,10 @@ static void
 y_axis_log(FILE *f, double lo, double hi, const char *ylabel)
 {
 	double v, ph = H - MT - MB, span = log10(hi) - log10(lo);
+	unsigned t;
 	char buf[32];
 
-	for (v = lo; v <= hi * 1.0001; v *= 10) {
+	for (t = 0, v = lo; t < MAX_TICKS && v <= hi * 1.0001; t++, v *= 10) {
 		double py = H - MB - (log10(v) - log10(lo)) / span * ph;
 
 		snprintf(buf, sizeof(buf), "%g", v);
@@ -202,12 +206,14 @@ static void
 chart_write(FILE *f, const struct chart *c)
 {
 	double x0 = INFINITY, x1 = -INFINITY, y1 = 0, ymin = INFINITY, v, lo = 0, span = 1;
-	unsigned i, k;
+	unsigned i, k, t;
 	char buf[32];
 	const double pw = W - ML - MR, ph = H - MT - MB;
 
 	for (i = 0; i < c->n; i++)
 		for (k = 0; k < c->l[i].n; k++) {
+			if (!isfinite(c->l[i].x[k]) || !isfinite(c->l[i].y[k]))
+				continue; /* a point no axis can place: left out */
 			x0 = fmin(x0, c->l[i].x[k]);
 			x1 = fmax(x1, c->l[i].x[k]);
 			y1 = fmax(y1, c->l[i].y[k]);
@@ -218,13 +224,14 @@ chart_write(FILE *f, const struct chart *c)
 		return;
 	if (c->nines_x)
 		x0 = 0, x1 = NINES_MAX;
-	if (x1 <= x0)
-		x1 = x0 + 1;
+	if (!(x1 > x0))
+		x1 = x0 + fmax(1, fabs(x0) * 1e-9);
 	if (y1 <= 0)
 		y1 = 1;
 	frame_begin(f, c->title);
 	if (c->log_y) {
-		lo = pow(10, floor(log10(isfinite(ymin) ? ymin : 1)));
+		/* 1 ns is the floor of any latency we record, in ms */
+		lo = pow(10, floor(log10(isfinite(ymin) ? fmax(ymin, 1e-6) : 1)));
 		y1 = pow(10, ceil(log10(y1)));
 		if (y1 <= lo)
 			y1 = lo * 10;
@@ -250,7 +257,10 @@ chart_write(FILE *f, const struct chart *c)
 	} else {
 		double step = nice_step(x1 - x0, 8);
 
-		for (v = ceil(x0 / step) * step; v <= x1 * 1.0001; v += step) {
+		double first = ceil(x0 / step) * step;
+
+		for (t = 0, v = first; t < MAX_TICKS && v <= x1 * 1.0001;
+		     t++, v = first + t * step) {
 			double px = ML + (v - x0) / (x1 - x0) * pw;
 
 			fmt_num(buf, sizeof(buf), v);
@@ -268,8 +278,10 @@ chart_write(FILE *f, const struct chart *c)
 			l->colour, l->dash ? " stroke-dasharray=\"" : "", l->dash ? l->dash : "",
 			l->dash ? "\"" : "");
 		for (k = 0; k < l->n; k++) {
-			double y = fmin(l->y[k], y1), fy;
+			double y = fmax(fmin(l->y[k], y1), 0), fy;
 
+			if (!isfinite(l->x[k]) || !isfinite(l->y[k]))
+				continue;
 			fy = c->log_y ? (log10(fmax(y, lo)) - log10(lo)) / span : y / y1;
 			fprintf(f, "%s%.1f,%.1f", k ? " " : "",
 				ML + (l->x[k] - x0) / (x1 - x0) * pw, H - MB - fy * ph);
@@ -483,7 +495,7 @@ figures_table(FILE *f, const struct sm_result *const *runs, unsigned n)
 				continue;
 			fputs("<tr><th>", f);
 			esc(f, m->name);
-			if (m->unit[0])
+			if (m->unit[0] && strstr(m->name, m->unit) == NULL)
 				fprintf(f, " (%s)", m->unit);
 			fputs("</th>", f);
 			for (j = 0; j < n; j++) {

@@ -18,7 +18,7 @@
 
 #include "sm_hdr.h"
 
-#define SM_RESULT_MAX_KV 48
+#define SM_RESULT_MAX_KV 256 /* bench: every load's settings */
 #define SM_RESULT_MAX_METRICS 128
 #define SM_RESULT_MAX_SERIES 16
 #define SM_RESULT_MAX_BARS 24
@@ -33,7 +33,7 @@ enum sm_result_kind {
 };
 
 struct sm_result_kv {
-	char key[48];
+	char key[64];
 	char val[160];
 };
 

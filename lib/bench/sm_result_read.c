@@ -35,8 +35,13 @@ struct jdoc {
 	int n;
 };
 
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
+/*
+ * snprintf for names and messages, which may be cut at their buffer's
+ * size: they are for display. (Through a function, -O3's inlining does
+ * not turn each intended truncation into a -Wformat-truncation error.)
+ */
+static void __attribute__((format(printf, 3, 4)))
+bprintf(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -68,16 +73,16 @@ jdoc_parse(struct jdoc *d, const char *s, size_t len, char *err, size_t errlen)
 		sm_free(d->t);
 		d->t = NULL;
 		if (cap > len + 2) {
-			seterr(err, errlen, "JSON too deeply nested or malformed");
+			bprintf(err, errlen, "JSON too deeply nested or malformed");
 			return -EINVAL;
 		}
 		cap *= 4;
 	}
 	if (n < 1 || d->t[0].type != JSMN_OBJECT) {
-		seterr(err, errlen, "not a JSON object (%s)",
-		       n == JSMN_ERROR_PART ? "truncated"
-		       : n < 0		    ? "malformed"
-					    : "empty");
+		bprintf(err, errlen, "not a JSON object (%s)",
+			n == JSMN_ERROR_PART ? "truncated"
+			: n < 0		     ? "malformed"
+					     : "empty");
 		goto fail;
 	}
 	d->n = n;
@@ -91,7 +96,7 @@ jdoc_parse(struct jdoc *d, const char *s, size_t len, char *err, size_t errlen)
 		while (sp > 0 && d->t[i].start >= d->t[stack[sp - 1]].end)
 			d->next[stack[--sp]] = i;
 		if (sp == MAX_DEPTH) {
-			seterr(err, errlen, "JSON nested deeper than %d", MAX_DEPTH);
+			bprintf(err, errlen, "JSON nested deeper than %d", MAX_DEPTH);
 			sm_free(d->next);
 			goto fail;
 		}
@@ -208,11 +213,15 @@ kv_add(struct sm_result_kv *kv, unsigned *n, const char *key, const char *val)
 	(*n)++;
 }
 
-/* Every primitive member of @obj as a setting, nested objects as "outer.inner". */
+/*
+ * Every primitive member of @obj as a setting "@prefix.key", one level of
+ * nested objects as "@prefix.outer.inner" (@depth 0 at the top).
+ */
 static void
-kv_members(const struct jdoc *d, int obj, const char *prefix, struct sm_result_kv *kv, unsigned *n)
+kv_members(const struct jdoc *d, int obj, const char *prefix, struct sm_result_kv *kv, unsigned *n,
+	   int depth)
 {
-	char key[48], val[160];
+	char key[64], val[160];
 	int k;
 
 	for (k = jfirst(d, obj); k >= 0; k = jnext(d, obj, k)) {
@@ -220,10 +229,10 @@ kv_members(const struct jdoc *d, int obj, const char *prefix, struct sm_result_k
 
 		if (v >= d->n)
 			break;
-		snprintf(key, sizeof(key), "%s%s%.*s", prefix, prefix[0] ? "." : "",
-			 d->t[k].end - d->t[k].start, d->s + d->t[k].start);
-		if (d->t[v].type == JSMN_OBJECT && prefix[0] == 0)
-			kv_members(d, v, key, kv, n);
+		bprintf(key, sizeof(key), "%s%s%.*s", prefix, prefix[0] ? "." : "",
+			d->t[k].end - d->t[k].start, d->s + d->t[k].start);
+		if (d->t[v].type == JSMN_OBJECT && depth == 0)
+			kv_members(d, v, key, kv, n, depth + 1);
 		else if (d->t[v].type == JSMN_PRIMITIVE || d->t[v].type == JSMN_STRING) {
 			jstr(d, v, val, sizeof(val));
 			kv_add(kv, n, key, val);
@@ -245,7 +254,7 @@ metric_add(struct sm_result *r, const char *name, const char *unit, bool higher_
 		return NULL;
 	m = &r->metric[r->nmetric++];
 	memset(m, 0, sizeof(*m));
-	snprintf(m->name, sizeof(m->name), "%s", name);
+	bprintf(m->name, sizeof(m->name), "%s", name);
 	snprintf(m->unit, sizeof(m->unit), "%s", unit);
 	m->higher_better = higher_better;
 	m->value = value;
@@ -274,7 +283,7 @@ bars_get(struct sm_result *r, const char *name)
 			return &r->bars[i];
 	if (r->nbars >= SM_RESULT_MAX_BARS)
 		return NULL;
-	snprintf(r->bars[r->nbars].name, sizeof(r->bars[0].name), "%s", name);
+	bprintf(r->bars[r->nbars].name, sizeof(r->bars[0].name), "%s", name);
 	r->bars[r->nbars].n = 0;
 	return &r->bars[r->nbars++];
 }
@@ -311,11 +320,12 @@ shard_bars(struct sm_result *r, const struct jdoc *d, int arr, const char *pre,
 	int e;
 
 	for (e = jfirst(d, arr); e >= 0; e = jnext(d, arr, e)) {
-		if (!jnum(d, jget(d, e, "shard"), &sh) || sh < 0)
+		/* bounded before the conversion: a double out of range is no unsigned */
+		if (!jnum(d, jget(d, e, "shard"), &sh) || !(sh >= 0 && sh < SM_RESULT_MAX_SHARDS))
 			continue;
 		for (k = 0; k < nkeys; k++)
 			if (jnum(d, jget(d, e, keys[k]), &v)) {
-				snprintf(name, sizeof(name), "%sserver %s", pre, keys[k]);
+				bprintf(name, sizeof(name), "%sserver %s", pre, keys[k]);
 				bar_set(r, name, (unsigned)sh, v);
 			}
 	}
@@ -323,22 +333,22 @@ shard_bars(struct sm_result *r, const struct jdoc *d, int arr, const char *pre,
 
 /* perf-simple-query's result, or one psq load of bench's (names prefixed by @pre). */
 static void
-read_psq(struct sm_result *r, const struct jdoc *d, int root, const char *pre)
+read_psq(struct sm_result *r, const struct jdoc *d, int root, const char *pre, const char *kvpre)
 {
 	int stats = jget(d, root, "stats"), shards = jget(d, root, "per_shard");
 	double med, mad, n = 0;
 	char name[80];
 	struct sm_result_metric *m;
 
-	kv_members(d, jget(d, root, "parameters"), "", r->settings, &r->nsettings);
-	kv_members(d, jget(d, root, "test_properties"), "", r->settings, &r->nsettings);
-	kv_members(d, jget(d, root, "machine"), "", r->machine, &r->nmachine);
+	kv_members(d, jget(d, root, "parameters"), kvpre, r->settings, &r->nsettings, 1);
+	kv_members(d, jget(d, root, "test_properties"), kvpre, r->settings, &r->nsettings, 1);
+	kv_members(d, jget(d, root, "machine"), "", r->machine, &r->nmachine, 1);
 	if (r->version[0] == 0)
 		jstr(d, jget(d, jget(d, jget(d, root, "versions"), "shardmark"), "version"),
 		     r->version, sizeof(r->version));
 	jnum(d, jget(d, jget(d, root, "parameters"), "duration"), &n);
 	if (jnum(d, jget(d, stats, "median tps"), &med)) {
-		snprintf(name, sizeof(name), "%stps", pre);
+		bprintf(name, sizeof(name), "%stps", pre);
 		m = metric_add(r, name, "op/s", true, med);
 		/* the median and its MAD stand for a mean and sd: 1.4826 MAD is sd for a normal */
 		if (m != NULL && jnum(d, jget(d, stats, "mad tps"), &mad) && n > 1) {
@@ -346,13 +356,13 @@ read_psq(struct sm_result *r, const struct jdoc *d, int root, const char *pre)
 			m->n = n;
 		}
 	}
-	snprintf(name, sizeof(name), "%sallocs/op", pre);
+	bprintf(name, sizeof(name), "%sallocs/op", pre);
 	metric_num(r, d, stats, "allocs_per_op", name, "", false);
-	snprintf(name, sizeof(name), "%stasks/op", pre);
+	bprintf(name, sizeof(name), "%stasks/op", pre);
 	metric_num(r, d, stats, "tasks_per_op", name, "", false);
-	snprintf(name, sizeof(name), "%sinsns/op", pre);
+	bprintf(name, sizeof(name), "%sinsns/op", pre);
 	metric_num(r, d, stats, "instructions_per_op", name, "", false);
-	snprintf(name, sizeof(name), "%scycles/op", pre);
+	bprintf(name, sizeof(name), "%scycles/op", pre);
 	metric_num(r, d, stats, "cpu_cycles_per_op", name, "", false);
 	shard_bars(r, d, shards, pre, psq_shard_keys, SM_ARRAY_SIZE(psq_shard_keys));
 }
@@ -367,37 +377,38 @@ hist_metrics(struct sm_result *r, const struct jdoc *d, int h, const char *pre)
 	unsigned k;
 
 	for (k = 0; k < SM_ARRAY_SIZE(keys); k++) {
-		snprintf(name, sizeof(name), "%s%s", pre, names[k]);
+		bprintf(name, sizeof(name), "%s%s", pre, names[k]);
 		metric_num(r, d, h, keys[k], name, "ms", false);
 	}
 }
 
 /* stress's JSON, or one stress load of bench's. */
 static void
-read_stress(struct sm_result *r, const struct jdoc *d, int root, const char *pre)
+read_stress(struct sm_result *r, const struct jdoc *d, int root, const char *pre, const char *kvpre)
 {
 	int ops = jget(d, root, "ops_by_type"), k;
 	char name[80], val[160];
 
 	jstr(d, jget(d, root, "command"), val, sizeof(val));
-	kv_add(r->settings, &r->nsettings, "command", val);
-	kv_members(d, root, "", r->settings, &r->nsettings);
+	if (kvpre[0] == 0) /* first in the table: what ran */
+		kv_add(r->settings, &r->nsettings, "command", val);
+	kv_members(d, root, kvpre, r->settings, &r->nsettings, 0);
 	if (r->version[0] == 0)
 		jstr(d, jget(d, root, "version"), r->version, sizeof(r->version));
-	snprintf(name, sizeof(name), "%sop/s", pre);
+	bprintf(name, sizeof(name), "%sop/s", pre);
 	metric_num(r, d, root, "ops_per_s", name, "op/s", true);
-	snprintf(name, sizeof(name), "%sclient us/op", pre);
+	bprintf(name, sizeof(name), "%sclient us/op", pre);
 	metric_num(r, d, root, "client_busy_us_per_op", name, "us", false);
-	snprintf(name, sizeof(name), "%serrors", pre);
+	bprintf(name, sizeof(name), "%serrors", pre);
 	metric_num(r, d, root, "errors", name, "", false);
 	for (k = jfirst(d, ops); k >= 0; k = jnext(d, ops, k)) {
 		char op[48];
 		int v = k + 1;
 
 		jstr(d, k, op, sizeof(op));
-		snprintf(name, sizeof(name), "%s%s op/s", pre, op);
+		bprintf(name, sizeof(name), "%s%s op/s", pre, op);
 		metric_num(r, d, v, "ops_per_s", name, "op/s", true);
-		snprintf(name, sizeof(name), "%s%s ", pre, op);
+		bprintf(name, sizeof(name), "%s%s ", pre, op);
 		hist_metrics(r, d, jget(d, v, "service_time"), name);
 	}
 }
@@ -409,9 +420,9 @@ read_bench(struct sm_result *r, const struct jdoc *d, int root)
 	char pre[80], name[160];
 	double dur;
 
-	kv_members(d, jget(d, root, "machine"), "", r->machine, &r->nmachine);
+	kv_members(d, jget(d, root, "machine"), "", r->machine, &r->nmachine, 1);
 	if (jnum(d, jget(d, root, "duration"), &dur)) {
-		snprintf(name, sizeof(name), "%g", dur);
+		bprintf(name, sizeof(name), "%g", dur);
 		kv_add(r->settings, &r->nsettings, "duration", name);
 	}
 	jstr(d, jget(d, root, "version"), r->version, sizeof(r->version));
@@ -420,15 +431,15 @@ read_bench(struct sm_result *r, const struct jdoc *d, int root)
 		char load[64];
 
 		jstr(d, jget(d, e, "name"), load, sizeof(load));
-		snprintf(pre, sizeof(pre), "%s: ", load);
+		bprintf(pre, sizeof(pre), "%s: ", load);
 		if (res < 0 || d->t[res].type != JSMN_OBJECT)
 			continue;
 		if (jget(d, res, "stats") >= 0)
-			read_psq(r, d, res, pre);
+			read_psq(r, d, res, pre, load);
 		else if (jget(d, res, "ops_by_type") >= 0)
-			read_stress(r, d, res, pre);
+			read_stress(r, d, res, pre, load);
 		else {
-			snprintf(name, sizeof(name), "%srequests/s", pre);
+			bprintf(name, sizeof(name), "%srequests/s", pre);
 			metric_num(r, d, jget(d, res, "total"), "requests_per_s", name, "req/s",
 				   true);
 		}
@@ -454,14 +465,14 @@ sm_result_read_json(struct sm_result *r, const char *name, const char *text, siz
 	else if (jget(&d, 0, "ops_by_type") >= 0)
 		kind = SM_RESULT_STRESS;
 	else {
-		seterr(err, errlen,
-		       "not a shardmark result: expected stress's -log json=, "
-		       "perf-simple-query's --json-result or bench's --json");
+		bprintf(err, errlen,
+			"not a shardmark result: expected stress's -log json=, "
+			"perf-simple-query's --json-result or bench's --json");
 		jdoc_free(&d);
 		return -EINVAL;
 	}
 	if (r->kind != SM_RESULT_NONE && r->kind != kind) {
-		seterr(err, errlen, "a second result of another kind in one run");
+		bprintf(err, errlen, "a second result of another kind in one run");
 		jdoc_free(&d);
 		return -EINVAL;
 	}
@@ -471,9 +482,9 @@ sm_result_read_json(struct sm_result *r, const char *name, const char *text, siz
 	if (kind == SM_RESULT_BENCH)
 		read_bench(r, &d, 0);
 	else if (kind == SM_RESULT_PSQ)
-		read_psq(r, &d, 0, "");
+		read_psq(r, &d, 0, "", "");
 	else
-		read_stress(r, &d, 0, "");
+		read_stress(r, &d, 0, "", "");
 	jdoc_free(&d);
 	return 0;
 }
@@ -620,8 +631,8 @@ sm_result_derive(struct sm_result *r)
 			double sum = 0;
 			unsigned j;
 
-			snprintf(name, sizeof(name), "%s%s %s", s->name,
-				 s->response_time ? " (response time)" : "", names[k]);
+			bprintf(name, sizeof(name), "%s%s %s", s->name,
+				s->response_time ? " (response time)" : "", names[k]);
 			m = metric_add(r, name, k == 0 ? "op/s" : "ms", k == 0, 0);
 			if (m == NULL)
 				return 0;
@@ -663,7 +674,7 @@ log_cb(const char *tag, double start_s, double length_s, const struct sm_hdr *h,
 		c->first = start_s;
 		c->have_first = true;
 	}
-	snprintf(name, sizeof(name), "%s", tag != NULL && tag[0] ? tag : "all");
+	bprintf(name, sizeof(name), "%s", tag != NULL && tag[0] ? tag : "all");
 	l = strlen(name);
 	if (l > 3 && (strcmp(name + l - 3, "-st") == 0 || strcmp(name + l - 3, "-rt") == 0)) {
 		rt = name[l - 2] == 'r';
@@ -710,6 +721,8 @@ sm_result_read_text(struct sm_result *r, const char *name, const char *text, siz
 	size_t i = 0;
 	int ret;
 
+	/* text ends at a NUL, for jsmn as for the report that carries it (no NUL in HTML) */
+	len = strnlen(text, len);
 	while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
 		i++;
 	if (i < len && (text[i] == '#' || text[i] == 'T' || (text[i] >= '0' && text[i] <= '9'))) {
@@ -719,7 +732,7 @@ sm_result_read_text(struct sm_result *r, const char *name, const char *text, siz
 		if (r->kind == SM_RESULT_NONE)
 			r->kind = SM_RESULT_STRESS;
 		else if (r->kind != SM_RESULT_STRESS) {
-			seterr(err, errlen, "%s: an HDR log belongs with a stress result", name);
+			bprintf(err, errlen, "%s: an HDR log belongs with a stress result", name);
 			return -EINVAL;
 		}
 		label_of(r, name);
@@ -729,25 +742,25 @@ sm_result_read_text(struct sm_result *r, const char *name, const char *text, siz
 		ret = sm_hdr_log_read(f, log_cb, &lc, e2, sizeof(e2));
 		fclose(f);
 		if (ret < 0) {
-			seterr(err, errlen, "%s: %s", name,
-			       ret == -ENOTSUP ? "a pre-V2 HdrHistogram encoding" : e2);
+			bprintf(err, errlen, "%s: %s", name,
+				ret == -ENOTSUP ? "a pre-V2 HdrHistogram encoding" : e2);
 			return ret;
 		}
 		if (r->nseries == 0) {
-			seterr(err, errlen, "%s: an HDR log without intervals", name);
+			bprintf(err, errlen, "%s: an HDR log without intervals", name);
 			return -EINVAL;
 		}
 		ret = sm_result_derive(r);
 		return ret < 0 ? ret : keep_source(r, name, text, len);
 	}
 	if (i == len || text[i] != '{') {
-		seterr(err, errlen, "%s: neither a JSON result nor an HDR interval log", name);
+		bprintf(err, errlen, "%s: neither a JSON result nor an HDR interval log", name);
 		return -EINVAL;
 	}
 	label_of(r, name);
 	ret = sm_result_read_json(r, r->label, text, len, e2, sizeof(e2));
 	if (ret < 0) {
-		seterr(err, errlen, "%s: %s", name, e2);
+		bprintf(err, errlen, "%s: %s", name, e2);
 		return ret;
 	}
 	if (r->nseries > 0)
@@ -765,7 +778,7 @@ sm_result_read(struct sm_result *r, const char *path, char *err, size_t errlen)
 
 	if (f == NULL) {
 		ret = -errno;
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		bprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return ret == -ENOENT ? -ENOENT : -EIO;
 	}
 	for (;;) {
@@ -778,14 +791,14 @@ sm_result_read(struct sm_result *r, const char *path, char *err, size_t errlen)
 		if (got == 0)
 			break;
 		if (len > MAX_FILE) {
-			seterr(err, errlen, "%s: over %u MiB, not a result of ours", path,
-			       MAX_FILE >> 20);
+			bprintf(err, errlen, "%s: over %u MiB, not a result of ours", path,
+				MAX_FILE >> 20);
 			ret = -EINVAL;
 			goto out;
 		}
 	}
 	if (ferror(f)) {
-		seterr(err, errlen, "%s: read error", path);
+		bprintf(err, errlen, "%s: read error", path);
 		ret = -EIO;
 		goto out;
 	}
@@ -824,7 +837,7 @@ sm_result_load_args(struct sm_result *runs, unsigned max, char *const *args, uns
 		stem_of(a, stem, sizeof(stem));
 		if (n == 0 || joined || prev[0] == 0 || strcmp(stem, prev) != 0) {
 			if (n == max) {
-				seterr(err, errlen, "more than %u runs", max);
+				bprintf(err, errlen, "more than %u runs", max);
 				return -E2BIG;
 			}
 			n++;
