@@ -81,7 +81,7 @@ struct sm_result_bars {
 
 /* A file a run was read from, kept whole: a report carries it to add revisions later. */
 struct sm_result_source {
-	char name[96]; /* the file's name as given */
+	char name[256]; /* the file's name as given */
 	char *text;
 	size_t len;
 };
@@ -168,8 +168,9 @@ sm_result_derive(struct sm_result *r);
  * sm_result_init()ed here; sm_result_fini() them all, even on error): an
  * argument "A.json,A.hdr" is one run of those files, and consecutive
  * arguments with the same name less directory and extension ("a.json
- * a.hdr") are one run too. Returns the number of runs, or -errno with
- * the reason in @err.
+ * a.hdr") are one run too; a stress JSON given without a log takes the
+ * HDR log of the same name beside it (a.json: a.hdr) when there is one.
+ * Returns the number of runs, or -errno with the reason in @err.
  */
 int
 sm_result_load_args(struct sm_result *runs, unsigned max, char *const *args, unsigned nargs,

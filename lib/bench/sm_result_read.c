@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define JSMN_STATIC
 #define JSMN_STRICT
@@ -852,6 +853,22 @@ sm_result_load_args(struct sm_result *runs, unsigned max, char *const *args, uns
 				return ret;
 			a = comma ? comma + 1 : NULL;
 		} while (a != NULL && *a);
+	}
+	/*
+	 * A stress JSON alone has totals only: take the HDR log of the same
+	 * name beside it (-log json=a.json hdrfile=a.hdr), so that "compare
+	 * a.json b.json" has its per-interval samples.
+	 */
+	for (i = 0; i < n; i++) {
+		struct sm_result *r = &runs[i];
+		size_t l = r->nsrc ? strlen(r->src[0].name) : 0;
+
+		if (r->kind != SM_RESULT_STRESS || r->nseries > 0 || l < 5 ||
+		    strcmp(r->src[0].name + l - 5, ".json") != 0)
+			continue;
+		bprintf(path, sizeof(path), "%.*s.hdr", (int)(l - 5), r->src[0].name);
+		if (access(path, R_OK) == 0 && (ret = sm_result_read(r, path, err, errlen)) < 0)
+			return ret;
 	}
 	return (int)n;
 }
