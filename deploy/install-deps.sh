@@ -5,7 +5,8 @@
 #   deploy/install-deps.sh [--build|--test]
 #     --build  compiler, meson/ninja and the libraries (default)
 #     --test   the above plus cmocka, pytest with the CQL and DynamoDB clients, valgrind,
-#              and clang with libFuzzer for the fuzz build
+#              clang with libFuzzer for the fuzz build, and headless Chromium with
+#              Pillow (the HTML report's screenshot test)
 set -euo pipefail
 
 usage() {
@@ -35,7 +36,7 @@ build_pkgs=(gcc libc6-dev meson ninja-build pkg-config liburing-dev libnuma-dev
 	libgnutls28-dev
 	libdpdk-dev)
 test_pkgs=(libcmocka-dev python3 python3-pytest python3-cassandra python3-boto3 awscli valgrind
-	shellcheck clang libclang-rt-14-dev openssl)
+	shellcheck clang libclang-rt-14-dev openssl chromium python3-pil)
 
 pkgs=("${build_pkgs[@]}")
 if [ "$mode" = test ]; then

@@ -116,5 +116,9 @@ int
 sm_cmd_stress(int argc, char **argv);
 int
 sm_cmd_cql(int argc, char **argv);
+int
+sm_cmd_report(int argc, char **argv);
+int
+sm_cmd_compare(int argc, char **argv);
 
 #endif /* SM_APP_H */

@@ -28,6 +28,10 @@ usage(FILE *f)
 		   "            shardmark or a ScyllaDB/Cassandra cluster (CQL or Alternator)\n"
 		   "  cql       a CQL shell (cqlsh's commands and output) for shardmark serve,\n"
 		   "            ScyllaDB or Cassandra: shardmark cql [HOST[:PORT]] [-e STATEMENT]\n"
+		   "  report    one HTML file with the charts of one or more results:\n"
+		   "            shardmark report RUN.json [RUN.hdr] [RUN2.json ...] -o F.html\n"
+		   "  compare   two results, per figure the change, its confidence interval\n"
+		   "            and a verdict: shardmark compare A.json B.json\n"
 		   "  version   print the version and build features\n\n"
 		   "Run 'shardmark <command> --help' for the options of a command.\n");
 }
@@ -80,6 +84,10 @@ main(int argc, char **argv)
 		return sm_cmd_stress(argc - 2, argv + 2);
 	if (strcmp(argv[1], "cql") == 0)
 		return sm_cmd_cql(argc - 2, argv + 2);
+	if (strcmp(argv[1], "report") == 0)
+		return sm_cmd_report(argc - 2, argv + 2);
+	if (strcmp(argv[1], "compare") == 0)
+		return sm_cmd_compare(argc - 2, argv + 2);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0)
 		return cmd_version(argc - 2, argv + 2);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

@@ -125,6 +125,12 @@ value_at_index(const struct sm_hdr *h, int32_t i)
 }
 
 int64_t
+sm_hdr_value_at_index(const struct sm_hdr *h, int32_t i)
+{
+	return value_at_index(h, i);
+}
+
+int64_t
 sm_hdr_lowest_equivalent(const struct sm_hdr *h, int64_t v)
 {
 	int32_t bucket;

@@ -132,6 +132,13 @@ sm_hdr_record(struct sm_hdr *h, int64_t v)
 int64_t
 sm_hdr_add(struct sm_hdr *dst, const struct sm_hdr *src);
 
+/*
+ * Lowest value counted at index @i (0 <= @i < @h->counts_len) of
+ * @h->counts: the inverse of sm_hdr_index(), for walking non-empty buckets.
+ */
+int64_t
+sm_hdr_value_at_index(const struct sm_hdr *h, int32_t i);
+
 /* Number of recorded values that share the bucket of @v. */
 int64_t
 sm_hdr_count_at(const struct sm_hdr *h, int64_t v);
