@@ -257,6 +257,16 @@ alt_fail_condition(struct alt_op *op);
 void
 alt_submit(struct alt_op *op);
 
+/* A fresh op from the shard's pool (alt_op.c), NULL without memory. */
+struct alt_op *
+alt_op_get(void);
+
+/* The op pool's idle trimming, from sm_alternator_shard_init()/fini(). */
+void
+alt_op_shard_init(void);
+void
+alt_op_shard_fini(void);
+
 /* An op outside any request (background work: backfill, TTL); alt_op_done() frees it. */
 struct alt_op *
 alt_op_new(void);

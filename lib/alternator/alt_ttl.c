@@ -269,6 +269,7 @@ alt_ttl_expired(const struct sm_json_doc *d, int v, int64_t now_s)
 struct ttl_scan {
 	struct sm_timer timer;
 	bool running, stopping;
+	bool inited; /* alt_ttl_shard_init() ran: a shard that failed to start never did */
 	char **tables; /* names of this pass's tables with TTL */
 	unsigned ntables, cur;
 	struct sm_scan_pos pos;
@@ -497,6 +498,7 @@ alt_ttl_shard_init(void)
 {
 	memset(&ttl, 0, sizeof(ttl));
 	sm_timer_init(&ttl.timer, ttl_step, NULL);
+	ttl.inited = true;
 	if (sm_on_shard())
 		ttl_arm(ttl_period_ms());
 }
@@ -504,6 +506,9 @@ alt_ttl_shard_init(void)
 void
 alt_ttl_shard_fini(void)
 {
+	if (!ttl.inited)
+		return;
+	ttl.inited = false;
 	ttl.stopping = true;
 	if (sm_on_shard() && sm_timer_armed(&ttl.timer))
 		sm_timer_cancel(&ttl.timer);
