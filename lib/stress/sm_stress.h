@@ -51,6 +51,7 @@ enum sm_stress_cmd {
 	SM_STRESS_CMD_COUNTER_WRITE,
 	SM_STRESS_CMD_COUNTER_READ,
 	SM_STRESS_CMD_HELP,
+	SM_STRESS_CMD_USER, /* user profile=FILE ops(...) */
 };
 
 /* Operation types; index of sm_stress_settings.ratio. */
@@ -59,8 +60,14 @@ enum sm_stress_op {
 	SM_STRESS_OP_READ,
 	SM_STRESS_OP_COUNTER_WRITE,
 	SM_STRESS_OP_COUNTER_READ,
-	SM_STRESS_NR_OPS,
+	/* user mode: the profile's insert and named queries, as ops(...) lists them */
+	SM_STRESS_OP_USER0,
+	SM_STRESS_NR_OPS = SM_STRESS_OP_USER0 + 8,
 };
+
+#define SM_STRESS_MAX_USER_OPS (SM_STRESS_NR_OPS - SM_STRESS_OP_USER0)
+
+struct sm_stress_profile;
 
 /* Consistency levels, valued as their CQL native protocol codes. */
 enum sm_stress_cl {
@@ -284,6 +291,10 @@ struct sm_stress_settings {
 	struct sm_stress_errors errors;
 	struct sm_stress_route route;
 	unsigned shards; /* -shards; 0: one per CPU */
+
+	/* user mode: the profile (owned), and what each user op runs: -1 the insert, else a query */
+	struct sm_stress_profile *profile;
+	int user_op[SM_STRESS_MAX_USER_OPS];
 };
 
 /*

@@ -294,7 +294,7 @@ sm_stress_run_report(struct sm_stress_run *r)
 	double busy = 0, idle = 0;
 	unsigned i, k, e, nerr = 0, nnet;
 	const struct sm_net_counter *net_desc = NULL;
-	uint64_t *net_sum;
+	uint64_t *net_sum, lwt_a, lwt_n;
 	char name[96];
 
 	(void)r; /* the run in progress, sx */
@@ -368,6 +368,8 @@ sm_stress_run_report(struct sm_stress_run *r)
 			      100 * busy / (secs * sx->nshards));
 	if (sx->proto->report_routing != NULL)
 		sx->proto->report_routing(misrouted, routed);
+	if (sx->s.profile != NULL)
+		sm_stress_user_report();
 	nnet = net_counters_sum(sx->nshards, &net_desc, &net_sum);
 	if (nnet > 0)
 		sm_stress_out("Network (%s, this loader): %" PRId64 " TCP retransmissions (%" PRId64
@@ -471,6 +473,11 @@ sm_stress_run_report(struct sm_stress_run *r)
 				json_hist(f, &tot[k].st_total);
 				fprintf(f, ", \"response_time\": ");
 				json_hist(f, &tot[k].rt_total);
+				if (sm_stress_user_lwt_counts(sx->ops[k], &lwt_a, &lwt_n))
+					fprintf(f,
+						", \"lwt_applied\": %" PRIu64
+						", \"lwt_not_applied\": %" PRIu64,
+						lwt_a, lwt_n);
 				fprintf(f, "}");
 			}
 			fprintf(f, "\n  },\n  \"service_time\": ");

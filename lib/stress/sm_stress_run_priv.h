@@ -26,6 +26,7 @@
 #include "sm_stress_cql.h"
 #include "sm_stress_http.h"
 #include "sm_stress_load.h"
+#include "sm_stress_profile.h"
 #include "sm_stress_ring.h"
 
 #define SM_STRESS_MAX_COLS 64
@@ -74,6 +75,8 @@ struct sm_stress_conn {
 	bool failed;
 	unsigned prepared; /* statements prepared so far */
 	struct sm_cqlc_prepared stmt[SM_STRESS_NR_OPS];
+	/* user mode: the profile column of each result column, 0xff for none */
+	uint8_t colmap[SM_STRESS_NR_OPS][SM_STRESS_PROFILE_MAX_COLS];
 };
 
 struct sm_stress_worker {
@@ -90,6 +93,9 @@ struct sm_stress_worker {
 	char *json;   /* Alternator request body */
 	size_t json_cap;
 	struct sm_stress_worker *next_idle;
+	uint32_t nparts; /* partitions the operation wrote or read; 0: one */
+	void *user;	 /* user mode's request state (sm_stress_user.c) */
+	struct sm_stress_conn *conn; /* user mode: where the operation went */
 };
 
 struct sm_stress_shard {
@@ -119,6 +125,7 @@ struct sm_stress_shard {
 	struct sm_stress_op_stats st[SM_STRESS_NR_OPS];
 	struct sm_stress_err_count errs[SM_STRESS_MAX_ERR_CODES];
 	uint64_t misrouted, routed, validation_failures;
+	uint64_t lwt_applied[SM_STRESS_NR_OPS], lwt_not_applied[SM_STRESS_NR_OPS];
 	double cpu0, cpu1; /* thread CPU seconds at measure start and end */
 	/* the reactor's busy and idle-polling time at measure start and end (ns) */
 	uint64_t busy0, busy1, idle0, idle1;
@@ -283,7 +290,7 @@ sm_stress_worker_finish(struct sm_stress_worker *w, int32_t err_code, uint64_t r
 	}
 	if (sh->recording) {
 		o->ops++;
-		o->partitions++;
+		o->partitions += w->nparts ? w->nparts : 1;
 		o->rows += rows;
 		sm_hdr_record(&o->rt[sh->active], (int64_t)(end - w->due_ns));
 		sm_hdr_record(&o->st[sh->active], (int64_t)(end - w->start_ns));
@@ -351,5 +358,47 @@ sm_stress_error_name(int32_t code, char *buf, size_t len);
 /* Merge the shards' last interval, print and log it. */
 void
 sm_stress_report_interval(void);
+
+/* sm_stress_user.c: cassandra-stress's user mode (s.profile != NULL), for the CQL ops. */
+
+/* The statement texts of the user ops, into stmt_text. */
+void
+sm_stress_user_prepare(void);
+
+/* The @i-th setup statement (keyspace, table, extra definitions; "" to skip one), or NULL. */
+const char *
+sm_stress_user_setup_statement(unsigned i);
+
+/* A worker's request buffers (0 or -ENOMEM); released by the fini (safe when never set up). */
+int
+sm_stress_user_worker_init(struct sm_stress_worker *w);
+void
+sm_stress_user_worker_fini(struct sm_stress_worker *w);
+
+/* Generate @w's request from its partition seed; the partition's token, to route it. */
+int64_t
+sm_stress_user_fill(struct sm_stress_worker *w);
+
+/* Send what sm_stress_user_fill() generated on @c; @cb gets the answer. 0 or -errno. */
+int
+sm_stress_user_issue(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_cqlc_cb cb);
+
+/* @c prepared user op @op (@r the PREPARED result): map its result columns. */
+void
+sm_stress_user_prepared(struct sm_stress_conn *c, enum sm_stress_op op,
+			const struct sm_cqlc_result *r);
+
+/* Check a user op's answer (@rows: the rows it counts): 0 or a validation error code. */
+int32_t
+sm_stress_user_check(struct sm_stress_worker *w, struct sm_stress_conn *c,
+		     const struct sm_cqlc_result *r, uint64_t *rows);
+
+/* An LWT user op's [applied] true and false counts over the shards; false for other ops. */
+bool
+sm_stress_user_lwt_counts(enum sm_stress_op op, uint64_t *applied, uint64_t *not_applied);
+
+/* The report's lines of the user ops (LWT applied / not applied). */
+void
+sm_stress_user_report(void);
 
 #endif /* SM_STRESS_RUN_PRIV_H */

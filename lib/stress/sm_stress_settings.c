@@ -19,6 +19,7 @@
 #include "sm_common.h"
 #include "sm_mem.h"
 #include "sm_stress.h"
+#include "sm_stress_profile.h"
 
 #define NTS_CLASS "org.apache.cassandra.locator.NetworkTopologyStrategy"
 #define LOCATOR_PKG "org.apache.cassandra.locator."
@@ -41,6 +42,10 @@ struct ctx {
 	bool mode_native, mode_cql3, mode_alternator;
 	const char *alt_only_opt; /* an alternator-only sub-option given, for errors */
 	const char *cql_only_opt; /* a CQL-only sub-option given */
+	/* user: profile=, ops(...) and -insert's sub-options, applied in finish() */
+	const char *user_profile, *user_ops;
+	char **insert_opts;
+	int n_insert;
 };
 
 static int __attribute__((format(printf, 2, 3))) fail(struct ctx *c, const char *fmt, ...)
@@ -448,6 +453,7 @@ static const char *const cmd_names[] = {
 	[SM_STRESS_CMD_COUNTER_WRITE] = "counter_write",
 	[SM_STRESS_CMD_COUNTER_READ] = "counter_read",
 	[SM_STRESS_CMD_HELP] = "help",
+	[SM_STRESS_CMD_USER] = "user",
 };
 
 const char *
@@ -463,9 +469,14 @@ static const char *const op_names[] = {
 	[SM_STRESS_OP_COUNTER_READ] = "COUNTER_READ",
 };
 
+/* user ops are named as ops(...) names them, lower case (as cassandra-stress reports them) */
+static char user_op_names[SM_STRESS_MAX_USER_OPS][SM_STRESS_PROFILE_NAME_MAX];
+
 const char *
 sm_stress_op_name(enum sm_stress_op op)
 {
+	if (op >= SM_STRESS_OP_USER0 && op < SM_STRESS_NR_OPS)
+		return user_op_names[op - SM_STRESS_OP_USER0];
 	return (unsigned)op < SM_ARRAY_SIZE(op_names) ? op_names[op] : "?";
 }
 
@@ -532,7 +543,7 @@ parse_command_opts(struct ctx *c, char **p, int n)
 {
 	struct sm_stress_settings *s = c->s;
 	const char *where = sm_stress_cmd_name(s->cmd);
-	bool mixed = s->cmd == SM_STRESS_CMD_MIXED;
+	bool mixed = s->cmd == SM_STRESS_CMD_MIXED, user = s->cmd == SM_STRESS_CMD_USER;
 	unsigned seen = 0;
 	int i, rc;
 
@@ -597,7 +608,15 @@ parse_command_opts(struct ctx *c, char **p, int n)
 			if ((rc = once(c, where, &seen, 9, "ratio()")) < 0 ||
 			    (rc = parse_ratio(c, t, v)) < 0)
 				return rc;
-		} else if (mixed && (v = after(t, "clustering=")) != NULL) {
+		} else if (user && (v = after(t, "profile=")) != NULL) {
+			if ((rc = once(c, where, &seen, 11, "profile=")) < 0)
+				return rc;
+			c->user_profile = v;
+		} else if (user && (v = after(t, "ops(")) != NULL) {
+			if ((rc = once(c, where, &seen, 12, "ops()")) < 0)
+				return rc;
+			c->user_ops = v;
+		} else if ((mixed || user) && (v = after(t, "clustering=")) != NULL) {
 			if ((rc = once(c, where, &seen, 10, "clustering=")) < 0 ||
 			    (rc = parse_dist(c, where, t, v, false, &s->clustering)) < 0)
 				return rc;
@@ -607,11 +626,9 @@ parse_command_opts(struct ctx *c, char **p, int n)
 					"%s: '%s': runs of operations need a length of at least 1",
 					where, t);
 		} else if (after(t, "ratio(") != NULL || after(t, "clustering=") != NULL) {
-			return fail(c, "%s: '%s' applies only to the mixed command", where, t);
+			return fail(c, "%s: '%s' applies only to the mixed and user commands", where, t);
 		} else if (after(t, "profile=") != NULL || after(t, "ops(") != NULL) {
-			return fail(c,
-				    "%s: '%s': user profiles are not supported by shardmark stress",
-				    where, t);
+			return fail(c, "%s: '%s' applies only to the user command", where, t);
 		} else {
 			return fail(c,
 				    "%s: unknown sub-option '%s' (expected n=, duration=, cl=, "
@@ -1586,6 +1603,18 @@ parse_shards(struct ctx *c, char **p, int n)
 
 typedef int (*opt_fn)(struct ctx *c, char **p, int n);
 
+/* -insert: kept for finish(), which applies them to the profile it loads. */
+static int
+parse_insert(struct ctx *c, char **p, int n)
+{
+	if (c->s->cmd != SM_STRESS_CMD_USER)
+		return fail(c, "-insert applies to the user command (a profile's insert); the "
+			       "predefined commands write one partition per operation");
+	c->insert_opts = p;
+	c->n_insert = n;
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	opt_fn fn;
@@ -1645,9 +1674,10 @@ static const struct {
 	  "        [extension] client shards, one thread pinned per CPU; 0 (default):\n"
 	  "        one per CPU\n" },
 	{ "-graph", NULL, "it prints the report and writes -log hdrfile= / json= instead" },
-	{ "-insert", NULL,
-	  "it applies to user profiles; the predefined commands write one partition per "
-	  "operation" },
+	{ "-insert", parse_insert, NULL,
+	  "  -insert [partitions=DIST] [select-ratio=DIST/N] [row-population-ratio=DIST/N]\n"
+	  "          [batchtype=LOGGED|UNLOGGED]\n"
+	  "        user mode: override the profile's insert: section\n" },
 	{ "-transport", NULL, "TLS is not implemented yet: connect over plain TCP" },
 	{ "-sendto", NULL, "there is no stress daemon: run shardmark stress on each loader" },
 	{ "-tokenrange", NULL, "token-range scans belong to user profiles" },
@@ -1825,14 +1855,73 @@ add_replication_factor(struct ctx *c)
 	return 0;
 }
 
+/* user: load the profile, apply -insert, and turn ops(...) into the user op slots. */
+static int
+finish_user(struct ctx *c)
+{
+	struct sm_stress_settings *s = c->s;
+	double w[SM_STRESS_MAX_USER_OPS];
+	size_t len;
+	char spec[512];
+	int n, i, rc;
+
+	if (c->user_profile == NULL)
+		return fail(c, "user: give the profile: user profile=FILE.yaml ops(insert=1,...)");
+	if (c->user_ops == NULL)
+		return fail(c, "user: give the operations: ops(insert=1,q1=3) (insert and the "
+			       "profile's query names, with weights)");
+	len = strlen(c->user_ops);
+	if (len == 0 || c->user_ops[len - 1] != ')' || len >= sizeof(spec))
+		return fail(c, "user: write the operations as ops(insert=1,q1=3)");
+	memcpy(spec, c->user_ops, len - 1);
+	spec[len - 1] = '\0';
+	s->profile = sm_calloc(1, sizeof(*s->profile));
+	if (s->profile == NULL)
+		return -ENOMEM;
+	rc = sm_stress_profile_load(c->user_profile, s->profile, c->err, c->errlen);
+	if (rc < 0) {
+		sm_free(s->profile);
+		s->profile = NULL;
+		return rc == -ENOMEM ? rc : -EINVAL;
+	}
+	for (i = 0; i < c->n_insert; i++)
+		if (sm_stress_profile_insert_option(s->profile, c->insert_opts[i], c->err,
+						    c->errlen) < 0)
+			return -EINVAL;
+	n = sm_stress_profile_ops(s->profile, spec, w, s->user_op, SM_STRESS_MAX_USER_OPS,
+				  c->err, c->errlen);
+	if (n < 0)
+		return n;
+	memset(s->ratio, 0, sizeof(s->ratio));
+	for (i = 0; i < n; i++) {
+		const char *name = s->user_op[i] < 0 ? "insert"
+						      : s->profile->queries[s->user_op[i]].name;
+
+		snprintf(user_op_names[i], sizeof(user_op_names[i]), "%s", name);
+		s->ratio[SM_STRESS_OP_USER0 + i] = w[i];
+	}
+	for (i = 0; i < n && w[i] <= 0; i++)
+		;
+	if (i == n)
+		return fail(c, "user: ops(): give at least one operation a non-zero weight");
+	if (s->mode.api == SM_STRESS_API_ALTERNATOR)
+		return fail(c, "user: profiles are CQL: use -mode native cql3");
+	return 0;
+}
+
 /* What depends on the command, n= and the node count, applied after every option is read. */
 static int
 finish(struct ctx *c)
 {
 	struct sm_stress_settings *s = c->s;
 	uint64_t limit = s->n_ops > 0 ? s->n_ops : 1000000;
+	int rc;
 
-	if (s->cmd != SM_STRESS_CMD_MIXED) {
+	if (s->cmd == SM_STRESS_CMD_USER && (rc = finish_user(c)) < 0)
+		return rc;
+	if (s->cmd == SM_STRESS_CMD_USER) {
+		/* ratios set by finish_user() */
+	} else if (s->cmd != SM_STRESS_CMD_MIXED) {
 		static const enum sm_stress_op op_of[] = {
 			[SM_STRESS_CMD_WRITE] = SM_STRESS_OP_WRITE,
 			[SM_STRESS_CMD_READ] = SM_STRESS_OP_READ,
@@ -1848,7 +1937,15 @@ finish(struct ctx *c)
 	}
 	/* SettingsPopulation: seq=1..N for writes, gaussian(1..N) otherwise; N = n or 1000000. */
 	if (!s->pop.set_by_user) {
-		if (s->cmd == SM_STRESS_CMD_WRITE || s->cmd == SM_STRESS_CMD_COUNTER_WRITE) {
+		bool insert_only = s->cmd == SM_STRESS_CMD_USER && s->ratio[SM_STRESS_OP_USER0] > 0 &&
+				   s->user_op[0] == -1;
+		unsigned k;
+
+		for (k = 1; insert_only && k < SM_STRESS_MAX_USER_OPS; k++)
+			if (s->ratio[SM_STRESS_OP_USER0 + k] > 0)
+				insert_only = false;
+		if (s->cmd == SM_STRESS_CMD_WRITE || s->cmd == SM_STRESS_CMD_COUNTER_WRITE ||
+		    insert_only) {
 			s->pop.dist.kind = SM_STRESS_DIST_SEQ;
 			s->pop.dist.min = 1;
 			s->pop.dist.max = limit;
@@ -1912,9 +2009,10 @@ parse_command_word(struct ctx *c, const char *w)
 			return 0;
 		}
 	}
-	if (is(w, "user"))
-		return fail(c, "user: not supported by shardmark stress (user profiles need a YAML "
-			       "schema): use write, read, mixed, counter_write or counter_read");
+	if (is(w, "user")) {
+		c->s->cmd = SM_STRESS_CMD_USER;
+		return 0;
+	}
 	if (is(w, "print") || is(w, "legacy"))
 		return fail(c,
 			    "%s: not supported by shardmark stress: use write, read, mixed, "
@@ -2018,6 +2116,10 @@ sm_stress_settings_free(struct sm_stress_settings *s)
 	sm_free(s->log.file);
 	sm_free(s->log.json);
 	sm_free(s->log.csv);
+	if (s->profile != NULL) {
+		sm_stress_profile_free(s->profile);
+		sm_free(s->profile);
+	}
 	memset(s, 0, sizeof(*s));
 }
 
@@ -2118,9 +2220,11 @@ print_command(FILE *f, const struct sm_stress_settings *s)
 	fputs("  Target Uncertainty: not applicable\n", f);
 	fprintf(f, "  Key Size (bytes): %u\n", s->key_size);
 	print_dist(f, "Counter Increment Distribution", &s->counter_add);
-	if (s->cmd == SM_STRESS_CMD_MIXED) {
+	if (s->cmd == SM_STRESS_CMD_MIXED || s->cmd == SM_STRESS_CMD_USER) {
 		bool first = true;
 
+		if (s->profile != NULL)
+			fprintf(f, "  Profile File(s): %s\n", s->profile->path);
 		fputs("  Command Ratios: {", f);
 		for (i = 0; i < SM_STRESS_NR_OPS; i++) {
 			if (s->ratio[i] <= 0)

@@ -215,6 +215,7 @@ pump(void *arg)
 		w->tries = 0;
 		w->due_ns = due;
 		w->op = pick_op(sh);
+		w->nparts = 0;
 		sm_stress_key(w->key_index, w->key);
 		sh->busy++;
 		sh->started++;
@@ -256,6 +257,8 @@ sm_stress_shard_start_phase(void *arg)
 			stats_reset(&sh->st[k]);
 		memset(sh->errs, 0, sizeof(sh->errs));
 		sh->misrouted = sh->routed = sh->validation_failures = 0;
+		memset(sh->lwt_applied, 0, sizeof(sh->lwt_applied));
+		memset(sh->lwt_not_applied, 0, sizeof(sh->lwt_not_applied));
 		sh->active = 0;
 		sh->cpu0 = thread_cpu_s();
 		reactor_time(&sh->busy0, &sh->idle0);
@@ -418,6 +421,8 @@ sm_stress_shard_init(unsigned shard, void *arg)
 		w->json = malloc(w->json_cap);
 		if (w->buf == NULL || w->json == NULL)
 			return -ENOMEM;
+		if (c->s.profile != NULL && sm_stress_user_worker_init(w) < 0)
+			return -ENOMEM;
 	}
 	if (shard != 0)
 		return 0;
@@ -438,6 +443,7 @@ sm_stress_shard_fini(unsigned shard, void *arg)
 	for (i = 0; sh->workers != NULL && i < sh->nworkers; i++) {
 		free(sh->workers[i].buf);
 		free(sh->workers[i].json);
+		sm_stress_user_worker_fini(&sh->workers[i]);
 	}
 	free(sh->workers);
 	sh->workers = NULL;
