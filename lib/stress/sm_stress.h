@@ -44,6 +44,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sm_stress_dist.h"
+
 enum sm_stress_cmd {
 	SM_STRESS_CMD_WRITE,
 	SM_STRESS_CMD_READ,
@@ -97,19 +99,22 @@ enum sm_stress_truncate {
  * (max-min)/2/stdvrng, stdvrng 3 by default; GAUSSIAN(min..max,mean,stdev)
  * gives them directly). SEQ: min, min+1, ..., max (population only; wraps
  * unless no-wrap). UNIFORM and GAUSSIAN with min == max become FIXED, as in
- * cassandra-stress.
+ * cassandra-stress. OTHER: cassandra-stress's other distributions (EXP,
+ * EXTREME, QEXTREME, inverted ~), in x (sm_stress_dist.h); min, max: its range.
  */
 enum sm_stress_dist_kind {
 	SM_STRESS_DIST_FIXED,
 	SM_STRESS_DIST_UNIFORM,
 	SM_STRESS_DIST_GAUSSIAN,
 	SM_STRESS_DIST_SEQ,
+	SM_STRESS_DIST_OTHER,
 };
 
 struct sm_stress_dist {
 	enum sm_stress_dist_kind kind;
 	uint64_t min, max;
 	double mean, stdev; /* GAUSSIAN */
+	struct sm_stress_xdist x; /* OTHER */
 };
 
 /* A key=value pair of -schema replication(...) or compaction(...). */
@@ -125,6 +130,9 @@ struct sm_stress_pop {
 	struct sm_stress_dist dist;
 	bool wrap;	  /* SEQ: start over after max (false: no-wrap, stop) */
 	bool set_by_user; /* false: cassandra-stress's default for the command */
+	/* read-lookback=DIST: reads take the seed this far below the last one written */
+	bool lookback;
+	struct sm_stress_dist read_lookback;
 };
 
 /* Cells per row: -col n=DIST size=DIST [slice] [timestamp=N]. */

@@ -126,6 +126,7 @@ struct sm_stress_shard {
 	struct sm_stress_err_count errs[SM_STRESS_MAX_ERR_CODES];
 	uint64_t misrouted, routed, validation_failures;
 	uint64_t lwt_applied[SM_STRESS_NR_OPS], lwt_not_applied[SM_STRESS_NR_OPS];
+	uint64_t last_written; /* -pop read-lookback: the highest seed a write took */
 	double cpu0, cpu1; /* thread CPU seconds at measure start and end */
 	/* the reactor's busy and idle-polling time at measure start and end (ns) */
 	uint64_t busy0, busy1, idle0, idle1;

@@ -263,6 +263,27 @@ dist_gaussian(struct sm_stress_dist *d, uint64_t min, uint64_t max, double stdvr
 	};
 }
 
+/* EXP, EXTREME, QEXTREME and ~inverted ones (sm_stress_dist.h): SM_STRESS_DIST_OTHER. */
+static int
+parse_other_dist(struct ctx *c, const char *where, const char *tok, const char *spec,
+		 struct sm_stress_dist *d)
+{
+	char why[300];
+
+	memset(d, 0, sizeof(*d));
+	if (sm_stress_xdist_parse(spec, &d->x, why, sizeof(why)) < 0)
+		return fail(c, "%s: '%s': %s", where, tok, why);
+	if (d->x.min < 0)
+		return fail(c, "%s: '%s': the range must not be negative", where, tok);
+	if (d->x.kind == SM_STRESS_XD_SEQ)
+		return fail(c, "%s: '%s': an inverted sequence is not a population: use seq=",
+			    where, tok);
+	d->kind = SM_STRESS_DIST_OTHER;
+	d->min = (uint64_t)d->x.min;
+	d->max = (uint64_t)d->x.max;
+	return 0;
+}
+
 /*
  * cassandra-stress's DIST(args): FIXED(v), UNIFORM(a..b), GAUSSIAN(a..b),
  * GAUSSIAN(a..b,stdvrng), GAUSSIAN(a..b,mean,stdev), SEQ(a..b) (when
@@ -279,10 +300,7 @@ parse_dist(struct ctx *c, const char *where, const char *tok, const char *spec, 
 	uint64_t min, max;
 
 	if (spec[0] == '~')
-		return fail(c,
-			    "%s: '%s': inverted distributions (~) are not supported by shardmark "
-			    "stress: use FIXED, UNIFORM, GAUSSIAN or SEQ",
-			    where, tok);
+		return parse_other_dist(c, where, tok, spec, d);
 	if (open == NULL || alen < 2 || spec[alen - 1] != ')' ||
 	    (nlen = (size_t)(open - spec)) == 0 || nlen >= sizeof(name) || alen - nlen - 2 == 0 ||
 	    alen - nlen - 2 >= sizeof(args))
@@ -316,10 +334,7 @@ parse_dist(struct ctx *c, const char *where, const char *tok, const char *spec, 
 	}
 	if (is(name, "exp") || is(name, "extr") || is(name, "extreme") || is(name, "qextr") ||
 	    is(name, "qextreme") || is(name, "weibull"))
-		return fail(c,
-			    "%s: '%s': the %s distribution is not supported by shardmark stress: "
-			    "use FIXED, UNIFORM, GAUSSIAN or SEQ",
-			    where, tok, name);
+		return parse_other_dist(c, where, tok, spec, d);
 	if (!is(name, "uniform") && !is(name, "gaussian") && !is(name, "gauss") &&
 	    !is(name, "normal") && !is(name, "norm") && !is(name, "seq"))
 		return fail(
@@ -694,12 +709,11 @@ parse_pop(struct ctx *c, char **p, int n)
 				return fail(c,
 					    "-pop: '%s': use contents=sorted or contents=shuffled",
 					    t);
-		} else if (after(t, "read-lookback=") != NULL) {
-			return fail(
-				c,
-				"-pop: '%s': read-lookback is not supported by shardmark stress: "
-				"read with -pop dist= over the written range instead",
-				t);
+		} else if ((v = after(t, "read-lookback=")) != NULL) {
+			if ((rc = once(c, where, &seen, 4, "read-lookback=")) < 0 ||
+			    (rc = parse_dist(c, where, t, v, false, &pop->read_lookback)) < 0)
+				return rc;
+			pop->lookback = true;
 		} else {
 			return fail(c,
 				    "-pop: unknown sub-option '%s' (expected seq=first..last, "
@@ -2174,6 +2188,13 @@ print_dist(FILE *f, const char *label, const struct sm_stress_dist *d)
 	case SM_STRESS_DIST_SEQ:
 		fprintf(f, "  %s: Seq:  min=%" PRIu64 ",max=%" PRIu64 "\n", label, d->min, d->max);
 		break;
+	case SM_STRESS_DIST_OTHER: {
+		char b[128];
+
+		sm_stress_xdist_format(&d->x, b, sizeof(b));
+		fprintf(f, "  %s: %s\n", label, b);
+		break;
+	}
 	}
 }
 

@@ -178,6 +178,29 @@ sm_stress_worker_failed(struct sm_stress_worker *w, int32_t err_code)
 	sm_stress_worker_idle(w);
 }
 
+/*
+ * -pop read-lookback=DIST: a write records the highest seed written; a
+ * read takes that seed less a draw of DIST (SettingsPopulation's
+ * read-lookback: reads of recently written partitions).
+ */
+static void
+lookback(struct sm_stress_shard *sh, struct sm_stress_worker *w)
+{
+	bool write = w->op == SM_STRESS_OP_WRITE || w->op == SM_STRESS_OP_COUNTER_WRITE ||
+		     (w->op >= SM_STRESS_OP_USER0 && sx->s.user_op[w->op - SM_STRESS_OP_USER0] < 0);
+	struct sm_stress_cursor c = { .dist = sx->s.pop.read_lookback };
+	uint64_t back = 0;
+
+	if (write) {
+		if (w->key_index > sh->last_written)
+			sh->last_written = w->key_index;
+		return;
+	}
+	sm_stress_cursor_next(&c, &sh->rng, &back);
+	w->key_index = sh->last_written > sx->s.pop.dist.min + back ? sh->last_written - back
+								      : sx->s.pop.dist.min;
+}
+
 /* Start as many operations as the workers, the quota and the schedule allow. */
 static void
 pump(void *arg)
@@ -216,6 +239,8 @@ pump(void *arg)
 		w->due_ns = due;
 		w->op = pick_op(sh);
 		w->nparts = 0;
+		if (sx->s.pop.lookback)
+			lookback(sh, w);
 		sm_stress_key(w->key_index, w->key);
 		sh->busy++;
 		sh->started++;

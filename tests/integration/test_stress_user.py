@@ -197,3 +197,31 @@ def test_missing_profile_names_the_file(user):
     r = user("/nonexistent/profile.yaml", "insert=1", "n=10")
     assert r.returncode == 2, describe(r)
     assert "/nonexistent/profile.yaml" in r.stderr, describe(r)
+
+
+@pytest.fixture(scope="module")
+def stress(server, shardmark_bin):
+    def run(*args):
+        return subprocess.run(
+            [str(shardmark_bin), "stress", *args, "-node", "127.0.0.1", "-port",
+             f"native={server.cql_port}", "-shards", "2"],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+            timeout=TIMEOUT)
+    return run
+
+
+def test_pop_takes_every_distribution_and_read_lookback(stress):
+    r = stress("write", "n=5000", "-pop", "seq=1..5000", "-rate", "threads=20")
+    assert r.returncode == 0, describe(r)
+    # reads over an inverted exponential population of the written keys all validate
+    r = stress("read", "n=3000", "-pop", "dist=~EXP(1..5000)", "-rate", "threads=20")
+    assert r.returncode == 0, describe(r)
+    assert "~EXP(1..5000)" in r.stdout, r.stdout  # the settings dump names it
+    for spec in ("EXTREME(1..5000,2)", "QEXTREME(1..5000,2,8)", "WEIBULL(1..5000,1.5)"):
+        r = stress("read", "n=500", "-pop", f"dist={spec}", "-rate", "threads=20")
+        assert r.returncode == 0, describe(r)
+    # read-lookback: reads take seeds at most 200 below the last write, all written
+    r = stress("mixed", "ratio(write=1,read=1)", "n=3000", "-pop", "seq=1..5000",
+               "read-lookback=UNIFORM(100..200)", "-rate", "threads=10")
+    assert r.returncode == 0, describe(r)
+    assert "Total errors              :          0" in r.stdout, r.stdout

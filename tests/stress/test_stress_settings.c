@@ -457,8 +457,8 @@ test_distributions(void **state)
 	assert_int_equal(s.col.timestamp, 12345);
 	sm_stress_settings_free(&s);
 
-	expect_error("read n=10 -pop dist=EXP(1..100)", "-pop", "EXP", "not supported", NULL);
-	expect_error("read n=10 -pop dist=~UNIFORM(1..100)", "-pop", "inverted", NULL);
+	expect_error("read n=10 -pop dist=EXP(1..)", "-pop", "EXP", "wrong arguments", NULL);
+	expect_error("read n=10 -pop dist=~SEQ(1..100)", "-pop", "inverted sequence", NULL);
 	expect_error("read n=10 -pop dist=ZIPF(1..100)", "-pop", "ZIPF", "unknown distribution",
 		     NULL);
 	expect_error("read n=10 -pop dist=UNIFORM(100..1)", "-pop", "min..max", NULL);
@@ -468,7 +468,7 @@ test_distributions(void **state)
 	expect_error("read n=10 -pop seq=10..1", "-pop", "first < last", NULL);
 	expect_error("read n=10 -pop seq=1..10 dist=FIXED(1)", "-pop", "not both", NULL);
 	expect_error("read n=10 -pop dist=FIXED(1) no-wrap", "-pop", "no-wrap", NULL);
-	expect_error("read n=10 -pop read-lookback=FIXED(1)", "-pop", "read-lookback", NULL);
+	expect_error("read n=10 -pop read-lookback=SEQ(1..4)", "-pop", "SEQ", NULL);
 	expect_error("write n=10 -col size=SEQ(1..10)", "-col", "SEQ", NULL);
 	expect_error("write n=10 -col n=FIXED(0)", "-col", "n=FIXED(0)", NULL);
 	expect_error("write n=10 -col names=a,b", "-col", "names=", NULL);
@@ -559,6 +559,28 @@ test_user_command(void **state)
 	snprintf(line, sizeof(line), "write n=100 profile=%s", path);
 	expect_error(line, "only to the user command", NULL);
 	unlink(path);
+}
+
+/* -pop takes every cassandra-stress distribution, and read-lookback. */
+static void
+test_pop_other_distributions_and_lookback(void **state)
+{
+	struct sm_stress_settings s;
+
+	(void)state;
+	assert_int_equal(parse_line("read n=10 -pop dist=~EXP(1..1000)", &s), 0);
+	assert_int_equal(s.pop.dist.kind, SM_STRESS_DIST_OTHER);
+	assert_true(s.pop.dist.x.inverted && s.pop.dist.x.kind == SM_STRESS_XD_EXP);
+	assert_int_equal(s.pop.dist.max, 1000);
+	sm_stress_settings_free(&s);
+	assert_int_equal(parse_line("read n=10 -pop dist=QEXTREME(1..1m,2,10)", &s), 0);
+	assert_int_equal(s.pop.dist.x.quantas, 10);
+	sm_stress_settings_free(&s);
+	assert_int_equal(parse_line("mixed n=10 -pop seq=1..100 read-lookback=EXP(1..10)", &s), 0);
+	assert_true(s.pop.lookback);
+	assert_int_equal(s.pop.read_lookback.kind, SM_STRESS_DIST_OTHER);
+	sm_stress_settings_free(&s);
+	expect_error("read n=10 -pop dist=EXP(-5..10)", "-pop", "negative", NULL);
 }
 
 static void
@@ -969,6 +991,7 @@ main(void)
 		cmocka_unit_test(test_rate_zero_limit_is_unset),
 		cmocka_unit_test(test_unsupported_named),
 		cmocka_unit_test(test_user_command),
+		cmocka_unit_test(test_pop_other_distributions_and_lookback),
 		cmocka_unit_test(test_unknown_words),
 		cmocka_unit_test(test_bad_numbers),
 		cmocka_unit_test(test_errors_option),
