@@ -100,6 +100,9 @@ int
 sm_cmd_perf_simple_query(int argc, char **argv);
 int
 sm_cmd_stress(int argc, char **argv);
+/* YCSB's core workloads on the stress engine: `shardmark ycsb load|run -P FILE ...`. */
+int
+sm_cmd_ycsb(int argc, char **argv);
 int
 sm_cmd_cql(int argc, char **argv);
 

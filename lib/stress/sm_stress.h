@@ -54,6 +54,7 @@ enum sm_stress_cmd {
 	SM_STRESS_CMD_COUNTER_READ,
 	SM_STRESS_CMD_HELP,
 	SM_STRESS_CMD_USER, /* user profile=FILE ops(...) */
+	SM_STRESS_CMD_YCSB, /* `shardmark ycsb load|run` (sm_stress_ycsb.h) */
 };
 
 /* Operation types; index of sm_stress_settings.ratio. */
@@ -70,6 +71,7 @@ enum sm_stress_op {
 #define SM_STRESS_MAX_USER_OPS (SM_STRESS_NR_OPS - SM_STRESS_OP_USER0)
 
 struct sm_stress_profile;
+struct sm_stress_ycsb;
 
 /* Consistency levels, valued as their CQL native protocol codes. */
 enum sm_stress_cl {
@@ -303,6 +305,8 @@ struct sm_stress_settings {
 	/* user mode: the profile (owned), and what each user op runs: -1 the insert, else a query */
 	struct sm_stress_profile *profile;
 	int user_op[SM_STRESS_MAX_USER_OPS];
+	/* YCSB's workload (owned), NULL for cassandra-stress's commands */
+	struct sm_stress_ycsb *ycsb;
 };
 
 /*
@@ -355,6 +359,10 @@ sm_stress_cmd_name(enum sm_stress_cmd cmd);
  */
 const char *
 sm_stress_op_name(enum sm_stress_op op);
+
+/* Name user op slot @i (< SM_STRESS_MAX_USER_OPS) as the reports will call it. */
+void
+sm_stress_user_op_name_set(unsigned i, const char *name);
 
 /* "LOCAL_ONE", "QUORUM", ...; "?" for a code that is not a consistency level. */
 const char *

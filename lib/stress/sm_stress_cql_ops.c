@@ -19,6 +19,8 @@
 
 static void
 control_step(void);
+static const char *
+setup_statement(unsigned i);
 
 static bool
 is_write(enum sm_stress_op op)
@@ -36,6 +38,10 @@ build_statements(void)
 
 	if (sx->s.profile != NULL) {
 		sm_stress_user_prepare();
+		return;
+	}
+	if (sx->s.ycsb != NULL) {
+		sm_stress_ycsb_prepare();
 		return;
 	}
 	for (c = 0; c < sx->ncols; c++)
@@ -173,8 +179,12 @@ cql_done(void *arg, const struct sm_cqlc_result *r)
 	}
 	if (w->op >= SM_STRESS_OP_USER0) {
 		uint64_t rows = 0;
-		int32_t bad = sm_stress_user_check(w, w->conn, r, &rows);
+		int32_t bad = sx->s.ycsb != NULL
+				      ? sm_stress_ycsb_check(w, w->conn, r, &rows, cql_done)
+				      : sm_stress_user_check(w, w->conn, r, &rows);
 
+		if (bad == SM_STRESS_YCSB_AGAIN)
+			return;
 		sm_stress_worker_finish(w, bad, bad ? 0 : rows);
 		return;
 	}
@@ -197,7 +207,8 @@ cql_done(void *arg, const struct sm_cqlc_result *r)
 static void
 cql_send_user(struct sm_stress_worker *w)
 {
-	struct sm_stress_conn *c = route(w, sm_stress_user_fill(w));
+	bool ycsb = sx->s.ycsb != NULL;
+	struct sm_stress_conn *c = route(w, ycsb ? sm_stress_ycsb_fill(w) : sm_stress_user_fill(w));
 	int ret;
 
 	if (!c->ready) {
@@ -205,7 +216,7 @@ cql_send_user(struct sm_stress_worker *w)
 		return;
 	}
 	w->conn = c;
-	ret = sm_stress_user_issue(w, c, cql_done);
+	ret = ycsb ? sm_stress_ycsb_issue(w, c, cql_done) : sm_stress_user_issue(w, c, cql_done);
 	if (ret < 0)
 		sm_stress_worker_finish(w, ret, 0);
 }
@@ -247,6 +258,21 @@ cql_send(struct sm_stress_worker *w)
 static void
 conn_prepare_next(struct sm_stress_conn *c);
 
+unsigned
+sm_stress_result_names(const struct sm_cqlc_result *r, struct sm_bytes *names, unsigned cap)
+{
+	struct sm_cql_iter it;
+	struct sm_cql_colspec cs;
+	unsigned n = 0;
+
+	if (r->resp == NULL)
+		return 0;
+	sm_cql_colspec_iter(&it, &r->resp->u.result.u.prepared.result);
+	while (n < cap && sm_cql_colspec_next(&it, &cs))
+		names[n++] = cs.name;
+	return n;
+}
+
 static void
 prepared_cb(void *arg, const struct sm_cqlc_result *r)
 {
@@ -255,16 +281,18 @@ prepared_cb(void *arg, const struct sm_cqlc_result *r)
 	if (r->kind != SM_CQLC_PREPARED) {
 		char why[400];
 
-		snprintf(why, sizeof(why), "PREPARE %s: %.*s", sx->stmt_text[sx->ops[c->prepared]],
+		snprintf(why, sizeof(why), "PREPARE %s: %.*s", sx->stmt_text[sx->prep[c->prepared]],
 			 r->kind == SM_CQLC_ERROR ? (int)r->error_message.len : 20,
 			 r->kind == SM_CQLC_ERROR ? (const char *)r->error_message.p
 						  : "no response");
 		sm_stress_conn_failed(c, -EINVAL, why);
 		return;
 	}
-	c->stmt[sx->ops[c->prepared]] = r->prepared;
-	if (sx->ops[c->prepared] >= SM_STRESS_OP_USER0)
-		sm_stress_user_prepared(c, sx->ops[c->prepared], r);
+	c->stmt[sx->prep[c->prepared]] = r->prepared;
+	if (sx->s.profile != NULL)
+		sm_stress_user_prepared(c, sx->prep[c->prepared], r);
+	else if (sx->s.ycsb != NULL)
+		sm_stress_ycsb_prepared(c, sx->prep[c->prepared], r);
 	c->prepared++;
 	conn_prepare_next(c);
 }
@@ -274,11 +302,11 @@ conn_prepare_next(struct sm_stress_conn *c)
 {
 	int ret;
 
-	if (c->prepared == sx->nops) {
+	if (c->prepared == sx->nprep) {
 		sm_stress_conn_ready(c);
 		return;
 	}
-	ret = sm_cqlc_prepare(c->cql, sx->stmt_text[sx->ops[c->prepared]], prepared_cb, c);
+	ret = sm_cqlc_prepare(c->cql, sx->stmt_text[sx->prep[c->prepared]], prepared_cb, c);
 	if (ret < 0)
 		sm_stress_conn_failed(c, ret, "cannot send PREPARE");
 }
@@ -305,9 +333,9 @@ cql_ready(struct sm_cqlc *cql, int err, void *ctx)
 		return;
 	}
 	c->server_shard = sm_cqlc_info(cql)->scylla ? sm_cqlc_info(cql)->shard : UINT32_MAX;
-	if (sx->s.profile != NULL) {
-		/* a profile's queries name their table without its keyspace */
-		if (sm_cqlc_query(cql, sm_stress_user_setup_statement(1), SM_STRESS_CL_ONE, NULL,
+	if (sx->s.profile != NULL || sx->s.ycsb != NULL) {
+		/* a profile's (and YCSB's) queries name their table without its keyspace */
+		if (sm_cqlc_query(cql, setup_statement(1), SM_STRESS_CL_ONE, NULL,
 				  0, use_cb, c) < 0)
 			sm_stress_conn_failed(c, -EINVAL, "cannot send USE");
 		return;
@@ -476,16 +504,23 @@ cql_conns_per_host(const struct sm_stress_shard *sh)
  * User mode's setup after the ring (steps 1 and 2): the profile's
  * definitions, then TRUNCATE when asked, then connect.
  */
+static const char *
+setup_statement(unsigned i)
+{
+	return sx->s.ycsb != NULL ? sm_stress_ycsb_setup_statement(i)
+				  : sm_stress_user_setup_statement(i);
+}
+
 static void
 control_step_user(void)
 {
-	const char *stmt = sm_stress_user_setup_statement(sx->ctl_step - 3);
+	const char *stmt = setup_statement(sx->ctl_step - 3);
 	char q[512];
 	int ret;
 
 	while (stmt != NULL && stmt[0] == '\0')
-		stmt = sm_stress_user_setup_statement(++sx->ctl_step - 3);
-	if (stmt == NULL && sx->s.truncate != SM_STRESS_TRUNCATE_NEVER && sx->ctl_step < 1000) {
+		stmt = setup_statement(++sx->ctl_step - 3);
+	if (stmt == NULL && sx->s.profile != NULL && sx->s.truncate != SM_STRESS_TRUNCATE_NEVER && sx->ctl_step < 1000) {
 		snprintf(q, sizeof(q), "TRUNCATE %s.%s", sx->s.profile->keyspace,
 			 sx->s.profile->table);
 		sx->ctl_step = 1000;
@@ -509,7 +544,7 @@ control_step(void)
 	char q[2048];
 	int ret = 0;
 
-	if (sx->s.profile != NULL && sx->ctl_step >= 3) {
+	if ((sx->s.profile != NULL || sx->s.ycsb != NULL) && sx->ctl_step >= 3) {
 		control_step_user();
 		return;
 	}

@@ -27,6 +27,7 @@
 #include "sm_stress_http.h"
 #include "sm_stress_load.h"
 #include "sm_stress_profile.h"
+#include "sm_stress_ycsb.h"
 #include "sm_stress_ring.h"
 
 #define SM_STRESS_MAX_COLS 64
@@ -187,6 +188,9 @@ struct sm_stress_run {
 	/* the same, in name order: cassandra-stress prints op types from a TreeMap */
 	enum sm_stress_op ops_by_name[SM_STRESS_NR_OPS];
 	double cum[SM_STRESS_NR_OPS]; /* cumulative ratio weights */
+	/* the statements each connection prepares: ops, and any a workload adds */
+	enum sm_stress_op prep[SM_STRESS_NR_OPS];
+	unsigned nprep;
 	unsigned nops;
 	unsigned ncols;
 	/* learned on shard 0 before any other shard connects; read-only after */
@@ -360,6 +364,13 @@ sm_stress_error_name(int32_t code, char *buf, size_t len);
 void
 sm_stress_report_interval(void);
 
+/*
+ * The result column names of the PREPARED result @r into @names (room for
+ * @cap), views valid during its callback; how many (sm_stress_cql_ops.c).
+ */
+unsigned
+sm_stress_result_names(const struct sm_cqlc_result *r, struct sm_bytes *names, unsigned cap);
+
 /* sm_stress_user.c: cassandra-stress's user mode (s.profile != NULL), for the CQL ops. */
 
 /* The statement texts of the user ops, into stmt_text. */
@@ -401,5 +412,38 @@ sm_stress_user_lwt_counts(enum sm_stress_op op, uint64_t *applied, uint64_t *not
 /* The report's lines of the user ops (LWT applied / not applied). */
 void
 sm_stress_user_report(void);
+
+/* sm_stress_ycsb.c: YCSB's core workloads (s.ycsb != NULL); the same roles as the user mode's. */
+
+/* sm_stress_ycsb_check(): the operation goes on (a READ-MODIFY-WRITE's update was sent). */
+#define SM_STRESS_YCSB_AGAIN INT32_MIN
+
+void
+sm_stress_ycsb_prepare(void);
+const char *
+sm_stress_ycsb_setup_statement(unsigned i);
+int
+sm_stress_ycsb_worker_init(struct sm_stress_worker *w);
+void
+sm_stress_ycsb_worker_fini(struct sm_stress_worker *w);
+/* The key of @w's operation (CoreWorkload's choosers), set after the op is picked. */
+void
+sm_stress_ycsb_pick(struct sm_stress_shard *sh, struct sm_stress_worker *w);
+int64_t
+sm_stress_ycsb_fill(struct sm_stress_worker *w);
+int
+sm_stress_ycsb_issue(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_cqlc_cb cb);
+void
+sm_stress_ycsb_prepared(struct sm_stress_conn *c, enum sm_stress_op op,
+			const struct sm_cqlc_result *r);
+/* 0, a validation error, -errno, or SM_STRESS_YCSB_AGAIN (@cb gets the next answer). */
+int32_t
+sm_stress_ycsb_check(struct sm_stress_worker *w, struct sm_stress_conn *c,
+		     const struct sm_cqlc_result *r, uint64_t *rows, sm_cqlc_cb cb);
+/* YCSB's status line (-s) for an interval; its final report from the totals @tot. */
+void
+sm_stress_ycsb_status(double elapsed, uint64_t ops, uint64_t d_ops, double dt);
+void
+sm_stress_ycsb_report(const struct sm_stress_op_stats *tot, double secs);
 
 #endif /* SM_STRESS_RUN_PRIV_H */

@@ -20,6 +20,7 @@
 #include "sm_mem.h"
 #include "sm_stress.h"
 #include "sm_stress_profile.h"
+#include "sm_stress_ycsb.h"
 
 #define NTS_CLASS "org.apache.cassandra.locator.NetworkTopologyStrategy"
 #define LOCATOR_PKG "org.apache.cassandra.locator."
@@ -469,6 +470,7 @@ static const char *const cmd_names[] = {
 	[SM_STRESS_CMD_COUNTER_READ] = "counter_read",
 	[SM_STRESS_CMD_HELP] = "help",
 	[SM_STRESS_CMD_USER] = "user",
+	[SM_STRESS_CMD_YCSB] = "ycsb",
 };
 
 const char *
@@ -486,6 +488,13 @@ static const char *const op_names[] = {
 
 /* user ops are named as ops(...) names them, lower case (as cassandra-stress reports them) */
 static char user_op_names[SM_STRESS_MAX_USER_OPS][SM_STRESS_PROFILE_NAME_MAX];
+
+void
+sm_stress_user_op_name_set(unsigned i, const char *name)
+{
+	if (i < SM_STRESS_MAX_USER_OPS)
+		snprintf(user_op_names[i], sizeof(user_op_names[i]), "%s", name);
+}
 
 const char *
 sm_stress_op_name(enum sm_stress_op op)
@@ -2134,6 +2143,7 @@ sm_stress_settings_free(struct sm_stress_settings *s)
 		sm_stress_profile_free(s->profile);
 		sm_free(s->profile);
 	}
+	sm_stress_ycsb_free(s);
 	memset(s, 0, sizeof(*s));
 }
 

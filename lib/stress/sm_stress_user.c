@@ -638,22 +638,17 @@ void
 sm_stress_user_prepared(struct sm_stress_conn *c, enum sm_stress_op op,
 			const struct sm_cqlc_result *r)
 {
-	const struct sm_stress_profile *p = prof();
-	struct sm_cql_iter it;
-	struct sm_cql_colspec cs;
-	unsigned i = 0;
+	struct sm_bytes names[SM_STRESS_PROFILE_MAX_COLS];
+	unsigned i, n = sm_stress_result_names(r, names, SM_ARRAY_SIZE(names));
 
 	memset(c->colmap[op], 0xff, sizeof(c->colmap[op]));
-	if (r->resp == NULL)
-		return;
-	sm_cql_colspec_iter(&it, &r->resp->u.result.u.prepared.result);
-	while (i < SM_STRESS_PROFILE_MAX_COLS && sm_cql_colspec_next(&it, &cs)) {
+	for (i = 0; i < n; i++) {
 		char name[SM_STRESS_PROFILE_NAME_MAX];
 		int k;
 
-		snprintf(name, sizeof(name), "%.*s", (int)cs.name.len, (const char *)cs.name.p);
-		k = sm_stress_profile_col(p, name);
-		c->colmap[op][i++] = k < 0 ? 0xff : (uint8_t)k;
+		snprintf(name, sizeof(name), "%.*s", (int)names[i].len, (const char *)names[i].p);
+		k = sm_stress_profile_col(prof(), name);
+		c->colmap[op][i] = k < 0 ? 0xff : (uint8_t)k;
 	}
 }
 
