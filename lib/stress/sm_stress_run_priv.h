@@ -445,5 +445,13 @@ void
 sm_stress_ycsb_status(double elapsed, uint64_t ops, uint64_t d_ops, double dt);
 void
 sm_stress_ycsb_report(const struct sm_stress_op_stats *tot, double secs);
+/* The dynamodb binding: CreateTable's body into @buf (its length), a request, its answer. */
+size_t
+sm_stress_ycsb_alt_create(char *buf, size_t cap);
+int
+sm_stress_ycsb_alt_send(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_httpc_cb cb);
+int32_t
+sm_stress_ycsb_alt_done(struct sm_stress_worker *w, int status, const char *body, size_t len,
+			uint64_t *rows, sm_httpc_cb cb);
 
 #endif /* SM_STRESS_RUN_PRIV_H */

@@ -155,6 +155,9 @@ struct sm_stress_ycsb {
 	double hotset, hotopn;
 	char table[64], keyspace[64];
 	int read_cl, write_cl;
+	bool dynamodb;		/* the dynamodb binding: Alternator */
+	bool consistent_reads;	/* dynamodb.consistentReads */
+	char primary_key[64];	/* dynamodb.primaryKey */
 	struct sm_ycsb_zipf scrambled; /* read-only after setup */
 	struct ycsb_shard *shards;
 	unsigned nshards;
@@ -169,6 +172,8 @@ struct ycsb_worker {
 	struct sm_cql_value vals[SM_STRESS_PROFILE_MAX_BINDS];
 	uint8_t *arena;
 	size_t arena_len;
+	char *json; /* an Alternator request */
+	size_t json_cap;
 };
 
 struct prop {
@@ -502,6 +507,68 @@ sm_stress_ycsb_usage(FILE *f)
 	      f);
 }
 
+/*
+ * The dynamodb binding's properties (DynamoDBClient.java):
+ * dynamodb.endpoint (http://host:port), dynamodb.primaryKey (the hash key
+ * attribute), dynamodb.consistentReads. Requests are not signed
+ * (dynamodb.awsCredentialsFile is read by nobody): Alternator's default.
+ */
+static int
+dynamodb_props(struct sm_stress_ycsb *y, struct sm_stress_settings *s, const struct props *ps,
+	       char *err, size_t errlen)
+{
+	const char *v = props_get(ps, "dynamodb.endpoint"), *host, *colon;
+	char *nargv[4], hostbuf[128];
+	struct sm_stress_settings tmp;
+	size_t n;
+	int ret;
+
+	s->mode.api = SM_STRESS_API_ALTERNATOR;
+	snprintf(y->primary_key, sizeof(y->primary_key), "%s",
+		 props_get(ps, "dynamodb.primaryKey") ? props_get(ps, "dynamodb.primaryKey")
+						      : "firstname");
+	for (n = 0; y->primary_key[n]; n++)
+		if (!isalnum((unsigned char)y->primary_key[n]) && y->primary_key[n] != '_')
+			return yfail(err, errlen, "dynamodb.primaryKey=%s: letters, digits and _",
+				     y->primary_key);
+	if ((ret = prop_bool(ps, "dynamodb.consistentReads", false, &y->consistent_reads, err,
+			     errlen)) < 0)
+		return ret;
+	if (v == NULL)
+		return 0; /* -node's default host, -port alternator='s default port */
+	host = strncmp(v, "http://", 7) == 0 ? v + 7 : v;
+	if (strncmp(v, "https://", 8) == 0)
+		return yfail(err, errlen, "dynamodb.endpoint=%s: https is not supported: use http://",
+			     v);
+	colon = strrchr(host, ':');
+	n = colon ? (size_t)(colon - host) : strcspn(host, "/");
+	if (n == 0 || n >= sizeof(hostbuf))
+		return yfail(err, errlen, "dynamodb.endpoint=%s: write http://host:port", v);
+	memcpy(hostbuf, host, n);
+	hostbuf[n] = '\0';
+	if (colon != NULL) {
+		long p = strtol(colon + 1, NULL, 10);
+
+		if (p < 1 || p > 65535)
+			return yfail(err, errlen, "dynamodb.endpoint=%s: a TCP port after the host", v);
+		s->alternator_port = (uint16_t)p;
+	}
+	nargv[0] = (char *)(uintptr_t) "write";
+	nargv[1] = (char *)(uintptr_t) "n=1";
+	nargv[2] = (char *)(uintptr_t) "-node";
+	nargv[3] = hostbuf;
+	if ((ret = sm_stress_settings_parse(4, nargv, &tmp, err, errlen)) < 0)
+		return ret;
+	{
+		struct sm_stress_nodes swap = s->nodes;
+
+		s->nodes = tmp.nodes;
+		tmp.nodes = swap;
+	}
+	sm_stress_settings_free(&tmp);
+	return 0;
+}
+
 int
 sm_stress_ycsb_parse(int argc, char **argv, struct sm_stress_settings *s, char *err,
 		     size_t errlen)
@@ -530,11 +597,14 @@ sm_stress_ycsb_parse(int argc, char **argv, struct sm_stress_settings *s, char *
 	s->ycsb = y;
 	y->load = strcmp(argv[0], "load") == 0;
 	if (a < argc && argv[a][0] != '-') {
-		if (strcmp(argv[a], "cassandra-cql") != 0 && strcmp(argv[a], "cassandra2-cql") != 0 &&
-		    strcmp(argv[a], "scylla") != 0 && strcmp(argv[a], "cassandra") != 0) {
+		if (strcmp(argv[a], "dynamodb") == 0) {
+			y->dynamodb = true;
+		} else if (strcmp(argv[a], "cassandra-cql") != 0 &&
+			   strcmp(argv[a], "cassandra2-cql") != 0 &&
+			   strcmp(argv[a], "scylla") != 0 && strcmp(argv[a], "cassandra") != 0) {
 			ret = yfail(err, errlen,
 				    "database '%s': shardmark ycsb speaks CQL (cassandra-cql, "
-				    "scylla); dynamodb (Alternator) is not supported yet",
+				    "scylla) and DynamoDB's API to Alternator (dynamodb)",
 				    argv[a]);
 			goto fail;
 		}
@@ -696,6 +766,8 @@ sm_stress_ycsb_parse(int argc, char **argv, struct sm_stress_settings *s, char *
 		}
 		sm_stress_settings_free(&tmp);
 	}
+	if (y->dynamodb && (ret = dynamodb_props(y, s, &files, err, errlen)) < 0)
+		goto fail;
 	if ((v = props_get(&files, "shardmark.json")) != NULL &&
 	    (s->log.json = sm_strdup(v)) == NULL) {
 		ret = -ENOMEM;
@@ -830,7 +902,11 @@ sm_stress_ycsb_worker_init(struct sm_stress_worker *w)
 	w->user = u;
 	u->arena_len = (size_t)Y()->fieldcount * Y()->fieldlength + 64;
 	u->arena = sm_malloc(u->arena_len);
-	return u->arena != NULL ? 0 : -ENOMEM;
+	/* a field's characters escape to at most 6 bytes in JSON (\u00XX) */
+	u->json_cap = Y()->dynamodb ? (size_t)Y()->fieldcount * (Y()->fieldlength * 6 + 64) + 512
+				    : 0;
+	u->json = u->json_cap ? sm_malloc(u->json_cap) : NULL;
+	return u->arena != NULL && (u->json_cap == 0 || u->json != NULL) ? 0 : -ENOMEM;
 }
 
 void
@@ -841,6 +917,7 @@ sm_stress_ycsb_worker_fini(struct sm_stress_worker *w)
 	if (u == NULL)
 		return;
 	sm_free(u->arena);
+	sm_free(u->json);
 	sm_free(u);
 	w->user = NULL;
 }
@@ -1228,4 +1305,192 @@ sm_stress_ycsb_report(const struct sm_stress_op_stats *tot, double secs)
 				sm_stress_out("[%s], Return=ERROR, %" PRIu64 "\n", n, tot[k].errors);
 		}
 	}
+}
+
+/* ---- the dynamodb binding, over Alternator ---- */
+
+size_t
+sm_stress_ycsb_alt_create(char *buf, size_t cap)
+{
+	struct sm_stress_ycsb *y = Y();
+
+	return (size_t)snprintf(buf, cap,
+				"{\"TableName\":\"%s\",\"BillingMode\":\"PAY_PER_REQUEST\","
+				"\"AttributeDefinitions\":[{\"AttributeName\":\"%s\","
+				"\"AttributeType\":\"S\"}],\"KeySchema\":[{\"AttributeName\":"
+				"\"%s\",\"KeyType\":\"HASH\"}]}",
+				y->table, y->primary_key, y->primary_key);
+}
+
+/* @n bytes of @s as a JSON string's contents (the values are printable ASCII). */
+static char *
+json_escape(char *p, const uint8_t *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '"' || s[i] == '\\')
+			*p++ = '\\';
+		*p++ = (char)s[i];
+	}
+	return p;
+}
+
+static char *
+key_json(char *p, const struct sm_stress_ycsb *y, const struct ycsb_worker *u)
+{
+	p += sprintf(p, "\"%s\":{\"S\":\"", y->primary_key);
+	memcpy(p, u->key, u->keylen);
+	p += u->keylen;
+	return p + sprintf(p, "\"}");
+}
+
+static int
+alt_post(struct sm_stress_worker *w, struct sm_stress_conn *c, enum ycsb_op as, sm_httpc_cb cb)
+{
+	struct sm_stress_ycsb *y = Y();
+	struct ycsb_worker *u = w->user;
+	char *p = u->json;
+	const char *op;
+	unsigned f;
+
+	p += sprintf(p, "{\"TableName\":\"%s\",", y->table);
+	switch (as) {
+	case Y_INSERT:
+		op = "PutItem";
+		p = key_json(p + sprintf(p, "\"Item\":{"), y, u);
+		for (f = 0; f < y->fieldcount; f++) {
+			p += sprintf(p, ",\"field%u\":{\"S\":\"", f);
+			p = json_escape(p, u->vals[1 + f].v.p, u->vals[1 + f].v.len);
+			p += sprintf(p, "\"}");
+		}
+		p += sprintf(p, "}}");
+		break;
+	case Y_UPDATE: {
+		unsigned k = 0;
+
+		op = "UpdateItem";
+		p = key_json(p + sprintf(p, "\"Key\":{"), y, u);
+		p += sprintf(p, "},\"UpdateExpression\":\"SET ");
+		for (f = 0; f < y->fieldcount; f++)
+			if (u->vals[f].state != SM_CQL_VALUE_UNSET)
+				p += sprintf(p, "%sfield%u = :v%u", k++ ? ", " : "", f, f);
+		p += sprintf(p, "\",\"ExpressionAttributeValues\":{");
+		for (f = 0, k = 0; f < y->fieldcount; f++) {
+			if (u->vals[f].state == SM_CQL_VALUE_UNSET)
+				continue;
+			p += sprintf(p, "%s\":v%u\":{\"S\":\"", k++ ? "," : "", f);
+			p = json_escape(p, u->vals[f].v.p, u->vals[f].v.len);
+			p += sprintf(p, "\"}");
+		}
+		p += sprintf(p, "}}");
+		break;
+	}
+	case Y_SCAN:
+		op = "Scan";
+		p = key_json(p + sprintf(p, "\"ExclusiveStartKey\":{"), y, u);
+		p += sprintf(p, "},\"Limit\":%u}",
+			     (unsigned)u->arena[0] << 24 | (unsigned)u->arena[1] << 16 |
+				     (unsigned)u->arena[2] << 8 | u->arena[3]);
+		break;
+	case Y_READ:
+	case Y_RMW:
+	default:
+		op = "GetItem";
+		p = key_json(p + sprintf(p, "\"Key\":{"), y, u);
+		p += sprintf(p, "},\"ConsistentRead\":%s}", y->consistent_reads ? "true" : "false");
+		break;
+	}
+	return sm_httpc_post(c->http, op, u->json, (size_t)(p - u->json), cb, w);
+}
+
+int
+sm_stress_ycsb_alt_send(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_httpc_cb cb)
+{
+	sm_stress_ycsb_fill(w);
+	w->conn = c;
+	return alt_post(w, c, yop(w->op) == Y_RMW ? Y_READ : yop(w->op), cb);
+}
+
+/* An item's fields against its key's values; the key from the item for a scan. */
+static int32_t
+alt_check_item(struct sm_json_doc *d, int item, const char *key, size_t keylen, bool scan)
+{
+	struct sm_stress_ycsb *y = Y();
+	uint8_t want[65536 + 8];
+	char got[65536 + 8], kbuf[64], name[16];
+	struct sm_bytes s;
+	unsigned f;
+	int a, v;
+
+	if (scan) {
+		a = sm_json_get(d, item, y->primary_key);
+		v = a >= 0 ? sm_json_get(d, a, "S") : -1;
+		if (v < 0 || sm_json_str(d, v, kbuf, sizeof(kbuf), &s) < 0)
+			return SM_STRESS_VALIDATION_ERROR;
+		key = (const char *)s.p;
+		keylen = s.len;
+	}
+	for (f = 0; f < y->fieldcount; f++) {
+		uint32_t n;
+
+		snprintf(name, sizeof(name), "field%u", f);
+		a = sm_json_get(d, item, name);
+		if (a < 0)
+			continue; /* never written */
+		v = sm_json_get(d, a, "S");
+		if (v < 0 || sm_json_str(d, v, got, sizeof(got), &s) < 0)
+			return SM_STRESS_VALIDATION_ERROR;
+		n = field_value(key, keylen, f, want);
+		if (n != s.len || memcmp(want, s.p, n) != 0)
+			return SM_STRESS_VALIDATION_ERROR;
+	}
+	return 0;
+}
+
+int32_t
+sm_stress_ycsb_alt_done(struct sm_stress_worker *w, int status, const char *body, size_t len,
+			uint64_t *rows, sm_httpc_cb cb)
+{
+	struct sm_stress_ycsb *y = Y();
+	struct ycsb_worker *u = w->user;
+	struct sm_json_doc *d = &w->sh->json_doc;
+	enum ycsb_op op = yop(w->op);
+	int32_t bad = 0;
+	int ret;
+
+	if (status != 200)
+		return status;
+	*rows = 1;
+	if (op == Y_INSERT && !y->load)
+		ack_insert(&y->shards[w->sh->id], w->sh->id, u->keynum);
+	if (op == Y_READ || op == Y_SCAN || (op == Y_RMW && !u->rmw_update)) {
+		int item;
+
+		if (sm_json_parse(d, body, len, 0) < 0)
+			return SM_STRESS_VALIDATION_ERROR;
+		if (op == Y_SCAN) {
+			int items = sm_json_get(d, sm_json_root(d), "Items"), it;
+
+			*rows = 0;
+			for (it = items >= 0 ? sm_json_first(d, items) : -1; it >= 0 && bad == 0;
+			     it = sm_json_next(d, it)) {
+				(*rows)++;
+				if (!sx->s.errors.skip_read_validation)
+					bad = alt_check_item(d, it, NULL, 0, true);
+			}
+		} else if ((item = sm_json_get(d, sm_json_root(d), "Item")) < 0) {
+			*rows = 0;
+			if (w->sh->recording)
+				y->shards[w->sh->id].not_found[op]++;
+		} else if (!sx->s.errors.skip_read_validation) {
+			bad = alt_check_item(d, item, u->key, u->keylen, false);
+		}
+	}
+	if (bad != 0 || op != Y_RMW || u->rmw_update)
+		return bad;
+	fill_update(w, u);
+	u->rmw_update = true;
+	ret = alt_post(w, w->conn, Y_UPDATE, cb);
+	return ret < 0 ? ret : SM_STRESS_YCSB_AGAIN;
 }

@@ -160,8 +160,17 @@ test_command_line_and_properties(void **state)
 	sm_stress_settings_free(&s);
 	assert_int_equal(parse(&s, err, sizeof(err), "run", "-P", "/nonexistent/w", NULL), -ENOENT);
 	assert_non_null(strstr(err, "/nonexistent/w"));
-	assert_int_equal(parse(&s, err, sizeof(err), "run", "dynamodb", "-P", path, NULL), -EINVAL);
-	assert_non_null(strstr(err, "dynamodb"));
+	assert_int_equal(parse(&s, err, sizeof(err), "run", "dynamodb", "-P", path, "-p",
+			       "dynamodb.endpoint=http://127.0.0.1:8123", NULL),
+			 0);
+	assert_int_equal(s.mode.api, SM_STRESS_API_ALTERNATOR);
+	assert_int_equal(s.alternator_port, 8123);
+	sm_stress_settings_free(&s);
+	assert_int_equal(parse(&s, err, sizeof(err), "run", "mongodb", "-P", path, NULL), -EINVAL);
+	assert_non_null(strstr(err, "mongodb"));
+	assert_int_equal(parse(&s, err, sizeof(err), "run", "dynamodb", "-P", path, "-p",
+			       "dynamodb.endpoint=https://x:1", NULL),
+			 -EINVAL);
 	assert_int_equal(parse(&s, err, sizeof(err), "run", "-P", path, "-p",
 			       "requestdistribution=pareto", NULL),
 			 -EINVAL);
