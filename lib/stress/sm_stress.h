@@ -72,6 +72,8 @@ enum sm_stress_op {
 
 struct sm_stress_profile;
 struct sm_stress_ycsb;
+struct sm_stress_sb;
+struct sm_stress_workload_ops;
 
 /* Consistency levels, valued as their CQL native protocol codes. */
 enum sm_stress_cl {
@@ -305,8 +307,13 @@ struct sm_stress_settings {
 	/* user mode: the profile (owned), and what each user op runs: -1 the insert, else a query */
 	struct sm_stress_profile *profile;
 	int user_op[SM_STRESS_MAX_USER_OPS];
-	/* YCSB's workload (owned), NULL for cassandra-stress's commands */
+	/*
+	 * A workload of another tool run on this engine (YCSB, scylla-bench):
+	 * its hooks, NULL for cassandra-stress's commands, and its state (owned).
+	 */
+	const struct sm_stress_workload_ops *wl;
 	struct sm_stress_ycsb *ycsb;
+	struct sm_stress_sb *sb;
 };
 
 /*

@@ -40,8 +40,8 @@ build_statements(void)
 		sm_stress_user_prepare();
 		return;
 	}
-	if (sx->s.ycsb != NULL) {
-		sm_stress_ycsb_prepare();
+	if (sx->s.wl != NULL) {
+		sx->s.wl->prepare();
 		return;
 	}
 	for (c = 0; c < sx->ncols; c++)
@@ -179,8 +179,8 @@ cql_done(void *arg, const struct sm_cqlc_result *r)
 	}
 	if (w->op >= SM_STRESS_OP_USER0) {
 		uint64_t rows = 0;
-		int32_t bad = sx->s.ycsb != NULL
-				      ? sm_stress_ycsb_check(w, w->conn, r, &rows, cql_done)
+		int32_t bad = sx->s.wl != NULL
+				      ? sx->s.wl->check(w, w->conn, r, &rows, cql_done)
 				      : sm_stress_user_check(w, w->conn, r, &rows);
 
 		if (bad == SM_STRESS_YCSB_AGAIN)
@@ -207,8 +207,8 @@ cql_done(void *arg, const struct sm_cqlc_result *r)
 static void
 cql_send_user(struct sm_stress_worker *w)
 {
-	bool ycsb = sx->s.ycsb != NULL;
-	struct sm_stress_conn *c = route(w, ycsb ? sm_stress_ycsb_fill(w) : sm_stress_user_fill(w));
+	const struct sm_stress_workload_ops *wl = sx->s.wl;
+	struct sm_stress_conn *c = route(w, wl != NULL ? wl->fill(w) : sm_stress_user_fill(w));
 	int ret;
 
 	if (!c->ready) {
@@ -216,7 +216,7 @@ cql_send_user(struct sm_stress_worker *w)
 		return;
 	}
 	w->conn = c;
-	ret = ycsb ? sm_stress_ycsb_issue(w, c, cql_done) : sm_stress_user_issue(w, c, cql_done);
+	ret = wl != NULL ? wl->issue(w, c, cql_done) : sm_stress_user_issue(w, c, cql_done);
 	if (ret < 0)
 		sm_stress_worker_finish(w, ret, 0);
 }
@@ -291,8 +291,8 @@ prepared_cb(void *arg, const struct sm_cqlc_result *r)
 	c->stmt[sx->prep[c->prepared]] = r->prepared;
 	if (sx->s.profile != NULL)
 		sm_stress_user_prepared(c, sx->prep[c->prepared], r);
-	else if (sx->s.ycsb != NULL)
-		sm_stress_ycsb_prepared(c, sx->prep[c->prepared], r);
+	else if (sx->s.wl != NULL)
+		sx->s.wl->prepared(c, sx->prep[c->prepared], r);
 	c->prepared++;
 	conn_prepare_next(c);
 }
@@ -333,7 +333,7 @@ cql_ready(struct sm_cqlc *cql, int err, void *ctx)
 		return;
 	}
 	c->server_shard = sm_cqlc_info(cql)->scylla ? sm_cqlc_info(cql)->shard : UINT32_MAX;
-	if (sx->s.profile != NULL || sx->s.ycsb != NULL) {
+	if (sx->s.profile != NULL || sx->s.wl != NULL) {
 		/* a profile's (and YCSB's) queries name their table without its keyspace */
 		if (sm_cqlc_query(cql, setup_statement(1), SM_STRESS_CL_ONE, NULL,
 				  0, use_cb, c) < 0)
@@ -507,7 +507,7 @@ cql_conns_per_host(const struct sm_stress_shard *sh)
 static const char *
 setup_statement(unsigned i)
 {
-	return sx->s.ycsb != NULL ? sm_stress_ycsb_setup_statement(i)
+	return sx->s.wl != NULL ? sx->s.wl->setup_statement(i)
 				  : sm_stress_user_setup_statement(i);
 }
 
@@ -544,7 +544,7 @@ control_step(void)
 	char q[2048];
 	int ret = 0;
 
-	if ((sx->s.profile != NULL || sx->s.ycsb != NULL) && sx->ctl_step >= 3) {
+	if ((sx->s.profile != NULL || sx->s.wl != NULL) && sx->ctl_step >= 3) {
 		control_step_user();
 		return;
 	}

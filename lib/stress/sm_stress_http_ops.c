@@ -83,9 +83,9 @@ alt_done(void *arg, int err, int status, const char *body, size_t len)
 		sm_stress_worker_finish(w, err, 0);
 		return;
 	}
-	if (sx->s.ycsb != NULL) {
+	if (sx->s.wl != NULL) {
 		uint64_t rows = 0;
-		int32_t bad = sm_stress_ycsb_alt_done(w, status, body, len, &rows, alt_done);
+		int32_t bad = sx->s.wl->alt_done(w, status, body, len, &rows, alt_done);
 
 		if (bad != SM_STRESS_YCSB_AGAIN)
 			sm_stress_worker_finish(w, bad, bad ? 0 : rows);
@@ -125,8 +125,8 @@ alt_send(struct sm_stress_worker *w)
 		sm_stress_worker_finish(w, -ENOTCONN, 0);
 		return;
 	}
-	if (sx->s.ycsb != NULL) {
-		ret = sm_stress_ycsb_alt_send(w, c, alt_done);
+	if (sx->s.wl != NULL) {
+		ret = sx->s.wl->alt_send(w, c, alt_done);
 		if (ret < 0)
 			sm_stress_worker_finish(w, ret, 0);
 		return;
@@ -258,8 +258,8 @@ http_ctl_step(void)
 	if (sx->ctl_step == 1) {
 		char *p = q;
 
-		if (sx->s.ycsb != NULL) {
-			p += sm_stress_ycsb_alt_create(q, sizeof(q));
+		if (sx->s.wl != NULL) {
+			p += sx->s.wl->alt_create(q, sizeof(q));
 			ret = sm_httpc_post(sx->ctl_http, "CreateTable", q, (size_t)(p - q),
 					    ctl_http_cb, NULL);
 			goto sent;
@@ -347,8 +347,8 @@ http_close(struct sm_stress_conn *c)
 static void
 http_prepare(void)
 {
-	if (sx->s.ycsb != NULL)
-		sm_stress_ycsb_prepare();
+	if (sx->s.wl != NULL)
+		sx->s.wl->prepare();
 }
 
 const struct sm_stress_proto_ops sm_stress_http_ops = {

@@ -175,9 +175,9 @@ sm_stress_report_interval(void)
 			stderr_ = sqrt(fmax(0, sx->rate_sq / sx->rate_n - mean * mean)) /
 				  sqrt((double)sx->rate_n) / (mean > 0 ? mean : 1);
 	}
-	if (sx->s.ycsb != NULL) {
-		/* YCSB's status line instead of cassandra-stress's rows */
-		sm_stress_ycsb_status(elapsed, ops, d_ops, dt);
+	if (sx->s.wl != NULL) {
+		/* the workload's own interval line instead of cassandra-stress's rows */
+		sx->s.wl->status(elapsed, ops, d_ops, dt);
 		for (k = 0; k < SM_STRESS_NR_OPS; k++)
 			sx->last_ops[k] = sx->merged[k].ops;
 		goto logs;
@@ -411,8 +411,8 @@ sm_stress_run_report(struct sm_stress_run *r)
 		sm_stress_out("Read validation: %" PRIu64
 			      " rows did not hold the values their key generates\n",
 			      bad);
-	if (sx->s.ycsb != NULL)
-		sm_stress_ycsb_report(tot, secs);
+	if (sx->s.wl != NULL)
+		sx->s.wl->report(tot, secs);
 	if (!sx->s.log.no_summary) {
 		op_summary(&sum.total, "total",
 			   sx->s.rate.kind == SM_STRESS_RATE_FIXED ? &all_rt : &all_st, ops, rows,

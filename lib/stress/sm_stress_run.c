@@ -194,7 +194,7 @@ begin_phase(enum sm_stress_phase ph)
 		if (sx->hdr_log != NULL)
 			sm_hdr_log_write_header(sx->hdr_log, "Logged with shardmark stress",
 						sx->measure_start_epoch);
-		for (k = 0; k < sx->nops && sx->s.ycsb == NULL; k++) {
+		for (k = 0; k < sx->nops && sx->s.wl == NULL; k++) {
 			if (sx->s.n_ops)
 				sm_stress_out("Running %s with %u threads for %" PRIu64
 					      " iteration\n",
@@ -205,7 +205,10 @@ begin_phase(enum sm_stress_phase ph)
 					      sm_stress_op_name(sx->ops[k]), sx->s.rate.threads,
 					      (double)sx->s.duration_ns / 1e9);
 		}
-		if (sx->s.ycsb == NULL) {
+		if (sx->s.wl != NULL) {
+			if (sx->s.wl->header != NULL)
+				sx->s.wl->header();
+		} else {
 			sm_cs_print_header(stdout);
 			if (sx->text_log != NULL)
 				sm_cs_print_header(sx->text_log);

@@ -413,45 +413,43 @@ sm_stress_user_lwt_counts(enum sm_stress_op op, uint64_t *applied, uint64_t *not
 void
 sm_stress_user_report(void);
 
-/* sm_stress_ycsb.c: YCSB's core workloads (s.ycsb != NULL); the same roles as the user mode's. */
+/*
+ * A workload of another tool on this engine (sm_stress_ycsb.c, sm_stress_sb.c):
+ * what the CQL and Alternator protocols ask of it, in the user mode's roles.
+ */
 
-/* sm_stress_ycsb_check(): the operation goes on (a READ-MODIFY-WRITE's update was sent). */
+/* check()/alt_done(): the operation goes on (a second request was sent). */
 #define SM_STRESS_YCSB_AGAIN INT32_MIN
 
-void
-sm_stress_ycsb_prepare(void);
-const char *
-sm_stress_ycsb_setup_statement(unsigned i);
-int
-sm_stress_ycsb_worker_init(struct sm_stress_worker *w);
-void
-sm_stress_ycsb_worker_fini(struct sm_stress_worker *w);
-/* The key of @w's operation (CoreWorkload's choosers), set after the op is picked. */
-void
-sm_stress_ycsb_pick(struct sm_stress_shard *sh, struct sm_stress_worker *w);
-int64_t
-sm_stress_ycsb_fill(struct sm_stress_worker *w);
-int
-sm_stress_ycsb_issue(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_cqlc_cb cb);
-void
-sm_stress_ycsb_prepared(struct sm_stress_conn *c, enum sm_stress_op op,
-			const struct sm_cqlc_result *r);
-/* 0, a validation error, -errno, or SM_STRESS_YCSB_AGAIN (@cb gets the next answer). */
-int32_t
-sm_stress_ycsb_check(struct sm_stress_worker *w, struct sm_stress_conn *c,
-		     const struct sm_cqlc_result *r, uint64_t *rows, sm_cqlc_cb cb);
-/* YCSB's status line (-s) for an interval; its final report from the totals @tot. */
-void
-sm_stress_ycsb_status(double elapsed, uint64_t ops, uint64_t d_ops, double dt);
-void
-sm_stress_ycsb_report(const struct sm_stress_op_stats *tot, double secs);
-/* The dynamodb binding: CreateTable's body into @buf (its length), a request, its answer. */
-size_t
-sm_stress_ycsb_alt_create(char *buf, size_t cap);
-int
-sm_stress_ycsb_alt_send(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_httpc_cb cb);
-int32_t
-sm_stress_ycsb_alt_done(struct sm_stress_worker *w, int status, const char *body, size_t len,
-			uint64_t *rows, sm_httpc_cb cb);
+struct sm_stress_workload_ops {
+	/* statement texts and per-shard state, before the shards start */
+	void (*prepare)(void);
+	/* the @i-th setup statement, or NULL after the last */
+	const char *(*setup_statement)(unsigned i);
+	int (*worker_init)(struct sm_stress_worker *w);
+	void (*worker_fini)(struct sm_stress_worker *w);
+	/* the key of @w's operation, after its op is picked */
+	void (*pick)(struct sm_stress_shard *sh, struct sm_stress_worker *w);
+	/* generate @w's request; the token to route it by */
+	int64_t (*fill)(struct sm_stress_worker *w);
+	int (*issue)(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_cqlc_cb cb);
+	void (*prepared)(struct sm_stress_conn *c, enum sm_stress_op op,
+			 const struct sm_cqlc_result *r);
+	/* 0, a validation error, -errno, or SM_STRESS_YCSB_AGAIN (@cb gets the next answer) */
+	int32_t (*check)(struct sm_stress_worker *w, struct sm_stress_conn *c,
+			 const struct sm_cqlc_result *r, uint64_t *rows, sm_cqlc_cb cb);
+	/* the tool's header before the measured run (NULL: none), interval line, final report */
+	void (*header)(void);
+	void (*status)(double elapsed, uint64_t ops, uint64_t d_ops, double dt);
+	void (*report)(const struct sm_stress_op_stats *tot, double secs);
+	/* over Alternator (NULL where the tool has no DynamoDB binding) */
+	size_t (*alt_create)(char *buf, size_t cap);
+	int (*alt_send)(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_httpc_cb cb);
+	int32_t (*alt_done)(struct sm_stress_worker *w, int status, const char *body, size_t len,
+			    uint64_t *rows, sm_httpc_cb cb);
+};
+
+extern const struct sm_stress_workload_ops sm_stress_ycsb_ops;
+extern const struct sm_stress_workload_ops sm_stress_sb_ops;
 
 #endif /* SM_STRESS_RUN_PRIV_H */

@@ -241,8 +241,8 @@ pump(void *arg)
 		w->nparts = 0;
 		if (sx->s.pop.lookback)
 			lookback(sh, w);
-		if (sx->s.ycsb != NULL)
-			sm_stress_ycsb_pick(sh, w);
+		if (sx->s.wl != NULL)
+			sx->s.wl->pick(sh, w);
 		sm_stress_key(w->key_index, w->key);
 		sh->busy++;
 		sh->started++;
@@ -450,7 +450,7 @@ sm_stress_shard_init(unsigned shard, void *arg)
 			return -ENOMEM;
 		if (c->s.profile != NULL && sm_stress_user_worker_init(w) < 0)
 			return -ENOMEM;
-		if (c->s.ycsb != NULL && sm_stress_ycsb_worker_init(w) < 0)
+		if (c->s.wl != NULL && c->s.wl->worker_init(w) < 0)
 			return -ENOMEM;
 	}
 	if (shard != 0)
@@ -472,8 +472,8 @@ sm_stress_shard_fini(unsigned shard, void *arg)
 	for (i = 0; sh->workers != NULL && i < sh->nworkers; i++) {
 		free(sh->workers[i].buf);
 		free(sh->workers[i].json);
-		if (c->s.ycsb != NULL)
-			sm_stress_ycsb_worker_fini(&sh->workers[i]);
+		if (c->s.wl != NULL)
+			c->s.wl->worker_fini(&sh->workers[i]);
 		else
 			sm_stress_user_worker_fini(&sh->workers[i]);
 	}

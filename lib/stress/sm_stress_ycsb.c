@@ -685,6 +685,7 @@ sm_stress_ycsb_parse(int argc, char **argv, struct sm_stress_settings *s, char *
 		goto fail;
 	}
 	s->cmd = SM_STRESS_CMD_YCSB;
+	s->wl = &sm_stress_ycsb_ops;
 	s->n_ops = (uint64_t)(y->load ? y->insertcount : y->operationcount);
 	s->duration_ns = 0;
 	if (s->n_ops == 0) {
@@ -813,8 +814,8 @@ yop(enum sm_stress_op op)
 	return (enum ycsb_op)(op - SM_STRESS_OP_USER0);
 }
 
-void
-sm_stress_ycsb_prepare(void)
+static void
+ycsb_prepare(void)
 {
 	struct sm_stress_ycsb *y = Y();
 	char *t;
@@ -883,19 +884,19 @@ sm_stress_ycsb_prepare(void)
 	snprintf(y->setup[2] + off, sizeof(y->setup[2]) - off, ")");
 }
 
-const char *
-sm_stress_ycsb_setup_statement(unsigned i)
+static const char *
+ycsb_setup_statement(unsigned i)
 {
 	return i < 3 ? Y()->setup[i] : NULL;
 }
 
-int
-sm_stress_ycsb_worker_init(struct sm_stress_worker *w)
+static int
+ycsb_worker_init(struct sm_stress_worker *w)
 {
 	struct ycsb_worker *u;
 
 	if (Y()->shards == NULL)
-		return -ENOMEM; /* sm_stress_ycsb_prepare() could not set up the shards */
+		return -ENOMEM; /* ycsb_prepare() could not set up the shards */
 	u = sm_calloc(1, sizeof(*u));
 	if (u == NULL)
 		return -ENOMEM;
@@ -909,8 +910,8 @@ sm_stress_ycsb_worker_init(struct sm_stress_worker *w)
 	return u->arena != NULL && (u->json_cap == 0 || u->json != NULL) ? 0 : -ENOMEM;
 }
 
-void
-sm_stress_ycsb_worker_fini(struct sm_stress_worker *w)
+static void
+ycsb_worker_fini(struct sm_stress_worker *w)
 {
 	struct ycsb_worker *u = w->user;
 
@@ -965,8 +966,8 @@ choose_key(struct sm_stress_shard *sh, struct ycsb_shard *ys)
 	}
 }
 
-void
-sm_stress_ycsb_pick(struct sm_stress_shard *sh, struct sm_stress_worker *w)
+static void
+ycsb_pick(struct sm_stress_shard *sh, struct sm_stress_worker *w)
 {
 	struct sm_stress_ycsb *y = Y();
 	struct ycsb_shard *ys = &y->shards[sh->id];
@@ -1049,8 +1050,8 @@ fill_update(struct sm_stress_worker *w, struct ycsb_worker *u)
 	u->vals[y->fieldcount] = (struct sm_cql_value){ .v = { (const uint8_t *)u->key, u->keylen } };
 }
 
-int64_t
-sm_stress_ycsb_fill(struct sm_stress_worker *w)
+static int64_t
+ycsb_fill(struct sm_stress_worker *w)
 {
 	struct sm_stress_ycsb *y = Y();
 	struct ycsb_worker *u = w->user;
@@ -1121,16 +1122,16 @@ issue(struct sm_stress_worker *w, struct sm_stress_conn *c, enum ycsb_op as, sm_
 				      &params, cb, w);
 }
 
-int
-sm_stress_ycsb_issue(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_cqlc_cb cb)
+static int
+ycsb_issue(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_cqlc_cb cb)
 {
 	enum ycsb_op op = yop(w->op);
 
 	return issue(w, c, op == Y_RMW ? Y_READ : op, cb);
 }
 
-void
-sm_stress_ycsb_prepared(struct sm_stress_conn *c, enum sm_stress_op op,
+static void
+ycsb_prepared(struct sm_stress_conn *c, enum sm_stress_op op,
 			const struct sm_cqlc_result *r)
 {
 	struct sm_bytes names[SM_STRESS_PROFILE_MAX_COLS];
@@ -1193,8 +1194,8 @@ check_rows(struct sm_stress_worker *w, struct sm_stress_conn *c, const struct sm
 	return 0;
 }
 
-int32_t
-sm_stress_ycsb_check(struct sm_stress_worker *w, struct sm_stress_conn *c,
+static int32_t
+ycsb_check(struct sm_stress_worker *w, struct sm_stress_conn *c,
 		     const struct sm_cqlc_result *r, uint64_t *rows, sm_cqlc_cb cb)
 {
 	struct sm_stress_ycsb *y = Y();
@@ -1231,8 +1232,8 @@ us(int64_t ns)
 	return (double)ns / 1000.0;
 }
 
-void
-sm_stress_ycsb_status(double elapsed, uint64_t ops, uint64_t d_ops, double dt)
+static void
+ycsb_status(double elapsed, uint64_t ops, uint64_t d_ops, double dt)
 {
 	char when[64];
 	struct timespec ts;
@@ -1266,8 +1267,8 @@ sm_stress_ycsb_status(double elapsed, uint64_t ops, uint64_t d_ops, double dt)
 	fputc('\n', stderr);
 }
 
-void
-sm_stress_ycsb_report(const struct sm_stress_op_stats *tot, double secs)
+static void
+ycsb_report(const struct sm_stress_op_stats *tot, double secs)
 {
 	uint64_t all = 0;
 	unsigned k, s, i;
@@ -1309,8 +1310,8 @@ sm_stress_ycsb_report(const struct sm_stress_op_stats *tot, double secs)
 
 /* ---- the dynamodb binding, over Alternator ---- */
 
-size_t
-sm_stress_ycsb_alt_create(char *buf, size_t cap)
+static size_t
+ycsb_alt_create(char *buf, size_t cap)
 {
 	struct sm_stress_ycsb *y = Y();
 
@@ -1404,10 +1405,10 @@ alt_post(struct sm_stress_worker *w, struct sm_stress_conn *c, enum ycsb_op as, 
 	return sm_httpc_post(c->http, op, u->json, (size_t)(p - u->json), cb, w);
 }
 
-int
-sm_stress_ycsb_alt_send(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_httpc_cb cb)
+static int
+ycsb_alt_send(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_httpc_cb cb)
 {
-	sm_stress_ycsb_fill(w);
+	ycsb_fill(w);
 	w->conn = c;
 	return alt_post(w, c, yop(w->op) == Y_RMW ? Y_READ : yop(w->op), cb);
 }
@@ -1448,8 +1449,8 @@ alt_check_item(struct sm_json_doc *d, int item, const char *key, size_t keylen, 
 	return 0;
 }
 
-int32_t
-sm_stress_ycsb_alt_done(struct sm_stress_worker *w, int status, const char *body, size_t len,
+static int32_t
+ycsb_alt_done(struct sm_stress_worker *w, int status, const char *body, size_t len,
 			uint64_t *rows, sm_httpc_cb cb)
 {
 	struct sm_stress_ycsb *y = Y();
@@ -1494,3 +1495,20 @@ sm_stress_ycsb_alt_done(struct sm_stress_worker *w, int status, const char *body
 	ret = alt_post(w, w->conn, Y_UPDATE, cb);
 	return ret < 0 ? ret : SM_STRESS_YCSB_AGAIN;
 }
+
+const struct sm_stress_workload_ops sm_stress_ycsb_ops = {
+	.prepare = ycsb_prepare,
+	.setup_statement = ycsb_setup_statement,
+	.worker_init = ycsb_worker_init,
+	.worker_fini = ycsb_worker_fini,
+	.pick = ycsb_pick,
+	.fill = ycsb_fill,
+	.issue = ycsb_issue,
+	.prepared = ycsb_prepared,
+	.check = ycsb_check,
+	.status = ycsb_status,
+	.report = ycsb_report,
+	.alt_create = ycsb_alt_create,
+	.alt_send = ycsb_alt_send,
+	.alt_done = ycsb_alt_done,
+};
