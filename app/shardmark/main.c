@@ -29,6 +29,9 @@ usage(FILE *f)
 		   "            its user profiles included\n"
 		   "  ycsb      YCSB's core workloads (load|run -P config/ycsb/workloada) over CQL,\n"
 		   "            with YCSB's command line and output\n"
+		   "  scylla-bench\n"
+		   "            scylla-bench's modes and workloads (-mode write -workload\n"
+		   "            sequential ...) with its flags and output\n"
 		   "  cql       a CQL shell (cqlsh's commands and output) for shardmark serve,\n"
 		   "            ScyllaDB or Cassandra: shardmark cql [HOST[:PORT]] [-e STATEMENT]\n"
 		   "  version   print the version and build features\n\n"
@@ -83,6 +86,8 @@ main(int argc, char **argv)
 		return sm_cmd_stress(argc - 2, argv + 2);
 	if (strcmp(argv[1], "ycsb") == 0)
 		return sm_cmd_ycsb(argc - 2, argv + 2);
+	if (strcmp(argv[1], "scylla-bench") == 0)
+		return sm_cmd_scylla_bench(argc - 2, argv + 2);
 	if (strcmp(argv[1], "cql") == 0)
 		return sm_cmd_cql(argc - 2, argv + 2);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0)

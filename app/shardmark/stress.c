@@ -16,9 +16,10 @@
 #include "app.h"
 #include "sm_stress.h"
 #include "sm_stress_ycsb.h"
+#include "sm_stress_sb.h"
 
-/* `shardmark ycsb`: the same run, YCSB's command line (sm_cmd_ycsb()). */
-static bool ycsb_mode;
+/* `shardmark ycsb` and `shardmark scylla-bench`: the same run, the tools' command lines. */
+static bool ycsb_mode, sb_mode;
 
 static int
 stress_merge(int argc, char **argv);
@@ -130,11 +131,13 @@ sm_cmd_stress(int argc, char **argv)
 	int ret, lead;
 	bool help, shards_given = false;
 
-	if (argc >= 1 && strcmp(argv[0], "merge") == 0 && !ycsb_mode)
+	if (argc >= 1 && strcmp(argv[0], "merge") == 0 && !ycsb_mode && !sb_mode)
 		return stress_merge(argc - 1, argv + 1);
 	lead = leading_options(argc, argv, &help);
 	if (argc == 0 || help) {
-		if (ycsb_mode)
+		if (sb_mode)
+			sm_stress_sb_usage(help ? stdout : stderr);
+		else if (ycsb_mode)
 			sm_stress_ycsb_usage(help ? stdout : stderr);
 		else
 			sm_stress_usage(help ? stdout : stderr);
@@ -162,10 +165,12 @@ sm_cmd_stress(int argc, char **argv)
 	for (i = 0; i < (unsigned)argc; i++)
 		if (strcmp(argv[i], "-shards") == 0)
 			shards_given = true;
-	ret = ycsb_mode ? sm_stress_ycsb_parse(argc, argv, &s, err, sizeof(err))
-			: sm_stress_settings_parse(argc, argv, &s, err, sizeof(err));
+	ret = sb_mode	  ? sm_stress_sb_parse(argc, argv, &s, err, sizeof(err))
+	      : ycsb_mode ? sm_stress_ycsb_parse(argc, argv, &s, err, sizeof(err))
+			  : sm_stress_settings_parse(argc, argv, &s, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "shardmark %s: %s\n", ycsb_mode ? "ycsb" : "stress", err);
+		fprintf(stderr, "shardmark %s: %s\n",
+			sb_mode ? "scylla-bench" : ycsb_mode ? "ycsb" : "stress", err);
 		sm_config_free(&cfg);
 		return SM_EXIT_USAGE;
 	}
@@ -313,6 +318,13 @@ int
 sm_cmd_ycsb(int argc, char **argv)
 {
 	ycsb_mode = true;
+	return sm_cmd_stress(argc, argv);
+}
+
+int
+sm_cmd_scylla_bench(int argc, char **argv)
+{
+	sb_mode = true;
 	return sm_cmd_stress(argc, argv);
 }
 

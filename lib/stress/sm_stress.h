@@ -55,6 +55,7 @@ enum sm_stress_cmd {
 	SM_STRESS_CMD_HELP,
 	SM_STRESS_CMD_USER, /* user profile=FILE ops(...) */
 	SM_STRESS_CMD_YCSB, /* `shardmark ycsb load|run` (sm_stress_ycsb.h) */
+	SM_STRESS_CMD_SB,   /* `shardmark scylla-bench` (sm_stress_sb.h) */
 };
 
 /* Operation types; index of sm_stress_settings.ratio. */
@@ -366,6 +367,14 @@ sm_stress_cmd_name(enum sm_stress_cmd cmd);
  */
 const char *
 sm_stress_op_name(enum sm_stress_op op);
+
+/*
+ * Replace @s's nodes with the comma-separated @list, parsed as -node
+ * parses it (for other tools' host options). 0, or -EINVAL with @err.
+ */
+int
+sm_stress_settings_nodes(struct sm_stress_settings *s, const char *list, char *err,
+			 size_t errlen);
 
 /* Name user op slot @i (< SM_STRESS_MAX_USER_OPS) as the reports will call it. */
 void

@@ -21,6 +21,7 @@
 #include "sm_stress.h"
 #include "sm_stress_profile.h"
 #include "sm_stress_ycsb.h"
+#include "sm_stress_sb.h"
 
 #define NTS_CLASS "org.apache.cassandra.locator.NetworkTopologyStrategy"
 #define LOCATOR_PKG "org.apache.cassandra.locator."
@@ -471,6 +472,7 @@ static const char *const cmd_names[] = {
 	[SM_STRESS_CMD_HELP] = "help",
 	[SM_STRESS_CMD_USER] = "user",
 	[SM_STRESS_CMD_YCSB] = "ycsb",
+	[SM_STRESS_CMD_SB] = "scylla-bench",
 };
 
 const char *
@@ -1360,6 +1362,21 @@ parse_node(struct ctx *c, char **p, int n)
 	}
 }
 
+int
+sm_stress_settings_nodes(struct sm_stress_settings *s, const char *list, char *err,
+			 size_t errlen)
+{
+	struct ctx c = { .s = s, .err = err, .errlen = errlen };
+	char *copy = sm_strdup(list);
+	int ret;
+
+	if (copy == NULL)
+		return -ENOMEM;
+	ret = parse_node(&c, &copy, 1); /* it replaces the host list */
+	sm_free(copy);
+	return ret;
+}
+
 /* ---- -port ---- */
 
 static const struct subopt port_subopts[] = {
@@ -2144,6 +2161,7 @@ sm_stress_settings_free(struct sm_stress_settings *s)
 		sm_free(s->profile);
 	}
 	sm_stress_ycsb_free(s);
+	sm_stress_sb_free(s);
 	memset(s, 0, sizeof(*s));
 }
 

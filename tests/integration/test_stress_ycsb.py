@@ -114,8 +114,7 @@ def check_run(r, ops, n):
         assert "Return=ERROR" not in res[o], r.stdout
 
 
-# workload E's scans are token() ranges, which shardmark serve's CQL refuses
-@pytest.mark.parametrize("workload,ops", [w for w in WORKLOAD_OPS if w[0] != "workloade"])
+@pytest.mark.parametrize("workload,ops", WORKLOAD_OPS)
 def test_core_workload_runs_and_reads_validate(ycsb, loaded, workload, ops):
     check_run(ycsb("run", workload, "-p", "operationcount=2000"), ops, 2000)
 
