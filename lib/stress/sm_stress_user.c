@@ -61,15 +61,28 @@ mix(uint64_t a, uint64_t b)
 	return sm_splitmix64(&x);
 }
 
+/* Each column's hash of its name, set up once before the shards start (read-only after). */
+static uint64_t col_seeds[SM_STRESS_PROFILE_MAX_COLS];
+
+static void
+col_seeds_init(void)
+{
+	unsigned c;
+
+	for (c = 0; c < prof()->ncols; c++) {
+		const char *n = prof()->cols[c].name;
+		uint64_t h = 0xcbf29ce484222325ull;
+
+		while (*n)
+			h = (h ^ (uint8_t)*n++) * 0x100000001b3ull;
+		col_seeds[c] = h;
+	}
+}
+
 static uint64_t
 col_seed(unsigned col)
 {
-	const char *n = prof()->cols[col].name;
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (*n)
-		h = (h ^ (uint8_t)*n++) * 0x100000001b3ull;
-	return h;
+	return col_seeds[col];
 }
 
 /* Rows of partition @seed, and the rows under one value at each level. */
@@ -127,11 +140,13 @@ encode_simple(enum sm_type_kind k, uint64_t h, uint32_t len, bool use_num, uint6
 	switch (k) {
 	case SM_TYPE_TEXT:
 	case SM_TYPE_ASCII:
-		for (i = 0; i < len; i++) {
-			if (i % 8 == 0)
-				w = sm_splitmix64(&x);
-			o[i] = (uint8_t)alnum[(w & 0xff) % 62];
-			w >>= 8;
+		/* eight characters a word, no division: reads regenerate every value they check */
+		for (i = 0; i < len; i += 8) {
+			unsigned k, n = len - i < 8 ? len - i : 8;
+
+			w = sm_splitmix64(&x);
+			for (k = 0; k < n; k++)
+				o[i + k] = (uint8_t)alnum[(((w >> (8 * k)) & 0xff) * 62) >> 8];
 		}
 		return len;
 	case SM_TYPE_BLOB:
@@ -414,6 +429,7 @@ sm_stress_user_prepare(void)
 	const struct sm_stress_profile *p = prof();
 	unsigned k;
 
+	col_seeds_init();
 	for (k = 0; k < sx->nops; k++) {
 		enum sm_stress_op op = sx->ops[k];
 		int q = query_of(op);

@@ -167,6 +167,7 @@ struct sm_stress_ycsb {
 struct ycsb_worker {
 	char key[48];
 	size_t keylen;
+	uint64_t kh; /* key_hash() of key */
 	int64_t keynum;
 	bool rmw_update; /* READ-MODIFY-WRITE: its read is done, the update in flight */
 	struct sm_cql_value vals[SM_STRESS_PROFILE_MAX_BINDS];
@@ -972,25 +973,36 @@ ack_insert(struct ycsb_shard *ys, unsigned shard, int64_t key)
 	}
 }
 
-/* Field @f's value for @key: printable ASCII, as YCSB's generated values are. */
-static uint32_t
-field_value(const char *key, size_t keylen, unsigned f, uint8_t *out)
+/* The hash of a key that its fields' values derive from (once per row, not per field). */
+static uint64_t
+key_hash(const char *key, size_t keylen)
 {
-	struct sm_stress_ycsb *y = Y();
-	uint64_t h = 0xcbf29ce484222325ull, x, wd = 0;
-	uint32_t len = y->fieldlength, i;
+	uint64_t h = 0xcbf29ce484222325ull;
 	size_t k;
 
 	for (k = 0; k < keylen; k++)
 		h = (h ^ (uint8_t)key[k]) * 0x100000001b3ull;
+	return h;
+}
+
+/* Field @f's value for the key of hash @h: printable ASCII, as YCSB's generated values are. */
+static uint32_t
+field_value(uint64_t h, unsigned f, uint8_t *out)
+{
+	struct sm_stress_ycsb *y = Y();
+	uint64_t x, wd = 0;
+	uint32_t len = y->fieldlength, i;
+
 	x = h ^ ((uint64_t)(f + 1) * 0x9e3779b97f4a7c15ull);
 	if (y->fieldlen_uniform)
 		len = 1 + (uint32_t)(sm_splitmix64(&x) % y->fieldlength);
-	for (i = 0; i < len; i++) {
-		if (i % 8 == 0)
-			wd = sm_splitmix64(&x);
-		out[i] = (uint8_t)(' ' + (wd & 0xff) % 95);
-		wd >>= 8;
+	/* eight characters a word, no division: every read regenerates what it checks */
+	for (i = 0; i < len; i += 8) {
+		unsigned k, n = len - i < 8 ? len - i : 8;
+
+		wd = sm_splitmix64(&x);
+		for (k = 0; k < n; k++)
+			out[i + k] = (uint8_t)(' ' + ((((wd >> (8 * k)) & 0xff) * 95) >> 8));
 	}
 	return len;
 }
@@ -1001,6 +1013,7 @@ fill_update(struct sm_stress_worker *w, struct ycsb_worker *u)
 {
 	struct sm_stress_ycsb *y = Y();
 	unsigned f, pick = (unsigned)sm_rand_below(&w->sh->rng, y->fieldcount);
+	uint64_t kh = u->kh;
 	size_t off = 0;
 
 	for (f = 0; f < y->fieldcount; f++) {
@@ -1009,7 +1022,7 @@ fill_update(struct sm_stress_worker *w, struct ycsb_worker *u)
 			continue;
 		}
 		u->vals[f] = (struct sm_cql_value){
-			.v = { u->arena + off, field_value(u->key, u->keylen, f, u->arena + off) }
+			.v = { u->arena + off, field_value(kh, f, u->arena + off) }
 		};
 		off += u->vals[f].v.len;
 	}
@@ -1027,6 +1040,7 @@ ycsb_fill(struct sm_stress_worker *w)
 
 	u->keynum = (int64_t)w->key_index;
 	u->keylen = sm_ycsb_key_name(u->keynum, y->ordered, y->zeropadding, u->key, sizeof(u->key));
+	u->kh = key_hash(u->key, u->keylen);
 	u->rmw_update = false;
 	switch (op) {
 	case Y_READ:
@@ -1056,7 +1070,7 @@ ycsb_fill(struct sm_stress_worker *w)
 	case Y_INSERT:
 		u->vals[0] = (struct sm_cql_value){ .v = { (const uint8_t *)u->key, u->keylen } };
 		for (f = 0; f < y->fieldcount; f++) {
-			uint32_t n = field_value(u->key, u->keylen, f, u->arena + off);
+			uint32_t n = field_value(u->kh, f, u->arena + off);
 
 			u->vals[1 + f] = (struct sm_cql_value){ .v = { u->arena + off, n } };
 			off += n;
@@ -1151,13 +1165,15 @@ check_rows(struct sm_stress_worker *w, struct sm_stress_conn *c, const struct sm
 				key = (const char *)cells[i].p;
 				keylen = cells[i].len;
 			}
+		uint64_t kh = key_hash(key, keylen);
+
 		for (i = 0; i < r->ncols && i < SM_STRESS_PROFILE_MAX_COLS; i++) {
 			uint8_t f = c->colmap[stmt][i];
 			uint32_t n;
 
 			if (f >= 0xfe || cells[i].p == NULL)
 				continue; /* a field never written is null */
-			n = field_value(key, keylen, f, want);
+			n = field_value(kh, f, want);
 			if (n != cells[i].len || memcmp(want, cells[i].p, n) != 0)
 				return SM_STRESS_VALIDATION_ERROR;
 		}
@@ -1392,6 +1408,7 @@ alt_check_item(struct sm_json_doc *d, int item, const char *key, size_t keylen, 
 	uint8_t want[65536 + 8];
 	char got[65536 + 8], kbuf[64], name[16];
 	struct sm_bytes s;
+	uint64_t kh;
 	unsigned f;
 	int a, v;
 
@@ -1403,6 +1420,7 @@ alt_check_item(struct sm_json_doc *d, int item, const char *key, size_t keylen, 
 		key = (const char *)s.p;
 		keylen = s.len;
 	}
+	kh = key_hash(key, keylen);
 	for (f = 0; f < y->fieldcount; f++) {
 		uint32_t n;
 
@@ -1413,7 +1431,7 @@ alt_check_item(struct sm_json_doc *d, int item, const char *key, size_t keylen, 
 		v = sm_json_get(d, a, "S");
 		if (v < 0 || sm_json_str(d, v, got, sizeof(got), &s) < 0)
 			return SM_STRESS_VALIDATION_ERROR;
-		n = field_value(key, keylen, f, want);
+		n = field_value(kh, f, want);
 		if (n != s.len || memcmp(want, s.p, n) != 0)
 			return SM_STRESS_VALIDATION_ERROR;
 	}
