@@ -723,10 +723,11 @@ sb_fill(struct sm_stress_worker *w)
 	case SB_SCAN: {
 		/* a slice of the ring: the whole of it split into -partition-count ranges */
 		uint64_t span = UINT64_MAX / (uint64_t)b->partitions;
-		int64_t lo = INT64_MIN + (int64_t)(span * (uint64_t)(u->pk - b->offset));
+		/* in unsigned arithmetic: the slice's start wraps from INT64_MIN up */
+		uint64_t lo = (uint64_t)INT64_MIN + span * (uint64_t)(u->pk - b->offset);
 
-		put64(u->cks[0], (uint64_t)lo);
-		put64(u->cks[1], (uint64_t)lo + span - 1);
+		put64(u->cks[0], lo);
+		put64(u->cks[1], lo + span - 1);
 		u->vals[0] = (struct sm_cql_value){ .v = { u->cks[0], 8 } };
 		u->vals[1] = (struct sm_cql_value){ .v = { u->cks[1], 8 } };
 		break;

@@ -1662,7 +1662,7 @@ static const struct {
 	const char *help; /* its block of `shardmark stress help` */
 } options[] = {
 	{ "-pop", parse_pop, NULL,
-	  "  -pop seq=A..B [no-wrap] | dist=DIST\n"
+	  "  -pop seq=A..B [no-wrap] | dist=DIST [read-lookback=DIST]\n"
 	  "        partition keys; default seq=1..N for write/counter_write and\n"
 	  "        dist=GAUSSIAN(1..N) otherwise, N = n or 1000000\n" },
 	{ "-col", parse_col, NULL,
@@ -2451,6 +2451,10 @@ static const struct {
 	  "  counter_write (counter_add)      increment counters of keyspace1.counter1\n" },
 	{ { "counter_read", "counter_get", "counterread" },
 	  "  counter_read (counter_get)       read counters\n" },
+	{ { "user" },
+	  "  user profile=FILE ops(insert=N,QUERY=M...)\n"
+	  "                                   a cassandra-stress YAML profile's insert and\n"
+	  "                                   named queries (docs/profiles/ has examples)\n" },
 	{ { "help" }, "  help [command|-option]           this text, or the part about one command\n"
 		      "                                   or option\n" },
 };
@@ -2476,16 +2480,16 @@ static const char usage_sub_options[] =
 
 static const char usage_dist[] =
 	"DIST: FIXED(n), UNIFORM(min..max), GAUSSIAN(min..max[,stdvrng]) (stdvrng 3 by\n"
-	"default), GAUSSIAN(min..max,mean,stdev), SEQ(min..max) (-pop only); names are\n"
-	"case-insensitive.\n";
+	"default), GAUSSIAN(min..max,mean,stdev), EXP(min..max), EXTREME(min..max,shape),\n"
+	"QEXTREME(min..max,shape,quantas), SEQ(min..max) (-pop only), ~ before one to\n"
+	"invert it; names are case-insensitive.\n";
 
 static const char usage_unsupported[] =
-	"Not supported (refused with an error): the user command and profiles, print,\n"
-	"legacy, the err< run-until-stable mode, -rate auto, -insert, -transport (TLS),\n"
-	"-sendto, -graph, -tokenrange, -mode thrift/simplenative/auth-provider=,\n"
-	"compression=snappy, -col names=, -pop read-lookback=, EXP/EXTREME/QEXTREME and\n"
-	"inverted (~) distributions. Accepted and ignored: -port jmx=/thrift=, -mode port=,\n"
-	"-pop contents=, -errors skip-unsupported-columns.\n";
+	"Not supported (refused with an error): print, legacy, the err< run-until-stable\n"
+	"mode, -rate auto, -transport (TLS), -sendto, -graph, -tokenrange, token_range_queries\n"
+	"in ops(), -insert visits=/revisit=, -mode thrift/simplenative/auth-provider=,\n"
+	"compression=snappy, -col names=. Accepted and ignored: -port jmx=/thrift=,\n"
+	"-mode port=, -pop contents=, -errors skip-unsupported-columns.\n";
 
 void
 sm_stress_usage(FILE *f)
@@ -2514,18 +2518,7 @@ sm_stress_usage_topic(FILE *f, const char *topic)
 	char opt[32];
 	size_t i, k;
 
-	/* "-rate" or "rate" */
-	snprintf(opt, sizeof(opt), "%s%s", topic[0] == '-' ? "" : "-", topic);
-	for (i = 0; i < SM_ARRAY_SIZE(options); i++) {
-		if (options[i].help == NULL || strcasecmp(opt, options[i].name) != 0)
-			continue;
-		fprintf(f, "Usage: shardmark stress <command> ... %s ...\n\n%s", options[i].name,
-			options[i].help);
-		if (strcmp(options[i].name, "-pop") == 0 ||
-		    strcmp(options[i].name, "-col") == 0)
-			fprintf(f, "\n%s", usage_dist);
-		return 0;
-	}
+	/* a command first: `help insert` is write's (its alias), `help -insert` the option's */
 	for (i = 0; i < SM_ARRAY_SIZE(usage_commands); i++) {
 		for (k = 0; k < SM_ARRAY_SIZE(usage_commands[i].names) && usage_commands[i].names[k];
 		     k++) {
@@ -2543,6 +2536,18 @@ sm_stress_usage_topic(FILE *f, const char *topic)
 				usage_commands[i].names[0], usage_commands[i].line, usage_sub_options);
 			return 0;
 		}
+	}
+	/* "-rate" or "rate" */
+	snprintf(opt, sizeof(opt), "%s%s", topic[0] == '-' ? "" : "-", topic);
+	for (i = 0; i < SM_ARRAY_SIZE(options); i++) {
+		if (options[i].help == NULL || strcasecmp(opt, options[i].name) != 0)
+			continue;
+		fprintf(f, "Usage: shardmark stress <command> ... %s ...\n\n%s", options[i].name,
+			options[i].help);
+		if (strcmp(options[i].name, "-pop") == 0 ||
+		    strcmp(options[i].name, "-col") == 0)
+			fprintf(f, "\n%s", usage_dist);
+		return 0;
 	}
 	return -ENOENT;
 }
