@@ -114,6 +114,12 @@ int
 sm_cmd_perf_simple_query(int argc, char **argv);
 int
 sm_cmd_stress(int argc, char **argv);
+/* YCSB's core workloads on the stress engine: `shardmark ycsb load|run -P FILE ...`. */
+int
+sm_cmd_ycsb(int argc, char **argv);
+/* scylla-bench's modes on the stress engine: `shardmark scylla-bench -mode write ...`. */
+int
+sm_cmd_scylla_bench(int argc, char **argv);
 int
 sm_cmd_cql(int argc, char **argv);
 int

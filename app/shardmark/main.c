@@ -25,7 +25,13 @@ usage(FILE *f)
 		   "  perf-simple-query\n"
 		   "            ScyllaDB's in-process simple-query benchmark (CQL or Alternator)\n"
 		   "  stress    cassandra-stress compatible load over the network against\n"
-		   "            shardmark or a ScyllaDB/Cassandra cluster (CQL or Alternator)\n"
+		   "            shardmark or a ScyllaDB/Cassandra cluster (CQL or Alternator),\n"
+		   "            its user profiles included\n"
+		   "  ycsb      YCSB's core workloads (load|run -P config/ycsb/workloada) over CQL,\n"
+		   "            with YCSB's command line and output\n"
+		   "  scylla-bench\n"
+		   "            scylla-bench's modes and workloads (-mode write -workload\n"
+		   "            sequential ...) with its flags and output\n"
 		   "  cql       a CQL shell (cqlsh's commands and output) for shardmark serve,\n"
 		   "            ScyllaDB or Cassandra: shardmark cql [HOST[:PORT]] [-e STATEMENT]\n"
 		   "  report    one HTML file with the charts of one or more results:\n"
@@ -82,6 +88,10 @@ main(int argc, char **argv)
 		return sm_cmd_perf_simple_query(argc - 2, argv + 2);
 	if (strcmp(argv[1], "stress") == 0)
 		return sm_cmd_stress(argc - 2, argv + 2);
+	if (strcmp(argv[1], "ycsb") == 0)
+		return sm_cmd_ycsb(argc - 2, argv + 2);
+	if (strcmp(argv[1], "scylla-bench") == 0)
+		return sm_cmd_scylla_bench(argc - 2, argv + 2);
 	if (strcmp(argv[1], "cql") == 0)
 		return sm_cmd_cql(argc - 2, argv + 2);
 	if (strcmp(argv[1], "report") == 0)

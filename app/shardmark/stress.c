@@ -16,6 +16,11 @@
 #include "app.h"
 #include "sm_stress.h"
 #include "sm_tls.h"
+#include "sm_stress_ycsb.h"
+#include "sm_stress_sb.h"
+
+/* `shardmark ycsb` and `shardmark scylla-bench`: the same run, the tools' command lines. */
+static bool ycsb_mode, sb_mode;
 
 static int
 stress_merge(int argc, char **argv);
@@ -128,11 +133,16 @@ sm_cmd_stress(int argc, char **argv)
 	int ret, lead;
 	bool help, shards_given = false;
 
-	if (argc >= 1 && strcmp(argv[0], "merge") == 0)
+	if (argc >= 1 && strcmp(argv[0], "merge") == 0 && !ycsb_mode && !sb_mode)
 		return stress_merge(argc - 1, argv + 1);
 	lead = leading_options(argc, argv, &help);
 	if (argc == 0 || help) {
-		sm_stress_usage(help ? stdout : stderr);
+		if (sb_mode)
+			sm_stress_sb_usage(help ? stdout : stderr);
+		else if (ycsb_mode)
+			sm_stress_ycsb_usage(help ? stdout : stderr);
+		else
+			sm_stress_usage(help ? stdout : stderr);
 		return help ? SM_EXIT_OK : SM_EXIT_USAGE;
 	}
 	if (lead == argc) {
@@ -157,9 +167,12 @@ sm_cmd_stress(int argc, char **argv)
 	for (i = 0; i < (unsigned)argc; i++)
 		if (strcmp(argv[i], "-shards") == 0)
 			shards_given = true;
-	ret = sm_stress_settings_parse(argc, argv, &s, err, sizeof(err));
+	ret = sb_mode	  ? sm_stress_sb_parse(argc, argv, &s, err, sizeof(err))
+	      : ycsb_mode ? sm_stress_ycsb_parse(argc, argv, &s, err, sizeof(err))
+			  : sm_stress_settings_parse(argc, argv, &s, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "shardmark stress: %s\n", err);
+		fprintf(stderr, "shardmark %s: %s\n",
+			sb_mode ? "scylla-bench" : ycsb_mode ? "ycsb" : "stress", err);
 		sm_config_free(&cfg);
 		return SM_EXIT_USAGE;
 	}
@@ -320,6 +333,20 @@ out_settings:
 	sm_config_free(&cfg);
 	sm_stress_settings_free(&s);
 	return ret;
+}
+
+int
+sm_cmd_ycsb(int argc, char **argv)
+{
+	ycsb_mode = true;
+	return sm_cmd_stress(argc, argv);
+}
+
+int
+sm_cmd_scylla_bench(int argc, char **argv)
+{
+	sb_mode = true;
+	return sm_cmd_stress(argc, argv);
 }
 
 /* ---- shardmark stress merge: several loaders' HDR logs, one result ---- */

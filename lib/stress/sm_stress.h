@@ -44,6 +44,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sm_stress_dist.h"
+
 enum sm_stress_cmd {
 	SM_STRESS_CMD_WRITE,
 	SM_STRESS_CMD_READ,
@@ -51,6 +53,9 @@ enum sm_stress_cmd {
 	SM_STRESS_CMD_COUNTER_WRITE,
 	SM_STRESS_CMD_COUNTER_READ,
 	SM_STRESS_CMD_HELP,
+	SM_STRESS_CMD_USER, /* user profile=FILE ops(...) */
+	SM_STRESS_CMD_YCSB, /* `shardmark ycsb load|run` (sm_stress_ycsb.h) */
+	SM_STRESS_CMD_SB,   /* `shardmark scylla-bench` (sm_stress_sb.h) */
 };
 
 /* Operation types; index of sm_stress_settings.ratio. */
@@ -59,8 +64,17 @@ enum sm_stress_op {
 	SM_STRESS_OP_READ,
 	SM_STRESS_OP_COUNTER_WRITE,
 	SM_STRESS_OP_COUNTER_READ,
-	SM_STRESS_NR_OPS,
+	/* user mode: the profile's insert and named queries, as ops(...) lists them */
+	SM_STRESS_OP_USER0,
+	SM_STRESS_NR_OPS = SM_STRESS_OP_USER0 + 8,
 };
+
+#define SM_STRESS_MAX_USER_OPS (SM_STRESS_NR_OPS - SM_STRESS_OP_USER0)
+
+struct sm_stress_profile;
+struct sm_stress_ycsb;
+struct sm_stress_sb;
+struct sm_stress_workload_ops;
 
 /* Consistency levels, valued as their CQL native protocol codes. */
 enum sm_stress_cl {
@@ -90,19 +104,22 @@ enum sm_stress_truncate {
  * (max-min)/2/stdvrng, stdvrng 3 by default; GAUSSIAN(min..max,mean,stdev)
  * gives them directly). SEQ: min, min+1, ..., max (population only; wraps
  * unless no-wrap). UNIFORM and GAUSSIAN with min == max become FIXED, as in
- * cassandra-stress.
+ * cassandra-stress. OTHER: cassandra-stress's other distributions (EXP,
+ * EXTREME, QEXTREME, inverted ~), in x (sm_stress_dist.h); min, max: its range.
  */
 enum sm_stress_dist_kind {
 	SM_STRESS_DIST_FIXED,
 	SM_STRESS_DIST_UNIFORM,
 	SM_STRESS_DIST_GAUSSIAN,
 	SM_STRESS_DIST_SEQ,
+	SM_STRESS_DIST_OTHER,
 };
 
 struct sm_stress_dist {
 	enum sm_stress_dist_kind kind;
 	uint64_t min, max;
 	double mean, stdev; /* GAUSSIAN */
+	struct sm_stress_xdist x; /* OTHER */
 };
 
 /* A key=value pair of -schema replication(...) or compaction(...). */
@@ -118,6 +135,9 @@ struct sm_stress_pop {
 	struct sm_stress_dist dist;
 	bool wrap;	  /* SEQ: start over after max (false: no-wrap, stop) */
 	bool set_by_user; /* false: cassandra-stress's default for the command */
+	/* read-lookback=DIST: reads take the seed this far below the last one written */
+	bool lookback;
+	struct sm_stress_dist read_lookback;
 };
 
 /* Cells per row: -col n=DIST size=DIST [slice] [timestamp=N]. */
@@ -298,6 +318,17 @@ struct sm_stress_settings {
 	struct sm_stress_route route;
 	struct sm_stress_transport transport;
 	unsigned shards; /* -shards; 0: one per CPU */
+
+	/* user mode: the profile (owned), and what each user op runs: -1 the insert, else a query */
+	struct sm_stress_profile *profile;
+	int user_op[SM_STRESS_MAX_USER_OPS];
+	/*
+	 * A workload of another tool run on this engine (YCSB, scylla-bench):
+	 * its hooks, NULL for cassandra-stress's commands, and its state (owned).
+	 */
+	const struct sm_stress_workload_ops *wl;
+	struct sm_stress_ycsb *ycsb;
+	struct sm_stress_sb *sb;
 };
 
 /*
@@ -350,6 +381,18 @@ sm_stress_cmd_name(enum sm_stress_cmd cmd);
  */
 const char *
 sm_stress_op_name(enum sm_stress_op op);
+
+/*
+ * Replace @s's nodes with the comma-separated @list, parsed as -node
+ * parses it (for other tools' host options). 0, or -EINVAL with @err.
+ */
+int
+sm_stress_settings_nodes(struct sm_stress_settings *s, const char *list, char *err,
+			 size_t errlen);
+
+/* Name user op slot @i (< SM_STRESS_MAX_USER_OPS) as the reports will call it. */
+void
+sm_stress_user_op_name_set(unsigned i, const char *name);
 
 /* "LOCAL_ONE", "QUORUM", ...; "?" for a code that is not a consistency level. */
 const char *

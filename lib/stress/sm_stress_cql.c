@@ -417,6 +417,21 @@ sm_cqlc_execute_params(struct sm_cqlc *c, struct sm_bytes stmt, const struct sm_
 	return req_commit(c, id, off, ret, cb, arg);
 }
 
+int
+sm_cqlc_batch(struct sm_cqlc *c, const struct sm_cql_batch *batch, sm_cqlc_cb cb, void *arg)
+{
+	unsigned id;
+	size_t off;
+	int ret;
+
+	ret = req_begin(c, &id);
+	if (ret < 0)
+		return ret;
+	off = c->out.len;
+	ret = sm_cql_enc_batch(&c->out, (int16_t)id, batch);
+	return req_commit(c, id, off, ret, cb, arg);
+}
+
 /* ---- responses ---- */
 
 static void

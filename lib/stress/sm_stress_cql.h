@@ -220,6 +220,10 @@ int
 sm_cqlc_execute_params(struct sm_cqlc *c, struct sm_bytes id, const struct sm_cql_params *params,
 		       sm_cqlc_cb cb, void *arg);
 
+/* BATCH @batch (its statements' values and flags as the codec encodes them). Errors as for query. */
+int
+sm_cqlc_batch(struct sm_cqlc *c, const struct sm_cql_batch *batch, sm_cqlc_cb cb, void *arg);
+
 /* Iterates the rows of an SM_CQLC_ROWS result; fields are private. */
 struct sm_cqlc_rows_iter {
 	struct sm_cql_iter cells;

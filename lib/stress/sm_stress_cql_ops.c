@@ -20,6 +20,8 @@
 
 static void
 control_step(void);
+static const char *
+setup_statement(unsigned i);
 
 static bool
 is_write(enum sm_stress_op op)
@@ -35,6 +37,14 @@ build_statements(void)
 	size_t off = 0;
 	unsigned c;
 
+	if (sx->s.profile != NULL) {
+		sm_stress_user_prepare();
+		return;
+	}
+	if (sx->s.wl != NULL) {
+		sx->s.wl->prepare();
+		return;
+	}
 	for (c = 0; c < sx->ncols; c++)
 		off += (size_t)snprintf(set + off, sizeof(set) - off, "%s\"C%u\" = ?",
 					c ? ", " : "", c);
@@ -168,6 +178,17 @@ cql_done(void *arg, const struct sm_cqlc_result *r)
 		sm_stress_worker_finish(w, r->error_code, 0);
 		return;
 	}
+	if (w->op >= SM_STRESS_OP_USER0) {
+		uint64_t rows = 0;
+		int32_t bad = sx->s.wl != NULL
+				      ? sx->s.wl->check(w, w->conn, r, &rows, cql_done)
+				      : sm_stress_user_check(w, w->conn, r, &rows);
+
+		if (bad == SM_STRESS_YCSB_AGAIN)
+			return;
+		sm_stress_worker_finish(w, bad, bad ? 0 : rows);
+		return;
+	}
 	if (is_write(w->op)) {
 		sm_stress_worker_finish(w, 0, 1);
 		return;
@@ -183,14 +204,39 @@ cql_done(void *arg, const struct sm_cqlc_result *r)
 	sm_stress_worker_finish(w, 0, r->nrows);
 }
 
+/* A user profile's operation: its own values, key and token (sm_stress_user.c). */
+static void
+cql_send_user(struct sm_stress_worker *w)
+{
+	const struct sm_stress_workload_ops *wl = sx->s.wl;
+	struct sm_stress_conn *c = route(w, wl != NULL ? wl->fill(w) : sm_stress_user_fill(w));
+	int ret;
+
+	if (!c->ready) {
+		sm_stress_worker_finish(w, -ENOTCONN, 0);
+		return;
+	}
+	w->conn = c;
+	ret = wl != NULL ? wl->issue(w, c, cql_done) : sm_stress_user_issue(w, c, cql_done);
+	if (ret < 0)
+		sm_stress_worker_finish(w, ret, 0);
+}
+
 static void
 cql_send(struct sm_stress_worker *w)
 {
-	int64_t token = sm_ring_token_of(w->key, SM_STRESS_KEY_LEN);
-	struct sm_stress_conn *c = route(w, token);
+	int64_t token;
+	struct sm_stress_conn *c;
 	const struct sm_bytes *vals = w->vals;
 	unsigned n;
 	int ret;
+
+	if (w->op >= SM_STRESS_OP_USER0) {
+		cql_send_user(w);
+		return;
+	}
+	token = sm_ring_token_of(w->key, SM_STRESS_KEY_LEN);
+	c = route(w, token);
 
 	if (is_write(w->op)) {
 		fill_write_values(w);
@@ -213,6 +259,21 @@ cql_send(struct sm_stress_worker *w)
 static void
 conn_prepare_next(struct sm_stress_conn *c);
 
+unsigned
+sm_stress_result_names(const struct sm_cqlc_result *r, struct sm_bytes *names, unsigned cap)
+{
+	struct sm_cql_iter it;
+	struct sm_cql_colspec cs;
+	unsigned n = 0;
+
+	if (r->resp == NULL)
+		return 0;
+	sm_cql_colspec_iter(&it, &r->resp->u.result.u.prepared.result);
+	while (n < cap && sm_cql_colspec_next(&it, &cs))
+		names[n++] = cs.name;
+	return n;
+}
+
 static void
 prepared_cb(void *arg, const struct sm_cqlc_result *r)
 {
@@ -221,14 +282,18 @@ prepared_cb(void *arg, const struct sm_cqlc_result *r)
 	if (r->kind != SM_CQLC_PREPARED) {
 		char why[400];
 
-		snprintf(why, sizeof(why), "PREPARE %s: %.*s", sx->stmt_text[sx->ops[c->prepared]],
+		snprintf(why, sizeof(why), "PREPARE %s: %.*s", sx->stmt_text[sx->prep[c->prepared]],
 			 r->kind == SM_CQLC_ERROR ? (int)r->error_message.len : 20,
 			 r->kind == SM_CQLC_ERROR ? (const char *)r->error_message.p
 						  : "no response");
 		sm_stress_conn_failed(c, -EINVAL, why);
 		return;
 	}
-	c->stmt[sx->ops[c->prepared]] = r->prepared;
+	c->stmt[sx->prep[c->prepared]] = r->prepared;
+	if (sx->s.profile != NULL)
+		sm_stress_user_prepared(c, sx->prep[c->prepared], r);
+	else if (sx->s.wl != NULL)
+		sx->s.wl->prepared(c, sx->prep[c->prepared], r);
 	c->prepared++;
 	conn_prepare_next(c);
 }
@@ -238,13 +303,25 @@ conn_prepare_next(struct sm_stress_conn *c)
 {
 	int ret;
 
-	if (c->prepared == sx->nops) {
+	if (c->prepared == sx->nprep) {
 		sm_stress_conn_ready(c);
 		return;
 	}
-	ret = sm_cqlc_prepare(c->cql, sx->stmt_text[sx->ops[c->prepared]], prepared_cb, c);
+	ret = sm_cqlc_prepare(c->cql, sx->stmt_text[sx->prep[c->prepared]], prepared_cb, c);
 	if (ret < 0)
 		sm_stress_conn_failed(c, ret, "cannot send PREPARE");
+}
+
+static void
+use_cb(void *arg, const struct sm_cqlc_result *r)
+{
+	struct sm_stress_conn *c = arg;
+
+	if (r->kind != SM_CQLC_SET_KEYSPACE) {
+		sm_stress_conn_failed(c, -EINVAL, "USE of the profile's keyspace failed");
+		return;
+	}
+	conn_prepare_next(c);
 }
 
 static void
@@ -257,6 +334,13 @@ cql_ready(struct sm_cqlc *cql, int err, void *ctx)
 		return;
 	}
 	c->server_shard = sm_cqlc_info(cql)->scylla ? sm_cqlc_info(cql)->shard : UINT32_MAX;
+	if (sx->s.profile != NULL || sx->s.wl != NULL) {
+		/* a profile's (and YCSB's) queries name their table without its keyspace */
+		if (sm_cqlc_query(cql, setup_statement(1), SM_STRESS_CL_ONE, NULL,
+				  0, use_cb, c) < 0)
+			sm_stress_conn_failed(c, -EINVAL, "cannot send USE");
+		return;
+	}
 	conn_prepare_next(c);
 }
 
@@ -305,7 +389,8 @@ ctl_cb(void *arg, const struct sm_cqlc_result *r)
 				       sx->s.native_port, sm_cqlc_error_text(sx->ctl));
 		return;
 	}
-	if (r->kind == SM_CQLC_ERROR) {
+	if (r->kind == SM_CQLC_ERROR &&
+	    !(sx->s.profile != NULL && r->error_code == SM_CQL_ERR_ALREADY_EXISTS)) {
 		sm_stress_control_fail("step %u of the setup failed: %.*s (error 0x%04x)",
 				       sx->ctl_step, (int)r->error_message.len,
 				       (const char *)r->error_message.p, (unsigned)r->error_code);
@@ -423,12 +508,54 @@ cql_conns_per_host(const struct sm_stress_shard *sh)
 						       sx->nshards);
 }
 
+/*
+ * User mode's setup after the ring (steps 1 and 2): the profile's
+ * definitions, then TRUNCATE when asked, then connect.
+ */
+static const char *
+setup_statement(unsigned i)
+{
+	return sx->s.wl != NULL ? sx->s.wl->setup_statement(i)
+				  : sm_stress_user_setup_statement(i);
+}
+
+static void
+control_step_user(void)
+{
+	const char *stmt = setup_statement(sx->ctl_step - 3);
+	char q[512];
+	int ret;
+
+	while (stmt != NULL && stmt[0] == '\0')
+		stmt = setup_statement(++sx->ctl_step - 3);
+	if (stmt == NULL && sx->s.profile != NULL && sx->s.truncate != SM_STRESS_TRUNCATE_NEVER && sx->ctl_step < 1000) {
+		snprintf(q, sizeof(q), "TRUNCATE %s.%s", sx->s.profile->keyspace,
+			 sx->s.profile->table);
+		sx->ctl_step = 1000;
+		stmt = q;
+	} else if (stmt == NULL) {
+		sm_cqlc_close(sx->ctl);
+		sx->ctl = NULL;
+		build_ring();
+		sm_stress_start_connect();
+		return;
+	}
+	ret = sm_cqlc_query(sx->ctl, stmt, SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
+	if (ret < 0)
+		sm_stress_control_fail("control connection: cannot send a request: %s",
+				       strerror(-ret));
+}
+
 static void
 control_step(void)
 {
 	char q[2048];
 	int ret = 0;
 
+	if ((sx->s.profile != NULL || sx->s.wl != NULL) && sx->ctl_step >= 3) {
+		control_step_user();
+		return;
+	}
 	switch (sx->ctl_step) {
 	case 1:
 		ret = sm_cqlc_query(

@@ -84,6 +84,14 @@ alt_done(void *arg, int err, int status, const char *body, size_t len)
 		sm_stress_worker_finish(w, err, 0);
 		return;
 	}
+	if (sx->s.wl != NULL) {
+		uint64_t rows = 0;
+		int32_t bad = sx->s.wl->alt_done(w, status, body, len, &rows, alt_done);
+
+		if (bad != SM_STRESS_YCSB_AGAIN)
+			sm_stress_worker_finish(w, bad, bad ? 0 : rows);
+		return;
+	}
 	if (status != 200) {
 		sm_stress_worker_finish(w, status, 0);
 		return;
@@ -116,6 +124,12 @@ alt_send(struct sm_stress_worker *w)
 		c = &sh->conns[(w->idx + i) % n];
 	if (!c->ready || sm_httpc_inflight(c->http) > 0) {
 		sm_stress_worker_finish(w, -ENOTCONN, 0);
+		return;
+	}
+	if (sx->s.wl != NULL) {
+		ret = sx->s.wl->alt_send(w, c, alt_done);
+		if (ret < 0)
+			sm_stress_worker_finish(w, ret, 0);
 		return;
 	}
 	p += snprintf(p, (size_t)(end - p),
@@ -252,6 +266,12 @@ http_ctl_step(void)
 	if (sx->ctl_step == 1) {
 		char *p = q;
 
+		if (sx->s.wl != NULL) {
+			p += sx->s.wl->alt_create(q, sizeof(q));
+			ret = sm_httpc_post(sx->ctl_http, "CreateTable", q, (size_t)(p - q),
+					    ctl_http_cb, NULL);
+			goto sent;
+		}
 		p += snprintf(q, sizeof(q),
 			      "{\"TableName\":\"%s\",\"BillingMode\":\"PAY_PER_REQUEST\","
 			      "\"AttributeDefinitions\":[{\"AttributeName\":\"key\","
@@ -266,6 +286,7 @@ http_ctl_step(void)
 		sm_stress_start_connect();
 		return;
 	}
+sent:
 	if (ret < 0)
 		sm_stress_control_fail("Alternator control request: %s", strerror(-ret));
 }
@@ -332,8 +353,17 @@ http_close(struct sm_stress_conn *c)
 		sm_httpc_close(c->http);
 }
 
+/* YCSB's per-shard state (the dynamodb binding); nothing for cassandra-stress's commands. */
+static void
+http_prepare(void)
+{
+	if (sx->s.wl != NULL)
+		sx->s.wl->prepare();
+}
+
 const struct sm_stress_proto_ops sm_stress_http_ops = {
 	.name = "alternator",
+	.prepare = http_prepare,
 	.ctl_open = http_ctl_open,
 	.ctl_step = http_ctl_step,
 	.ctl_close = http_ctl_close,

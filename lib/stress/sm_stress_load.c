@@ -92,6 +92,9 @@ sm_stress_cursor_next(struct sm_stress_cursor *c, struct sm_rand *r, uint64_t *o
 		       : g >= (double)d->max ? d->max
 					     : (uint64_t)llround(g);
 		return true;
+	case SM_STRESS_DIST_OTHER:
+		*out = (uint64_t)sm_stress_xdist_next(&d->x, r, c->next++);
+		return true;
 	case SM_STRESS_DIST_FIXED:
 	default:
 		*out = d->min;

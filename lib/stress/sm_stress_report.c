@@ -175,6 +175,13 @@ sm_stress_report_interval(void)
 			stderr_ = sqrt(fmax(0, sx->rate_sq / sx->rate_n - mean * mean)) /
 				  sqrt((double)sx->rate_n) / (mean > 0 ? mean : 1);
 	}
+	if (sx->s.wl != NULL) {
+		/* the workload's own interval line instead of cassandra-stress's rows */
+		sx->s.wl->status(elapsed, ops, d_ops, dt);
+		for (k = 0; k < SM_STRESS_NR_OPS; k++)
+			sx->last_ops[k] = sx->merged[k].ops;
+		goto logs;
+	}
 	if (sx->nops > 1) {
 		for (k = 0; k < sx->nops; k++) {
 			enum sm_stress_op op = sx->ops_by_name[k];
@@ -190,6 +197,7 @@ sm_stress_report_interval(void)
 	}
 	interval_row("total", sx->s.rate.kind == SM_STRESS_RATE_FIXED ? &sx->tmp_rt : &sx->tmp_st,
 		     ops, d_ops, d_ops, errs - sx->last_errors, dt, elapsed, stderr_);
+logs:
 	fflush(stdout);
 	if (sx->csv_log != NULL)
 		fflush(sx->csv_log);
@@ -323,7 +331,7 @@ sm_stress_run_report(struct sm_stress_run *r)
 	uint64_t stalls, sched_p99;
 	unsigned i, k, e, nerr = 0, nnet;
 	const struct sm_net_counter *net_desc = NULL;
-	uint64_t *net_sum;
+	uint64_t *net_sum, lwt_a, lwt_n;
 	char name[96];
 
 	(void)r; /* the run in progress, sx */
@@ -404,6 +412,8 @@ sm_stress_run_report(struct sm_stress_run *r)
 			      sched_p99 == UINT64_MAX ? (uint64_t)1 << 20 : sched_p99);
 	if (sx->proto->report_routing != NULL)
 		sx->proto->report_routing(misrouted, routed);
+	if (sx->s.profile != NULL)
+		sm_stress_user_report();
 	nnet = net_counters_sum(sx->nshards, &net_desc, &net_sum);
 	if (nnet > 0)
 		sm_stress_out("Network (%s, this loader): %" PRId64 " TCP retransmissions (%" PRId64
@@ -437,6 +447,8 @@ sm_stress_run_report(struct sm_stress_run *r)
 		sm_stress_out("Read validation: %" PRIu64
 			      " rows did not hold the values their key generates\n",
 			      bad);
+	if (sx->s.wl != NULL)
+		sx->s.wl->report(tot, secs);
 	if (!sx->s.log.no_summary) {
 		op_summary(&sum.total, "total",
 			   sx->s.rate.kind == SM_STRESS_RATE_FIXED ? &all_rt : &all_st, ops, rows,
@@ -511,6 +523,11 @@ sm_stress_run_report(struct sm_stress_run *r)
 				json_hist(f, &tot[k].st_total);
 				fprintf(f, ", \"response_time\": ");
 				json_hist(f, &tot[k].rt_total);
+				if (sm_stress_user_lwt_counts(sx->ops[k], &lwt_a, &lwt_n))
+					fprintf(f,
+						", \"lwt_applied\": %" PRIu64
+						", \"lwt_not_applied\": %" PRIu64,
+						lwt_a, lwt_n);
 				fprintf(f, "}");
 			}
 			fprintf(f, "\n  },\n  \"service_time\": ");

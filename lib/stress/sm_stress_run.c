@@ -194,7 +194,7 @@ begin_phase(enum sm_stress_phase ph)
 		if (sx->hdr_log != NULL)
 			sm_hdr_log_write_header(sx->hdr_log, "Logged with shardmark stress",
 						sx->measure_start_epoch);
-		for (k = 0; k < sx->nops; k++) {
+		for (k = 0; k < sx->nops && sx->s.wl == NULL; k++) {
 			if (sx->s.n_ops)
 				sm_stress_out("Running %s with %u threads for %" PRIu64
 					      " iteration\n",
@@ -205,9 +205,14 @@ begin_phase(enum sm_stress_phase ph)
 					      sm_stress_op_name(sx->ops[k]), sx->s.rate.threads,
 					      (double)sx->s.duration_ns / 1e9);
 		}
-		sm_cs_print_header(stdout);
-		if (sx->text_log != NULL)
-			sm_cs_print_header(sx->text_log);
+		if (sx->s.wl != NULL) {
+			if (sx->s.wl->header != NULL)
+				sx->s.wl->header();
+		} else {
+			sm_cs_print_header(stdout);
+			if (sx->text_log != NULL)
+				sm_cs_print_header(sx->text_log);
+		}
 		fflush(stdout);
 	}
 	to_all(sm_stress_shard_start_phase, (void *)(uintptr_t)ph, NULL);
@@ -396,6 +401,8 @@ sm_stress_run_create(const struct sm_stress_run_opts *o, struct sm_stress_run **
 		}
 	}
 	memcpy(r->ops_by_name, r->ops, sizeof(r->ops));
+	memcpy(r->prep, r->ops, sizeof(r->ops));
+	r->nprep = r->nops;
 	for (k = 1; k < r->nops; k++)
 		for (i = k; i > 0 && strcmp(sm_stress_op_name(r->ops_by_name[i - 1]),
 					    sm_stress_op_name(r->ops_by_name[i])) > 0;

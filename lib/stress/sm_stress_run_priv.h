@@ -26,6 +26,8 @@
 #include "sm_stress_cql.h"
 #include "sm_stress_http.h"
 #include "sm_stress_load.h"
+#include "sm_stress_profile.h"
+#include "sm_stress_ycsb.h"
 #include "sm_stress_ring.h"
 
 #define SM_STRESS_MAX_COLS 64
@@ -74,6 +76,8 @@ struct sm_stress_conn {
 	bool failed;
 	unsigned prepared; /* statements prepared so far */
 	struct sm_cqlc_prepared stmt[SM_STRESS_NR_OPS];
+	/* user mode: the profile column of each result column, 0xff for none */
+	uint8_t colmap[SM_STRESS_NR_OPS][SM_STRESS_PROFILE_MAX_COLS];
 };
 
 struct sm_stress_worker {
@@ -90,6 +94,9 @@ struct sm_stress_worker {
 	char *json;   /* Alternator request body */
 	size_t json_cap;
 	struct sm_stress_worker *next_idle;
+	uint32_t nparts; /* partitions the operation wrote or read; 0: one */
+	void *user;	 /* user mode's request state (sm_stress_user.c) */
+	struct sm_stress_conn *conn; /* user mode: where the operation went */
 };
 
 struct sm_stress_shard {
@@ -119,6 +126,8 @@ struct sm_stress_shard {
 	struct sm_stress_op_stats st[SM_STRESS_NR_OPS];
 	struct sm_stress_err_count errs[SM_STRESS_MAX_ERR_CODES];
 	uint64_t misrouted, routed, validation_failures;
+	uint64_t lwt_applied[SM_STRESS_NR_OPS], lwt_not_applied[SM_STRESS_NR_OPS];
+	uint64_t last_written; /* -pop read-lookback: the highest seed a write took */
 	double cpu0, cpu1; /* thread CPU seconds at measure start and end */
 	/* the reactor's busy and idle-polling time at measure start and end (ns) */
 	uint64_t busy0, busy1, idle0, idle1;
@@ -180,6 +189,9 @@ struct sm_stress_run {
 	/* the same, in name order: cassandra-stress prints op types from a TreeMap */
 	enum sm_stress_op ops_by_name[SM_STRESS_NR_OPS];
 	double cum[SM_STRESS_NR_OPS]; /* cumulative ratio weights */
+	/* the statements each connection prepares: ops, and any a workload adds */
+	enum sm_stress_op prep[SM_STRESS_NR_OPS];
+	unsigned nprep;
 	unsigned nops;
 	unsigned ncols;
 	/* learned on shard 0 before any other shard connects; read-only after */
@@ -285,7 +297,7 @@ sm_stress_worker_finish(struct sm_stress_worker *w, int32_t err_code, uint64_t r
 	}
 	if (sh->recording) {
 		o->ops++;
-		o->partitions++;
+		o->partitions += w->nparts ? w->nparts : 1;
 		o->rows += rows;
 		sm_hdr_record(&o->rt[sh->active], (int64_t)(end - w->due_ns));
 		sm_hdr_record(&o->st[sh->active], (int64_t)(end - w->start_ns));
@@ -353,5 +365,93 @@ sm_stress_error_name(int32_t code, char *buf, size_t len);
 /* Merge the shards' last interval, print and log it. */
 void
 sm_stress_report_interval(void);
+
+/*
+ * The result column names of the PREPARED result @r into @names (room for
+ * @cap), views valid during its callback; how many (sm_stress_cql_ops.c).
+ */
+unsigned
+sm_stress_result_names(const struct sm_cqlc_result *r, struct sm_bytes *names, unsigned cap);
+
+/* sm_stress_user.c: cassandra-stress's user mode (s.profile != NULL), for the CQL ops. */
+
+/* The statement texts of the user ops, into stmt_text. */
+void
+sm_stress_user_prepare(void);
+
+/* The @i-th setup statement (keyspace, table, extra definitions; "" to skip one), or NULL. */
+const char *
+sm_stress_user_setup_statement(unsigned i);
+
+/* A worker's request buffers (0 or -ENOMEM); released by the fini (safe when never set up). */
+int
+sm_stress_user_worker_init(struct sm_stress_worker *w);
+void
+sm_stress_user_worker_fini(struct sm_stress_worker *w);
+
+/* Generate @w's request from its partition seed; the partition's token, to route it. */
+int64_t
+sm_stress_user_fill(struct sm_stress_worker *w);
+
+/* Send what sm_stress_user_fill() generated on @c; @cb gets the answer. 0 or -errno. */
+int
+sm_stress_user_issue(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_cqlc_cb cb);
+
+/* @c prepared user op @op (@r the PREPARED result): map its result columns. */
+void
+sm_stress_user_prepared(struct sm_stress_conn *c, enum sm_stress_op op,
+			const struct sm_cqlc_result *r);
+
+/* Check a user op's answer (@rows: the rows it counts): 0 or a validation error code. */
+int32_t
+sm_stress_user_check(struct sm_stress_worker *w, struct sm_stress_conn *c,
+		     const struct sm_cqlc_result *r, uint64_t *rows);
+
+/* An LWT user op's [applied] true and false counts over the shards; false for other ops. */
+bool
+sm_stress_user_lwt_counts(enum sm_stress_op op, uint64_t *applied, uint64_t *not_applied);
+
+/* The report's lines of the user ops (LWT applied / not applied). */
+void
+sm_stress_user_report(void);
+
+/*
+ * A workload of another tool on this engine (sm_stress_ycsb.c, sm_stress_sb.c):
+ * what the CQL and Alternator protocols ask of it, in the user mode's roles.
+ */
+
+/* check()/alt_done(): the operation goes on (a second request was sent). */
+#define SM_STRESS_YCSB_AGAIN INT32_MIN
+
+struct sm_stress_workload_ops {
+	/* statement texts and per-shard state, before the shards start */
+	void (*prepare)(void);
+	/* the @i-th setup statement, or NULL after the last */
+	const char *(*setup_statement)(unsigned i);
+	int (*worker_init)(struct sm_stress_worker *w);
+	void (*worker_fini)(struct sm_stress_worker *w);
+	/* the key of @w's operation, after its op is picked */
+	void (*pick)(struct sm_stress_shard *sh, struct sm_stress_worker *w);
+	/* generate @w's request; the token to route it by */
+	int64_t (*fill)(struct sm_stress_worker *w);
+	int (*issue)(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_cqlc_cb cb);
+	void (*prepared)(struct sm_stress_conn *c, enum sm_stress_op op,
+			 const struct sm_cqlc_result *r);
+	/* 0, a validation error, -errno, or SM_STRESS_YCSB_AGAIN (@cb gets the next answer) */
+	int32_t (*check)(struct sm_stress_worker *w, struct sm_stress_conn *c,
+			 const struct sm_cqlc_result *r, uint64_t *rows, sm_cqlc_cb cb);
+	/* the tool's header before the measured run (NULL: none), interval line, final report */
+	void (*header)(void);
+	void (*status)(double elapsed, uint64_t ops, uint64_t d_ops, double dt);
+	void (*report)(const struct sm_stress_op_stats *tot, double secs);
+	/* over Alternator (NULL where the tool has no DynamoDB binding) */
+	size_t (*alt_create)(char *buf, size_t cap);
+	int (*alt_send)(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_httpc_cb cb);
+	int32_t (*alt_done)(struct sm_stress_worker *w, int status, const char *body, size_t len,
+			    uint64_t *rows, sm_httpc_cb cb);
+};
+
+extern const struct sm_stress_workload_ops sm_stress_ycsb_ops;
+extern const struct sm_stress_workload_ops sm_stress_sb_ops;
 
 #endif /* SM_STRESS_RUN_PRIV_H */

@@ -19,6 +19,9 @@
 #include "sm_common.h"
 #include "sm_mem.h"
 #include "sm_stress.h"
+#include "sm_stress_profile.h"
+#include "sm_stress_ycsb.h"
+#include "sm_stress_sb.h"
 
 #define NTS_CLASS "org.apache.cassandra.locator.NetworkTopologyStrategy"
 #define LOCATOR_PKG "org.apache.cassandra.locator."
@@ -41,6 +44,10 @@ struct ctx {
 	bool mode_native, mode_cql3, mode_alternator;
 	const char *alt_only_opt; /* an alternator-only sub-option given, for errors */
 	const char *cql_only_opt; /* a CQL-only sub-option given */
+	/* user: profile=, ops(...) and -insert's sub-options, applied in finish() */
+	const char *user_profile, *user_ops;
+	char **insert_opts;
+	int n_insert;
 };
 
 static int __attribute__((format(printf, 2, 3))) fail(struct ctx *c, const char *fmt, ...)
@@ -258,6 +265,27 @@ dist_gaussian(struct sm_stress_dist *d, uint64_t min, uint64_t max, double stdvr
 	};
 }
 
+/* EXP, EXTREME, QEXTREME and ~inverted ones (sm_stress_dist.h): SM_STRESS_DIST_OTHER. */
+static int
+parse_other_dist(struct ctx *c, const char *where, const char *tok, const char *spec,
+		 struct sm_stress_dist *d)
+{
+	char why[300];
+
+	memset(d, 0, sizeof(*d));
+	if (sm_stress_xdist_parse(spec, &d->x, why, sizeof(why)) < 0)
+		return fail(c, "%s: '%s': %s", where, tok, why);
+	if (d->x.min < 0)
+		return fail(c, "%s: '%s': the range must not be negative", where, tok);
+	if (d->x.kind == SM_STRESS_XD_SEQ)
+		return fail(c, "%s: '%s': an inverted sequence is not a population: use seq=",
+			    where, tok);
+	d->kind = SM_STRESS_DIST_OTHER;
+	d->min = (uint64_t)d->x.min;
+	d->max = (uint64_t)d->x.max;
+	return 0;
+}
+
 /*
  * cassandra-stress's DIST(args): FIXED(v), UNIFORM(a..b), GAUSSIAN(a..b),
  * GAUSSIAN(a..b,stdvrng), GAUSSIAN(a..b,mean,stdev), SEQ(a..b) (when
@@ -274,10 +302,7 @@ parse_dist(struct ctx *c, const char *where, const char *tok, const char *spec, 
 	uint64_t min, max;
 
 	if (spec[0] == '~')
-		return fail(c,
-			    "%s: '%s': inverted distributions (~) are not supported by shardmark "
-			    "stress: use FIXED, UNIFORM, GAUSSIAN or SEQ",
-			    where, tok);
+		return parse_other_dist(c, where, tok, spec, d);
 	if (open == NULL || alen < 2 || spec[alen - 1] != ')' ||
 	    (nlen = (size_t)(open - spec)) == 0 || nlen >= sizeof(name) || alen - nlen - 2 == 0 ||
 	    alen - nlen - 2 >= sizeof(args))
@@ -311,10 +336,7 @@ parse_dist(struct ctx *c, const char *where, const char *tok, const char *spec, 
 	}
 	if (is(name, "exp") || is(name, "extr") || is(name, "extreme") || is(name, "qextr") ||
 	    is(name, "qextreme") || is(name, "weibull"))
-		return fail(c,
-			    "%s: '%s': the %s distribution is not supported by shardmark stress: "
-			    "use FIXED, UNIFORM, GAUSSIAN or SEQ",
-			    where, tok, name);
+		return parse_other_dist(c, where, tok, spec, d);
 	if (!is(name, "uniform") && !is(name, "gaussian") && !is(name, "gauss") &&
 	    !is(name, "normal") && !is(name, "norm") && !is(name, "seq"))
 		return fail(
@@ -448,6 +470,9 @@ static const char *const cmd_names[] = {
 	[SM_STRESS_CMD_COUNTER_WRITE] = "counter_write",
 	[SM_STRESS_CMD_COUNTER_READ] = "counter_read",
 	[SM_STRESS_CMD_HELP] = "help",
+	[SM_STRESS_CMD_USER] = "user",
+	[SM_STRESS_CMD_YCSB] = "ycsb",
+	[SM_STRESS_CMD_SB] = "scylla-bench",
 };
 
 const char *
@@ -463,9 +488,21 @@ static const char *const op_names[] = {
 	[SM_STRESS_OP_COUNTER_READ] = "COUNTER_READ",
 };
 
+/* user ops are named as ops(...) names them, lower case (as cassandra-stress reports them) */
+static char user_op_names[SM_STRESS_MAX_USER_OPS][SM_STRESS_PROFILE_NAME_MAX];
+
+void
+sm_stress_user_op_name_set(unsigned i, const char *name)
+{
+	if (i < SM_STRESS_MAX_USER_OPS)
+		snprintf(user_op_names[i], sizeof(user_op_names[i]), "%s", name);
+}
+
 const char *
 sm_stress_op_name(enum sm_stress_op op)
 {
+	if (op >= SM_STRESS_OP_USER0 && op < SM_STRESS_NR_OPS)
+		return user_op_names[op - SM_STRESS_OP_USER0];
 	return (unsigned)op < SM_ARRAY_SIZE(op_names) ? op_names[op] : "?";
 }
 
@@ -532,7 +569,7 @@ parse_command_opts(struct ctx *c, char **p, int n)
 {
 	struct sm_stress_settings *s = c->s;
 	const char *where = sm_stress_cmd_name(s->cmd);
-	bool mixed = s->cmd == SM_STRESS_CMD_MIXED;
+	bool mixed = s->cmd == SM_STRESS_CMD_MIXED, user = s->cmd == SM_STRESS_CMD_USER;
 	unsigned seen = 0;
 	int i, rc;
 
@@ -597,7 +634,15 @@ parse_command_opts(struct ctx *c, char **p, int n)
 			if ((rc = once(c, where, &seen, 9, "ratio()")) < 0 ||
 			    (rc = parse_ratio(c, t, v)) < 0)
 				return rc;
-		} else if (mixed && (v = after(t, "clustering=")) != NULL) {
+		} else if (user && (v = after(t, "profile=")) != NULL) {
+			if ((rc = once(c, where, &seen, 11, "profile=")) < 0)
+				return rc;
+			c->user_profile = v;
+		} else if (user && (v = after(t, "ops(")) != NULL) {
+			if ((rc = once(c, where, &seen, 12, "ops()")) < 0)
+				return rc;
+			c->user_ops = v;
+		} else if ((mixed || user) && (v = after(t, "clustering=")) != NULL) {
 			if ((rc = once(c, where, &seen, 10, "clustering=")) < 0 ||
 			    (rc = parse_dist(c, where, t, v, false, &s->clustering)) < 0)
 				return rc;
@@ -607,11 +652,9 @@ parse_command_opts(struct ctx *c, char **p, int n)
 					"%s: '%s': runs of operations need a length of at least 1",
 					where, t);
 		} else if (after(t, "ratio(") != NULL || after(t, "clustering=") != NULL) {
-			return fail(c, "%s: '%s' applies only to the mixed command", where, t);
+			return fail(c, "%s: '%s' applies only to the mixed and user commands", where, t);
 		} else if (after(t, "profile=") != NULL || after(t, "ops(") != NULL) {
-			return fail(c,
-				    "%s: '%s': user profiles are not supported by shardmark stress",
-				    where, t);
+			return fail(c, "%s: '%s' applies only to the user command", where, t);
 		} else {
 			return fail(c,
 				    "%s: unknown sub-option '%s' (expected n=, duration=, cl=, "
@@ -677,12 +720,11 @@ parse_pop(struct ctx *c, char **p, int n)
 				return fail(c,
 					    "-pop: '%s': use contents=sorted or contents=shuffled",
 					    t);
-		} else if (after(t, "read-lookback=") != NULL) {
-			return fail(
-				c,
-				"-pop: '%s': read-lookback is not supported by shardmark stress: "
-				"read with -pop dist= over the written range instead",
-				t);
+		} else if ((v = after(t, "read-lookback=")) != NULL) {
+			if ((rc = once(c, where, &seen, 4, "read-lookback=")) < 0 ||
+			    (rc = parse_dist(c, where, t, v, false, &pop->read_lookback)) < 0)
+				return rc;
+			pop->lookback = true;
 		} else {
 			return fail(c,
 				    "-pop: unknown sub-option '%s' (expected seq=first..last, "
@@ -1320,6 +1362,21 @@ parse_node(struct ctx *c, char **p, int n)
 	}
 }
 
+int
+sm_stress_settings_nodes(struct sm_stress_settings *s, const char *list, char *err,
+			 size_t errlen)
+{
+	struct ctx c = { .s = s, .err = err, .errlen = errlen };
+	char *copy = sm_strdup(list);
+	int ret;
+
+	if (copy == NULL)
+		return -ENOMEM;
+	ret = parse_node(&c, &copy, 1); /* it replaces the host list */
+	sm_free(copy);
+	return ret;
+}
+
 /* ---- -port ---- */
 
 static const struct subopt port_subopts[] = {
@@ -1653,6 +1710,18 @@ parse_shards(struct ctx *c, char **p, int n)
 
 typedef int (*opt_fn)(struct ctx *c, char **p, int n);
 
+/* -insert: kept for finish(), which applies them to the profile it loads. */
+static int
+parse_insert(struct ctx *c, char **p, int n)
+{
+	if (c->s->cmd != SM_STRESS_CMD_USER)
+		return fail(c, "-insert applies to the user command (a profile's insert); the "
+			       "predefined commands write one partition per operation");
+	c->insert_opts = p;
+	c->n_insert = n;
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	opt_fn fn;
@@ -1660,7 +1729,7 @@ static const struct {
 	const char *help; /* its block of `shardmark stress help` */
 } options[] = {
 	{ "-pop", parse_pop, NULL,
-	  "  -pop seq=A..B [no-wrap] | dist=DIST\n"
+	  "  -pop seq=A..B [no-wrap] | dist=DIST [read-lookback=DIST]\n"
 	  "        partition keys; default seq=1..N for write/counter_write and\n"
 	  "        dist=GAUSSIAN(1..N) otherwise, N = n or 1000000\n" },
 	{ "-col", parse_col, NULL,
@@ -1712,9 +1781,10 @@ static const struct {
 	  "        [extension] client shards, one thread pinned per CPU; 0 (default):\n"
 	  "        one per CPU\n" },
 	{ "-graph", NULL, "it prints the report and writes -log hdrfile= / json= instead" },
-	{ "-insert", NULL,
-	  "it applies to user profiles; the predefined commands write one partition per "
-	  "operation" },
+	{ "-insert", parse_insert, NULL,
+	  "  -insert [partitions=DIST] [select-ratio=DIST/N] [row-population-ratio=DIST/N]\n"
+	  "          [batchtype=LOGGED|UNLOGGED]\n"
+	  "        user mode: override the profile's insert: section\n" },
 	{ "-transport", parse_transport, NULL,
 	  "  -transport [truststore=F] [keystore=F] [keystore-key=F] [keystore-password=P]\n"
 	  "             [ssl-protocol=TLSv1.2|TLSv1.3] [ssl-ciphers=GNUTLS-PRIORITY]\n"
@@ -1899,14 +1969,73 @@ add_replication_factor(struct ctx *c)
 	return 0;
 }
 
+/* user: load the profile, apply -insert, and turn ops(...) into the user op slots. */
+static int
+finish_user(struct ctx *c)
+{
+	struct sm_stress_settings *s = c->s;
+	double w[SM_STRESS_MAX_USER_OPS];
+	size_t len;
+	char spec[512];
+	int n, i, rc;
+
+	if (c->user_profile == NULL)
+		return fail(c, "user: give the profile: user profile=FILE.yaml ops(insert=1,...)");
+	if (c->user_ops == NULL)
+		return fail(c, "user: give the operations: ops(insert=1,q1=3) (insert and the "
+			       "profile's query names, with weights)");
+	len = strlen(c->user_ops);
+	if (len == 0 || c->user_ops[len - 1] != ')' || len >= sizeof(spec))
+		return fail(c, "user: write the operations as ops(insert=1,q1=3)");
+	memcpy(spec, c->user_ops, len - 1);
+	spec[len - 1] = '\0';
+	s->profile = sm_calloc(1, sizeof(*s->profile));
+	if (s->profile == NULL)
+		return -ENOMEM;
+	rc = sm_stress_profile_load(c->user_profile, s->profile, c->err, c->errlen);
+	if (rc < 0) {
+		sm_free(s->profile);
+		s->profile = NULL;
+		return rc == -ENOMEM ? rc : -EINVAL;
+	}
+	for (i = 0; i < c->n_insert; i++)
+		if (sm_stress_profile_insert_option(s->profile, c->insert_opts[i], c->err,
+						    c->errlen) < 0)
+			return -EINVAL;
+	n = sm_stress_profile_ops(s->profile, spec, w, s->user_op, SM_STRESS_MAX_USER_OPS,
+				  c->err, c->errlen);
+	if (n < 0)
+		return n;
+	memset(s->ratio, 0, sizeof(s->ratio));
+	for (i = 0; i < n; i++) {
+		const char *name = s->user_op[i] < 0 ? "insert"
+						      : s->profile->queries[s->user_op[i]].name;
+
+		snprintf(user_op_names[i], sizeof(user_op_names[i]), "%s", name);
+		s->ratio[SM_STRESS_OP_USER0 + i] = w[i];
+	}
+	for (i = 0; i < n && w[i] <= 0; i++)
+		;
+	if (i == n)
+		return fail(c, "user: ops(): give at least one operation a non-zero weight");
+	if (s->mode.api == SM_STRESS_API_ALTERNATOR)
+		return fail(c, "user: profiles are CQL: use -mode native cql3");
+	return 0;
+}
+
 /* What depends on the command, n= and the node count, applied after every option is read. */
 static int
 finish(struct ctx *c)
 {
 	struct sm_stress_settings *s = c->s;
 	uint64_t limit = s->n_ops > 0 ? s->n_ops : 1000000;
+	int rc;
 
-	if (s->cmd != SM_STRESS_CMD_MIXED) {
+	if (s->cmd == SM_STRESS_CMD_USER && (rc = finish_user(c)) < 0)
+		return rc;
+	if (s->cmd == SM_STRESS_CMD_USER) {
+		/* ratios set by finish_user() */
+	} else if (s->cmd != SM_STRESS_CMD_MIXED) {
 		static const enum sm_stress_op op_of[] = {
 			[SM_STRESS_CMD_WRITE] = SM_STRESS_OP_WRITE,
 			[SM_STRESS_CMD_READ] = SM_STRESS_OP_READ,
@@ -1922,7 +2051,15 @@ finish(struct ctx *c)
 	}
 	/* SettingsPopulation: seq=1..N for writes, gaussian(1..N) otherwise; N = n or 1000000. */
 	if (!s->pop.set_by_user) {
-		if (s->cmd == SM_STRESS_CMD_WRITE || s->cmd == SM_STRESS_CMD_COUNTER_WRITE) {
+		bool insert_only = s->cmd == SM_STRESS_CMD_USER && s->ratio[SM_STRESS_OP_USER0] > 0 &&
+				   s->user_op[0] == -1;
+		unsigned k;
+
+		for (k = 1; insert_only && k < SM_STRESS_MAX_USER_OPS; k++)
+			if (s->ratio[SM_STRESS_OP_USER0 + k] > 0)
+				insert_only = false;
+		if (s->cmd == SM_STRESS_CMD_WRITE || s->cmd == SM_STRESS_CMD_COUNTER_WRITE ||
+		    insert_only) {
 			s->pop.dist.kind = SM_STRESS_DIST_SEQ;
 			s->pop.dist.min = 1;
 			s->pop.dist.max = limit;
@@ -1986,9 +2123,10 @@ parse_command_word(struct ctx *c, const char *w)
 			return 0;
 		}
 	}
-	if (is(w, "user"))
-		return fail(c, "user: not supported by shardmark stress (user profiles need a YAML "
-			       "schema): use write, read, mixed, counter_write or counter_read");
+	if (is(w, "user")) {
+		c->s->cmd = SM_STRESS_CMD_USER;
+		return 0;
+	}
 	if (is(w, "print") || is(w, "legacy"))
 		return fail(c,
 			    "%s: not supported by shardmark stress: use write, read, mixed, "
@@ -2097,6 +2235,12 @@ sm_stress_settings_free(struct sm_stress_settings *s)
 	sm_free(s->transport.keystore_key);
 	sm_free(s->transport.priority);
 	sm_free(s->transport.keystore_password);
+	if (s->profile != NULL) {
+		sm_stress_profile_free(s->profile);
+		sm_free(s->profile);
+	}
+	sm_stress_ycsb_free(s);
+	sm_stress_sb_free(s);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -2151,6 +2295,13 @@ print_dist(FILE *f, const char *label, const struct sm_stress_dist *d)
 	case SM_STRESS_DIST_SEQ:
 		fprintf(f, "  %s: Seq:  min=%" PRIu64 ",max=%" PRIu64 "\n", label, d->min, d->max);
 		break;
+	case SM_STRESS_DIST_OTHER: {
+		char b[128];
+
+		sm_stress_xdist_format(&d->x, b, sizeof(b));
+		fprintf(f, "  %s: %s\n", label, b);
+		break;
+	}
 	}
 }
 
@@ -2197,9 +2348,11 @@ print_command(FILE *f, const struct sm_stress_settings *s)
 	fputs("  Target Uncertainty: not applicable\n", f);
 	fprintf(f, "  Key Size (bytes): %u\n", s->key_size);
 	print_dist(f, "Counter Increment Distribution", &s->counter_add);
-	if (s->cmd == SM_STRESS_CMD_MIXED) {
+	if (s->cmd == SM_STRESS_CMD_MIXED || s->cmd == SM_STRESS_CMD_USER) {
 		bool first = true;
 
+		if (s->profile != NULL)
+			fprintf(f, "  Profile File(s): %s\n", s->profile->path);
 		fputs("  Command Ratios: {", f);
 		for (i = 0; i < SM_STRESS_NR_OPS; i++) {
 			if (s->ratio[i] <= 0)
@@ -2377,6 +2530,10 @@ static const struct {
 	  "  counter_write (counter_add)      increment counters of keyspace1.counter1\n" },
 	{ { "counter_read", "counter_get", "counterread" },
 	  "  counter_read (counter_get)       read counters\n" },
+	{ { "user" },
+	  "  user profile=FILE ops(insert=N,QUERY=M...)\n"
+	  "                                   a cassandra-stress YAML profile's insert and\n"
+	  "                                   named queries (docs/profiles/ has examples)\n" },
 	{ { "help" }, "  help [command|-option]           this text, or the part about one command\n"
 		      "                                   or option\n" },
 };
@@ -2402,16 +2559,16 @@ static const char usage_sub_options[] =
 
 static const char usage_dist[] =
 	"DIST: FIXED(n), UNIFORM(min..max), GAUSSIAN(min..max[,stdvrng]) (stdvrng 3 by\n"
-	"default), GAUSSIAN(min..max,mean,stdev), SEQ(min..max) (-pop only); names are\n"
-	"case-insensitive.\n";
+	"default), GAUSSIAN(min..max,mean,stdev), EXP(min..max), EXTREME(min..max,shape),\n"
+	"QEXTREME(min..max,shape,quantas), SEQ(min..max) (-pop only), ~ before one to\n"
+	"invert it; names are case-insensitive.\n";
 
 static const char usage_unsupported[] =
-	"Not supported (refused with an error): the user command and profiles, print,\n"
-	"legacy, the err< run-until-stable mode, -rate auto, -insert,\n"
-	"-sendto, -graph, -tokenrange, -mode thrift/simplenative/auth-provider=,\n"
-	"compression=snappy, -col names=, -pop read-lookback=, EXP/EXTREME/QEXTREME and\n"
-	"inverted (~) distributions. Accepted and ignored: -port jmx=/thrift=, -mode port=,\n"
-	"-pop contents=, -errors skip-unsupported-columns.\n";
+	"Not supported (refused with an error): print, legacy, the err< run-until-stable\n"
+	"mode, -rate auto, -sendto, -graph, -tokenrange, token_range_queries\n"
+	"in ops(), -insert visits=/revisit=, -mode thrift/simplenative/auth-provider=,\n"
+	"compression=snappy, -col names=. Accepted and ignored: -port jmx=/thrift=,\n"
+	"-mode port=, -pop contents=, -errors skip-unsupported-columns.\n";
 
 void
 sm_stress_usage(FILE *f)
@@ -2440,18 +2597,7 @@ sm_stress_usage_topic(FILE *f, const char *topic)
 	char opt[32];
 	size_t i, k;
 
-	/* "-rate" or "rate" */
-	snprintf(opt, sizeof(opt), "%s%s", topic[0] == '-' ? "" : "-", topic);
-	for (i = 0; i < SM_ARRAY_SIZE(options); i++) {
-		if (options[i].help == NULL || strcasecmp(opt, options[i].name) != 0)
-			continue;
-		fprintf(f, "Usage: shardmark stress <command> ... %s ...\n\n%s", options[i].name,
-			options[i].help);
-		if (strcmp(options[i].name, "-pop") == 0 ||
-		    strcmp(options[i].name, "-col") == 0)
-			fprintf(f, "\n%s", usage_dist);
-		return 0;
-	}
+	/* a command first: `help insert` is write's (its alias), `help -insert` the option's */
 	for (i = 0; i < SM_ARRAY_SIZE(usage_commands); i++) {
 		for (k = 0; k < SM_ARRAY_SIZE(usage_commands[i].names) && usage_commands[i].names[k];
 		     k++) {
@@ -2469,6 +2615,18 @@ sm_stress_usage_topic(FILE *f, const char *topic)
 				usage_commands[i].names[0], usage_commands[i].line, usage_sub_options);
 			return 0;
 		}
+	}
+	/* "-rate" or "rate" */
+	snprintf(opt, sizeof(opt), "%s%s", topic[0] == '-' ? "" : "-", topic);
+	for (i = 0; i < SM_ARRAY_SIZE(options); i++) {
+		if (options[i].help == NULL || strcasecmp(opt, options[i].name) != 0)
+			continue;
+		fprintf(f, "Usage: shardmark stress <command> ... %s ...\n\n%s", options[i].name,
+			options[i].help);
+		if (strcmp(options[i].name, "-pop") == 0 ||
+		    strcmp(options[i].name, "-col") == 0)
+			fprintf(f, "\n%s", usage_dist);
+		return 0;
 	}
 	return -ENOENT;
 }

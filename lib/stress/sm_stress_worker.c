@@ -178,6 +178,29 @@ sm_stress_worker_failed(struct sm_stress_worker *w, int32_t err_code)
 	sm_stress_worker_idle(w);
 }
 
+/*
+ * -pop read-lookback=DIST: a write records the highest seed written; a
+ * read takes that seed less a draw of DIST (SettingsPopulation's
+ * read-lookback: reads of recently written partitions).
+ */
+static void
+lookback(struct sm_stress_shard *sh, struct sm_stress_worker *w)
+{
+	bool write = w->op == SM_STRESS_OP_WRITE || w->op == SM_STRESS_OP_COUNTER_WRITE ||
+		     (w->op >= SM_STRESS_OP_USER0 && sx->s.user_op[w->op - SM_STRESS_OP_USER0] < 0);
+	struct sm_stress_cursor c = { .dist = sx->s.pop.read_lookback };
+	uint64_t back = 0;
+
+	if (write) {
+		if (w->key_index > sh->last_written)
+			sh->last_written = w->key_index;
+		return;
+	}
+	sm_stress_cursor_next(&c, &sh->rng, &back);
+	w->key_index = sh->last_written > sx->s.pop.dist.min + back ? sh->last_written - back
+								      : sx->s.pop.dist.min;
+}
+
 /* Start as many operations as the workers, the quota and the schedule allow. */
 static void
 pump(void *arg)
@@ -215,6 +238,11 @@ pump(void *arg)
 		w->tries = 0;
 		w->due_ns = due;
 		w->op = pick_op(sh);
+		w->nparts = 0;
+		if (sx->s.pop.lookback)
+			lookback(sh, w);
+		if (sx->s.wl != NULL)
+			sx->s.wl->pick(sh, w);
 		sm_stress_key(w->key_index, w->key);
 		sh->busy++;
 		sh->started++;
@@ -256,6 +284,8 @@ sm_stress_shard_start_phase(void *arg)
 			stats_reset(&sh->st[k]);
 		memset(sh->errs, 0, sizeof(sh->errs));
 		sh->misrouted = sh->routed = sh->validation_failures = 0;
+		memset(sh->lwt_applied, 0, sizeof(sh->lwt_applied));
+		memset(sh->lwt_not_applied, 0, sizeof(sh->lwt_not_applied));
 		sh->active = 0;
 		sh->cpu0 = thread_cpu_s();
 		reactor_time(&sh->busy0, &sh->idle0);
@@ -420,6 +450,10 @@ sm_stress_shard_init(unsigned shard, void *arg)
 		w->json = malloc(w->json_cap);
 		if (w->buf == NULL || w->json == NULL)
 			return -ENOMEM;
+		if (c->s.profile != NULL && sm_stress_user_worker_init(w) < 0)
+			return -ENOMEM;
+		if (c->s.wl != NULL && c->s.wl->worker_init(w) < 0)
+			return -ENOMEM;
 	}
 	if (shard != 0)
 		return 0;
@@ -440,6 +474,10 @@ sm_stress_shard_fini(unsigned shard, void *arg)
 	for (i = 0; sh->workers != NULL && i < sh->nworkers; i++) {
 		free(sh->workers[i].buf);
 		free(sh->workers[i].json);
+		if (c->s.wl != NULL)
+			c->s.wl->worker_fini(&sh->workers[i]);
+		else
+			sm_stress_user_worker_fini(&sh->workers[i]);
 	}
 	free(sh->workers);
 	sh->workers = NULL;

@@ -263,7 +263,6 @@ def test_no_arguments_is_a_usage_error(stress_bin):
 
 @pytest.mark.parametrize("args,names", [
     (["write", "n=10", "-graph", "file=x.html"], "-graph"),
-    (["user", "profile=a.yaml", "ops(insert=1)", "n=10"], "user"),
     (["write", "n=10", "-rate", "auto"], "auto"),
     (["write", "n=10", "-rate", "threads>=4", "threads<=100", "auto"], "auto"),
     (["write", "n=10", "-no-such-option", "x"], "-no-such-option"),
@@ -274,7 +273,7 @@ def test_no_arguments_is_a_usage_error(stress_bin):
     (["write", "err<0.02"], "err<"),
     (["write", "n=10", "-mode", "thrift"], "thrift"),
     (["no_such_command", "n=10"], "no_such_command"),
-], ids=["graph", "user-profile", "rate-auto", "rate-auto-range", "unknown-option", "sendto",
+], ids=["graph", "rate-auto", "rate-auto-range", "unknown-option", "sendto",
         "transport", "insert", "tokenrange", "err-less-than", "thrift", "unknown-command"])
 def test_unsupported_options_are_refused(stress_bin, args, names):
     r = stress_bin(*args, "-node", "127.0.0.1")

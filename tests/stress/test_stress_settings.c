@@ -457,8 +457,8 @@ test_distributions(void **state)
 	assert_int_equal(s.col.timestamp, 12345);
 	sm_stress_settings_free(&s);
 
-	expect_error("read n=10 -pop dist=EXP(1..100)", "-pop", "EXP", "not supported", NULL);
-	expect_error("read n=10 -pop dist=~UNIFORM(1..100)", "-pop", "inverted", NULL);
+	expect_error("read n=10 -pop dist=EXP(1..)", "-pop", "EXP", "wrong arguments", NULL);
+	expect_error("read n=10 -pop dist=~SEQ(1..100)", "-pop", "inverted sequence", NULL);
 	expect_error("read n=10 -pop dist=ZIPF(1..100)", "-pop", "ZIPF", "unknown distribution",
 		     NULL);
 	expect_error("read n=10 -pop dist=UNIFORM(100..1)", "-pop", "min..max", NULL);
@@ -468,7 +468,7 @@ test_distributions(void **state)
 	expect_error("read n=10 -pop seq=10..1", "-pop", "first < last", NULL);
 	expect_error("read n=10 -pop seq=1..10 dist=FIXED(1)", "-pop", "not both", NULL);
 	expect_error("read n=10 -pop dist=FIXED(1) no-wrap", "-pop", "no-wrap", NULL);
-	expect_error("read n=10 -pop read-lookback=FIXED(1)", "-pop", "read-lookback", NULL);
+	expect_error("read n=10 -pop read-lookback=SEQ(1..4)", "-pop", "SEQ", NULL);
 	expect_error("write n=10 -col size=SEQ(1..10)", "-col", "SEQ", NULL);
 	expect_error("write n=10 -col n=FIXED(0)", "-col", "n=FIXED(0)", NULL);
 	expect_error("write n=10 -col names=a,b", "-col", "names=", NULL);
@@ -504,6 +504,85 @@ test_rate_zero_limit_is_unset(void **state)
 	sm_stress_settings_free(&s);
 }
 
+/* user profile=FILE ops(...): the profile loaded, its ops in the user slots, by name. */
+static void
+test_user_command(void **state)
+{
+	static const char yaml[] =
+		"keyspace: ks\ntable: t\n"
+		"table_definition: CREATE TABLE t (k int, c int, v text, PRIMARY KEY (k, c))\n"
+		"queries:\n  Q1:\n    cql: select * from t where k = ?\n";
+	struct sm_stress_settings s;
+	char path[] = "/tmp/sm-test-profile-XXXXXX", line[256];
+	int fd = mkstemp(path);
+	char *out = NULL;
+	size_t outlen = 0;
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, yaml, sizeof(yaml) - 1), (ssize_t)(sizeof(yaml) - 1));
+	close(fd);
+	snprintf(line, sizeof(line), "user profile=%s ops(insert=1,q1=3) n=100 -insert "
+		 "batchtype=UNLOGGED", path);
+	assert_int_equal(parse_line(line, &s), 0);
+	assert_int_equal(s.cmd, SM_STRESS_CMD_USER);
+	assert_non_null(s.profile);
+	assert_true(s.ratio[SM_STRESS_OP_USER0] == 1 && s.ratio[SM_STRESS_OP_USER0 + 1] == 3);
+	assert_int_equal(s.user_op[0], -1);
+	assert_int_equal(s.user_op[1], 0);
+	assert_string_equal(sm_stress_op_name(SM_STRESS_OP_USER0), "insert");
+	assert_string_equal(sm_stress_op_name(SM_STRESS_OP_USER0 + 1), "q1");
+	assert_true(s.ratio[SM_STRESS_OP_WRITE] == 0 && s.ratio[SM_STRESS_OP_READ] == 0);
+	/* not insert-only: cassandra-stress's read default population */
+	assert_int_equal(s.pop.dist.kind, SM_STRESS_DIST_GAUSSIAN);
+	f = open_memstream(&out, &outlen);
+	sm_stress_settings_print(f, &s);
+	fclose(f);
+	assert_non_null(strstr(out, "Type: user"));
+	assert_non_null(strstr(out, "Command Ratios: {insert=1, q1=3}"));
+	free(out);
+	sm_stress_settings_free(&s);
+
+	snprintf(line, sizeof(line), "user profile=%s ops(insert=1) n=100", path);
+	assert_int_equal(parse_line(line, &s), 0);
+	assert_int_equal(s.pop.dist.kind, SM_STRESS_DIST_SEQ); /* insert only: seq=1..n */
+	sm_stress_settings_free(&s);
+	snprintf(line, sizeof(line), "user profile=%s n=100", path);
+	expect_error(line, "ops(insert=1", NULL);
+	snprintf(line, sizeof(line), "user ops(insert=1) n=100");
+	expect_error(line, "profile=FILE", NULL);
+	snprintf(line, sizeof(line), "user profile=%s ops(q2=1) n=100", path);
+	expect_error(line, "no query named 'q2'", NULL);
+	snprintf(line, sizeof(line), "user profile=%s ops(insert=1) n=100 -mode alternator", path);
+	expect_error(line, "CQL", NULL);
+	snprintf(line, sizeof(line), "write n=100 profile=%s", path);
+	expect_error(line, "only to the user command", NULL);
+	unlink(path);
+}
+
+/* -pop takes every cassandra-stress distribution, and read-lookback. */
+static void
+test_pop_other_distributions_and_lookback(void **state)
+{
+	struct sm_stress_settings s;
+
+	(void)state;
+	assert_int_equal(parse_line("read n=10 -pop dist=~EXP(1..1000)", &s), 0);
+	assert_int_equal(s.pop.dist.kind, SM_STRESS_DIST_OTHER);
+	assert_true(s.pop.dist.x.inverted && s.pop.dist.x.kind == SM_STRESS_XD_EXP);
+	assert_int_equal(s.pop.dist.max, 1000);
+	sm_stress_settings_free(&s);
+	assert_int_equal(parse_line("read n=10 -pop dist=QEXTREME(1..1m,2,10)", &s), 0);
+	assert_int_equal(s.pop.dist.x.quantas, 10);
+	sm_stress_settings_free(&s);
+	assert_int_equal(parse_line("mixed n=10 -pop seq=1..100 read-lookback=EXP(1..10)", &s), 0);
+	assert_true(s.pop.lookback);
+	assert_int_equal(s.pop.read_lookback.kind, SM_STRESS_DIST_OTHER);
+	sm_stress_settings_free(&s);
+	expect_error("read n=10 -pop dist=EXP(-5..10)", "-pop", "negative", NULL);
+}
+
 /* -transport: cassandra-stress's SSL options, as TLS settings. */
 static void
 test_transport(void **state)
@@ -536,10 +615,11 @@ test_unsupported_named(void **state)
 	(void)state;
 	expect_error("write n=10 -graph file=x.html", "-graph", "not supported by shardmark stress",
 		     "hdrfile=", NULL);
-	expect_error("write n=10 -insert partitions=fixed(1)", "-insert", "not supported", NULL);
+	expect_error("write n=10 -insert partitions=fixed(1)", "-insert", "user command", NULL);
 	expect_error("write n=10 -sendto host", "-sendto", "not supported", NULL);
 	expect_error("write n=10 -tokenrange wrap", "-tokenrange", "not supported", NULL);
-	expect_error("user profile=a.yaml ops(insert=1)", "user", "not supported", NULL);
+	expect_error("user profile=/nonexistent/a.yaml ops(insert=1) n=1", "cannot read",
+		     "/nonexistent/a.yaml", NULL);
 	expect_error("print dist=uniform(1..10)", "print", "not supported", NULL);
 	expect_error("legacy -o insert", "legacy", "not supported", NULL);
 	expect_error("write err<0.02 n>30 n<200", "err<", "not supported", "n=", NULL);
@@ -936,6 +1016,8 @@ main(void)
 		cmocka_unit_test(test_rate_zero_limit_is_unset),
 		cmocka_unit_test(test_unsupported_named),
 		cmocka_unit_test(test_transport),
+		cmocka_unit_test(test_user_command),
+		cmocka_unit_test(test_pop_other_distributions_and_lookback),
 		cmocka_unit_test(test_unknown_words),
 		cmocka_unit_test(test_bad_numbers),
 		cmocka_unit_test(test_errors_option),

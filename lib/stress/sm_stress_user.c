@@ -1,0 +1,762 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cassandra-stress's user mode on the stress engine: the data a profile's
+ * columnspec describes, the profile's insert (cassandra-stress's
+ * SchemaInsert: an UPDATE per row, batched per operation) and its named
+ * queries (SchemaQuery: bind markers filled from one row, samerow, or from
+ * several rows of the partition, multirow), with LWT conditions counted.
+ *
+ * Everything a row holds is a function of its partition's seed (the
+ * population index the engine draws), its row index and the column, so a
+ * read recomputes what the write sent. A partition of seed s has
+ * prod(cluster_l(s)) rows, cluster_l drawn per clustering level from the
+ * column's cluster distribution; row r's clustering value at level l
+ * depends on r's prefix down to l, so siblings differ. A regular column's
+ * value is the population distribution's pick for (s, r): population
+ * FIXED(1) gives every row the same value, as in cassandra-stress.
+ * Differences from cassandra-stress: a level's fan-out is the same under
+ * every parent of a partition; insert writes a contiguous run of the
+ * partition's rows (select ratio of them) rather than a random subset.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sm_mem.h"
+#include "sm_stress_profile.h"
+#include "sm_stress_run_priv.h"
+
+/* Rows one insert operation may carry, and the bytes of their values. */
+#define USER_MAX_BATCH_ROWS 256
+#define USER_ARENA_BYTES (256u << 10)
+#define USER_MAX_ELEMS 16  /* collection elements */
+#define USER_ELEM_TEXT 8   /* bytes of a text/blob element */
+#define USER_MAX_VALUE 8192 /* bytes of one text/blob value */
+
+struct user_worker {
+	struct sm_cql_value *vals; /* [row][bind] */
+	struct sm_cql_batch_stmt *stmts;
+	uint8_t *arena;
+	size_t arena_len;
+	uint64_t seed;	/* the partition of a query */
+	uint64_t row;	/* its row (samerow) */
+	unsigned nrows; /* rows of an insert */
+	bool checkable; /* a samerow point query: the row is known */
+};
+
+static const struct sm_stress_profile *
+prof(void)
+{
+	return sx->s.profile;
+}
+
+static uint64_t
+mix(uint64_t a, uint64_t b)
+{
+	uint64_t x = a ^ (b * 0x9e3779b97f4a7c15ull);
+
+	return sm_splitmix64(&x);
+}
+
+/* Each column's hash of its name, set up once before the shards start (read-only after). */
+static uint64_t col_seeds[SM_STRESS_PROFILE_MAX_COLS];
+
+static void
+col_seeds_init(void)
+{
+	unsigned c;
+
+	for (c = 0; c < prof()->ncols; c++) {
+		const char *n = prof()->cols[c].name;
+		uint64_t h = 0xcbf29ce484222325ull;
+
+		while (*n)
+			h = (h ^ (uint8_t)*n++) * 0x100000001b3ull;
+		col_seeds[c] = h;
+	}
+}
+
+static uint64_t
+col_seed(unsigned col)
+{
+	return col_seeds[col];
+}
+
+/* Rows of partition @seed, and the rows under one value at each level. */
+static uint64_t
+partition_rows(uint64_t seed, uint64_t *below)
+{
+	const struct sm_stress_profile *p = prof();
+	uint64_t total = 1, cnt[SM_STRESS_PROFILE_MAX_COLS];
+	unsigned l;
+
+	for (l = 0; l < p->nck; l++) {
+		int64_t v = sm_stress_xdist_at(&p->cols[p->npk + l].cluster, mix(seed, 0xc1u + l));
+
+		cnt[l] = v < 1 ? 1 : (uint64_t)v;
+	}
+	for (l = p->nck; l-- > 0;) {
+		if (below != NULL)
+			below[l] = total;
+		total = total > (1ull << 40) / cnt[l] ? 1ull << 40 : total * cnt[l];
+	}
+	return total;
+}
+
+static bool
+is_int_like(enum sm_type_kind k)
+{
+	return k == SM_TYPE_INT || k == SM_TYPE_BIGINT || k == SM_TYPE_SMALLINT ||
+	       k == SM_TYPE_TINYINT || k == SM_TYPE_VARINT || k == SM_TYPE_TIMESTAMP ||
+	       k == SM_TYPE_DATE || k == SM_TYPE_TIME || k == SM_TYPE_COUNTER;
+}
+
+static void
+put_be(uint8_t *o, uint64_t v, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		o[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+}
+
+/*
+ * The serialized value of simple type @k for identity @h (@len bytes for
+ * text/blob), into @o; its length. @num: an integer type takes this number
+ * instead of a hash (clustering values, kept distinct).
+ */
+static uint32_t
+encode_simple(enum sm_type_kind k, uint64_t h, uint32_t len, bool use_num, uint64_t num,
+	      uint8_t *o)
+{
+	static const char alnum[] =
+		"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+	uint64_t x = h, w = 0, v = use_num ? num : h;
+	uint32_t i;
+
+	switch (k) {
+	case SM_TYPE_TEXT:
+	case SM_TYPE_ASCII:
+		/* eight characters a word, no division: reads regenerate every value they check */
+		for (i = 0; i < len; i += 8) {
+			unsigned k, n = len - i < 8 ? len - i : 8;
+
+			w = sm_splitmix64(&x);
+			for (k = 0; k < n; k++)
+				o[i + k] = (uint8_t)alnum[(((w >> (8 * k)) & 0xff) * 62) >> 8];
+		}
+		return len;
+	case SM_TYPE_BLOB:
+		for (i = 0; i < len; i++) {
+			if (i % 8 == 0)
+				w = sm_splitmix64(&x);
+			o[i] = (uint8_t)w;
+			w >>= 8;
+		}
+		return len;
+	case SM_TYPE_BOOLEAN:
+		o[0] = (uint8_t)(v & 1);
+		return 1;
+	case SM_TYPE_TINYINT:
+		o[0] = (uint8_t)v;
+		return 1;
+	case SM_TYPE_SMALLINT:
+		put_be(o, v, 2);
+		return 2;
+	case SM_TYPE_INT:
+		put_be(o, use_num ? v : v & 0x7fffffff, 4);
+		return 4;
+	case SM_TYPE_DATE:
+		put_be(o, (1u << 31) + (v % 36500), 4); /* days from 1970, within a century */
+		return 4;
+	case SM_TYPE_FLOAT: {
+		float f = (float)(v % 1000000) / 16.0f;
+		uint32_t b;
+
+		memcpy(&b, &f, 4);
+		put_be(o, b, 4);
+		return 4;
+	}
+	case SM_TYPE_DOUBLE: {
+		double d = (double)(v % 1000000000ull) / 64.0;
+		uint64_t b;
+
+		memcpy(&b, &d, 8);
+		put_be(o, b, 8);
+		return 8;
+	}
+	case SM_TYPE_TIME:
+		put_be(o, v % 86400000000000ull, 8);
+		return 8;
+	case SM_TYPE_TIMESTAMP:
+		/* milliseconds: 2020 onwards, or the clustering number */
+		put_be(o, use_num ? v : 1577836800000ull + v % 315360000000ull, 8);
+		return 8;
+	case SM_TYPE_BIGINT:
+	case SM_TYPE_COUNTER:
+		put_be(o, use_num ? v : v >> 1, 8);
+		return 8;
+	case SM_TYPE_VARINT:
+		put_be(o, (v >> 2) & 0x3fffffffffffffffull, 8); /* positive, 8 bytes */
+		return 8;
+	case SM_TYPE_DECIMAL:
+		put_be(o, 2, 4);
+		put_be(o + 4, (v >> 2) & 0x3fffffffffffffffull, 8);
+		return 12;
+	case SM_TYPE_INET:
+		put_be(o, (10u << 24) | (uint32_t)(v & 0xffffff), 4);
+		return 4;
+	case SM_TYPE_UUID:
+	case SM_TYPE_TIMEUUID:
+		put_be(o, mix(h, 1), 8);
+		put_be(o + 8, mix(h, 2), 8);
+		/* version 4, or 1 for timeuuid; the IETF variant */
+		o[6] = (uint8_t)((o[6] & 0x0f) | (k == SM_TYPE_UUID ? 0x40 : 0x10));
+		o[8] = (uint8_t)((o[8] & 0x3f) | 0x80);
+		return 16;
+	default:
+		return 0;
+	}
+}
+
+/* The largest value of column @col, in bytes. */
+static size_t
+value_max(const struct sm_stress_pcol *col)
+{
+	const struct sm_type *t = col->type;
+	size_t n = (size_t)SM_MAX(col->size.max, (int64_t)0);
+
+	if (t->kind == SM_TYPE_TEXT || t->kind == SM_TYPE_ASCII || t->kind == SM_TYPE_BLOB)
+		return n;
+	if (t->kind == SM_TYPE_LIST || t->kind == SM_TYPE_SET)
+		return 4 + USER_MAX_ELEMS * (4 + 16);
+	if (t->kind == SM_TYPE_MAP)
+		return 4 + USER_MAX_ELEMS * 2 * (4 + 16);
+	return 16;
+}
+
+static uint32_t
+text_len(const struct sm_stress_pcol *col, uint64_t h)
+{
+	int64_t n = sm_stress_xdist_at(&col->size, mix(h, 0x5153u));
+
+	return n < 0 ? 0 : n > USER_MAX_VALUE ? USER_MAX_VALUE : (uint32_t)n;
+}
+
+/* A collection of @col for identity @h: [int n] then each element as [bytes]. */
+static uint32_t
+encode_collection(const struct sm_stress_pcol *col, uint64_t h, uint8_t *o)
+{
+	const struct sm_type *t = col->type;
+	int64_t n = sm_stress_xdist_at(&col->size, mix(h, 0xe1u));
+	uint32_t len = 4, e, part;
+
+	n = n < 0 ? 0 : n > USER_MAX_ELEMS ? USER_MAX_ELEMS : n;
+	put_be(o, (uint64_t)n, 4);
+	for (e = 0; e < (uint32_t)n; e++) {
+		const struct sm_type *parts[2] = { t->elem, t->val };
+
+		for (part = 0; part < (t->kind == SM_TYPE_MAP ? 2u : 1u); part++) {
+			/* nested collections are not generated: an empty one */
+			uint32_t l = sm_type_is_collection(parts[part])
+					     ? (put_be(o + len + 4, 0, 4), 4)
+					     : encode_simple(parts[part]->kind, mix(h, e * 2 + part),
+							     USER_ELEM_TEXT, t->kind != SM_TYPE_LIST,
+							     e, o + len + 4);
+
+			put_be(o + len, l, 4);
+			len += 4 + l;
+		}
+	}
+	return len;
+}
+
+/* The value of column @c in row @row of partition @seed, into @o; its length. */
+static uint32_t
+gen_value(unsigned c, uint64_t seed, uint64_t row, const uint64_t *below, uint8_t *o)
+{
+	const struct sm_stress_profile *p = prof();
+	const struct sm_stress_pcol *col = &p->cols[c];
+	uint64_t base = mix(col_seed(c), seed), h, id;
+
+	switch (col->role) {
+	case SM_STRESS_COL_PARTITION:
+		/*
+		 * The population's range bounds the distinct keys; within it
+		 * seed s takes min + s mod range, so distinct seeds are
+		 * distinct partitions (their rows never overwrite each other).
+		 */
+		id = (uint64_t)col->population.min +
+		     (col->population.max - col->population.min == INT64_MAX
+			      ? seed
+			      : seed % (uint64_t)(col->population.max - col->population.min + 1));
+		h = mix(col_seed(c), id);
+		return encode_simple(col->type->kind, h, text_len(col, h),
+				     is_int_like(col->type->kind), id, o);
+	case SM_STRESS_COL_CLUSTERING: {
+		unsigned l = c - p->npk;
+		uint64_t prefix = row / below[l];
+		uint64_t digit = prefix % (l == 0 ? prefix + 1 : below[l - 1] / below[l]);
+
+		h = mix(base, prefix);
+		return encode_simple(col->type->kind, h, text_len(col, h),
+				     is_int_like(col->type->kind), digit, o);
+	}
+	case SM_STRESS_COL_STATIC:
+		row = 0;
+		/* fall through */
+	default:
+		/* numbers are the population's pick itself, as cassandra-stress's generators */
+		id = (uint64_t)sm_stress_xdist_at(&col->population, mix(base, row));
+		h = mix(col_seed(c), id);
+		if (sm_type_is_collection(col->type))
+			return encode_collection(col, h, o);
+		return encode_simple(col->type->kind, h, text_len(col, h),
+				     is_int_like(col->type->kind), id, o);
+	}
+}
+
+/*
+ * Whether distinct seeds of -pop give distinct partitions, so that a row
+ * holds what its own seed wrote: the first key column's population covers
+ * the -pop range and its values are long enough not to collide. When not,
+ * rows of several seeds overwrite each other and only the key is checked.
+ */
+static bool
+keys_distinct(void)
+{
+	const struct sm_stress_pcol *k = &prof()->cols[0];
+	const struct sm_stress_dist *pop = &sx->s.pop.dist;
+	uint64_t range = (uint64_t)(k->population.max - k->population.min);
+	enum sm_type_kind t = k->type->kind;
+
+	if (pop->max < pop->min || range < pop->max - pop->min || pop->max > range + 1)
+		return false;
+	if (t == SM_TYPE_TEXT || t == SM_TYPE_ASCII || t == SM_TYPE_BLOB)
+		return k->size.min >= 8;
+	if (t == SM_TYPE_INT)
+		return pop->max + (uint64_t)k->population.min < (1ull << 31);
+	return t == SM_TYPE_BIGINT || t == SM_TYPE_UUID || t == SM_TYPE_TIMEUUID ||
+	       t == SM_TYPE_VARINT || t == SM_TYPE_TIMESTAMP;
+}
+
+/* The partition key's serialized form (a composite as CompositeType) and its token. */
+static int64_t
+partition_token(uint64_t seed, uint8_t *scratch)
+{
+	const struct sm_stress_profile *p = prof();
+	uint8_t one[USER_MAX_VALUE + 16];
+	size_t off = 0;
+	unsigned c;
+
+	if (p->npk == 1) {
+		uint32_t n = gen_value(0, seed, 0, NULL, scratch);
+
+		return sm_ring_token_of(scratch, n);
+	}
+	for (c = 0; c < p->npk; c++) {
+		uint32_t n = gen_value(c, seed, 0, NULL, one);
+
+		scratch[off] = (uint8_t)(n >> 8);
+		scratch[off + 1] = (uint8_t)n;
+		memcpy(scratch + off + 2, one, n);
+		off += 2 + n;
+		scratch[off++] = 0;
+	}
+	return sm_ring_token_of(scratch, off);
+}
+
+/* ---- statements ---- */
+
+static void
+quote_name(char *buf, size_t len, const struct sm_stress_pcol *col)
+{
+	snprintf(buf, len, col->quoted ? "\"%s\"" : "%s", col->name);
+}
+
+/* The insert (StressProfile.getInsert()): UPDATE ... SET regular = ? WHERE key = ?. */
+static void
+build_insert(char *out, size_t cap)
+{
+	const struct sm_stress_profile *p = prof();
+	char name[80];
+	size_t off;
+	unsigned c, nset = 0;
+
+	if (p->ncols == p->npk + p->nck) {
+		off = (size_t)snprintf(out, cap, "INSERT INTO %s.%s (", p->keyspace, p->table);
+		for (c = 0; c < p->ncols; c++) {
+			quote_name(name, sizeof(name), &p->cols[c]);
+			off += (size_t)snprintf(out + off, cap - off, "%s%s", c ? ", " : "", name);
+		}
+		off += (size_t)snprintf(out + off, cap - off, ") VALUES (");
+		for (c = 0; c < p->ncols; c++)
+			off += (size_t)snprintf(out + off, cap - off, "%s?", c ? ", " : "");
+		snprintf(out + off, cap - off, ")");
+		return;
+	}
+	off = (size_t)snprintf(out, cap, "UPDATE %s.%s SET ", p->keyspace, p->table);
+	for (c = p->npk + p->nck; c < p->ncols; c++) {
+		const struct sm_type *t = p->cols[c].type;
+		bool add = (t->kind == SM_TYPE_SET || t->kind == SM_TYPE_LIST) && !t->frozen;
+
+		quote_name(name, sizeof(name), &p->cols[c]);
+		off += (size_t)snprintf(out + off, cap - off, "%s%s = %s%s?", nset++ ? ", " : "",
+					name, add ? name : "", add ? " + " : "");
+	}
+	off += (size_t)snprintf(out + off, cap - off, " WHERE ");
+	for (c = 0; c < p->npk + p->nck; c++) {
+		quote_name(name, sizeof(name), &p->cols[c]);
+		off += (size_t)snprintf(out + off, cap - off, "%s%s = ?", c ? " AND " : "", name);
+	}
+	if (p->insert.condition != NULL)
+		snprintf(out + off, cap - off, " %s", p->insert.condition);
+}
+
+/* The statement behind user op @k: -1 for the insert, else the query's index. */
+static int
+query_of(enum sm_stress_op op)
+{
+	return sx->s.user_op[op - SM_STRESS_OP_USER0];
+}
+
+void
+sm_stress_user_prepare(void)
+{
+	const struct sm_stress_profile *p = prof();
+	unsigned k;
+
+	col_seeds_init();
+	for (k = 0; k < sx->nops; k++) {
+		enum sm_stress_op op = sx->ops[k];
+		int q = query_of(op);
+
+		if (q < 0)
+			build_insert(sx->stmt_text[op], sizeof(sx->stmt_text[op]));
+		else
+			snprintf(sx->stmt_text[op], sizeof(sx->stmt_text[op]), "%s",
+				 p->queries[q].cql);
+	}
+}
+
+const char *
+sm_stress_user_setup_statement(unsigned i)
+{
+	const struct sm_stress_profile *p = prof();
+	static char use[SM_STRESS_PROFILE_NAME_MAX * 2 + 8];
+
+	/* as cassandra-stress: the definitions (an existing one is fine), in the keyspace */
+	if (i == 0)
+		return p->keyspace_definition != NULL ? p->keyspace_definition : "";
+	if (i == 1) {
+		snprintf(use, sizeof(use), "USE %s", p->keyspace);
+		return use;
+	}
+	if (i == 2)
+		return p->table_definition;
+	if (i - 3 < p->n_extra)
+		return p->extra_definitions[i - 3];
+	return NULL;
+}
+
+/* ---- workers ---- */
+
+static unsigned
+batch_rows_max(void)
+{
+	const struct sm_stress_profile *p = prof();
+	size_t row = 0;
+	unsigned c;
+
+	for (c = 0; c < p->ncols; c++)
+		row += value_max(&p->cols[c]);
+	return (unsigned)SM_MAX((size_t)1, SM_MIN((size_t)USER_MAX_BATCH_ROWS,
+						  USER_ARENA_BYTES / SM_MAX(row, (size_t)1)));
+}
+
+int
+sm_stress_user_worker_init(struct sm_stress_worker *w)
+{
+	const struct sm_stress_profile *p = prof();
+	struct user_worker *u = sm_calloc(1, sizeof(*u));
+	unsigned rows = batch_rows_max();
+	size_t row = 0;
+	unsigned c;
+
+	if (u == NULL)
+		return -ENOMEM;
+	for (c = 0; c < p->ncols; c++)
+		row += value_max(&p->cols[c]);
+	u->arena_len = SM_MAX(row * rows, (size_t)USER_MAX_VALUE * 2 + 64);
+	u->vals = sm_calloc((size_t)rows * SM_STRESS_PROFILE_MAX_BINDS, sizeof(*u->vals));
+	u->stmts = sm_calloc(rows, sizeof(*u->stmts));
+	u->arena = sm_malloc(u->arena_len);
+	w->user = u;
+	if (u->vals == NULL || u->stmts == NULL || u->arena == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+void
+sm_stress_user_worker_fini(struct sm_stress_worker *w)
+{
+	struct user_worker *u = w->user;
+
+	if (u == NULL)
+		return;
+	sm_free(u->vals);
+	sm_free(u->stmts);
+	sm_free(u->arena);
+	sm_free(u);
+	w->user = NULL;
+}
+
+/* The insert's rows: a run of select-ratio of each of the op's partitions. */
+static int64_t
+fill_insert(struct sm_stress_worker *w, struct user_worker *u)
+{
+	const struct sm_stress_profile *p = prof();
+	struct sm_stress_shard *sh = w->sh;
+	uint64_t below[SM_STRESS_PROFILE_MAX_COLS], seed = w->key_index;
+	unsigned max = batch_rows_max(), nparts, part, c;
+	size_t off = 0;
+	int64_t token = 0, v;
+
+	v = sm_stress_xdist_next(&p->insert.partitions, &sh->rng, sh->started);
+	nparts = v < 1 ? 1 : (unsigned)SM_MIN(v, (int64_t)max);
+	u->nrows = 0;
+	for (part = 0; part < nparts && u->nrows < max; part++) {
+		uint64_t total = partition_rows(seed, below), take, first, r;
+
+		take = (uint64_t)ceil((double)total * sm_stress_ratio_next(&p->insert.select,
+									   &sh->rng));
+		take = SM_MAX(take, (uint64_t)1);
+		take = SM_MIN(take, (uint64_t)(max - u->nrows));
+		first = total > take ? sm_rand_below(&sh->rng, total - take + 1) : 0;
+		if (part == 0)
+			token = partition_token(seed, u->arena);
+		for (r = first; r < first + take; r++) {
+			struct sm_cql_value *vals = &u->vals[u->nrows * SM_STRESS_PROFILE_MAX_BINDS];
+			unsigned b = 0;
+
+			/* SET columns first, then the key, as build_insert() binds them */
+			for (c = p->npk + p->nck; c < p->ncols; c++, b++) {
+				uint32_t n = gen_value(c, seed, r, below, u->arena + off);
+
+				vals[b] = (struct sm_cql_value){ .v = { u->arena + off, n } };
+				off += n;
+			}
+			for (c = 0; c < p->npk + p->nck; c++, b++) {
+				uint32_t n = gen_value(c, seed, r, below, u->arena + off);
+
+				vals[b] = (struct sm_cql_value){ .v = { u->arena + off, n } };
+				off += n;
+			}
+			u->nrows++;
+		}
+		if (part + 1 < nparts && !sm_stress_cursor_next(&sh->cursor, &sh->rng, &seed))
+			break;
+	}
+	w->nparts = part < nparts ? part + 1 : nparts;
+	return token;
+}
+
+/* A query's markers: from one row (samerow) or a row each (multirow). */
+static int64_t
+fill_query(struct sm_stress_worker *w, struct user_worker *u, const struct sm_stress_pquery *q)
+{
+	struct sm_stress_shard *sh = w->sh;
+	uint64_t below[SM_STRESS_PROFILE_MAX_COLS], seed = w->key_index;
+	uint64_t total = partition_rows(seed, below);
+	int64_t token = partition_token(seed, u->arena);
+	size_t off = 0;
+	unsigned b;
+
+	u->seed = seed;
+	u->row = sm_rand_below(&sh->rng, total);
+	u->checkable = q->samerow && q->binds_all_pk && q->select && keys_distinct();
+	for (b = 0; b < q->nbind; b++) {
+		uint64_t row = q->samerow ? u->row : sm_rand_below(&sh->rng, total);
+		uint32_t n;
+
+		if (q->bind[b].kind == SM_STRESS_BIND_TOKEN) {
+			put_be(u->arena + off, (uint64_t)token, 8);
+			n = 8;
+		} else {
+			n = gen_value(q->bind[b].col, seed, row, below, u->arena + off);
+		}
+		u->vals[b] = (struct sm_cql_value){ .v = { u->arena + off, n } };
+		off += n;
+	}
+	w->nparts = 1;
+	return token;
+}
+
+int64_t
+sm_stress_user_fill(struct sm_stress_worker *w)
+{
+	int q = query_of(w->op);
+
+	if (q < 0)
+		return fill_insert(w, w->user);
+	return fill_query(w, w->user, &prof()->queries[q]);
+}
+
+int
+sm_stress_user_issue(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_cqlc_cb cb)
+{
+	const struct sm_stress_profile *p = prof();
+	struct user_worker *u = w->user;
+	struct sm_bytes id = sm_cqlc_prepared_id(&c->stmt[w->op]);
+	int q = query_of(w->op);
+	int cl = q < 0 ? p->insert.cl : p->queries[q].cl;
+	int scl = q < 0 ? p->insert.serial_cl : p->queries[q].serial_cl;
+	struct sm_cql_params params = {
+		.consistency = (uint16_t)(cl >= 0 ? cl : (int)sx->s.cl),
+		.flags = SM_CQL_QF_SERIAL_CONSISTENCY,
+		.page_size = -1,
+		.serial_consistency = (uint16_t)(scl >= 0 ? scl : (int)sx->s.serial_cl),
+		.timestamp = INT64_MIN,
+	};
+	unsigned nbind = q < 0 ? p->ncols : p->queries[q].nbind, i;
+
+	if (q < 0 && u->nrows > 1) {
+		struct sm_cql_batch b = {
+			.type = p->insert.batch == SM_STRESS_BATCH_LOGGED ? SM_CQL_BATCH_LOGGED
+									   : SM_CQL_BATCH_UNLOGGED,
+			.stmts = u->stmts,
+			.n = (uint16_t)u->nrows,
+			.consistency = params.consistency,
+			.flags = SM_CQL_QF_SERIAL_CONSISTENCY,
+			.serial_consistency = params.serial_consistency,
+			.timestamp = INT64_MIN,
+		};
+
+		for (i = 0; i < u->nrows; i++)
+			u->stmts[i] = (struct sm_cql_batch_stmt){
+				.kind = SM_CQL_BATCH_KIND_PREPARED,
+				.query_or_id = id,
+				.values = { .v = &u->vals[i * SM_STRESS_PROFILE_MAX_BINDS],
+					    .n = (uint16_t)nbind },
+			};
+		return sm_cqlc_batch(c->cql, &b, cb, w);
+	}
+	params.values = (struct sm_cql_values){ .v = u->vals, .n = (uint16_t)nbind };
+	if (q >= 0 && p->queries[q].select)
+		params.flags |= SM_CQL_QF_SKIP_METADATA;
+	return sm_cqlc_execute_params(c->cql, id, &params, cb, w);
+}
+
+void
+sm_stress_user_prepared(struct sm_stress_conn *c, enum sm_stress_op op,
+			const struct sm_cqlc_result *r)
+{
+	struct sm_bytes names[SM_STRESS_PROFILE_MAX_COLS];
+	unsigned i, n = sm_stress_result_names(r, names, SM_ARRAY_SIZE(names));
+
+	memset(c->colmap[op], 0xff, sizeof(c->colmap[op]));
+	for (i = 0; i < n; i++) {
+		char name[SM_STRESS_PROFILE_NAME_MAX];
+		int k;
+
+		snprintf(name, sizeof(name), "%.*s", (int)names[i].len, (const char *)names[i].p);
+		k = sm_stress_profile_col(prof(), name);
+		c->colmap[op][i] = k < 0 ? 0xff : (uint8_t)k;
+	}
+}
+
+/*
+ * A query's answer: an LWT's [applied] counted, a samerow point read's
+ * cells checked against the row it asked for, any row's partition key
+ * against the partition. 0, or the validation error.
+ */
+int32_t
+sm_stress_user_check(struct sm_stress_worker *w, struct sm_stress_conn *c,
+		     const struct sm_cqlc_result *r, uint64_t *rows)
+{
+	const struct sm_stress_profile *p = prof();
+	struct user_worker *u = w->user;
+	struct sm_stress_shard *sh = w->sh;
+	int q = query_of(w->op);
+	struct sm_cqlc_rows_iter it;
+	struct sm_bytes cells[SM_STRESS_PROFILE_MAX_COLS];
+	uint64_t below[SM_STRESS_PROFILE_MAX_COLS];
+	uint8_t *want = u->arena;
+	unsigned i;
+
+	if (q < 0)
+		*rows = u->nrows;
+	else
+		*rows = r->kind == SM_CQLC_ROWS ? r->nrows : 0;
+	if ((q < 0 ? p->insert.condition != NULL : p->queries[q].lwt) && r->kind == SM_CQLC_ROWS &&
+	    sh->recording) {
+		/* the first column of an LWT's answer is [applied] */
+		sm_cqlc_rows_iter(&it, r);
+		if (sm_cqlc_rows_next(&it, cells, 1) && cells[0].p != NULL && cells[0].len == 1) {
+			if (cells[0].p[0])
+				sh->lwt_applied[w->op]++;
+			else
+				sh->lwt_not_applied[w->op]++;
+		}
+		return 0;
+	}
+	if (q < 0 || r->kind != SM_CQLC_ROWS || sx->s.errors.skip_read_validation || r->nrows == 0)
+		return 0;
+	partition_rows(u->seed, below);
+	sm_cqlc_rows_iter(&it, r);
+	while (sm_cqlc_rows_next(&it, cells, SM_ARRAY_SIZE(cells))) {
+		for (i = 0; i < r->ncols && i < SM_STRESS_PROFILE_MAX_COLS; i++) {
+			unsigned k = c->colmap[w->op][i];
+			enum sm_stress_col_role role;
+			uint32_t n;
+
+			if (k == 0xff)
+				continue;
+			role = p->cols[k].role;
+			if (role != SM_STRESS_COL_PARTITION &&
+			    (!u->checkable || sm_type_is_collection(p->cols[k].type)))
+				continue;
+			if (cells[i].p == NULL)
+				return SM_STRESS_VALIDATION_ERROR;
+			n = gen_value(k, u->seed, u->row, below, want);
+			if (n != cells[i].len || memcmp(want, cells[i].p, n) != 0)
+				return SM_STRESS_VALIDATION_ERROR;
+		}
+	}
+	return 0;
+}
+
+bool
+sm_stress_user_lwt_counts(enum sm_stress_op op, uint64_t *applied, uint64_t *not_applied)
+{
+	unsigned s;
+	int q;
+
+	*applied = *not_applied = 0;
+	if (prof() == NULL || op < SM_STRESS_OP_USER0)
+		return false;
+	q = query_of(op);
+	if (q < 0 ? prof()->insert.condition == NULL : !prof()->queries[q].lwt)
+		return false;
+	for (s = 0; s < sx->nshards; s++) {
+		*applied += sx->sh[s].lwt_applied[op];
+		*not_applied += sx->sh[s].lwt_not_applied[op];
+	}
+	return true;
+}
+
+void
+sm_stress_user_report(void)
+{
+	uint64_t a, n;
+	unsigned k;
+
+	for (k = 0; k < sx->nops; k++)
+		if (sm_stress_user_lwt_counts(sx->ops_by_name[k], &a, &n))
+			sm_stress_out("LWT %s: %" PRIu64 " applied, %" PRIu64
+				      " not applied (condition false)\n",
+				      sm_stress_op_name(sx->ops_by_name[k]), a, n);
+}
