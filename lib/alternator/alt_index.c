@@ -1463,6 +1463,8 @@ struct gsi_job {
 	char ks[sizeof(ALT_KS_PREFIX) + ALT_MAX_TABLE_NAME + 1];
 	char table[ALT_MAX_TABLE_NAME + 1];
 	struct sm_uuid base;
+	/* the base table's key names: the view's definition points at them until it exists */
+	struct alt_key_schema base_keys;
 	const struct sm_table *view; /* held once created */
 	unsigned pending;
 	uint64_t rows; /* backfilled, all shards */
@@ -1870,7 +1872,7 @@ check_create(struct alt_op *op, struct gsi_job *job, int spec)
 {
 	const struct sm_json_doc *d = &op->doc;
 	int defs = sm_json_get(d, op->root, "AttributeDefinitions");
-	struct alt_key_schema base;
+	struct alt_key_schema *base = &job->base_keys;
 	const struct alt_index *x;
 	struct sm_bytes name;
 	unsigned nproj = 0, i, ngsi = 0;
@@ -1928,9 +1930,9 @@ check_create(struct alt_op *op, struct gsi_job *job, int spec)
 			 ALT_MAX_GSI);
 		return -EINVAL;
 	}
-	snprintf(base.hash, sizeof(base.hash), "%s", op->tab.hash->name);
-	snprintf(base.range, sizeof(base.range), "%s", op->tab.range ? op->tab.range->name : "");
-	if (parse_one(op, spec, false, op->tab.name, job->ks, &base, op->tab.hash_type,
+	snprintf(base->hash, sizeof(base->hash), "%s", op->tab.hash->name);
+	snprintf(base->range, sizeof(base->range), "%s", op->tab.range ? op->tab.range->name : "");
+	if (parse_one(op, spec, false, op->tab.name, job->ks, base, op->tab.hash_type,
 		      op->tab.range_type, defs, &nproj, NULL, 0, &job->def, true) < 0)
 		return -EINVAL;
 	/* ScyllaDB checks for unused definitions here too (DynamoDB ignores them) */
