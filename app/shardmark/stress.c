@@ -355,19 +355,31 @@ static int
 stress_merge(int argc, char **argv)
 {
 	struct sm_stress_merge *m;
-	char err[256];
+	char err[512];
+	bool allow_disjoint = false;
 	int a, ret = SM_EXIT_OK;
 
 	if (argc == 0 || strcmp(argv[0], "--help") == 0) {
 		fprintf(argc == 0 ? stderr : stdout,
-			"usage: shardmark stress merge FILE.hdr...\n\n"
+			"usage: shardmark stress merge [--allow-disjoint] FILE.hdr...\n\n"
 			"Merge the HDR interval logs (-log hdrfile=) of several loaders that ran "
 			"at\n"
 			"the same time (for example with disjoint -pop ranges against one "
 			"cluster)\n"
 			"and print each tag's combined count, rate and latency percentiles. The\n"
-			"histograms are added bucket by bucket: percentiles are never averaged.\n");
+			"histograms are added bucket by bucket: percentiles are never averaged.\n"
+			"Intervals are placed by wall-clock time; logs whose time spans do not\n"
+			"overlap are refused (--allow-disjoint merges them with a warning).\n");
 		return argc == 0 ? SM_EXIT_USAGE : SM_EXIT_OK;
+	}
+	if (strcmp(argv[0], "--allow-disjoint") == 0) {
+		allow_disjoint = true;
+		argv++;
+		argc--;
+		if (argc == 0) {
+			fprintf(stderr, "shardmark stress merge: give the .hdr logs to merge\n");
+			return SM_EXIT_USAGE;
+		}
 	}
 	m = sm_stress_merge_new();
 	if (m == NULL)
@@ -388,6 +400,14 @@ stress_merge(int argc, char **argv)
 			goto out;
 		}
 		fclose(f);
+	}
+	if (sm_stress_merge_check(m, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shardmark stress merge: %s%s\n", allow_disjoint ? "WARNING: " : "",
+			err);
+		if (!allow_disjoint) {
+			ret = SM_EXIT_FAIL;
+			goto out;
+		}
 	}
 	sm_stress_merge_print(stdout, m);
 out:

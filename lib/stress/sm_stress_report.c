@@ -558,6 +558,10 @@ struct merge_tag {
 struct sm_stress_merge {
 	struct merge_tag tags[32];
 	unsigned n;
+	/* each log's wall-clock span (absolute seconds), to check they ran together */
+	double *first, *last;
+	unsigned nlogs, cap;
+	double cur_first, cur_last; /* the log being read */
 };
 
 static int
@@ -584,6 +588,8 @@ merge_cb(const char *tag, double start_s, double length_s, const struct sm_hdr *
 	sm_hdr_add(&m->tags[i].h, h);
 	m->tags[i].first = fmin(m->tags[i].first, start_s);
 	m->tags[i].last = fmax(m->tags[i].last, start_s + length_s);
+	m->cur_first = fmin(m->cur_first, start_s);
+	m->cur_last = fmax(m->cur_last, start_s + length_s);
 	return 0;
 }
 
@@ -596,7 +602,58 @@ sm_stress_merge_new(void)
 int
 sm_stress_merge_read(struct sm_stress_merge *m, FILE *f, char *err, size_t errlen)
 {
-	return sm_hdr_log_read(f, merge_cb, m, err, errlen);
+	int ret;
+
+	m->cur_first = INFINITY;
+	m->cur_last = -INFINITY;
+	ret = sm_hdr_log_read(f, merge_cb, m, err, errlen);
+	if (ret < 0 || m->cur_first > m->cur_last)
+		return ret; /* an empty log adds no span */
+	if (m->nlogs == m->cap) {
+		unsigned cap = m->cap ? m->cap * 2 : 8;
+		double *a = realloc(m->first, cap * sizeof(*a)), *b;
+
+		if (a == NULL)
+			return -ENOMEM;
+		m->first = a;
+		b = realloc(m->last, cap * sizeof(*b));
+		if (b == NULL)
+			return -ENOMEM;
+		m->last = b;
+		m->cap = cap;
+	}
+	m->first[m->nlogs] = m->cur_first;
+	m->last[m->nlogs] = m->cur_last;
+	m->nlogs++;
+	return 0;
+}
+
+int
+sm_stress_merge_check(const struct sm_stress_merge *m, char *err, size_t errlen)
+{
+	double start = -INFINITY, end = INFINITY;
+	unsigned i, late = 0, early = 0;
+
+	for (i = 0; i < m->nlogs; i++) {
+		if (m->first[i] > start) {
+			start = m->first[i];
+			late = i;
+		}
+		if (m->last[i] < end) {
+			end = m->last[i];
+			early = i;
+		}
+	}
+	if (m->nlogs < 2 || start < end)
+		return 0;
+	snprintf(err, errlen,
+		 "log %u ran from %.3f to %.3f and log %u from %.3f to %.3f (seconds since the "
+		 "epoch): they did not run at the same time, so one rate over both spans "
+		 "means nothing; merge logs of loaders that ran together (give --allow-disjoint "
+		 "to merge anyway)",
+		 early + 1, m->first[early], m->last[early], late + 1, m->first[late],
+		 m->last[late]);
+	return -ERANGE;
 }
 
 void
@@ -632,5 +689,7 @@ sm_stress_merge_free(struct sm_stress_merge *m)
 		return;
 	for (i = 0; i < m->n; i++)
 		sm_hdr_fini(&m->tags[i].h);
+	free(m->first);
+	free(m->last);
 	free(m);
 }

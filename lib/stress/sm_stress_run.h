@@ -113,4 +113,12 @@ sm_stress_merge_print(FILE *f, const struct sm_stress_merge *m);
 void
 sm_stress_merge_free(struct sm_stress_merge *m);
 
+/*
+ * Whether the logs read ran at the same time: 0 when their wall-clock spans
+ * share a moment (or fewer than two logs had intervals), -ERANGE with the
+ * two logs that do not (by position, from 1) and their spans in @err.
+ */
+int
+sm_stress_merge_check(const struct sm_stress_merge *m, char *err, size_t errlen);
+
 #endif /* SM_STRESS_RUN_H */

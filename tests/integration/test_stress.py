@@ -26,6 +26,7 @@ depend on how many CPUs the machine has.
 
 import json
 import re
+import time
 import subprocess
 
 import pytest
@@ -532,11 +533,15 @@ def test_lz4_compression(written, cql):
 # --- -log json= / hdrfile= and stress merge --------------------------------------
 
 def test_json_report_hdr_log_and_merge(cql, stress_bin, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
     j1, h1, h2 = tmp_path / "run1.json", tmp_path / "run1.hdr", tmp_path / "run2.hdr"
-    r1 = ok(cql("write", "n=3000", "-rate", "threads=10", "-log", "no-settings",
-                f"hdrfile={h1}", f"json={j1}"))
-    r2 = ok(cql("write", "n=2000", "-rate", "threads=10", "-log", "no-settings",
-                f"hdrfile={h2}"))
+    # Two loaders at the same time, as merge expects (a throttle keeps them both running).
+    with ThreadPoolExecutor(2) as ex:
+        f1 = ex.submit(cql, "write", "n=3000", "-rate", "threads=10", "throttle=1500/s",
+                       "-log", "no-settings", f"hdrfile={h1}", f"json={j1}")
+        f2 = ex.submit(cql, "write", "n=2000", "-rate", "threads=10", "throttle=1000/s",
+                       "-log", "no-settings", f"hdrfile={h2}")
+        r1, r2 = ok(f1.result()), ok(f2.result())
     for r in (r1, r2):
         parse_results(r.stdout)
 
@@ -550,7 +555,7 @@ def test_json_report_hdr_log_and_merge(cql, stress_bin, tmp_path):
     assert j["client_cpu_s"] > 0 and j["ops_per_client_cpu_s"] > 0, j
     assert j["client_busy_s"] > 0 and j["client_idle_s"] >= 0, j
     assert j["client_busy_us_per_op"] == pytest.approx(j["client_busy_s"] * 1e6 / 3000, rel=1e-3), j
-    assert j["rate"] == {"kind": "none", "ops_per_s": 0}, j
+    assert j["rate"] == {"kind": "throttle", "ops_per_s": 1500}, j
     routing = j["routing"]
     assert routing["scylla"] is True and routing["shard_aware"] is True, routing
     assert routing["token_aware"] is True, routing
@@ -592,6 +597,17 @@ def test_csv_log(written, cql, tmp_path):
     intervals = sorted({int(r[0]) for r in rows})
     assert intervals == list(range(1, len(intervals) + 1)) and len(intervals) >= 2, rows
     assert all(len(r) == 14 for r in rows), rows
+
+
+def test_merge_refuses_logs_that_did_not_run_together(cql, stress_bin, tmp_path):
+    h1, h2 = tmp_path / "a.hdr", tmp_path / "b.hdr"
+    ok(cql("write", "n=500", "-rate", "threads=4", "-log", "no-settings", f"hdrfile={h1}"))
+    time.sleep(1.5)
+    ok(cql("write", "n=500", "-rate", "threads=4", "-log", "no-settings", f"hdrfile={h2}"))
+    r = stress_bin("merge", h1, h2)
+    assert r.returncode == 1 and "did not run at the same time" in r.stderr, describe(r)
+    r = stress_bin("merge", "--allow-disjoint", h1, h2)
+    assert r.returncode == 0 and "WARNING: " in r.stderr and "WRITE-st" in r.stdout, describe(r)
 
 
 def test_merge_errors(stress_bin, tmp_path):

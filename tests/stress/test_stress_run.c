@@ -357,7 +357,7 @@ test_merge_logs(void **state)
 	struct sm_stress_merge *m = sm_stress_merge_new();
 	FILE *a = tmpfile(), *b = tmpfile(), *out = tmpfile();
 	struct sm_hdr h;
-	char buf[2048], tag[32], err[128];
+	char buf[2048], tag[32], err[512];
 	const char *row;
 	long count;
 	double rate, mean, med, p95, p99, p999, max, secs;
@@ -381,6 +381,10 @@ test_merge_logs(void **state)
 	rewind(b);
 	assert_int_equal(sm_stress_merge_read(m, a, err, sizeof(err)), 0);
 	assert_int_equal(sm_stress_merge_read(m, b, err, sizeof(err)), 0);
+	/* [0, 1] then [1, 2]: one after the other, not together */
+	assert_int_equal(sm_stress_merge_check(m, err, sizeof(err)), -ERANGE);
+	assert_non_null(strstr(err, "did not run at the same time"));
+	assert_non_null(strstr(err, "--allow-disjoint"));
 	sm_stress_merge_print(out, m);
 	slurp(out, buf, sizeof(buf));
 	row = strstr(buf, "\nWRITE-st");
@@ -398,6 +402,27 @@ test_merge_logs(void **state)
 	fclose(a);
 	fclose(b);
 	fclose(out);
+	/* Overlapping logs pass the check. */
+	m = sm_stress_merge_new();
+	a = tmpfile();
+	b = tmpfile();
+	assert_int_equal(
+		sm_hdr_init(&h, SM_STRESS_HDR_LOWEST, SM_STRESS_HDR_HIGHEST, SM_STRESS_HDR_SIGFIGS),
+		0);
+	sm_hdr_record(&h, 1 * MS);
+	assert_int_equal(sm_hdr_log_write_header(a, "loader a", 0), 0);
+	assert_int_equal(sm_hdr_log_write(a, "WRITE-st", 0, 2, &h), 0);
+	assert_int_equal(sm_hdr_log_write_header(b, "loader b", 0), 0);
+	assert_int_equal(sm_hdr_log_write(b, "WRITE-st", 1, 2, &h), 0);
+	rewind(a);
+	rewind(b);
+	assert_int_equal(sm_stress_merge_read(m, a, err, sizeof(err)), 0);
+	assert_int_equal(sm_stress_merge_read(m, b, err, sizeof(err)), 0);
+	assert_int_equal(sm_stress_merge_check(m, err, sizeof(err)), 0);
+	sm_hdr_fini(&h);
+	sm_stress_merge_free(m);
+	fclose(a);
+	fclose(b);
 }
 
 int
