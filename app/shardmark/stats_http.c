@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sm_alternator.h"
 #include "sm_core.h"
 #include "sm_tls.h"
 #include "stats_http.h"
@@ -125,10 +126,12 @@ serve_metrics(struct sm_conn *c)
 		sm_free(buf);
 		len = need + 1;
 	}
-	/* The NIC's extended statistics, whose names only the driver knows. */
+	/* The NIC's extended statistics, whose names only the driver knows, and
+	 * ScyllaDB's protocol metrics under its own names. */
 	f = open_memstream(&extra, &extra_len);
 	if (f != NULL) {
 		sm_net_port_report(f, true);
+		sm_alternator_format_metrics(f, n);
 		fclose(f);
 	}
 	if (extra_len > 0 && need + extra_len < len) {

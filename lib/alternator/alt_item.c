@@ -604,40 +604,71 @@ unit_size(struct alt_op *op, size_t text, size_t block, const struct sm_json_doc
 	return alt_item_size(op, d, tok);
 }
 
-/* ConsumedCapacity and ItemCollectionMetrics of a GetItem (@read) or a write. */
-static __attribute__((noinline)) void
-consumed_write(struct alt_op *op, bool read)
+/* The units (in halves) of a GetItem (@read) or a write, from DynamoDB's item sizes. */
+static __attribute__((noinline)) uint64_t
+units_counted(struct alt_op *op, bool read)
 {
 	size_t old = 0, new = 0, block = read ? 4096 : 1024;
 	bool consistent = false;
+	int tok;
+
+	/* GetItem parsed the item already (op->idoc); a write may not have */
+	if (op->have_item)
+		old = unit_size(op, op->item.len, block, read ? &op->idoc : NULL,
+				read ? sm_json_root(&op->idoc) : -1);
+	if (read) {
+		sm_json_bool(&op->doc, op->consistent_tok, &consistent);
+		return alt_rcu_halves(old, consistent);
+	}
+	if (op->wkind == W_PUT) {
+		tok = sm_json_get(&op->doc, op->root, "Item");
+		new = unit_size(op, sm_json_span(&op->doc, tok).len, block, &op->doc, tok);
+	} else if (op->wkind == W_UPDATE && op->nitem.len > 0) {
+		/* the new item; without a read, the key and what was set */
+		tok = op->have_item ? -1 : sm_json_get(&op->doc, op->root, "Key");
+		new = op->nitem.len + (tok >= 0 ? sm_json_span(&op->doc, tok).len : 0);
+		if (new > block)
+			new = json_item_size(op, &op->nitem) +
+			      (tok >= 0 ? alt_item_size(op, &op->doc, tok) : 0);
+	}
+	return alt_wcu_halves(SM_MAX(old, new));
+}
+
+/*
+ * The same, with no look at the items when their JSON texts fit one block
+ * (the size DynamoDB counts is never larger than the text): the common case
+ * costs a few compares. ScyllaDB counts every request's units in its
+ * metrics, so this runs on every GetItem and write.
+ */
+static inline uint64_t
+op_units(struct alt_op *op, bool read)
+{
+	bool consistent = false;
+
+	if (read) {
+		if (SM_LIKELY(!op->have_item || op->item.len <= 4096)) {
+			sm_json_bool(&op->doc, op->consistent_tok, &consistent);
+			return consistent ? 2 : 1;
+		}
+	} else if (SM_LIKELY(op->body_len + op->nitem.len <= 1024 &&
+			     (!op->have_item || op->item.len <= 1024))) {
+		return 2;
+	}
+	return units_counted(op, read);
+}
+
+/* ConsumedCapacity and ItemCollectionMetrics of a GetItem (@read) or a write. */
+static __attribute__((noinline)) void
+consumed_write(struct alt_op *op, bool read, uint64_t halves)
+{
 	struct sm_key pk, ck;
 	int tok;
 
 	if (op->cap_mode != ALT_CAP_NONE) {
-		/* GetItem parsed the item already (op->idoc); a write may not have */
-		if (op->have_item)
-			old = unit_size(op, op->item.len, block, read ? &op->idoc : NULL,
-					read ? sm_json_root(&op->idoc) : -1);
 		sm_json_out_key(&op->out, "ConsumedCapacity");
-		if (read) {
-			sm_json_bool(&op->doc, op->consistent_tok, &consistent);
-			alt_capacity_write(op, &op->out, op->tab.name,
-					   alt_rcu_halves(old, consistent), NULL);
+		alt_capacity_write(op, &op->out, op->tab.name, halves, NULL);
+		if (read)
 			return;
-		}
-		if (op->wkind == W_PUT) {
-			tok = sm_json_get(&op->doc, op->root, "Item");
-			new = unit_size(op, sm_json_span(&op->doc, tok).len, block, &op->doc, tok);
-		} else if (op->wkind == W_UPDATE && op->nitem.len > 0) {
-			/* the new item; without a read, the key and what was set */
-			tok = op->have_item ? -1 : sm_json_get(&op->doc, op->root, "Key");
-			new = op->nitem.len + (tok >= 0 ? sm_json_span(&op->doc, tok).len : 0);
-			if (new > block)
-				new = json_item_size(op, &op->nitem) +
-				      (tok >= 0 ? alt_item_size(op, &op->doc, tok) : 0);
-		}
-		alt_capacity_write(op, &op->out, op->tab.name, alt_wcu_halves(SM_MAX(old, new)),
-				   NULL);
 	}
 	if (read || !op->icm || !alt_table_has_lsi(&op->tab))
 		return;
@@ -651,8 +682,19 @@ consumed_write(struct alt_op *op, bool read)
 static inline void
 consumed(struct alt_op *op, bool read)
 {
+	static const uint8_t wcu_kind[] = {
+		[W_PUT] = ALT_WCU_PUT,
+		[W_DELETE] = ALT_WCU_DELETE,
+		[W_UPDATE] = ALT_WCU_UPDATE,
+	};
+	uint64_t halves = op_units(op, read);
+
+	if (read)
+		ALT_STAT_ADD(rcu_halves, halves);
+	else
+		ALT_STAT_ADD(wcu[wcu_kind[op->wkind]], halves / 2);
 	if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE || op->icm))
-		consumed_write(op, read);
+		consumed_write(op, read, halves);
 }
 
 static void
@@ -806,6 +848,10 @@ run_write(struct alt_op *op, struct write_ctx *w)
 	}
 	op->read_cols[0] = op->tab.attrs_col;
 	lwt = iso == SM_ALT_LWT_ALWAYS || (op->rmw && iso == SM_ALT_LWT_RMW_ONLY);
+	if (lwt)
+		ALT_STAT_INC(write_using_lwt);
+	else if (op->rmw)
+		ALT_STAT_INC(reads_before_write);
 	/* a table with indexes needs every write's pre-image, read in the same step */
 	if (lwt || op->tab.idx->n > 0) {
 		r->kind = SM_REQ_CAS;
@@ -1212,28 +1258,37 @@ batch_release(struct batch_ctx *b)
 
 /* BatchWriteItem's ConsumedCapacity: per table, the units of each put's item, 1 per delete. */
 static void
-batch_write_consumed(struct alt_op *op)
+batch_write_consumed(struct alt_op *op, bool answer)
 {
 	int ri = sm_json_get(&op->doc, op->root, "RequestItems");
 	struct sm_bytes name;
-	uint64_t halves;
+	uint64_t halves, h;
 	int t, e, put;
 
-	sm_json_out_key(&op->out, "ConsumedCapacity");
-	sm_json_out_arr_begin(&op->out);
+	if (answer) {
+		sm_json_out_key(&op->out, "ConsumedCapacity");
+		sm_json_out_arr_begin(&op->out);
+	}
 	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t)) {
 		int list = sm_json_member_value(&op->doc, t);
 
 		halves = 0;
 		for (e = sm_json_first(&op->doc, list); e >= 0; e = sm_json_next(&op->doc, e)) {
 			put = sm_json_get(&op->doc, sm_json_get(&op->doc, e, "PutRequest"), "Item");
-			halves += alt_wcu_halves(put >= 0 ? alt_item_size(op, &op->doc, put) : 0);
+			h = alt_wcu_halves(put >= 0 ? unit_size(op, sm_json_span(&op->doc, put).len,
+								 1024, &op->doc, put)
+						    : 0);
+			/* ScyllaDB counts a batch's puts as PutItem's units, its deletes as
+			 * DeleteItem's */
+			ALT_STAT_ADD(wcu[put >= 0 ? ALT_WCU_PUT : ALT_WCU_DELETE], h / 2);
+			halves += h;
 		}
-		if (alt_payload_str(op, &op->doc, t, &name) < 0)
+		if (!answer || alt_payload_str(op, &op->doc, t, &name) < 0)
 			continue;
 		alt_capacity_write(op, &op->out, alt_keep_str(op, name.p, name.len), halves, NULL);
 	}
-	sm_json_out_arr_end(&op->out);
+	if (answer)
+		sm_json_out_arr_end(&op->out);
 }
 
 static void
@@ -1250,8 +1305,7 @@ after_batch_write(struct alt_op *op)
 	sm_json_out_key(&op->out, "UnprocessedItems");
 	sm_json_out_obj_begin(&op->out);
 	sm_json_out_obj_end(&op->out);
-	if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE))
-		batch_write_consumed(op);
+	batch_write_consumed(op, op->cap_mode != ALT_CAP_NONE);
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);
 }
@@ -1410,6 +1464,7 @@ alt_batch_write(struct alt_op *op)
 			 "constraint: every table must have between 1 and 25 write requests");
 		return;
 	}
+	alt_metrics_batch(true, total);
 	b = sm_calloc(1, sizeof(*b));
 	if (b == NULL) {
 		alt_fail(op, "InternalServerError", "out of memory");
@@ -1491,6 +1546,7 @@ alt_batch_write(struct alt_op *op)
 				return;
 			}
 			if (tab->iso == SM_ALT_LWT_ALWAYS) {
+				ALT_STAT_INC(write_using_lwt);
 				r->kind = SM_REQ_CAS;
 				r->cas.kind = SM_CAS_CUSTOM;
 				r->cas.decide = batch_decide_put;
@@ -1614,13 +1670,20 @@ batch_get_done(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
-	if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE)) {
+	{
 		bool consistent = false;
+		uint64_t halves;
 
+		/* ScyllaDB's metrics count every read's units; the item's size only when its
+		 * text passes a block (unit_size()) */
 		sm_json_bool(&op->doc, sm_json_get(&op->doc, op->cap_spec, "ConsistentRead"),
 			     &consistent);
-		op->cap_half[op->cap_ti] += (uint32_t)alt_rcu_halves(
-			itok >= 0 ? alt_item_size(op, &op->idoc, itok) : 0, consistent);
+		halves = alt_rcu_halves(itok >= 0 ? unit_size(op, op->item.len, 4096, &op->idoc, itok)
+						  : 0,
+					consistent);
+		ALT_STAT_ADD(rcu_halves, halves);
+		if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE))
+			op->cap_half[op->cap_ti] += (uint32_t)halves;
 	}
 	batch_get_next(op);
 }
@@ -1811,6 +1874,7 @@ alt_batch_get(struct alt_op *op)
 			 "Too many items requested for the BatchGetItem call");
 		return;
 	}
+	alt_metrics_batch(false, total);
 	if (alt_bytes_reserve(&op->keys, op->body_len * 2 + 4096) < 0) {
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;

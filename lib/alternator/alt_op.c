@@ -78,6 +78,7 @@ alt_op_get(void)
 	op->skipping = false;
 	op->batch_i = 0;
 	op->empty_body = false;
+	op->lat_kind = -1;
 	sm_json_out_reset(&op->out);
 	sm_json_out_reset(&op->item);
 	sm_json_out_reset(&op->nitem);
@@ -222,6 +223,8 @@ alt_finish(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory writing the response");
 		return;
 	}
+	if (op->lat_kind >= 0)
+		alt_metrics_latency(op->lat_kind, sm_now_ns() - op->start_ns);
 	if (op->empty_body)
 		reply(op, 200, "", 0);
 	else if (op->out.len == 0)

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sm_alternator.h"
@@ -220,6 +221,9 @@ struct alt_op {
 	unsigned cap_ti;  /* BatchGetItem: the table being read, and each one's units */
 	int cap_spec;	  /* ... its RequestItems entry */
 	uint32_t cap_half[ALT_MAX_BATCH_GET];
+	/* metrics: when the request began, and its latency histogram (-1: none) */
+	uint64_t start_ns;
+	int lat_kind;
 	struct alt_op *next_free;
 };
 
@@ -239,6 +243,59 @@ alt_key_eq(const struct sm_key *a, const struct sm_key *b)
 			return false;
 	return true;
 }
+
+/* ---- ScyllaDB's metrics (alt_metrics.c) ---- */
+
+#define ALT_MAX_OPERATIONS 48 /* rows of sm_alternator.c's operation table, at most */
+#define ALT_LAT_BUCKETS 66    /* under 512 us, 64 up to 33.5 s, the rest */
+#define ALT_BATCH_BUCKETS 22
+enum alt_lat_kind {
+	ALT_LAT_PUT,
+	ALT_LAT_GET,
+	ALT_LAT_DELETE,
+	ALT_LAT_UPDATE,
+	ALT_LAT_BATCH_WRITE,
+	ALT_LAT_BATCH_GET,
+	ALT_LAT_GET_RECORDS,
+	ALT_LAT_N
+};
+enum alt_wcu_kind { ALT_WCU_PUT, ALT_WCU_DELETE, ALT_WCU_UPDATE, ALT_WCU_INDEX, ALT_WCU_N };
+
+/* One shard's counters: only uint64_t (alt_metrics_format() copies them word by word). */
+struct alt_stats {
+	uint64_t ops[ALT_MAX_OPERATIONS]; /* by row of the operation table, failed ones too */
+	uint64_t total_operations, unsupported_operations;
+	uint64_t reads_before_write, write_using_lwt, shard_bounce_for_lwt;
+	uint64_t requests_blocked_memory, requests_shed;
+	uint64_t filtered_rows_read, filtered_rows_matched, filtered_rows_dropped;
+	uint64_t rcu_halves; /* read units, in halves (eventually consistent reads) */
+	uint64_t wcu[ALT_WCU_N];
+	uint64_t batch_items[2]; /* [0] BatchGetItem, [1] BatchWriteItem */
+	uint64_t batch_hist[2][ALT_BATCH_BUCKETS];
+	uint64_t lat[ALT_LAT_N][ALT_LAT_BUCKETS]; /* successful operations only, as ScyllaDB */
+	uint64_t lat_sum_us[ALT_LAT_N], lat_count[ALT_LAT_N];
+	uint64_t expiration_scan_passes, expiration_scan_table, expiration_items_deleted;
+} SM_CACHE_ALIGNED;
+
+/* The calling shard's block (a private one off the shards). */
+extern __thread struct alt_stats *alt_st;
+
+#define ALT_STAT_ADD(field, n) (alt_st->field += (n))
+#define ALT_STAT_INC(field) ALT_STAT_ADD(field, 1)
+
+void
+alt_metrics_shard_init(unsigned shard);
+/* The latency histogram of operation @name, -1 if it has none. */
+int
+alt_metrics_latency_kind(const char *name);
+void
+alt_metrics_latency(int kind, uint64_t ns);
+/* A BatchGetItem (@write false) or BatchWriteItem of @items items. */
+void
+alt_metrics_batch(bool write, unsigned items);
+/* The page, every shard's; @op_names[i] is the name of ops[i]. */
+void
+alt_metrics_format(FILE *f, unsigned nshards, const char *const *op_names, unsigned nops);
 
 /* ---- replies (sm_alternator.c) ---- */
 

@@ -203,15 +203,24 @@ read_done(struct alt_op *op)
 	sm_json_out_i64(&op->out, op->scanned);
 	if (sel->more && op->have_last)
 		write_last_key(op);
-	if (op->cap_mode != ALT_CAP_NONE) {
+	{
 		bool consistent = false;
+		uint64_t halves;
 
-		/* DynamoDB: the size of everything read (filtered out or not), in 4 KB blocks */
-		sm_json_bool(&op->doc, sm_json_get(&op->doc, op->root, "ConsistentRead"),
-			     &consistent);
-		sm_json_out_key(&op->out, "ConsumedCapacity");
-		alt_capacity_write(op, &op->out, op->tab.name,
-				   alt_rcu_halves(op->page_bytes, consistent), op->tab.index);
+		/* DynamoDB: the size of everything read (filtered out or not), in 4 KB blocks;
+		 * ScyllaDB's metrics count it whether asked or not, and the rows a filter read
+		 * and kept */
+		sm_json_bool(&op->doc, op->consistent_tok, &consistent);
+		halves = alt_rcu_halves(op->page_bytes, consistent);
+		ALT_STAT_ADD(rcu_halves, halves);
+		if (op->filter != NULL || op->legacy_filter >= 0) {
+			ALT_STAT_ADD(filtered_rows_read, op->scanned);
+			ALT_STAT_ADD(filtered_rows_matched, op->returned);
+		}
+		if (op->cap_mode != ALT_CAP_NONE) {
+			sm_json_out_key(&op->out, "ConsumedCapacity");
+			alt_capacity_write(op, &op->out, op->tab.name, halves, op->tab.index);
+		}
 	}
 	sm_json_out_obj_end(&op->out);
 	alt_finish(op);

@@ -400,8 +400,10 @@ static void
 ttl_deleted(void *ctx, int status, const char *json, size_t len)
 {
 	(void)ctx;
-	if (status == 200)
+	if (status == 200) {
 		ttl.expired++;
+		ALT_STAT_INC(expiration_items_deleted);
+	}
 	else
 		SM_WARN("alternator: TTL: deleting an expired item failed: %.*s",
 			(int)SM_MIN(len, 200u), json);
@@ -447,6 +449,7 @@ ttl_step(void *arg)
 		/* a pass ended (or none began): the next one after a period */
 		if (ttl.running) {
 			ttl.running = false;
+			ALT_STAT_INC(expiration_scan_passes);
 			ttl_free_tables();
 			ttl_arm(ttl_period_ms());
 			return;
@@ -487,6 +490,7 @@ ttl_step(void *arg)
 	if (ret < 0 && ret != -ENOENT)
 		SM_WARN("alternator: TTL scan of %s: %s", ttl.tables[ttl.cur], strerror(-ret));
 	if (ret <= 0) {
+		ALT_STAT_INC(expiration_scan_table); /* one table's scan done */
 		ttl.cur++;
 		memset(&ttl.pos, 0, sizeof(ttl.pos));
 	}

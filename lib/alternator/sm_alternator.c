@@ -5,6 +5,7 @@
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -81,6 +82,31 @@ static const struct alt_operation operations[] = {
 	{ "DescribeContinuousBackups", alt_describe_continuous_backups },
 };
 
+/* Each operation's latency histogram (alt_metrics.c), found by name once. */
+static int8_t op_latency_kind[SM_ARRAY_SIZE(operations)];
+static const char *op_names[SM_ARRAY_SIZE(operations)];
+static pthread_once_t op_tables_once = PTHREAD_ONCE_INIT;
+
+_Static_assert(SM_ARRAY_SIZE(operations) <= ALT_MAX_OPERATIONS, "raise ALT_MAX_OPERATIONS");
+
+static void
+op_tables_init(void)
+{
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(operations); i++) {
+		op_latency_kind[i] = (int8_t)alt_metrics_latency_kind(operations[i].name);
+		op_names[i] = operations[i].name;
+	}
+}
+
+void
+sm_alternator_format_metrics(FILE *f, unsigned nshards)
+{
+	pthread_once(&op_tables_once, op_tables_init);
+	alt_metrics_format(f, nshards, op_names, SM_ARRAY_SIZE(operations));
+}
+
 static const struct alt_operation *
 find_operation(const char *name, size_t len)
 {
@@ -137,6 +163,16 @@ run(struct alt_op *op, const struct alt_operation *o)
 		return;
 	op->fn = o->fn;
 	o->fn(op);
+}
+
+/* Count the operation (failed ones too, as ScyllaDB) and time it from here. */
+static inline void
+count_operation(struct alt_op *op, const struct alt_operation *o)
+{
+	unsigned i = (unsigned)(o - operations);
+
+	ALT_STAT_INC(ops[i]);
+	op->lat_kind = op_latency_kind[i];
 }
 
 /* ---- Content-Encoding ---- */
@@ -557,6 +593,8 @@ handle_http(void *ctx, struct sm_http_req *req)
 	op->req = req;
 	op->body = req->body.p;
 	op->body_len = req->body.len;
+	op->start_ns = sm_now_ns();
+	ALT_STAT_INC(total_operations);
 	if (req->head.method != SM_HTTP_POST) {
 		alt_fail(op, "ValidationException", "Unsupported method %.*s",
 			 (int)SM_MIN(req->head.method_text.len, 32u), req->head.method_text.p);
@@ -570,10 +608,12 @@ handle_http(void *ctx, struct sm_http_req *req)
 	}
 	o = dot ? find_operation(dot + 1, target->len - (size_t)(dot + 1 - target->p)) : NULL;
 	if (o == NULL) {
+		ALT_STAT_INC(unsupported_operations);
 		alt_fail(op, "UnknownOperationException", "Unsupported operation %.*s",
 			 (int)SM_MIN(target->len, 128u), target->p);
 		return;
 	}
+	count_operation(op, o);
 	if (alt_cfg->enforce_authorization && check_signature(op, req) < 0)
 		return;
 	enc = sm_http_header(req, "content-encoding");
@@ -609,10 +649,14 @@ sm_alternator_execute(const char *opname, const char *body, size_t len,
 	op->local_ctx = ctx;
 	op->body = body;
 	op->body_len = len;
+	op->start_ns = sm_now_ns();
+	ALT_STAT_INC(total_operations);
 	if (o == NULL) {
+		ALT_STAT_INC(unsupported_operations);
 		alt_fail(op, "UnknownOperationException", "Unsupported operation %s", opname);
 		return 0;
 	}
+	count_operation(op, o);
 	run(op, o);
 	return 0;
 }
@@ -621,6 +665,8 @@ int
 sm_alternator_shard_init(const struct sm_alternator_config *cfg)
 {
 	alt_cfg = cfg;
+	pthread_once(&op_tables_once, op_tables_init);
+	alt_metrics_shard_init(sm_shard_id());
 	alt_op_shard_init();
 	alt_ttl_shard_init();
 	return 0;

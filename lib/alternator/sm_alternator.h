@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "sm_http.h"
 
@@ -70,5 +71,12 @@ sm_alternator_shard_fini(void);
 int
 sm_alternator_execute(const char *op, const char *body, size_t len,
 		      void (*done)(void *ctx, int status, const char *json, size_t len), void *ctx);
+
+/*
+ * ScyllaDB's Alternator metrics (scylla_alternator_*, scylla_expiration_*)
+ * of @nshards shards as Prometheus text, for /metrics.
+ */
+void
+sm_alternator_format_metrics(FILE *f, unsigned nshards);
 
 #endif /* SM_ALTERNATOR_H */

@@ -1,0 +1,280 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""ScyllaDB's metric names on /metrics, so that its dashboards and tools read
+shardmark as they read ScyllaDB.
+
+The Alternator cases are rewritten from ScyllaDB's test/alternator/
+test_metrics.py (names in the comments are theirs): a metric is summed over
+its shards, and since nothing says that no other request runs meanwhile, a
+test checks that a counter grew, or grew by an exact amount where the
+operation determines it (units, batch sizes). The CQL cases check ScyllaDB's
+cql, transport and storage_proxy names the same way.
+"""
+
+import re
+import time
+import urllib.request
+
+import pytest
+
+pytest.importorskip("boto3")
+
+from conftest import (alt_client, alt_create_table, alt_expect_error,  # noqa: E402
+                      alt_unique_table_name, cql_connect)  # noqa: F401
+
+KB = 1024
+
+
+def metrics_text(srv):
+    url = f"http://{srv.host}:{srv.ports[3]}/metrics"
+    with urllib.request.urlopen(url, timeout=30) as r:
+        assert r.status == 200
+        return r.read().decode()
+
+
+def metric(text, name, labels=None):
+    """The sum of @name's samples whose labels include @labels (test_metrics.py's
+    get_metric)."""
+    total = 0.0
+    for line in re.findall("^" + re.escape(name) + "{.*$", text, re.MULTILINE):
+        series, value = line.rsplit(" ", 1)
+        got = series[len(name) + 1:-1].split(",")
+        if labels and any(f'{k}="{v}"' not in got for k, v in labels.items()):
+            continue
+        total += float(value)
+    return total
+
+
+class Delta:
+    """with Delta(srv) as d: ...; then d(name, labels) is how much it grew."""
+
+    def __init__(self, srv):
+        self.srv = srv
+
+    def __enter__(self):
+        self.before = metrics_text(self.srv)
+        return self
+
+    def __exit__(self, *exc):
+        self.after = metrics_text(self.srv)
+        return False
+
+    def __call__(self, name, labels=None):
+        return metric(self.after, name, labels) - metric(self.before, name, labels)
+
+
+@pytest.fixture(scope="module")
+def srv(alternator_server):
+    return alternator_server
+
+
+@pytest.fixture(scope="module")
+def table(dynamodb):
+    t = alt_create_table(dynamodb)
+    yield t
+    t.delete()
+
+
+def rnd():
+    return alt_unique_table_name("k")
+
+
+def op(name):
+    return {"op": name}
+
+
+# test_item_operations
+def test_item_operations_are_counted(srv, table):
+    p = rnd()
+    with Delta(srv) as d:
+        table.put_item(Item={"p": p})
+        table.get_item(Key={"p": p})
+        table.delete_item(Key={"p": p})
+        table.update_item(Key={"p": p})
+    for name in ("PutItem", "GetItem", "DeleteItem", "UpdateItem"):
+        assert d("scylla_alternator_operation", op(name)) >= 1, name
+
+
+# test_batch_write_item, test_batch_get_item, test_scan_operations
+def test_batch_and_scan_operations_are_counted(srv, table):
+    c = table.meta.client
+    with Delta(srv) as d:
+        c.batch_write_item(RequestItems={table.name: [{"PutRequest": {"Item": {"p": rnd()}}}]})
+        c.batch_get_item(RequestItems={table.name: {"Keys": [{"p": rnd()}],
+                                                    "ConsistentRead": True}})
+        table.scan(Limit=1)
+        table.query(Limit=1, KeyConditionExpression="p=:p",
+                    ExpressionAttributeValues={":p": "dog"})
+    for name in ("BatchWriteItem", "BatchGetItem", "Scan", "Query"):
+        assert d("scylla_alternator_operation", op(name)) >= 1, name
+
+
+# test_table_operations, test_list_tables_operations, test_describe_endpoints_operations,
+# test_tag_operations, test_ttl_operations: failed operations are counted too
+def test_table_and_failed_operations_are_counted(srv, dynamodb, table):
+    c = table.meta.client
+    with Delta(srv) as d:
+        t = alt_create_table(dynamodb)
+        c.describe_table(TableName=t.name)
+        c.update_table(TableName=t.name, BillingMode="PAY_PER_REQUEST")
+        t.delete()
+        c.list_tables(Limit=1)
+        c.describe_endpoints()
+        arn = c.describe_table(TableName=table.name)["Table"]["TableArn"]
+        c.list_tags_of_resource(ResourceArn=arn)
+        c.tag_resource(ResourceArn=arn, Tags=[{"Key": "k", "Value": "dog"}])
+        c.untag_resource(ResourceArn=arn, TagKeys=["k"])
+        c.describe_time_to_live(TableName=table.name)
+        alt_expect_error("ValidationException", c.update_time_to_live, TableName=table.name)
+    for name in ("CreateTable", "DescribeTable", "UpdateTable", "DeleteTable", "ListTables",
+                 "DescribeEndpoints", "ListTagsOfResource", "TagResource", "UntagResource",
+                 "DescribeTimeToLive", "UpdateTimeToLive"):
+        assert d("scylla_alternator_operation", op(name)) >= 1, name
+
+
+# test_unsupported_operation, test_total_operations
+def test_unsupported_and_total_operations(srv):
+    body = b"{}"
+    req = urllib.request.Request(
+        srv.alt_url, data=body, method="POST",
+        headers={"X-Amz-Target": "DynamoDB_20120810.BoguousOperationName",
+                 "Content-Type": "application/x-amz-json-1.0"})
+    with Delta(srv) as d:
+        try:
+            urllib.request.urlopen(req, timeout=30)
+        except urllib.error.HTTPError as e:
+            assert e.code == 400
+    assert d("scylla_alternator_unsupported_operations") >= 1
+    assert d("scylla_alternator_total_operations") >= 1
+
+
+# test_item_latency
+def test_latency_histograms_count_successful_operations(srv, table):
+    c = table.meta.client
+    ops = ("PutItem", "GetItem", "DeleteItem", "UpdateItem", "BatchWriteItem", "BatchGetItem")
+    with Delta(srv) as d:
+        p = rnd()
+        table.put_item(Item={"p": p})
+        table.get_item(Key={"p": p})
+        table.delete_item(Key={"p": p})
+        table.update_item(Key={"p": p})
+        c.batch_write_item(RequestItems={table.name: [{"PutRequest": {"Item": {"p": rnd()}}}]})
+        c.batch_get_item(RequestItems={table.name: {"Keys": [{"p": rnd()}]}})
+    for name in ops:
+        assert d("scylla_alternator_op_latency_count", op(name)) >= 1, name
+        assert d("scylla_alternator_op_latency_bucket", {"op": name, "le": "+Inf"}) >= 1
+    text = metrics_text(srv)
+    # buckets are cumulative, with ScyllaDB's bounds (512 us, then four per power of two)
+    for name in ops:
+        b = [metric(text, "scylla_alternator_op_latency_bucket", {"op": name, "le": le})
+             for le in ("512.000000", "640.000000", "1024.000000", "+Inf")]
+        assert b == sorted(b)
+    assert 'quantile="0.99"' in text
+
+
+# test_batch_write_item_count, test_batch_get_item_count
+def test_batch_item_counts(srv, table):
+    c = table.meta.client
+    with Delta(srv) as d:
+        c.batch_write_item(RequestItems={table.name: [
+            {"PutRequest": {"Item": {"p": rnd(), "a": "hi"}}},
+            {"PutRequest": {"Item": {"p": rnd(), "a": "hi"}}}]})
+        c.batch_get_item(RequestItems={table.name: {"Keys": [{"p": rnd()}, {"p": rnd()}]}})
+    assert d("scylla_alternator_batch_item_count", op("BatchWriteItem")) == 2
+    assert d("scylla_alternator_batch_item_count", op("BatchGetItem")) == 2
+
+
+# test_batch_write_item_histogram, test_batch_get_item_histogram
+def test_batch_item_histograms(srv, table):
+    c = table.meta.client
+    name = "scylla_alternator_batch_item_count_histogram_bucket"
+    with Delta(srv) as d:
+        c.batch_write_item(RequestItems={table.name: [
+            {"PutRequest": {"Item": {"p": rnd()}}} for _ in range(3)]})
+    assert d(name, {"op": "BatchWriteItem", "le": "2.000000"}) == 0
+    assert d(name, {"op": "BatchWriteItem", "le": "3.000000"}) == 1
+    with Delta(srv) as d:
+        for _ in range(2):
+            c.batch_get_item(RequestItems={table.name: {
+                "Keys": [{"p": rnd()} for _ in range(100)], "ConsistentRead": True}})
+    assert d(name, {"op": "BatchGetItem", "le": "86.000000"}) == 0
+    assert d(name, {"op": "BatchGetItem", "le": "103.000000"}) == 2
+
+
+# test_rcu: a consistent read of an item of 4 KB and a byte costs 2 units
+def test_read_units(srv, table):
+    p, val = rnd(), rnd()
+    val2 = "a" * (4 * KB - (len(p) + len(val) + len("pattanother")) + 1)
+    table.put_item(Item={"p": p, "att": val, "another": val2})
+    with Delta(srv) as d:
+        table.get_item(Key={"p": p}, ConsistentRead=True)
+    assert d("scylla_alternator_rcu_total") == 2
+    with Delta(srv) as d:
+        table.get_item(Key={"p": p})  # eventually consistent: half
+    assert d("scylla_alternator_rcu_total") == 1
+
+
+# test_wcu, test_wcu_batch_write_item
+def test_write_units(srv, table):
+    p, val = rnd(), rnd()
+    val2 = "a" * (2 * KB - (len(p) + len(val) + len("pattanother")) + 1)
+    with Delta(srv) as d:
+        table.put_item(Item={"p": p, "att": val, "another": val2})
+    assert d("scylla_alternator_wcu_total", op("PutItem")) == 3
+    with Delta(srv) as d:
+        table.meta.client.batch_write_item(RequestItems={table.name: [
+            {"PutRequest": {"Item": {"p": rnd(), "a": "hi"}}},
+            {"PutRequest": {"Item": {"p": rnd(), "a": "a" * KB}}}]})
+    assert d("scylla_alternator_wcu_total", op("PutItem")) == 3
+    with Delta(srv) as d:
+        table.delete_item(Key={"p": p})
+        table.update_item(Key={"p": p}, UpdateExpression="SET a = :v",
+                          ExpressionAttributeValues={":v": "x"})
+    assert d("scylla_alternator_wcu_total", op("DeleteItem")) == 1
+    assert d("scylla_alternator_wcu_total", op("UpdateItem")) == 1
+
+
+def test_filtered_rows(srv, table):
+    p = rnd()
+    table.put_item(Item={"p": p, "x": 1})
+    with Delta(srv) as d:
+        r = table.scan(FilterExpression="x = :one", ExpressionAttributeValues={":one": 2})
+    assert r["Count"] == 0
+    read = d("scylla_alternator_filtered_rows_read_total")
+    assert read >= 1
+    assert d("scylla_alternator_filtered_rows_matched_total") == 0
+    assert d("scylla_alternator_filtered_rows_dropped_total") == read
+
+
+def test_lwt_writes_are_counted(alternator):
+    s = alternator(isolation="always_use_lwt")
+    import boto3  # noqa: F401
+    from conftest import alt_resource
+    t = alt_create_table(alt_resource(s))
+    with Delta(s) as d:
+        t.put_item(Item={"p": "a"})
+    assert d("scylla_alternator_write_using_lwt") == 1
+
+
+# test_ttl_stats
+def test_expiration_metrics(srv, dynamodb):
+    t = alt_create_table(dynamodb)
+    try:
+        with Delta(srv) as d:
+            t.put_item(Item={"p": "gone", "expiration": int(time.time()) - 60})
+            t.meta.client.update_time_to_live(
+                TableName=t.name,
+                TimeToLiveSpecification={"AttributeName": "expiration", "Enabled": True})
+            end = time.time() + 60
+            while time.time() < end and "Item" in t.get_item(Key={"p": "gone"}):
+                time.sleep(0.2)
+            assert "Item" not in t.get_item(Key={"p": "gone"})
+            # the pass that deleted it ends after its last table
+            end = time.time() + 60
+            while time.time() < end and metric(metrics_text(srv),
+                                               "scylla_expiration_scan_passes") == 0:
+                time.sleep(0.2)
+        for name in ("scylla_expiration_scan_passes", "scylla_expiration_scan_table",
+                     "scylla_expiration_items_deleted"):
+            assert d(name) >= 1, name
+    finally:
+        t.delete()
