@@ -13,6 +13,7 @@
 
 #include "sm_alternator.h"
 #include "sm_core.h"
+#include "sm_cql.h"
 #include "sm_tls.h"
 #include "stats_http.h"
 
@@ -132,6 +133,7 @@ serve_metrics(struct sm_conn *c)
 	if (f != NULL) {
 		sm_net_port_report(f, true);
 		sm_alternator_format_metrics(f, n);
+		sm_cql_format_metrics(f, n);
 		fclose(f);
 	}
 	if (extra_len > 0 && need + extra_len < len) {

@@ -64,45 +64,12 @@ alt_metrics_latency_kind(const char *name)
 	return -1;
 }
 
-/*
- * The bucket of a latency of @us microseconds in ScyllaDB's
- * time_estimated_histogram (approx_exponential_histogram from 512 us to 33.5 s,
- * four buckets per power of two): bucket 0 holds what is under 512 us,
- * bucket i > 0 what is under alt_lat_bound(i), the last one the rest.
- */
-static unsigned
-lat_bucket(uint64_t us)
-{
-	unsigned k;
-
-	if (us < 512)
-		return 0;
-	k = 63 - (unsigned)__builtin_clzll(us);
-	if (k >= 25)
-		return ALT_LAT_BUCKETS - 1;
-	return (k - 9) * 4 + (unsigned)((us >> (k - 2)) & 3) + 1;
-}
-
-/* The upper bound in microseconds of bucket @i (< ALT_LAT_BUCKETS - 1). */
-static uint64_t
-lat_bound(unsigned i)
-{
-	unsigned k, sub;
-
-	if (i == 0)
-		return 512;
-	k = 9 + (i - 1) / 4;
-	sub = (i - 1) % 4;
-	return (1ull << k) + ((uint64_t)(sub + 1) << (k - 2));
-}
-
 void
-alt_metrics_latency(int kind, uint64_t ns)
+alt_metrics_latency(int kind, uint64_t us)
 {
 	struct alt_stats *s = alt_st;
-	uint64_t us = ns / 1000;
 
-	s->lat[kind][lat_bucket(us)]++;
+	s->lat[kind][sm_lat_hist_bucket(us)]++;
 	s->lat_sum_us[kind] += us;
 	s->lat_count[kind]++;
 }
@@ -167,62 +134,32 @@ print_operations(const struct metric_out *o, const char *const *names, unsigned 
 static void
 print_latency(const struct metric_out *o)
 {
-	static const double quantiles[] = { 0.5, 0.95, 0.99 };
-	unsigned i, k, b, q;
+	char labels[64];
+	unsigned i, k, b;
 
 	header(o->f, "scylla_alternator_op_latency", "histogram",
 	       "Latency histogram of an operation via Alternator API");
 	for (k = 0; k < ALT_LAT_N; k++)
 		for (i = 0; i < o->nshards; i++) {
-			uint64_t cum = 0;
-
-			for (b = 0; b < ALT_LAT_BUCKETS - 1; b++) {
-				cum += SNAP(o, i, lat[k][b]);
-				fprintf(o->f,
-					"scylla_alternator_op_latency_bucket{le=\"%llu.000000\","
-					"op=\"%s\",shard=\"%u\"} %llu\n",
-					(unsigned long long)lat_bound(b), lat_names[k], i,
-					(unsigned long long)cum);
-			}
-			fprintf(o->f,
-				"scylla_alternator_op_latency_bucket{le=\"+Inf\",op=\"%s\","
-				"shard=\"%u\"} %llu\n",
-				lat_names[k], i, (unsigned long long)SNAP(o, i, lat_count[k]));
-			fprintf(o->f,
-				"scylla_alternator_op_latency_sum{op=\"%s\",shard=\"%u\"} %llu\n"
-				"scylla_alternator_op_latency_count{op=\"%s\",shard=\"%u\"} %llu\n",
-				lat_names[k], i, (unsigned long long)SNAP(o, i, lat_sum_us[k]),
-				lat_names[k], i, (unsigned long long)SNAP(o, i, lat_count[k]));
+			snprintf(labels, sizeof(labels), "op=\"%s\"", lat_names[k]);
+			sm_lat_hist_print(o->f, "scylla_alternator_op_latency", labels, i,
+					  SNAP(o, i, lat[k]), SNAP(o, i, lat_sum_us[k]),
+					  SNAP(o, i, lat_count[k]));
 		}
-	/* ScyllaDB's summary is over a recent window; ours is since the start, from the
-	 * histogram (the bucket's upper bound), every shard's together */
 	header(o->f, "scylla_alternator_op_latency_summary", "summary",
 	       "Latency summary of an operation via Alternator API");
 	for (k = 0; k < ALT_LAT_N; k++) {
-		uint64_t total = 0, cum, want;
+		uint64_t merged[SM_LAT_HIST_BUCKETS] = { 0 }, sum = 0, count = 0;
 
-		for (i = 0; i < o->nshards; i++)
-			total += SNAP(o, i, lat_count[k]);
-		if (total == 0)
-			continue;
-		for (q = 0; q < SM_ARRAY_SIZE(quantiles); q++) {
-			want = (uint64_t)(quantiles[q] * (double)total + 0.5);
-			if (want == 0)
-				want = 1;
-			cum = 0;
-			for (b = 0; b < ALT_LAT_BUCKETS - 1; b++) {
-				for (i = 0; i < o->nshards; i++)
-					cum += SNAP(o, i, lat[k][b]);
-				if (cum >= want)
-					break;
-			}
-			fprintf(o->f,
-				"scylla_alternator_op_latency_summary{op=\"%s\",quantile=\"%g\"} "
-				"%llu\n",
-				lat_names[k], quantiles[q],
-				b < ALT_LAT_BUCKETS - 1 ? (unsigned long long)lat_bound(b)
-							: (unsigned long long)lat_bound(b - 1) * 2);
+		for (i = 0; i < o->nshards; i++) {
+			for (b = 0; b < SM_LAT_HIST_BUCKETS; b++)
+				merged[b] += SNAP(o, i, lat[k][b]);
+			sum += SNAP(o, i, lat_sum_us[k]);
+			count += SNAP(o, i, lat_count[k]);
 		}
+		snprintf(labels, sizeof(labels), "op=\"%s\"", lat_names[k]);
+		sm_lat_hist_print_summary(o->f, "scylla_alternator_op_latency_summary", labels,
+					  merged, sum, count);
 	}
 }
 

@@ -224,7 +224,7 @@ alt_finish(struct alt_op *op)
 		return;
 	}
 	if (op->lat_kind >= 0)
-		alt_metrics_latency(op->lat_kind, sm_now_ns() - op->start_ns);
+		alt_metrics_latency(op->lat_kind, sm_cycles_to_us(sm_cycles() - op->start_cycles));
 	if (op->empty_body)
 		reply(op, 200, "", 0);
 	else if (op->out.len == 0)

@@ -222,7 +222,7 @@ struct alt_op {
 	int cap_spec;	  /* ... its RequestItems entry */
 	uint32_t cap_half[ALT_MAX_BATCH_GET];
 	/* metrics: when the request began, and its latency histogram (-1: none) */
-	uint64_t start_ns;
+	uint64_t start_cycles; /* sm_cycles() */
 	int lat_kind;
 	struct alt_op *next_free;
 };
@@ -247,7 +247,6 @@ alt_key_eq(const struct sm_key *a, const struct sm_key *b)
 /* ---- ScyllaDB's metrics (alt_metrics.c) ---- */
 
 #define ALT_MAX_OPERATIONS 48 /* rows of sm_alternator.c's operation table, at most */
-#define ALT_LAT_BUCKETS 66    /* under 512 us, 64 up to 33.5 s, the rest */
 #define ALT_BATCH_BUCKETS 22
 enum alt_lat_kind {
 	ALT_LAT_PUT,
@@ -272,7 +271,7 @@ struct alt_stats {
 	uint64_t wcu[ALT_WCU_N];
 	uint64_t batch_items[2]; /* [0] BatchGetItem, [1] BatchWriteItem */
 	uint64_t batch_hist[2][ALT_BATCH_BUCKETS];
-	uint64_t lat[ALT_LAT_N][ALT_LAT_BUCKETS]; /* successful operations only, as ScyllaDB */
+	uint64_t lat[ALT_LAT_N][SM_LAT_HIST_BUCKETS]; /* successful operations only, as ScyllaDB */
 	uint64_t lat_sum_us[ALT_LAT_N], lat_count[ALT_LAT_N];
 	uint64_t expiration_scan_passes, expiration_scan_table, expiration_items_deleted;
 } SM_CACHE_ALIGNED;
@@ -289,7 +288,7 @@ alt_metrics_shard_init(unsigned shard);
 int
 alt_metrics_latency_kind(const char *name);
 void
-alt_metrics_latency(int kind, uint64_t ns);
+alt_metrics_latency(int kind, uint64_t us);
 /* A BatchGetItem (@write false) or BatchWriteItem of @items items. */
 void
 alt_metrics_batch(bool write, unsigned items);

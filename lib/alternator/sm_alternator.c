@@ -593,7 +593,7 @@ handle_http(void *ctx, struct sm_http_req *req)
 	op->req = req;
 	op->body = req->body.p;
 	op->body_len = req->body.len;
-	op->start_ns = sm_now_ns();
+	op->start_cycles = sm_cycles();
 	ALT_STAT_INC(total_operations);
 	if (req->head.method != SM_HTTP_POST) {
 		alt_fail(op, "ValidationException", "Unsupported method %.*s",
@@ -649,7 +649,7 @@ sm_alternator_execute(const char *opname, const char *body, size_t len,
 	op->local_ctx = ctx;
 	op->body = body;
 	op->body_len = len;
-	op->start_ns = sm_now_ns();
+	op->start_cycles = sm_cycles();
 	ALT_STAT_INC(total_operations);
 	if (o == NULL) {
 		ALT_STAT_INC(unsupported_operations);

@@ -1035,6 +1035,7 @@ sm_runtime_run(const struct sm_runtime_opts *opts, char *err, size_t errlen)
 	unsigned n = 0, i;
 	int ret;
 
+	sm_clock_calibrate(); /* before any shard times a request */
 	if (sm_rt != NULL) {
 		snprintf(err, errlen, "the shard runtime is already running");
 		return -EBUSY;

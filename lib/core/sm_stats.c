@@ -702,3 +702,61 @@ sm_stats_format_prometheus(char *buf, size_t len, const struct sm_shard_snapshot
 	sm_prom_scylla(&o, snap, n);
 	return o.pos;
 }
+
+void
+sm_lat_hist_print(FILE *f, const char *name, const char *labels, unsigned shard,
+		  const uint64_t *buckets, uint64_t sum_us, uint64_t count)
+{
+	const char *sep = labels != NULL && labels[0] != '\0' ? "," : "";
+	uint64_t cum = 0;
+	unsigned b;
+
+	if (labels == NULL)
+		labels = "";
+	for (b = 0; b < SM_LAT_HIST_BUCKETS - 1; b++) {
+		cum += buckets[b];
+		fprintf(f, "%s_bucket{le=\"%llu.000000\"%s%s,shard=\"%u\"} %llu\n", name,
+			(unsigned long long)sm_lat_hist_bound(b), sep, labels, shard,
+			(unsigned long long)cum);
+	}
+	fprintf(f,
+		"%s_bucket{le=\"+Inf\"%s%s,shard=\"%u\"} %llu\n"
+		"%s_sum{%s%sshard=\"%u\"} %llu\n"
+		"%s_count{%s%sshard=\"%u\"} %llu\n",
+		name, sep, labels, shard, (unsigned long long)count, name, labels, sep, shard,
+		(unsigned long long)sum_us, name, labels, sep, shard, (unsigned long long)count);
+}
+
+void
+sm_lat_hist_print_summary(FILE *f, const char *name, const char *labels, const uint64_t *buckets,
+			  uint64_t sum_us, uint64_t count)
+{
+	static const double quantiles[] = { 0.5, 0.95, 0.99 };
+	const char *sep = labels != NULL && labels[0] != '\0' ? "," : "";
+	uint64_t cum, want, bound;
+	unsigned q, b;
+
+	if (labels == NULL)
+		labels = "";
+	for (q = 0; q < SM_ARRAY_SIZE(quantiles) && count > 0; q++) {
+		want = (uint64_t)(quantiles[q] * (double)count + 0.5);
+		if (want == 0)
+			want = 1;
+		cum = 0;
+		for (b = 0; b < SM_LAT_HIST_BUCKETS - 1; b++) {
+			cum += buckets[b];
+			if (cum >= want)
+				break;
+		}
+		bound = b < SM_LAT_HIST_BUCKETS - 1 ? sm_lat_hist_bound(b)
+						    : 2 * sm_lat_hist_bound(SM_LAT_HIST_BUCKETS - 2);
+		fprintf(f, "%s{%s%squantile=\"%g\"} %llu\n", name, labels, sep, quantiles[q],
+			(unsigned long long)bound);
+	}
+	if (labels[0] == '\0')
+		fprintf(f, "%s_count %llu\n%s_sum %llu\n", name, (unsigned long long)count, name,
+			(unsigned long long)sum_us);
+	else
+		fprintf(f, "%s_count{%s} %llu\n%s_sum{%s} %llu\n", name, labels,
+			(unsigned long long)count, name, labels, (unsigned long long)sum_us);
+}

@@ -93,6 +93,60 @@ sm_sched_lat_bucket(uint64_t ns)
 uint64_t
 sm_sched_lat_quantile_us(const struct sm_sw_stats *st, double q);
 
+/*
+ * Request latency histograms as ScyllaDB exports them (its
+ * time_estimated_histogram: approx_exponential_histogram from 512 us to
+ * 33.5 s, four buckets per power of two), so that its dashboards' quantiles
+ * read ours: bucket 0 holds what is under 512 us, bucket i of 1..64 what is
+ * under sm_lat_hist_bound(i), bucket 65 the rest.
+ */
+#define SM_LAT_HIST_BUCKETS 66
+
+static inline unsigned
+sm_lat_hist_bucket(uint64_t us)
+{
+	unsigned k;
+
+	if (us < 512)
+		return 0;
+	k = 63 - (unsigned)__builtin_clzll(us);
+	if (k >= 25)
+		return SM_LAT_HIST_BUCKETS - 1;
+	return (k - 9) * 4 + (unsigned)((us >> (k - 2)) & 3) + 1;
+}
+
+/* The upper bound in microseconds of bucket @i (< SM_LAT_HIST_BUCKETS - 1). */
+static inline uint64_t
+sm_lat_hist_bound(unsigned i)
+{
+	unsigned k, sub;
+
+	if (i == 0)
+		return 512;
+	k = 9 + (i - 1) / 4;
+	sub = (i - 1) % 4;
+	return (1ull << k) + ((uint64_t)(sub + 1) << (k - 2));
+}
+
+/*
+ * Print histogram @buckets (SM_LAT_HIST_BUCKETS counts, @sum_us, @count) as
+ * the Prometheus lines of @name{@labels,shard="@shard"}: _bucket (cumulative,
+ * le in ScyllaDB's format), _sum and _count.
+ */
+void
+sm_lat_hist_print(FILE *f, const char *name, const char *labels, unsigned shard,
+		  const uint64_t *buckets, uint64_t sum_us, uint64_t count);
+
+/*
+ * Print a summary of histogram @buckets (every shard's together) as
+ * @name{@labels,quantile=...} for 0.5, 0.95 and 0.99 (the upper bound of the
+ * bucket holding each), then @name_count and @name_sum. ScyllaDB's summaries
+ * cover a recent window; these cover the whole run.
+ */
+void
+sm_lat_hist_print_summary(FILE *f, const char *name, const char *labels, const uint64_t *buckets,
+			  uint64_t sum_us, uint64_t count);
+
 /* The calling thread's counter block: its shard's, or a private one. */
 extern __thread struct sm_sw_stats *sm_tls_stats;
 

@@ -114,6 +114,7 @@ struct cql_prepared {
 	bool system;		      /* table is a virtual system table */
 	bool lwt;		      /* a conditional statement */
 	uint8_t timeout_kind;	      /* enum sm_cql_timeout_kind, set at prepare */
+	uint8_t metric_kind;	      /* enum cql_metric_stmt, set at prepare */
 	/* bind metadata */
 	struct sm_cql_colspec *bind_specs;
 	unsigned nbind;

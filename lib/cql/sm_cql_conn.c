@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sm_core.h"
+#include "cql_metrics_priv.h"
 #include "sm_cql_conn.h"
 
 #define DEFAULT_MAX_FRAME (256u << 20)
@@ -526,6 +527,7 @@ dispatch(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h, const uint
 		send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, text, false);
 		goto out;
 	}
+	CQL_STAT_INC(opcodes[h->opcode & 15]);
 	switch (h->opcode) {
 	case SM_CQL_OP_OPTIONS:
 		send_supported(cc, h->stream);
@@ -571,6 +573,8 @@ dispatch(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h, const uint
 		sm_bufseg_get(seg);
 	cc->refs++;
 	SM_STAT_INC(requests);
+	CQL_STAT_INC(requests_started);
+	req->start_cycles = sm_cycles();
 	replies = cc->nreplies;
 	cc->svc->exec->request(cc->svc->exec->ctx, req);
 	if (cc->nreplies == replies) /* not answered yet: it waits for another shard */
@@ -586,6 +590,7 @@ sm_cql_reply(struct sm_cql_req *req, struct sm_cql_buf *frame)
 	struct sm_cql_conn *cc = req->conn;
 
 	cc->nreplies++;
+	cql_metrics_answered(req->timeout_kind, sm_cycles() - req->start_cycles);
 	if (SM_UNLIKELY(req->tstate != 0)) {
 		if (req->tstate & SM_CQL_REQ_PENDING)
 			pending_unlink(req);
@@ -765,6 +770,7 @@ pools_init(void)
 	    sm_pool_init(&req_pool, "cql-req", sizeof(struct sm_cql_req), 64) < 0)
 		return -ENOMEM;
 	pools_ready = true;
+	cql_metrics_shard_init();
 	sm_pool_trim_when_idle(&conn_pool);
 	sm_pool_trim_when_idle(&req_pool);
 	return 0;
@@ -810,6 +816,7 @@ cql_accepted(struct sm_conn *c, void *listen_ctx)
 	if (cc == NULL)
 		return -ENOMEM;
 	memset(cc, 0, sizeof(*cc));
+	CQL_STAT_INC(connections_opened);
 	cc->c = c;
 	cc->svc = listen_ctx;
 	cc->refs = 1;
@@ -840,6 +847,7 @@ cql_closed(struct sm_conn *c, int err)
 	struct sm_cql_conn *cc = c->ctx;
 
 	(void)err;
+	CQL_STAT_INC(connections_closed);
 	events_unlink(cc);
 	sm_timer_cancel(&cc->frame_timer);
 	cc->c = NULL;

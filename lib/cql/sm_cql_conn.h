@@ -23,6 +23,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sm_cql_proto.h"
 #include "sm_net.h"
@@ -57,6 +58,7 @@ struct sm_cql_req {
 	/* private */
 	uint8_t tstate; /* SM_CQL_REQ_PENDING, SM_CQL_REQ_TIMED_OUT bits (0: neither) */
 	uint64_t deadline_ms;
+	uint64_t start_cycles; /* sm_cycles() when it arrived, for the latency metrics */
 	struct sm_cql_req *pend_prev, *pend_next;
 	struct sm_bufseg *seg; /* holds the body's memory */
 	struct sm_cql_req *next_free;
@@ -144,5 +146,13 @@ sm_cql_conn_service(const struct sm_cql_conn *c);
 /* Free the calling shard's CQL connection state (after its connections closed). */
 void
 sm_cql_shard_fini(void);
+
+/*
+ * ScyllaDB's CQL metrics (scylla_cql_*, scylla_transport_*,
+ * scylla_storage_proxy_coordinator_*) of @nshards shards as Prometheus text,
+ * for /metrics (sm_cql_metrics.c).
+ */
+void
+sm_cql_format_metrics(FILE *f, unsigned nshards);
 
 #endif /* SM_CQL_CONN_H */

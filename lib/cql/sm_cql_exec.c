@@ -15,6 +15,7 @@
 #include <nettle/md5.h>
 
 #include "cql_exec_priv.h"
+#include "cql_metrics_priv.h"
 
 #define DEFAULT_MAX_PREPARED 20000u
 #define NBUCKETS 4096u
@@ -749,6 +750,26 @@ statement_timeout_kind(const struct cql_prepared *ps)
 	}
 }
 
+/* Which of ScyllaDB's statement counters counts it (scylla_cql_reads, _inserts, ...). */
+static uint8_t
+statement_metric_kind(const struct cql_prepared *ps)
+{
+	switch (ps->stmt->kind) {
+	case SM_CQL_SELECT:
+		return CQL_M_SELECT;
+	case SM_CQL_INSERT:
+		return CQL_M_INSERT;
+	case SM_CQL_UPDATE:
+		return CQL_M_UPDATE;
+	case SM_CQL_DELETE:
+		return CQL_M_DELETE;
+	case SM_CQL_BATCH:
+		return CQL_M_BATCH;
+	default:
+		return CQL_M_OTHER;
+	}
+}
+
 static int
 prepare_text(const char *ks, const char *text, size_t len, struct cql_prepared **out, char *err,
 	     size_t errlen, int32_t *code)
@@ -788,6 +809,7 @@ prepare_text(const char *ks, const char *text, size_t len, struct cql_prepared *
 		return ret;
 	}
 	ps->timeout_kind = statement_timeout_kind(ps);
+	ps->metric_kind = statement_metric_kind(ps);
 	*out = ps;
 	return 0;
 nomem:
@@ -1192,6 +1214,9 @@ exec_statement(struct cql_op *op, const struct sm_cql_params *params)
 
 	op->params = params;
 	op->req->timeout_kind = op->ps->timeout_kind;
+	CQL_STAT_INC(stmts[op->ps->metric_kind][op->ps->lwt]);
+	if (SM_UNLIKELY(op->ps->metric_kind == CQL_M_BATCH))
+		CQL_STAT_ADD(statements_in_batches[op->ps->lwt], s->batch.nstmts);
 	if (cql_exec_load_values(op, &params->values) < 0)
 		return;
 	switch (s->kind) {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cql_exec_priv.h"
+#include "cql_metrics_priv.h"
 #include "cql_json_priv.h"
 
 #define MAX_TTL 630720000 /* 20 years, as Cassandra */
@@ -1731,6 +1732,10 @@ cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *b)
 			cql_exec_put(list[i]);
 	}
 	sm_free(list);
+	/* ScyllaDB's batch metrics, and the latency of a write (or a CAS) */
+	CQL_STAT_INC(stmts[CQL_M_BATCH][lwt != NULL]);
+	CQL_STAT_ADD(statements_in_batches[lwt != NULL], n);
+	op->req->timeout_kind = lwt != NULL ? SM_CQL_TIMEOUT_CAS : SM_CQL_TIMEOUT_WRITE;
 	submit_writes(op, op->ps);
 	return;
 out_failed:

@@ -18,8 +18,9 @@ import pytest
 
 pytest.importorskip("boto3")
 
-from conftest import (alt_client, alt_create_table, alt_expect_error,  # noqa: E402
-                      alt_unique_table_name, cql_connect)  # noqa: F401
+from conftest import (alt_create_table, alt_expect_error, alt_resource,  # noqa: E402
+                      alt_unique_table_name, cql_cluster, cql_create_keyspace,
+                      cql_unique_name)
 
 KB = 1024
 
@@ -247,8 +248,6 @@ def test_filtered_rows(srv, table):
 
 def test_lwt_writes_are_counted(alternator):
     s = alternator(isolation="always_use_lwt")
-    import boto3  # noqa: F401
-    from conftest import alt_resource
     t = alt_create_table(alt_resource(s))
     with Delta(s) as d:
         t.put_item(Item={"p": "a"})
@@ -278,3 +277,87 @@ def test_expiration_metrics(srv, dynamodb):
             assert d(name) >= 1, name
     finally:
         t.delete()
+
+
+# ---- CQL: the query processor, the native transport, the coordinator ----
+
+@pytest.fixture(scope="module")
+def cql(srv):
+    pytest.importorskip("cassandra")
+    cluster = cql_cluster(srv.cql_port)
+    session = cluster.connect()
+    ks = cql_create_keyspace(session, cql_unique_name("ks"))
+    session.execute(f"CREATE TABLE {ks}.t (k int PRIMARY KEY, v int)")
+    yield session, f"{ks}.t"
+    cluster.shutdown()
+
+
+def yes(c):
+    return {"conditional": c}
+
+
+def test_cql_statements_are_counted(srv, cql):
+    session, t = cql
+    with Delta(srv) as d:
+        session.execute(f"INSERT INTO {t} (k, v) VALUES (1, 1)")
+        session.execute(f"INSERT INTO {t} (k, v) VALUES (2, 2) IF NOT EXISTS")
+        session.execute(f"UPDATE {t} SET v = 3 WHERE k = 1")
+        session.execute(f"DELETE FROM {t} WHERE k = 2")
+        session.execute(f"SELECT * FROM {t} WHERE k = 1")
+        session.execute(f"BEGIN BATCH INSERT INTO {t} (k, v) VALUES (5, 5); "
+                        f"INSERT INTO {t} (k, v) VALUES (6, 6); APPLY BATCH")
+    assert d("scylla_cql_inserts", yes("no")) >= 1
+    assert d("scylla_cql_inserts", yes("yes")) == 1
+    assert d("scylla_cql_updates", yes("no")) >= 1
+    assert d("scylla_cql_deletes", yes("no")) >= 1
+    assert d("scylla_cql_reads") >= 1
+    assert d("scylla_cql_batches", yes("no")) == 1
+    assert d("scylla_cql_statements_in_batches", yes("no")) == 2
+
+
+def test_cql_batch_messages_are_counted(srv, cql):
+    from cassandra.query import BatchStatement
+    session, t = cql
+    ins = session.prepare(f"INSERT INTO {t} (k, v) VALUES (?, ?)")
+    b = BatchStatement()
+    for i in range(3):
+        b.add(ins, (10 + i, i))
+    with Delta(srv) as d:
+        session.execute(b)
+    assert d("scylla_cql_batches", yes("no")) == 1
+    assert d("scylla_cql_statements_in_batches", yes("no")) == 3
+    assert d("scylla_transport_cql_requests_count", {"kind": "BATCH"}) == 1
+    assert d("scylla_storage_proxy_coordinator_write_latency_count") >= 1
+
+
+def test_transport_metrics(srv, cql):
+    session, t = cql
+    sel = session.prepare(f"SELECT v FROM {t} WHERE k = ?")
+    with Delta(srv) as d:
+        for i in range(5):
+            session.execute(sel, (i,))
+        session.execute(f"SELECT v FROM {t} WHERE k = 1")
+    assert d("scylla_transport_cql_requests_count", {"kind": "EXECUTE"}) == 5
+    assert d("scylla_transport_cql_requests_count", {"kind": "QUERY"}) >= 1
+    assert d("scylla_transport_requests_served") >= 6
+    text = metrics_text(srv)
+    assert metric(text, "scylla_transport_current_connections") >= 1
+    assert metric(text, "scylla_transport_connections") >= 1
+    assert metric(text, "scylla_transport_requests_serving") >= 0
+
+
+def test_coordinator_latencies(srv, cql):
+    session, t = cql
+    with Delta(srv) as d:
+        session.execute(f"INSERT INTO {t} (k, v) VALUES (20, 1)")
+        session.execute(f"SELECT v FROM {t} WHERE k = 20")
+        session.execute(f"SELECT v FROM {t}")
+        session.execute(f"UPDATE {t} SET v = 2 WHERE k = 20 IF v = 1")
+    name = "scylla_storage_proxy_coordinator_"
+    assert d(name + "write_latency_count") >= 1
+    assert d(name + "read_latency_count") >= 1
+    assert d(name + "cas_write_latency_count") == 1
+    assert d(name + "write_latency_bucket", {"le": "+Inf"}) >= 1
+    text = metrics_text(srv)
+    assert re.search(r'^scylla_storage_proxy_coordinator_write_latency_summary\{quantile="0.99"\} \d+$',
+                     text, re.MULTILINE)
