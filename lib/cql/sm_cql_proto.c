@@ -1062,51 +1062,6 @@ sm_cql_buf_reserve_slow(struct sm_cql_buf *b, size_t extra)
 }
 
 void
-sm_cql_write_byte(struct sm_cql_buf *b, uint8_t v)
-{
-	uint8_t *q = sm_cql_buf_append(b, 1);
-
-	if (q != NULL)
-		q[0] = v;
-}
-
-void
-sm_cql_write_short(struct sm_cql_buf *b, uint16_t v)
-{
-	uint8_t *q = sm_cql_buf_append(b, 2);
-
-	if (q != NULL)
-		put_be16(q, v);
-}
-
-void
-sm_cql_write_int(struct sm_cql_buf *b, int32_t v)
-{
-	uint8_t *q = sm_cql_buf_append(b, 4);
-
-	if (q != NULL)
-		put_be32(q, (uint32_t)v);
-}
-
-void
-sm_cql_write_long(struct sm_cql_buf *b, int64_t v)
-{
-	uint8_t *q = sm_cql_buf_append(b, 8);
-
-	if (q != NULL)
-		put_be64(q, (uint64_t)v);
-}
-
-void
-sm_cql_write_raw(struct sm_cql_buf *b, const void *p, size_t n)
-{
-	uint8_t *q = sm_cql_buf_append(b, n);
-
-	if (q != NULL && n > 0)
-		memcpy(q, p, n);
-}
-
-void
 sm_cql_write_string(struct sm_cql_buf *b, struct sm_bytes s)
 {
 	if (s.len > UINT16_MAX) {

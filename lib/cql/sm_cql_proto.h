@@ -38,7 +38,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "sm_byteorder.h"
 #include "sm_types.h"
 
 /* The protocol version this codec speaks, and its two header version bytes. */
@@ -525,16 +527,51 @@ sm_cql_buf_append(struct sm_cql_buf *b, size_t n)
 	return q;
 }
 
-void
-sm_cql_write_byte(struct sm_cql_buf *b, uint8_t v);
-void
-sm_cql_write_short(struct sm_cql_buf *b, uint16_t v);
-void
-sm_cql_write_int(struct sm_cql_buf *b, int32_t v);
-void
-sm_cql_write_long(struct sm_cql_buf *b, int64_t v);
-void
-sm_cql_write_raw(struct sm_cql_buf *b, const void *p, size_t n);
+/* The protocol's fixed-size fields, inline: a response writes a dozen of them per row. */
+static inline void
+sm_cql_write_byte(struct sm_cql_buf *b, uint8_t v)
+{
+	uint8_t *q = sm_cql_buf_append(b, 1);
+
+	if (q != NULL)
+		q[0] = v;
+}
+
+static inline void
+sm_cql_write_short(struct sm_cql_buf *b, uint16_t v)
+{
+	uint8_t *q = sm_cql_buf_append(b, 2);
+
+	if (q != NULL)
+		sm_put_be16(q, v);
+}
+
+static inline void
+sm_cql_write_int(struct sm_cql_buf *b, int32_t v)
+{
+	uint8_t *q = sm_cql_buf_append(b, 4);
+
+	if (q != NULL)
+		sm_put_be32(q, (uint32_t)v);
+}
+
+static inline void
+sm_cql_write_long(struct sm_cql_buf *b, int64_t v)
+{
+	uint8_t *q = sm_cql_buf_append(b, 8);
+
+	if (q != NULL)
+		sm_put_be64(q, (uint64_t)v);
+}
+
+static inline void
+sm_cql_write_raw(struct sm_cql_buf *b, const void *p, size_t n)
+{
+	uint8_t *q = sm_cql_buf_append(b, n);
+
+	if (q != NULL && n > 0)
+		memcpy(q, p, n);
+}
 /* [string]: -EINVAL when longer than 65535 bytes. */
 void
 sm_cql_write_string(struct sm_cql_buf *b, struct sm_bytes s);

@@ -431,13 +431,15 @@ exec_local(struct sm_store_req *r)
 		if (SM_UNLIKELY(sm_mem_pressure()) && refuse_for_memory(r, &r->mut))
 			return;
 		ts = r->mut.ts == SM_TS_NOW ? sm_store_now_us() : r->mut.ts;
-		r->result = sm_ptable_apply(pt, &r->mut, ts, now_sec(), r->err, sizeof(r->err));
+		r->result = sm_ptable_apply_at(pt, &r->mut, r->token, ts, now_sec(), r->err,
+					       sizeof(r->err));
 		return;
 	case SM_REQ_SELECT:
 		pt = ptable_of(r->sel.table, r->err, sizeof(r->err));
 		if (pt == NULL)
 			goto enoent;
-		r->result = sm_ptable_read(pt, &r->sel, r->sel.now ? r->sel.now : now_sec());
+		r->result = sm_ptable_read_at(pt, &r->sel, r->token,
+					      r->sel.now ? r->sel.now : now_sec());
 		if (r->result < 0)
 			snprintf(r->err, sizeof(r->err), "read failed: %s", strerror(-r->result));
 		return;
@@ -679,7 +681,10 @@ sm_store_submit(struct sm_store_req *r)
 		req_finish(r);
 		return;
 	}
-	owner = sm_key_shard(pk);
+	/* the token routes the request and finds the partition: hashed once */
+	r->token = sm_key_token(pk);
+	owner = sm_shard_of_token(r->token, sm_shard_count() ? sm_shard_count() : 1,
+				  SM_SHARDING_IGNORE_MSB);
 	if (owner == r->origin) {
 		exec_local(r);
 		req_finish(r);

@@ -282,6 +282,7 @@ struct sm_store_req {
 	void *ctx;
 	/* private to the store */
 	unsigned origin;
+	int64_t token; /* the partition key's, found once by sm_store_submit() */
 	struct sm_scan_state scan;
 };
 

@@ -1438,6 +1438,13 @@ int
 sm_ptable_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, int32_t now,
 		char *err, size_t errlen)
 {
+	return sm_ptable_apply_at(pt, m, sm_key_token(&m->pk), ts, now, err, errlen);
+}
+
+int
+sm_ptable_apply_at(struct sm_ptable *pt, const struct sm_mutation *m, int64_t token, int64_t ts,
+		   int32_t now, char *err, size_t errlen)
+{
 	const struct sm_table *t = pt->t;
 	uint8_t kbuf[SM_MAX_KEY_BYTES];
 	struct sm_bytes key;
@@ -1518,13 +1525,9 @@ sm_ptable_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, i
 			 SM_MAX_KEY_BYTES);
 		return -EINVAL;
 	}
-	{
-		int64_t token = sm_key_token(&m->pk);
-
-		p = part_find(pt, token, key);
-		if (p == NULL && (p = part_create(pt, token, key)) == NULL)
-			goto nomem;
-	}
+	p = part_find(pt, token, key);
+	if (p == NULL && (p = part_create(pt, token, key)) == NULL)
+		goto nomem;
 
 	if ((m->flags & SM_MUT_DELETE_PARTITION) && ts > p->del_ts) {
 		p->del_ts = ts;
@@ -2088,6 +2091,12 @@ sm_scan_pos_decode(const struct sm_paging *pg, struct sm_scan_pos *pos)
 int
 sm_ptable_read(struct sm_ptable *pt, struct sm_select *s, int32_t now)
 {
+	return sm_ptable_read_at(pt, s, sm_key_token(&s->pk), now);
+}
+
+int
+sm_ptable_read_at(struct sm_ptable *pt, struct sm_select *s, int64_t token, int32_t now)
+{
 	const struct sm_table *t = pt->t;
 	struct sm_scan_pos pos;
 	uint8_t kbuf[SM_MAX_KEY_BYTES];
@@ -2106,7 +2115,7 @@ sm_ptable_read(struct sm_ptable *pt, struct sm_select *s, int32_t now)
 	key.p = kbuf;
 	if (key.len > sizeof(kbuf))
 		return -EINVAL;
-	p = part_find(pt, sm_key_token(&s->pk), key);
+	p = part_find(pt, token, key);
 	if (p == NULL)
 		return 0;
 	/* The header only: the key bytes count up to key_len and ck_len (5 KB). */

@@ -56,6 +56,17 @@ int
 sm_ptable_read(struct sm_ptable *pt, struct sm_select *s, int32_t now);
 
 /*
+ * The same, with the partition key's @token already known (the store's
+ * request path hashed it to route the request: hashing it again cost a
+ * read or a write about 145 instructions).
+ */
+int
+sm_ptable_apply_at(struct sm_ptable *pt, const struct sm_mutation *m, int64_t token, int64_t ts,
+		   int32_t now, char *err, size_t errlen);
+int
+sm_ptable_read_at(struct sm_ptable *pt, struct sm_select *s, int64_t token, int32_t now);
+
+/*
  * One step of a range scan: partitions after the position in @pos (or
  * after token s->token_start when @pos has no partition), with tokens below
  * @bound (exclusive; INT64_MAX: no bound) and at most s->token_end. Rows go to s->sink and count
