@@ -277,8 +277,14 @@ control_tick(void *arg)
 			return;
 		}
 		if (any_failed_run()) {
+			/* stop the shards and wait for what is in flight: starting a phase
+			 * here ran the whole load again, whose retries then met connections
+			 * still busy and replaced the warm-up's failure with "not connected" */
 			sx->failure = true;
-			begin_phase(SM_STRESS_PH_DRAIN);
+			sx->phase = SM_STRESS_PH_DRAIN;
+			sx->phase_start_ns = now;
+			to_all(sm_stress_shard_stop, NULL, NULL);
+			sm_timer_arm(&sx->timer, SM_STRESS_POLL_MS);
 			return;
 		}
 		if (!all_done()) {
