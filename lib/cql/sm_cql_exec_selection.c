@@ -1377,6 +1377,15 @@ emit_row(struct cql_op *op, const struct sm_row_view *r)
 	if (ps->json_n > 0)
 		return emit_json_row(op, r);
 	for (i = 0; i < ps->nres; i++) {
+		const struct sel_node *n = &ps->sel_nodes[ps->sel_roots[i]];
+
+		/* a column as it is stored, the common selection: no evaluation */
+		if (SM_LIKELY(n->op == SEL_CELL && n->arg < 0)) {
+			const struct sm_cell_view *cv = &r->cells[n->cell];
+
+			sm_cql_rows_cell(&op->rw, cv->present ? cv->value : (struct sm_bytes){ 0 });
+			continue;
+		}
 		ret = eval(op, r, (int)ps->sel_roots[i], &e);
 		if (ret < 0)
 			return ret;

@@ -1947,7 +1947,7 @@ rows_cell_done(struct sm_cql_rows_writer *w)
 }
 
 void
-sm_cql_rows_cell(struct sm_cql_rows_writer *w, struct sm_bytes v)
+sm_cql_rows_cell_slow(struct sm_cql_rows_writer *w, struct sm_bytes v)
 {
 	sm_cql_write_bytes(w->b, v);
 	rows_cell_done(w);

@@ -643,9 +643,13 @@ sm_store_req_init(struct sm_store_req *r, enum sm_req_kind kind)
 	/* The union's other members may reach into the paging bytes: clear them. */
 	const size_t data = offsetof(struct sm_store_req, sel.paging.data);
 	const size_t cas_end = offsetof(struct sm_store_req, cas) + sizeof(struct sm_cas);
-	const size_t head = SM_MAX(data, cas_end);
 	const size_t tail = data + sizeof(r->sel.paging.data);
 	const size_t end = offsetof(struct sm_store_req, scan);
+	/* A read uses only sel, whose bytes before the paging data are a third of a CAS's: a read
+	 * request may not become another kind (writes are made as MUTATE, then set). */
+	const size_t head = kind == SM_REQ_SELECT || kind == SM_REQ_SERIAL_SELECT
+				    ? data
+				    : SM_MAX(data, cas_end);
 
 	_Static_assert(sizeof(struct sm_cas) >= sizeof(struct sm_mutation), "CAS holds a mutation");
 	if (head >= tail) {

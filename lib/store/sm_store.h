@@ -307,7 +307,9 @@ sm_store_scan_local(struct sm_select *s, struct sm_scan_pos *pos, uint32_t *budg
  * sel.paging.data (meaningful only up to sel.paging.len, now 0) and the
  * store's private scan state. A request is several KB because a paging
  * position holds two keys of up to SM_MAX_KEY_BYTES; clearing all of it
- * cost a read about 700 instructions.
+ * cost a read about 700 instructions. A SELECT or SERIAL_SELECT gets only
+ * its own member of the union cleared: it must stay a read (a write is
+ * initialised as SM_REQ_MUTATE and its kind set after).
  */
 void
 sm_store_req_init(struct sm_store_req *r, enum sm_req_kind kind);
