@@ -12,47 +12,6 @@
 /* ---------------------------------------------------------------------- */
 /* Byte order                                                              */
 
-static inline uint16_t
-get_be16(const uint8_t *p)
-{
-	return (uint16_t)((unsigned)p[0] << 8 | p[1]);
-}
-
-static inline uint32_t
-get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline uint64_t
-get_be64(const uint8_t *p)
-{
-	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
-}
-
-static inline void
-put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void
-put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline void
-put_be64(uint8_t *p, uint64_t v)
-{
-	put_be32(p, (uint32_t)(v >> 32));
-	put_be32(p + 4, (uint32_t)v);
-}
-
 /* ---------------------------------------------------------------------- */
 /* Names                                                                   */
 
@@ -202,13 +161,13 @@ sm_cql_frame_header_parse(const uint8_t *buf, size_t len, bool response,
 			return -EAGAIN;
 		hdr->stream = (int8_t)buf[2];
 		hdr->opcode = buf[3];
-		hdr->length = get_be32(buf + 4);
+		hdr->length = sm_get_be32(buf + 4);
 	} else {
 		if (len < SM_CQL_HEADER_LEN)
 			return -EAGAIN;
-		hdr->stream = (int16_t)get_be16(buf + 2);
+		hdr->stream = (int16_t)sm_get_be16(buf + 2);
 		hdr->opcode = buf[4];
-		hdr->length = get_be32(buf + 5);
+		hdr->length = sm_get_be32(buf + 5);
 	}
 	hdr->version = buf[0];
 	hdr->flags = buf[1];
@@ -259,54 +218,7 @@ sm_cql_reader_fail(struct sm_cql_reader *r, const char *reason)
 	r->p = r->end;
 }
 
-/* @n bytes at the cursor, or NULL (and the reader failed) when there are fewer. */
-static inline const uint8_t *
-take(struct sm_cql_reader *r, size_t n, const char *what)
-{
-	const uint8_t *q;
-
-	if (SM_UNLIKELY(r->err != NULL))
-		return NULL;
-	if (SM_UNLIKELY((size_t)(r->end - r->p) < n)) {
-		sm_cql_reader_fail(r, what);
-		return NULL;
-	}
-	q = r->p;
-	r->p += n;
-	return q;
-}
-
-uint8_t
-sm_cql_read_byte(struct sm_cql_reader *r)
-{
-	const uint8_t *q = take(r, 1, "truncated [byte]");
-
-	return q != NULL ? q[0] : 0;
-}
-
-uint16_t
-sm_cql_read_short(struct sm_cql_reader *r)
-{
-	const uint8_t *q = take(r, 2, "truncated [short]");
-
-	return q != NULL ? get_be16(q) : 0;
-}
-
-int32_t
-sm_cql_read_int(struct sm_cql_reader *r)
-{
-	const uint8_t *q = take(r, 4, "truncated [int]");
-
-	return q != NULL ? (int32_t)get_be32(q) : 0;
-}
-
-int64_t
-sm_cql_read_long(struct sm_cql_reader *r)
-{
-	const uint8_t *q = take(r, 8, "truncated [long]");
-
-	return q != NULL ? (int64_t)get_be64(q) : 0;
-}
+#define take sm_cql_reader_take
 
 static inline struct sm_bytes
 take_view(struct sm_cql_reader *r, size_t n, const char *what)
@@ -579,7 +491,7 @@ sm_cql_read_option(struct sm_cql_reader *r, uint16_t *id)
 	option_skip(r, 0);
 	b = span_from(r, start);
 	if (id != NULL)
-		*id = b.len >= 2 ? get_be16(b.p) : 0;
+		*id = b.len >= 2 ? sm_get_be16(b.p) : 0;
 	return b;
 }
 
@@ -976,7 +888,7 @@ sm_cql_meta_pk_index(const struct sm_cql_metadata *m, uint32_t i)
 		return m->pk_indexes[i];
 	if (m->pk_raw.p == NULL || m->pk_raw.len < 2 * ((size_t)i + 1))
 		return 0;
-	return get_be16(m->pk_raw.p + 2 * (size_t)i);
+	return sm_get_be16(m->pk_raw.p + 2 * (size_t)i);
 }
 
 void
@@ -1269,9 +1181,9 @@ sm_cql_frame_begin(struct sm_cql_buf *b, uint8_t version, uint8_t flags, int16_t
 	if (q != NULL) {
 		q[0] = version;
 		q[1] = flags;
-		put_be16(q + 2, (uint16_t)stream);
+		sm_put_be16(q + 2, (uint16_t)stream);
 		q[4] = opcode;
-		put_be32(q + 5, 0);
+		sm_put_be32(q + 5, 0);
 	}
 	return off;
 }
@@ -1293,7 +1205,7 @@ sm_cql_frame_end(struct sm_cql_buf *b, size_t off)
 		return err;
 	}
 	body = b->len - off - SM_CQL_HEADER_LEN;
-	put_be32(b->p + off + 5, (uint32_t)body);
+	sm_put_be32(b->p + off + 5, (uint32_t)body);
 	return 0;
 }
 
@@ -1966,7 +1878,7 @@ sm_cql_rows_cell_space(struct sm_cql_rows_writer *w, uint32_t len)
 	rows_cell_done(w);
 	if (q == NULL)
 		return NULL;
-	put_be32(q, len);
+	sm_put_be32(q, len);
 	return q + 4;
 }
 
@@ -1990,19 +1902,19 @@ sm_cql_rows_end(struct sm_cql_rows_writer *w, const struct sm_bytes *paging_stat
 			b->len += extra;
 			q = b->p + at;
 			if (paging_state->p != NULL) {
-				put_be32(q, paging_state->len);
+				sm_put_be32(q, paging_state->len);
 				if (paging_state->len > 0)
 					memcpy(q + 4, paging_state->p, paging_state->len);
 			} else {
-				put_be32(q, (uint32_t)-1);
+				sm_put_be32(q, (uint32_t)-1);
 			}
 			q = b->p + w->meta_off;
-			put_be32(q, get_be32(q) | SM_CQL_META_HAS_MORE_PAGES);
+			sm_put_be32(q, sm_get_be32(q) | SM_CQL_META_HAS_MORE_PAGES);
 			w->count_off += extra;
 		}
 	}
 	if (b->err == 0)
-		put_be32(b->p + w->count_off, w->rows);
+		sm_put_be32(b->p + w->count_off, w->rows);
 	return sm_cql_frame_end(b, w->frame_off);
 }
 
@@ -2129,7 +2041,7 @@ read_prepared_meta(struct sm_cql_reader *r, struct sm_cql_metadata *m)
 	m->npk = read_count(r, "negative partition key count");
 	m->pk_raw = sm_cql_read_raw(r, 2 * (size_t)m->npk);
 	for (i = 0; i < m->npk && sm_cql_reader_ok(r); i++)
-		if (get_be16(m->pk_raw.p + 2 * (size_t)i) >= m->ncols)
+		if (sm_get_be16(m->pk_raw.p + 2 * (size_t)i) >= m->ncols)
 			sm_cql_reader_fail(r, "partition key index out of range");
 	read_colspecs(r, m);
 }
@@ -2304,7 +2216,7 @@ sm_cql_lz4_compress(struct sm_cql_buf *out, const uint8_t *src, size_t len)
 	if (sm_cql_buf_reserve(out, 4 + (size_t)bound) != 0)
 		return out->err;
 	q = out->p + out->len;
-	put_be32(q, (uint32_t)len);
+	sm_put_be32(q, (uint32_t)len);
 	n = LZ4_compress_default((const char *)src, (char *)q + 4, (int)len, bound);
 	if (n <= 0)
 		return -EIO;
@@ -2320,7 +2232,7 @@ sm_cql_lz4_decompress(struct sm_cql_buf *out, const uint8_t *src, size_t len, si
 
 	if (len < 4 || len - 4 > INT_MAX)
 		return -EPROTO;
-	ulen = get_be32(src);
+	ulen = sm_get_be32(src);
 	if (ulen > max_len)
 		return -EMSGSIZE;
 	/* LZ4 expands at most 255 times: a larger declared length is a lie,
@@ -2364,6 +2276,6 @@ sm_cql_frame_compress(struct sm_cql_buf *b, size_t frame_off, struct sm_cql_buf 
 	b->len = body_off;
 	sm_cql_write_raw(b, scratch->p, scratch->len);
 	b->p[frame_off + 1] |= SM_CQL_FLAG_COMPRESSION;
-	put_be32(b->p + frame_off + 5, (uint32_t)scratch->len);
+	sm_put_be32(b->p + frame_off + 5, (uint32_t)scratch->len);
 	return 0;
 }

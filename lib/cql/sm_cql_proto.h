@@ -287,15 +287,55 @@ sm_cql_reader_left(const struct sm_cql_reader *r);
 void
 sm_cql_reader_fail(struct sm_cql_reader *r, const char *reason);
 
-/* [byte], [short] (unsigned), [int], [long]. */
-uint8_t
-sm_cql_read_byte(struct sm_cql_reader *r);
-uint16_t
-sm_cql_read_short(struct sm_cql_reader *r);
-int32_t
-sm_cql_read_int(struct sm_cql_reader *r);
-int64_t
-sm_cql_read_long(struct sm_cql_reader *r);
+/* @n bytes at the cursor, or NULL (and the reader failed) when there are fewer. */
+static inline const uint8_t *
+sm_cql_reader_take(struct sm_cql_reader *r, size_t n, const char *what)
+{
+	const uint8_t *q;
+
+	if (__builtin_expect(r->err != NULL, 0))
+		return NULL;
+	if (__builtin_expect((size_t)(r->end - r->p) < n, 0)) {
+		sm_cql_reader_fail(r, what);
+		return NULL;
+	}
+	q = r->p;
+	r->p += n;
+	return q;
+}
+
+/* [byte], [short] (unsigned), [int], [long]; inline: a request's decoding reads a dozen. */
+static inline uint8_t
+sm_cql_read_byte(struct sm_cql_reader *r)
+{
+	const uint8_t *q = sm_cql_reader_take(r, 1, "truncated [byte]");
+
+	return q != NULL ? q[0] : 0;
+}
+
+static inline uint16_t
+sm_cql_read_short(struct sm_cql_reader *r)
+{
+	const uint8_t *q = sm_cql_reader_take(r, 2, "truncated [short]");
+
+	return q != NULL ? sm_get_be16(q) : 0;
+}
+
+static inline int32_t
+sm_cql_read_int(struct sm_cql_reader *r)
+{
+	const uint8_t *q = sm_cql_reader_take(r, 4, "truncated [int]");
+
+	return q != NULL ? (int32_t)sm_get_be32(q) : 0;
+}
+
+static inline int64_t
+sm_cql_read_long(struct sm_cql_reader *r)
+{
+	const uint8_t *q = sm_cql_reader_take(r, 8, "truncated [long]");
+
+	return q != NULL ? (int64_t)sm_get_be64(q) : 0;
+}
 
 /* @n raw bytes. */
 struct sm_bytes
