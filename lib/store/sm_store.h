@@ -225,6 +225,12 @@ struct sm_cas {
 	 * write (Alternator's secondary indexes) without LWT's cost.
 	 */
 	bool local;
+	/*
+	 * NULL, or called with decide_ctx on the owning shard right after the
+	 * mutation was applied (@cas->ts set), in the same step: what has to
+	 * happen with the write and nowhere else (Alternator's change log).
+	 */
+	void (*on_applied)(void *ctx, const struct sm_cas *cas);
 	/* out */
 	bool applied;
 	unsigned contention; /* Paxos retries */
