@@ -47,11 +47,19 @@ static void
 build_request(struct sm_psq_worker *w, enum sm_psq_mode mode, uint64_t seq, bool write)
 {
 	char *json = (char *)w->req;
-	char v[SM_PSQ_VALUE_LEN + 1];
+	char v[SM_PSQ_VALUE_LEN + 1], c0buf[SM_PSQ_VALUE_LEN + 1];
+	const char *c0 = v;
 	int n;
 
 	memset(v, 'x', SM_PSQ_VALUE_LEN);
 	v[SM_PSQ_VALUE_LEN] = '\0';
+	if (mode == SM_PSQ_WRITE_STREAM) {
+		/* a write that changes nothing leaves no record: every one changes C0 */
+		static __thread uint64_t writes;
+
+		snprintf(c0buf, sizeof(c0buf), "%034" PRIu64, ++writes);
+		c0 = c0buf;
+	}
 	if (mode == SM_PSQ_WRITE_TTL) {
 		w->op = "UpdateItem";
 		n = snprintf(
@@ -63,7 +71,8 @@ build_request(struct sm_psq_worker *w, enum sm_psq_mode mode, uint64_t seq, bool
 			"\"%s\"},\":C4\":{\"S\":\"%s\"},\":e\":{\"N\":\"%lld\"}},"
 			"\"ReturnValues\":\"NONE\"}",
 			seq, v, v, v, v, v, (long long)ctl.expiration);
-	} else if (write || mode == SM_PSQ_WRITE || mode == SM_PSQ_WRITE_GSI) {
+	} else if (write || mode == SM_PSQ_WRITE || mode == SM_PSQ_WRITE_GSI ||
+		   mode == SM_PSQ_WRITE_STREAM) {
 		w->op = "UpdateItem";
 		n = snprintf(
 			json, sizeof(w->req),
@@ -72,7 +81,7 @@ build_request(struct sm_psq_worker *w, enum sm_psq_mode mode, uint64_t seq, bool
 			"C4 = :C4\",\"ExpressionAttributeValues\":{\":C0\":{\"S\":\"%s\"},"
 			"\":C1\":{\"S\":\"%s\"},\":C2\":{\"S\":\"%s\"},\":C3\":{\"S\":\"%s\"},"
 			"\":C4\":{\"S\":\"%s\"}},\"ReturnValues\":\"NONE\"}",
-			seq, v, v, v, v, v);
+			seq, c0, v, v, v, v);
 	} else if (mode == SM_PSQ_WRITE_RMW) {
 		/* perf-alternator's write_rmw: a condition makes it read-modify-write */
 		w->op = "UpdateItem";
@@ -159,12 +168,16 @@ alt_setup(struct sm_psq *p)
 		     "{\"AttributeDefinitions\":[{\"AttributeName\":\"p\",\"AttributeType\":"
 		     "\"S\"}%s],\"TableName\":\"alternator_table\",\"BillingMode\":"
 		     "\"PAY_PER_REQUEST\",\"KeySchema\":[{\"AttributeName\":\"p\",\"KeyType\":"
-		     "\"HASH\"}]%s}",
+		     "\"HASH\"}]%s%s}",
 		     gsi ? ",{\"AttributeName\":\"C0\",\"AttributeType\":\"S\"}" : "",
 		     gsi ? ",\"GlobalSecondaryIndexes\":[{\"IndexName\":\"C0_index\","
 			   "\"KeySchema\":[{\"AttributeName\":\"C0\",\"KeyType\":\"HASH\"}],"
 			   "\"Projection\":{\"ProjectionType\":\"ALL\"}}]"
-			 : "");
+			 : "",
+		     p->prm.mode == SM_PSQ_WRITE_STREAM
+			     ? ",\"StreamSpecification\":{\"StreamEnabled\":true,"
+			       "\"StreamViewType\":\"NEW_AND_OLD_IMAGES\"}"
+			     : "");
 	ctl.p = p;
 	ctl.ttl_asked = false;
 	ctl.expiration = (int64_t)time(NULL) + 3600;
