@@ -334,7 +334,9 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 	}
 	prm->write_isolation = ctx.alternator ? ctx.iso_name : NULL;
 	prm->out = stdout;
-	wl = ctx.alternator ? &sm_psq_workload_alternator : &sm_psq_workload_cql;
+	wl = !ctx.alternator			     ? &sm_psq_workload_cql
+	     : prm->mode == SM_PSQ_WRITE_STREAM ? &sm_psq_workload_alternator_stream
+						 : &sm_psq_workload_alternator;
 	ret = sm_app_prepare(&ctx.cfg);
 	if (ret != 0)
 		goto out;

@@ -827,6 +827,7 @@ run_write(struct alt_op *op, struct write_ctx *w)
 		return;
 	}
 	op->wkind = (int)w->kind;
+	op->stream_service = alt_stream_service; /* a TTL expiry (alt_ttl.c) */
 	op->nsreqs = 0;
 	r = new_sreq(op);
 	if (r == NULL) {
@@ -1075,7 +1076,6 @@ alt_delete_item(struct alt_op *op)
 		return;
 	if (alt_check_unused(op) < 0 || read_key(op, &w) < 0)
 		return;
-	op->stream_service = alt_stream_service; /* a TTL expiry (alt_ttl.c) */
 	run_write(op, &w);
 }
 
@@ -1456,6 +1456,7 @@ alt_batch_write(struct alt_op *op)
 	}
 	op->nsreqs = 0;
 	op->nops = 0;
+	op->stream_service = false;
 	sm_json_out_reset(&op->nitem);
 	/* Pass 1: keys and canonical items; pass 2 builds the maps. */
 	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t)) {

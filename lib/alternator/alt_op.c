@@ -78,7 +78,6 @@ alt_op_get(void)
 	op->skipping = false;
 	op->batch_i = 0;
 	op->empty_body = false;
-	op->stream_service = false;
 	sm_json_out_reset(&op->out);
 	sm_json_out_reset(&op->item);
 	sm_json_out_reset(&op->nitem);

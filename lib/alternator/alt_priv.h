@@ -93,8 +93,10 @@ struct alt_table {
 	unsigned nxck;
 	uint16_t attrs_col;
 	enum sm_alt_isolation iso;
-	uint8_t stream;	   /* enum alt_stream_view of an enabled stream, 0 none */
-	int64_t stream_ms; /* ... its creation, its id */
+	/* enum alt_stream_view of an enabled stream, 0 none; its creation, its id
+	 * (set by alt_table_lookup(), not by the _read() variants: writes only) */
+	uint8_t stream;
+	int64_t stream_ms;
 	struct alt_index_set *idx;   /* held; every table has one (n may be 0) */
 	const struct alt_index *index; /* reading this index, or NULL */
 };

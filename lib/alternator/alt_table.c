@@ -289,8 +289,11 @@ table_lookup(struct alt_op *op, const char *name, size_t len, struct alt_table *
 		m->stream_ms = sp.created_ms;
 	}
 	out->iso = (enum sm_alt_isolation)m->iso;
-	out->stream = m->stream;
-	out->stream_ms = m->stream_ms;
+	/* writes take the index set, and only they need the stream (reads stay as they were) */
+	if (indexes) {
+		out->stream = m->stream;
+		out->stream_ms = m->stream_ms;
+	}
 	return 0;
 }
 

@@ -47,19 +47,11 @@ static void
 build_request(struct sm_psq_worker *w, enum sm_psq_mode mode, uint64_t seq, bool write)
 {
 	char *json = (char *)w->req;
-	char v[SM_PSQ_VALUE_LEN + 1], c0buf[SM_PSQ_VALUE_LEN + 1];
-	const char *c0 = v;
+	char v[SM_PSQ_VALUE_LEN + 1];
 	int n;
 
 	memset(v, 'x', SM_PSQ_VALUE_LEN);
 	v[SM_PSQ_VALUE_LEN] = '\0';
-	if (mode == SM_PSQ_WRITE_STREAM) {
-		/* a write that changes nothing leaves no record: every one changes C0 */
-		static __thread uint64_t writes;
-
-		snprintf(c0buf, sizeof(c0buf), "%034" PRIu64, ++writes);
-		c0 = c0buf;
-	}
 	if (mode == SM_PSQ_WRITE_TTL) {
 		w->op = "UpdateItem";
 		n = snprintf(
@@ -71,8 +63,7 @@ build_request(struct sm_psq_worker *w, enum sm_psq_mode mode, uint64_t seq, bool
 			"\"%s\"},\":C4\":{\"S\":\"%s\"},\":e\":{\"N\":\"%lld\"}},"
 			"\"ReturnValues\":\"NONE\"}",
 			seq, v, v, v, v, v, (long long)ctl.expiration);
-	} else if (write || mode == SM_PSQ_WRITE || mode == SM_PSQ_WRITE_GSI ||
-		   mode == SM_PSQ_WRITE_STREAM) {
+	} else if (write || mode == SM_PSQ_WRITE || mode == SM_PSQ_WRITE_GSI) {
 		w->op = "UpdateItem";
 		n = snprintf(
 			json, sizeof(w->req),
@@ -81,7 +72,7 @@ build_request(struct sm_psq_worker *w, enum sm_psq_mode mode, uint64_t seq, bool
 			"C4 = :C4\",\"ExpressionAttributeValues\":{\":C0\":{\"S\":\"%s\"},"
 			"\":C1\":{\"S\":\"%s\"},\":C2\":{\"S\":\"%s\"},\":C3\":{\"S\":\"%s\"},"
 			"\":C4\":{\"S\":\"%s\"}},\"ReturnValues\":\"NONE\"}",
-			seq, c0, v, v, v, v);
+			seq, v, v, v, v, v);
 	} else if (mode == SM_PSQ_WRITE_RMW) {
 		/* perf-alternator's write_rmw: a condition makes it read-modify-write */
 		w->op = "UpdateItem";
@@ -124,6 +115,35 @@ alt_issue(void *arg)
 		sm_psq_op_done(w, false, "out of memory", 13);
 }
 
+/*
+ * write_stream's task (a workload of its own, so the others' requests are
+ * built as before): write's UpdateItem, but a write that changes nothing
+ * leaves no record, so every request gives C0 a new value.
+ */
+static void
+alt_issue_stream(void *arg)
+{
+	static __thread uint64_t writes;
+	struct sm_psq_worker *w = arg;
+	char *json = (char *)w->req, *c0;
+	uint64_t seq;
+
+	if (sm_psq_idle(w))
+		return;
+	seq = sm_psq_next_key(w);
+	build_request(w, SM_PSQ_WRITE, seq, w->populating);
+	/* C0's value follows its placeholder in ExpressionAttributeValues */
+	c0 = strstr(json, "\":C0\":{\"S\":\"");
+	if (c0 != NULL) {
+		char v[SM_PSQ_VALUE_LEN + 1];
+
+		snprintf(v, sizeof(v), "%0*" PRIu64, SM_PSQ_VALUE_LEN, ++writes);
+		memcpy(c0 + strlen("\":C0\":{\"S\":\""), v, SM_PSQ_VALUE_LEN);
+	}
+	if (sm_alternator_execute(w->op, (const char *)w->req, w->req_len, alt_reply, w) < 0)
+		sm_psq_op_done(w, false, "out of memory", 13);
+}
+
 /* ---- setup on shard 0: the table ---- */
 
 static void
@@ -139,9 +159,8 @@ ctl_reply(void *ctx, int status, const char *json, size_t len)
 static void
 ctl_created(void *arg)
 {
-	static const char ttl[] =
-		"{\"TableName\":\"alternator_table\",\"TimeToLiveSpecification\":"
-		"{\"AttributeName\":\"expiration\",\"Enabled\":true}}";
+	static const char ttl[] = "{\"TableName\":\"alternator_table\",\"TimeToLiveSpecification\":"
+				  "{\"AttributeName\":\"expiration\",\"Enabled\":true}}";
 
 	(void)arg;
 	if (ctl.status != 0) {
@@ -190,4 +209,11 @@ const struct sm_psq_workload sm_psq_workload_alternator = {
 	.owner_of = alt_owner_of,
 	.setup = alt_setup,
 	.issue = alt_issue,
+};
+
+const struct sm_psq_workload sm_psq_workload_alternator_stream = {
+	.name = "alternator",
+	.owner_of = alt_owner_of,
+	.setup = alt_setup,
+	.issue = alt_issue_stream,
 };

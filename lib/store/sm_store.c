@@ -321,7 +321,7 @@ run_local_cas(struct sm_store_req *r, struct sm_ptable *pt)
 	r->result = sm_ptable_apply(pt, &c->mut, ts, now, r->err, sizeof(r->err));
 	c->applied = r->result == 0;
 	c->ts = ts;
-	if (c->applied && c->on_applied != NULL)
+	if (c->applied && c->kind == SM_CAS_CUSTOM && c->on_applied != NULL)
 		c->on_applied(c->decide_ctx, c);
 }
 
@@ -368,7 +368,7 @@ run_paxos(struct sm_store_req *r, struct sm_ptable *pt, const struct sm_key *pk,
 	}
 	if (!serial && r->cas.applied)
 		r->cas.ts = sm_uuid_micros(&round.ballot); /* do_commit() applies at it */
-	if (!serial && r->cas.applied && r->cas.on_applied != NULL)
+	if (!serial && r->cas.applied && r->cas.kind == SM_CAS_CUSTOM && r->cas.on_applied != NULL)
 		r->cas.on_applied(r->cas.decide_ctx, &r->cas);
 	sm_paxos_round_fini(&round);
 	if (ret < 0) {

@@ -97,12 +97,12 @@ test_retention(void **state)
 
 	(void)state;
 	assert_int_equal(sm_changelog_append(&tab_a, 1, T0, "old", 3, &s0), 0);
-	assert_int_equal(sm_changelog_append(&tab_a, 1, T0 + SM_CHANGELOG_RETENTION_US / 2, "mid",
-					     3, &s1),
-			 0);
+	assert_int_equal(
+		sm_changelog_append(&tab_a, 1, T0 + SM_CHANGELOG_RETENTION_US / 2, "mid", 3, &s1),
+		0);
 	/* a day after the first write, it is gone and says so */
-	assert_int_equal(sm_changelog_read(&tab_a, 1, 0, true, 10, T0 + SM_CHANGELOG_RETENTION_US + 1,
-					   collect, &g, &info),
+	assert_int_equal(sm_changelog_read(&tab_a, 1, 0, true, 10,
+					   T0 + SM_CHANGELOG_RETENTION_US + 1, collect, &g, &info),
 			 1);
 	assert_string_equal(g.first[0], "mid");
 	assert_int_equal(info.trimmed, s0);
