@@ -22,10 +22,20 @@ pytest.importorskip("boto3")
 from boto3.dynamodb.types import TypeDeserializer  # noqa: E402
 
 from conftest import (ALT_REGION, alt_boto_kwargs, alt_create_table,  # noqa: E402
-                      alt_expect_error, alt_unique_table_name)
+                      alt_expect_error, alt_unique_table_name, start_alternator_server)
 
 DEADLINE = 30.0
 VIEW_TYPES = ["OLD_IMAGE", "NEW_IMAGE", "KEYS_ONLY", "NEW_AND_OLD_IMAGES"]
+
+
+@pytest.fixture(scope="module")
+def alternator_server(shardmark_bin, tmp_path_factory):
+    """The module's server, with 128 MiB per shard: its change logs are bound
+    to an eighth of that, which test_trimmed_records fills."""
+    srv = start_alternator_server(shardmark_bin, tmp_path_factory.mktemp("streams"),
+                                  "--memory", "256M")
+    yield srv
+    srv.kill()
 
 
 @pytest.fixture(scope="module")
@@ -595,5 +605,45 @@ def test_ttl_expiry_record(dynamodb, streams):
                                                   "PrincipalId": "dynamodb.amazonaws.com"}
         assert plain(removes["ttl"]["dynamodb"]["OldImage"])["p"] == "ttl"
         assert "userIdentity" not in removes["user"]
+    finally:
+        table.delete()
+
+
+# The log's byte bound: the oldest records go first, and an iterator into
+# them says so (TrimmedDataAccessException); TRIM_HORIZON reads what is left.
+def test_trimmed_records(dynamodb, streams):
+    table = stream_table(dynamodb, "NEW_AND_OLD_IMAGES")
+    try:
+        arn = arn_of(streams, table)
+        k = {"p": "big", "c": "x"}
+        table.put_item(Item=dict(k, v="0" * 380000))
+        first = None
+        for sid in list_shards(streams, arn):
+            it = streams.get_shard_iterator(StreamArn=arn, ShardId=sid,
+                                            ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+            r = streams.get_records(ShardIterator=it)
+            if r["Records"]:
+                first, shard = r["Records"][0]["dynamodb"]["SequenceNumber"], sid
+        assert first is not None
+        # each record holds two images of 380 KB: 25 of them are past 16 MiB
+        for i in range(1, 26):
+            table.put_item(Item=dict(k, v=str(i % 10) * 380000))
+        at = streams.get_shard_iterator(StreamArn=arn, ShardId=shard,
+                                        ShardIteratorType="AT_SEQUENCE_NUMBER",
+                                        SequenceNumber=first)["ShardIterator"]
+        alt_expect_error("TrimmedDataAccessException", streams.get_records, ShardIterator=at)
+        it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard,
+                                        ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        r = streams.get_records(ShardIterator=it, Limit=1)
+        assert len(r["Records"]) == 1
+        assert int(r["Records"][0]["dynamodb"]["SequenceNumber"]) > int(first)
+        assert r["Records"][0]["eventName"] == "MODIFY"
+        # the newest one is there, whole
+        last = streams.get_shard_iterator(StreamArn=arn, ShardId=shard,
+                                          ShardIteratorType="LATEST")["ShardIterator"]
+        table.put_item(Item=dict(k, v="z"))
+        r = streams.get_records(ShardIterator=last)
+        assert plain(r["Records"][0]["dynamodb"]["NewImage"]) == dict(k, v="z")
+        assert len(plain(r["Records"][0]["dynamodb"]["OldImage"])["v"]) == 380000
     finally:
         table.delete()
