@@ -1286,6 +1286,12 @@ alt_update_table(struct alt_op *op)
 			return;
 		}
 	}
+	if (gsiu >= 0 && stream_delta != NULL) {
+		alt_fail(op, "ValidationException",
+			 "not supported by shardmark: GlobalSecondaryIndexUpdates with a "
+			 "StreamSpecification change in one UpdateTable");
+		return;
+	}
 	if (gsiu >= 0 && (billing != NULL || thr_set)) {
 		alt_fail(op, "ValidationException",
 			 "not supported by shardmark: GlobalSecondaryIndexUpdates with a billing "

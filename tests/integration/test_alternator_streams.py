@@ -242,6 +242,17 @@ def test_update_table_errors(dynamodb, streams):
                          StreamSpecification={"StreamEnabled": True})
         alt_expect_error("ValidationException", c.update_table, TableName=plain_t.name,
                          StreamSpecification={"StreamViewType": "KEYS_ONLY"})
+        # with an index change in the same request: refused, nothing half done
+        alt_expect_error("ValidationException", c.update_table, TableName=plain_t.name,
+                         StreamSpecification={"StreamEnabled": True,
+                                              "StreamViewType": "KEYS_ONLY"},
+                         AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+                         GlobalSecondaryIndexUpdates=[{"Create": {
+                             "IndexName": "gi", "KeySchema": [{"AttributeName": "g",
+                                                               "KeyType": "HASH"}],
+                             "Projection": {"ProjectionType": "ALL"}}}])
+        assert streams.list_streams(TableName=plain_t.name)["Streams"] == []
+        assert "GlobalSecondaryIndexes" not in c.describe_table(TableName=plain_t.name)["Table"]
         alt_expect_error("ValidationException", c.create_table,
                          TableName=alt_unique_table_name(), BillingMode="PAY_PER_REQUEST",
                          KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
