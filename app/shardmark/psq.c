@@ -214,7 +214,8 @@ o_workload(void *c, const char *v, char *e, size_t l)
 
 	if (sm_psq_mode_parse(v, &m) < 0) {
 		snprintf(e, l,
-			 "--workload: expected read, write, write_rmw, write_gsi, write_ttl or delete, "
+			 "--workload: expected read, write, write_rmw, write_gsi, write_ttl, "
+			 "write_stream or delete, "
 			 "got '%s'",
 			 v);
 		return -EINVAL;
@@ -262,7 +263,7 @@ static const struct sm_cli_opt psq_opts[] = {
 	  o_alternator },
 	{ "--workload", "W",
 	  "Alternator: read, write, write_rmw (conditional UpdateItem), write_gsi (a table with "
-	  "a GSI), write_ttl (TTL on) or delete",
+	  "a GSI), write_ttl (TTL on), write_stream (a NEW_AND_OLD_IMAGES stream) or delete",
 	  o_workload },
 	IGNORED("--flush", NULL, "the store is in memory (no memtable flush)"),
 	IGNORED("--enable-cache", "BOOL", "there is no row cache, only memory"),
@@ -333,7 +334,9 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 	}
 	prm->write_isolation = ctx.alternator ? ctx.iso_name : NULL;
 	prm->out = stdout;
-	wl = ctx.alternator ? &sm_psq_workload_alternator : &sm_psq_workload_cql;
+	wl = !ctx.alternator			     ? &sm_psq_workload_cql
+	     : prm->mode == SM_PSQ_WRITE_STREAM ? &sm_psq_workload_alternator_stream
+						 : &sm_psq_workload_alternator;
 	ret = sm_app_prepare(&ctx.cfg);
 	if (ret != 0)
 		goto out;

@@ -375,7 +375,7 @@ compute_write(struct alt_op *op, struct write_ctx *w, struct sm_mutation *m)
 		for (i = 0; i < n; i++)
 			if (!ch[i].removed)
 				m->flags = SM_MUT_ROW_MARKER;
-		if (SM_UNLIKELY(op->rv != RV_NONE || op->tab.idx->n > 0)) {
+		if (SM_UNLIKELY(op->rv != RV_NONE || op->tab.idx->n > 0 || op->tab.stream)) {
 			/* ALL_NEW of an item the update leaves missing is nothing */
 			op->new_exists = op->have_item || m->flags == SM_MUT_ROW_MARKER;
 			if (op->tab.idx->n > 0 && check_changed_keys(op, ch, n) < 0) {
@@ -431,6 +431,35 @@ cas_decide(void *ctx, bool exists, struct sm_cas *cas)
 	w.pk = cas->mut.pk;
 	w.ck = cas->mut.ck;
 	return compute_write(op, &w, &cas->mut);
+}
+
+/* After a write applied on a table with a stream, on the owning shard: its record. */
+static void
+stream_applied(void *ctx, const struct sm_cas *cas)
+{
+	struct alt_op *op = ctx;
+	const struct sm_mutation *m = &cas->mut;
+	const char *nw = NULL;
+	size_t nlen = 0;
+
+	if (!(m->flags & (SM_MUT_DELETE_ROW | SM_MUT_DELETE_PARTITION))) {
+		if (op->wkind == W_UPDATE) {
+			if (op->new_exists) {
+				nw = op->nitem.p;
+				nlen = op->nitem.len;
+			}
+		} else if (m->nops > 0) {
+			/* a put: the item it wrote, as a read would show it */
+			struct sm_cell_view attrs = { .present = true, .value = m->ops[0].value };
+
+			sm_json_out_reset(&op->scratch);
+			alt_write_row_item(op, &op->scratch, &m->pk, &m->ck, &attrs);
+			nw = op->scratch.p;
+			nlen = op->scratch.len;
+		}
+	}
+	alt_stream_record(op, cas->ts, &m->pk, &m->ck, op->have_item ? op->item.p : NULL,
+			  op->item.len, nw, nlen);
 }
 
 /* ---- answering ---- */
@@ -840,6 +869,7 @@ run_write(struct alt_op *op, struct write_ctx *w)
 		return;
 	}
 	op->wkind = (int)w->kind;
+	op->stream_service = alt_stream_service; /* a TTL expiry (alt_ttl.c) */
 	op->nsreqs = 0;
 	r = new_sreq(op);
 	if (r == NULL) {
@@ -852,8 +882,8 @@ run_write(struct alt_op *op, struct write_ctx *w)
 		ALT_STAT_INC(write_using_lwt);
 	else if (op->rmw)
 		ALT_STAT_INC(reads_before_write);
-	/* a table with indexes needs every write's pre-image, read in the same step */
-	if (lwt || op->tab.idx->n > 0) {
+	/* a table with indexes or a stream needs every write's pre-image, read in the same step */
+	if (lwt || op->tab.idx->n > 0 || op->tab.stream) {
 		r->kind = SM_REQ_CAS;
 		r->cas.local = !lwt;
 		r->cas.mut.table = op->tab.t;
@@ -866,6 +896,7 @@ run_write(struct alt_op *op, struct write_ctx *w)
 		r->cas.ncols = 1;
 		r->cas.sink.row = old_row_sink;
 		r->cas.sink.ctx = op;
+		r->cas.on_applied = op->tab.stream ? stream_applied : NULL;
 		op->wkind = (int)w->kind;
 		op->put_map = w->put_map;
 		op->next = after_cas;
@@ -1416,6 +1447,8 @@ batch_seq(struct alt_op *op)
 	r->cas.ncols = 1;
 	r->cas.sink.row = old_row_sink;
 	r->cas.sink.ctx = op;
+	r->cas.on_applied = op->tab.stream ? stream_applied : NULL;
+	op->wkind = W_PUT; /* a put or a delete: stream_applied() reads the mutation */
 	op->have_item = false;
 	op->next = batch_seq_written;
 	alt_submit(op);
@@ -1478,6 +1511,7 @@ alt_batch_write(struct alt_op *op)
 	}
 	op->nsreqs = 0;
 	op->nops = 0;
+	op->stream_service = false;
 	sm_json_out_reset(&op->nitem);
 	/* Pass 1: keys and canonical items; pass 2 builds the maps. */
 	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t)) {
@@ -1525,7 +1559,8 @@ alt_batch_write(struct alt_op *op)
 				alt_fail(op, "ValidationException", "%s", op->errmsg);
 				return;
 			}
-			b->indexed |= tab->idx->n > 0;
+			/* a stream needs each write's pre-image too */
+			b->indexed |= tab->idx->n > 0 || tab->stream;
 			for (i = 0; i < op->nsreqs; i++) {
 				m = op->sreqs[i].kind == SM_REQ_CAS ? &op->sreqs[i].cas.mut
 								    : &op->sreqs[i].mut;

@@ -94,6 +94,10 @@ struct alt_table {
 	unsigned nxck;
 	uint16_t attrs_col;
 	enum sm_alt_isolation iso;
+	/* enum alt_stream_view of an enabled stream, 0 none; its creation, its id
+	 * (set by alt_table_lookup(), not by the _read() variants: writes only) */
+	uint8_t stream;
+	int64_t stream_ms;
 	struct alt_index_set *idx;   /* held; every table has one (n may be 0) */
 	const struct alt_index *index; /* reading this index, or NULL */
 };
@@ -212,6 +216,7 @@ struct alt_op {
 	bool new_exists;	  /* the written item exists after the write */
 	alt_op_fn index_next;	  /* after the view rows are written */
 	alt_op_fn fn;		  /* the operation (alt_system.c serves some on system tables) */
+	bool stream_service;	  /* the write is the service's (TTL expiry): its stream says so */
 	/* ReturnConsumedCapacity, ReturnItemCollectionMetrics (alt_capacity.c) */
 	/* the request's ReturnConsumedCapacity, ReturnItemCollectionMetrics, ConsistentRead,
 	 * TableName and Key (found with the others by run(): one pass) */
@@ -734,6 +739,59 @@ void
 alt_ttl_shard_init(void);
 void
 alt_ttl_shard_fini(void);
+
+/* ---- Streams (alt_streams.c) ---- */
+
+enum alt_stream_view {
+	ALT_STREAM_NONE,
+	ALT_STREAM_KEYS_ONLY,
+	ALT_STREAM_NEW_IMAGE,
+	ALT_STREAM_OLD_IMAGE,
+	ALT_STREAM_NEW_AND_OLD,
+};
+
+/* A table's stream as its hidden tag has it. */
+struct alt_stream_spec {
+	uint8_t view; /* enum alt_stream_view */
+	bool enabled; /* false: disabled, still listed and readable */
+	int64_t created_ms;
+};
+
+/* The stream tag list @tags names into *@out; false when the table never had one. */
+bool
+alt_stream_spec_of(const char *tags, struct alt_stream_spec *out);
+/* Is string token @key the stream's tag (internal: not for TagResource)? */
+bool
+alt_stream_is_tag(const struct sm_json_doc *d, int key);
+/* CreateTable's StreamSpecification @spec (-1 none): the tag added to *@tags (JSON, sm_malloc'd). */
+int
+alt_stream_create_tags(struct alt_op *op, int spec, char **tags);
+/* UpdateTable's StreamSpecification: 1 and the tag delta (alt_table_set_tag()'s @add), or answered. */
+int
+alt_stream_update_table(struct alt_op *op, int spec, struct sm_json_out **delta);
+/* DescribeTable's LatestStreamArn, LatestStreamLabel and StreamSpecification. */
+void
+alt_stream_describe(struct sm_json_out *o, const struct alt_table *t);
+/*
+ * On the owning shard, right after a write of op->tab (stream enabled)
+ * applied at @ts: its change record from the item before (@old, NULL none)
+ * and after (@nw, NULL none), JSON with the keys; none when they are equal.
+ */
+void
+alt_stream_record(struct alt_op *op, int64_t ts, const struct sm_key *pk, const struct sm_key *ck,
+		  const char *old, size_t olen, const char *nw, size_t nlen);
+/* Set by the TTL scanner around the deletes it runs. */
+extern __thread bool alt_stream_service;
+void
+alt_list_streams(struct alt_op *op);
+void
+alt_describe_stream(struct alt_op *op);
+void
+alt_get_shard_iterator(struct alt_op *op);
+void
+alt_get_records(struct alt_op *op);
+void
+alt_stream_shard_fini(void);
 
 /* ---- expressions (alt_eval.c) ---- */
 

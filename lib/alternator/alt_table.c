@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "alt_priv.h"
+#include "sm_changelog.h"
 
 #define ARN_PREFIX ALT_ARN_PREFIX
 #define MAX_TABLE_NAME ALT_MAX_TABLE_NAME
@@ -43,7 +44,9 @@ struct alt_meta {
 	char *tags;	  /* JSON array of {"Key","Value"}; NULL: the creation tags */
 	char *billing;	  /* NULL: the creation billing mode */
 	char *throughput; /* "R,W" provisioned units; NULL: the creation ones */
-	int iso;	  /* -1: not computed yet */
+	int iso;	  /* -1: not computed yet (nor the stream) */
+	uint8_t stream;	  /* enum alt_stream_view of an enabled stream, 0 none */
+	int64_t stream_ms;
 	struct alt_index_set *idx; /* the table's indexes in idx->cat, or NULL */
 	struct alt_meta *next;
 };
@@ -277,9 +280,20 @@ table_lookup(struct alt_op *op, const char *name, size_t len, struct alt_table *
 	out->nxck = 0;
 	out->index = NULL;
 	out->attrs_col = attrs->id;
-	if (m->iso < 0)
+	if (m->iso < 0) {
+		struct alt_stream_spec sp;
+
 		m->iso = (int)tags_isolation(table_tags(t, m));
+		alt_stream_spec_of(table_tags(t, m), &sp);
+		m->stream = sp.enabled ? sp.view : ALT_STREAM_NONE;
+		m->stream_ms = sp.created_ms;
+	}
 	out->iso = (enum sm_alt_isolation)m->iso;
+	/* writes take the index set, and only they need the stream (reads stay as they were) */
+	if (indexes) {
+		out->stream = m->stream;
+		out->stream_ms = m->stream_ms;
+	}
 	return 0;
 }
 
@@ -491,8 +505,10 @@ write_description(struct alt_op *op, const struct alt_table *t, const char *stat
 	sm_json_out_key(o, "LastUpdateToPayPerRequestDateTime");
 	sm_json_out_num(o, created, strlen(created));
 	sm_json_out_obj_end(o);
-	if (!deleting)
+	if (!deleting) {
 		alt_index_describe(o, t, arn);
+		alt_stream_describe(o, t);
+	}
 	sm_json_out_obj_end(o);
 }
 
@@ -588,6 +604,7 @@ meta_apply(void *arg)
 
 	if (b->remove) {
 		meta_remove(&b->id);
+		sm_changelog_drop(&b->id, 0); /* the table's stream goes with it */
 		return;
 	}
 	m = meta_find(&b->id, true);
@@ -601,9 +618,14 @@ meta_apply(void *arg)
 	if ((b->tag_add != NULL || b->tag_remove != NULL) &&
 	    (s = tags_apply(m->tags != NULL ? m->tags : b->tag_base, b->tag_add, b->tag_remove)) !=
 		    NULL) {
+		struct alt_stream_spec sp;
+
 		sm_free(m->tags);
 		m->tags = s;
 		m->iso = -1;
+		/* one stream per table is remembered: a new one's predecessor goes */
+		if (alt_stream_spec_of(s, &sp))
+			sm_changelog_drop(&b->id, (uint64_t)sp.created_ms);
 	}
 	if (b->billing != NULL && (s = sm_strdup(b->billing)) != NULL) {
 		sm_free(m->billing);
@@ -827,6 +849,12 @@ validate_tags(struct alt_op *op, int tags)
 				 "use UpdateTimeToLive");
 			return -EINVAL;
 		}
+		if (alt_stream_is_tag(&op->doc, kt)) {
+			alt_fail(op, "ValidationException",
+				 "Tag key 'system:stream' is reserved for internal use: use "
+				 "StreamSpecification");
+			return -EINVAL;
+		}
 		if (!sm_json_str_eq(&op->doc, kt, "system:write_isolation"))
 			continue;
 		if (sm_json_str(&op->doc, vt, val, sizeof(val), &v) < 0) {
@@ -1036,6 +1064,9 @@ alt_create_table(struct alt_op *op)
 		memcpy(c->tags, span.p, span.len);
 		c->tags[span.len] = '\0';
 	}
+	if (alt_stream_create_tags(op, sm_json_get(d, op->root, "StreamSpecification"), &c->tags) <
+	    0)
+		goto fail;
 	if (c->nidx > 0) {
 		c->views = sm_calloc(c->nidx, sizeof(*c->views));
 		if (c->views == NULL) {
@@ -1230,6 +1261,8 @@ alt_update_table(struct alt_op *op)
 	int gsiu = sm_json_get(&op->doc, op->root, "GlobalSecondaryIndexUpdates");
 	int ss = sm_json_get(&op->doc, op->root, "StreamSpecification");
 	const char *billing = NULL;
+	struct sm_json_out *stream_delta = NULL;
+	const char *base_tags;
 	char thr[48];
 	int thr_set, ret;
 
@@ -1238,15 +1271,8 @@ alt_update_table(struct alt_op *op)
 	thr_set = parse_throughput(op, thr, sizeof(thr));
 	if (thr_set < 0)
 		return;
-	if (ss >= 0) {
-		bool on = false;
-
-		if (sm_json_bool(&op->doc, sm_json_get(&op->doc, ss, "StreamEnabled"), &on) == 0 &&
-		    on) {
-			alt_fail(op, "ValidationException", "not supported by shardmark: streams");
-			return;
-		}
-	}
+	if (ss >= 0 && alt_stream_update_table(op, ss, &stream_delta) < 0)
+		return;
 	if (bm >= 0) {
 		if (sm_json_str_eq(&op->doc, bm, "PAY_PER_REQUEST"))
 			billing = "PAY_PER_REQUEST";
@@ -1259,6 +1285,12 @@ alt_update_table(struct alt_op *op)
 				 "[PROVISIONED, PAY_PER_REQUEST]");
 			return;
 		}
+	}
+	if (gsiu >= 0 && stream_delta != NULL) {
+		alt_fail(op, "ValidationException",
+			 "not supported by shardmark: GlobalSecondaryIndexUpdates with a "
+			 "StreamSpecification change in one UpdateTable");
+		return;
 	}
 	if (gsiu >= 0 && (billing != NULL || thr_set)) {
 		alt_fail(op, "ValidationException",
@@ -1283,17 +1315,37 @@ alt_update_table(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;
 	}
-	/* The description reflects the new mode. */
-	if (billing != NULL || thr_set)
+	base_tags = sm_option_get(op->tab.t->options, op->tab.t->noptions, ALT_OPT_TAGS);
+	if (base_tags == NULL)
+		base_tags = "[]";
+	/* The description reflects the new mode (and stream). */
+	if (billing != NULL || thr_set || stream_delta != NULL)
 		meta_apply(&(struct meta_bcast){ .id = op->tab.t->id,
 						 .billing = unconst(billing),
-						 .throughput = thr_set ? thr : NULL });
+						 .throughput = thr_set ? thr : NULL,
+						 .tag_add = stream_delta ? stream_delta->p : NULL,
+						 .tag_base = unconst(base_tags) });
 	sm_json_out_obj_begin(&op->out);
 	sm_json_out_key(&op->out, "TableDescription");
 	write_description(op, &op->tab, "ACTIVE");
 	sm_json_out_obj_end(&op->out);
-	if (billing == NULL && !thr_set) {
+	if (billing == NULL && !thr_set && stream_delta == NULL) {
 		alt_finish(op);
+		return;
+	}
+	if (stream_delta != NULL) {
+		/* as a delta (TagResource's way): a concurrent tag change stays */
+		struct meta_bcast *b = sm_calloc(1, sizeof(*b));
+
+		if (b == NULL || (b->tag_add = sm_strdup(stream_delta->p)) == NULL ||
+		    (b->tag_base = sm_strdup(base_tags)) == NULL ||
+		    (billing != NULL && (b->billing = sm_strdup(billing)) == NULL) ||
+		    (thr_set && (b->throughput = sm_strdup(thr)) == NULL)) {
+			bcast_free(b);
+			alt_fail(op, "InternalServerError", "out of memory");
+			return;
+		}
+		bcast_send(op, b, &op->tab.t->id);
 		return;
 	}
 	meta_broadcast(op, &op->tab.t->id, NULL, billing, thr_set ? thr : NULL, false);
@@ -1392,7 +1444,8 @@ tags_count(struct alt_op *op, const char *tags)
 	if (alt_tmp_doc(op, &unused, &d) < 0 || sm_json_parse(d, tags, strlen(tags), 0) < 0)
 		return 0;
 	for (e = sm_json_first(d, 0); e >= 0; e = sm_json_next(d, e))
-		n += !alt_ttl_is_tag(d, sm_json_get(d, e, "Key"));
+		n += !alt_ttl_is_tag(d, sm_json_get(d, e, "Key")) &&
+		     !alt_stream_is_tag(d, sm_json_get(d, e, "Key"));
 	return n;
 }
 
@@ -1445,6 +1498,12 @@ alt_untag_resource(struct alt_op *op)
 			alt_fail(op, "ValidationException",
 				 "Tag key 'system:ttl_attribute' is reserved for internal use: "
 				 "use UpdateTimeToLive");
+			return;
+		}
+		if (alt_stream_is_tag(&op->doc, e)) {
+			alt_fail(op, "ValidationException",
+				 "Tag key 'system:stream' is reserved for internal use: use "
+				 "StreamSpecification");
 			return;
 		}
 	}

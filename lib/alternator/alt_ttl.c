@@ -79,7 +79,10 @@ alt_ttl_tags_set(const char *tags, const char *attr, struct sm_json_out *o)
 	for (e = sm_json_first(&d, 0); e >= 0; e = sm_json_next(&d, e)) {
 		struct sm_bytes raw = sm_json_span(&d, e);
 
-		if (!sm_json_str_eq(&d, sm_json_get(&d, e, "Key"), TTL_TAG))
+		int k = sm_json_get(&d, e, "Key");
+
+		/* the stream's tag is internal too (alt_streams.c) */
+		if (!sm_json_str_eq(&d, k, TTL_TAG) && !alt_stream_is_tag(&d, k))
 			sm_json_out_raw(o, (const char *)raw.p, raw.len);
 	}
 	if (attr != NULL) {
@@ -416,13 +419,19 @@ ttl_deleted(void *ctx, int status, const char *json, size_t len)
 static void
 ttl_delete_next(void)
 {
+	int ret;
+
 	while (ttl.next_body < ttl.bodies.len && !ttl.stopping) {
 		const char *b = (const char *)ttl.bodies.p + ttl.next_body;
 		size_t n = strlen(b);
 
 		ttl.next_body += n + 1;
 		ttl.pending = 2; /* the request, and this loop */
-		if (sm_alternator_execute("DeleteItem", b, n, ttl_deleted, NULL) < 0) {
+		/* the DeleteItem reads this as it starts (synchronously): its record says so */
+		alt_stream_service = true;
+		ret = sm_alternator_execute("DeleteItem", b, n, ttl_deleted, NULL);
+		alt_stream_service = false;
+		if (ret < 0) {
 			ttl.pending = 0;
 			break;
 		}

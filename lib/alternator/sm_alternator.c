@@ -80,6 +80,11 @@ static const struct alt_operation operations[] = {
 	{ "UpdateTimeToLive", alt_update_ttl },
 	{ "DescribeTimeToLive", alt_describe_ttl },
 	{ "DescribeContinuousBackups", alt_describe_continuous_backups },
+	/* DynamoDBStreams_20120810.<Op> comes to the same endpoint: the prefix is not read */
+	{ "ListStreams", alt_list_streams },
+	{ "DescribeStream", alt_describe_stream },
+	{ "GetShardIterator", alt_get_shard_iterator },
+	{ "GetRecords", alt_get_records },
 };
 
 /* Each operation's latency histogram (alt_metrics.c), found by name once. */
@@ -676,6 +681,7 @@ void
 sm_alternator_shard_fini(void)
 {
 	alt_ttl_shard_fini();
+	alt_stream_shard_fini();
 	alt_system_shard_fini();
 	alt_op_shard_fini();
 	alt_index_shard_fini();

@@ -31,6 +31,7 @@ static const char *const mode_names[] = {
 	[SM_PSQ_READ] = "read",		  [SM_PSQ_WRITE] = "write",
 	[SM_PSQ_DELETE] = "delete",	  [SM_PSQ_WRITE_RMW] = "write_rmw",
 	[SM_PSQ_WRITE_GSI] = "write_gsi", [SM_PSQ_WRITE_TTL] = "write_ttl",
+	[SM_PSQ_WRITE_STREAM] = "write_stream",
 };
 
 const char *

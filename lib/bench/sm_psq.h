@@ -34,7 +34,9 @@
 
 /*
  * write_gsi: writes to a table with a GSI on C0 (perf-alternator's);
- * write_ttl: writes with an expiration attribute to a table with TTL on.
+ * write_ttl: writes with an expiration attribute to a table with TTL on;
+ * write_stream: write's UpdateItem to a table with a NEW_AND_OLD_IMAGES
+ * stream, C0 changing every request so that each leaves a record (CDC's cost).
  */
 enum sm_psq_mode {
 	SM_PSQ_READ,
@@ -43,9 +45,10 @@ enum sm_psq_mode {
 	SM_PSQ_WRITE_RMW,
 	SM_PSQ_WRITE_GSI,
 	SM_PSQ_WRITE_TTL,
+	SM_PSQ_WRITE_STREAM,
 };
 
-/* "read", "write", "delete", "write_rmw", "write_gsi", "write_ttl". */
+/* "read", "write", "delete", "write_rmw", "write_gsi", "write_ttl", "write_stream". */
 const char *
 sm_psq_mode_name(enum sm_psq_mode mode);
 

@@ -17,5 +17,7 @@ extern const struct sm_psq_workload sm_psq_workload_cql;
 
 /* Alternator: wl_arg unused; the default write isolation is the executor's. */
 extern const struct sm_psq_workload sm_psq_workload_alternator;
+/* The same for --workload write_stream (its own issue step: the others' stay as they were). */
+extern const struct sm_psq_workload sm_psq_workload_alternator_stream;
 
 #endif /* SM_PSQ_WORKLOAD_H */

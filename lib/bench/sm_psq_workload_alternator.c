@@ -115,6 +115,35 @@ alt_issue(void *arg)
 		sm_psq_op_done(w, false, "out of memory", 13);
 }
 
+/*
+ * write_stream's task (a workload of its own, so the others' requests are
+ * built as before): write's UpdateItem, but a write that changes nothing
+ * leaves no record, so every request gives C0 a new value.
+ */
+static void
+alt_issue_stream(void *arg)
+{
+	static __thread uint64_t writes;
+	struct sm_psq_worker *w = arg;
+	char *json = (char *)w->req, *c0;
+	uint64_t seq;
+
+	if (sm_psq_idle(w))
+		return;
+	seq = sm_psq_next_key(w);
+	build_request(w, SM_PSQ_WRITE, seq, w->populating);
+	/* C0's value follows its placeholder in ExpressionAttributeValues */
+	c0 = strstr(json, "\":C0\":{\"S\":\"");
+	if (c0 != NULL) {
+		char v[SM_PSQ_VALUE_LEN + 1];
+
+		snprintf(v, sizeof(v), "%0*" PRIu64, SM_PSQ_VALUE_LEN, ++writes);
+		memcpy(c0 + strlen("\":C0\":{\"S\":\""), v, SM_PSQ_VALUE_LEN);
+	}
+	if (sm_alternator_execute(w->op, (const char *)w->req, w->req_len, alt_reply, w) < 0)
+		sm_psq_op_done(w, false, "out of memory", 13);
+}
+
 /* ---- setup on shard 0: the table ---- */
 
 static void
@@ -130,9 +159,8 @@ ctl_reply(void *ctx, int status, const char *json, size_t len)
 static void
 ctl_created(void *arg)
 {
-	static const char ttl[] =
-		"{\"TableName\":\"alternator_table\",\"TimeToLiveSpecification\":"
-		"{\"AttributeName\":\"expiration\",\"Enabled\":true}}";
+	static const char ttl[] = "{\"TableName\":\"alternator_table\",\"TimeToLiveSpecification\":"
+				  "{\"AttributeName\":\"expiration\",\"Enabled\":true}}";
 
 	(void)arg;
 	if (ctl.status != 0) {
@@ -159,12 +187,16 @@ alt_setup(struct sm_psq *p)
 		     "{\"AttributeDefinitions\":[{\"AttributeName\":\"p\",\"AttributeType\":"
 		     "\"S\"}%s],\"TableName\":\"alternator_table\",\"BillingMode\":"
 		     "\"PAY_PER_REQUEST\",\"KeySchema\":[{\"AttributeName\":\"p\",\"KeyType\":"
-		     "\"HASH\"}]%s}",
+		     "\"HASH\"}]%s%s}",
 		     gsi ? ",{\"AttributeName\":\"C0\",\"AttributeType\":\"S\"}" : "",
 		     gsi ? ",\"GlobalSecondaryIndexes\":[{\"IndexName\":\"C0_index\","
 			   "\"KeySchema\":[{\"AttributeName\":\"C0\",\"KeyType\":\"HASH\"}],"
 			   "\"Projection\":{\"ProjectionType\":\"ALL\"}}]"
-			 : "");
+			 : "",
+		     p->prm.mode == SM_PSQ_WRITE_STREAM
+			     ? ",\"StreamSpecification\":{\"StreamEnabled\":true,"
+			       "\"StreamViewType\":\"NEW_AND_OLD_IMAGES\"}"
+			     : "");
 	ctl.p = p;
 	ctl.ttl_asked = false;
 	ctl.expiration = (int64_t)time(NULL) + 3600;
@@ -177,4 +209,11 @@ const struct sm_psq_workload sm_psq_workload_alternator = {
 	.owner_of = alt_owner_of,
 	.setup = alt_setup,
 	.issue = alt_issue,
+};
+
+const struct sm_psq_workload sm_psq_workload_alternator_stream = {
+	.name = "alternator",
+	.owner_of = alt_owner_of,
+	.setup = alt_setup,
+	.issue = alt_issue_stream,
 };

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sm_changelog.h"
 #include "sm_core.h"
 #include "sm_paxos.h"
 #include "sm_store.h"
@@ -320,6 +321,8 @@ run_local_cas(struct sm_store_req *r, struct sm_ptable *pt)
 	r->result = sm_ptable_apply(pt, &c->mut, ts, now, r->err, sizeof(r->err));
 	c->applied = r->result == 0;
 	c->ts = ts;
+	if (c->applied && c->kind == SM_CAS_CUSTOM && c->on_applied != NULL)
+		c->on_applied(c->decide_ctx, c);
 }
 
 static void
@@ -365,6 +368,8 @@ run_paxos(struct sm_store_req *r, struct sm_ptable *pt, const struct sm_key *pk,
 	}
 	if (!serial && r->cas.applied)
 		r->cas.ts = sm_uuid_micros(&round.ballot); /* do_commit() applies at it */
+	if (!serial && r->cas.applied && r->cas.kind == SM_CAS_CUSTOM && r->cas.on_applied != NULL)
+		r->cas.on_applied(r->cas.decide_ctx, &r->cas);
 	sm_paxos_round_fini(&round);
 	if (ret < 0) {
 		r->result = ret;
@@ -1005,6 +1010,7 @@ sm_store_shard_fini(void)
 	uint32_t s;
 
 	sm_ptable_shard_fini();
+	sm_changelog_shard_fini();
 	if (ss == NULL)
 		return;
 	for (s = 0; s < ss->ntables; s++) {

@@ -205,7 +205,17 @@ enum sm_cas_kind {
 struct sm_cas {
 	struct sm_mutation mut;
 	enum sm_cas_kind kind;
-	const struct sm_condition *conds;
+	union {
+		const struct sm_condition *conds; /* SM_CAS_IF */
+		/*
+		 * SM_CAS_CUSTOM: NULL, or called with decide_ctx on the owning
+		 * shard right after the mutation was applied (@cas->ts set), in
+		 * the same step: what has to happen with the write and nowhere
+		 * else (Alternator's change log). In the union so that a request
+		 * stays the size it was (sm_store_req_init() clears it per request).
+		 */
+		void (*on_applied)(void *ctx, const struct sm_cas *cas);
+	};
 	unsigned nconds;
 	const uint16_t *cols; /* pre-image columns returned through the sink */
 	unsigned ncols;

@@ -60,7 +60,9 @@ for mode in forbid_rmw unsafe always_use_lwt only_rmw_uses_lwt; do
 		measure "Alternator write_rmw ($mode)" --alternator "$mode" --workload write_rmw
 	fi
 done
-# the index and TTL costs: perf-alternator's write_gsi (a GSI on C0), and
+# the index, TTL and stream costs: perf-alternator's write_gsi (a GSI on C0), and
 # writes with an expiration attribute to a table with TTL on (the scanner runs)
 measure "Alternator write_gsi (only_rmw_uses_lwt)" --alternator o --workload write_gsi
 measure "Alternator write_ttl (only_rmw_uses_lwt)" --alternator o --workload write_ttl
+# the stream's (CDC's) cost: write's UpdateItem, each leaving a NEW_AND_OLD_IMAGES record
+measure "Alternator write_stream (only_rmw_uses_lwt)" --alternator o --workload write_stream

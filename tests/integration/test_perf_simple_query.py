@@ -123,7 +123,8 @@ def test_cql_modes(run_cli, tmp_path, args, kind):
 
 
 @pytest.mark.parametrize("mode", ["forbid_rmw", "unsafe", "always_use_lwt", "only_rmw_uses_lwt"])
-@pytest.mark.parametrize("workload", ["write", "read", "write_rmw", "write_gsi", "write_ttl"])
+@pytest.mark.parametrize("workload", ["write", "read", "write_rmw", "write_gsi", "write_ttl",
+                                      "write_stream"])
 def test_alternator_modes(run_cli, tmp_path, mode, workload):
     out = tmp_path / "r.json"
     r = psq(run_cli, *smp_args(), "--alternator", mode, "--workload", workload,

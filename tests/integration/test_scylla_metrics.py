@@ -132,6 +132,31 @@ def test_table_and_failed_operations_are_counted(srv, dynamodb, table):
         assert d("scylla_alternator_operation", op(name)) >= 1, name
 
 
+# test_streams_operations: counted even when they fail; test_streams_latency: GetRecords'
+# latency when it succeeds
+def test_streams_operations_are_counted(srv, dynamodb):
+    import boto3
+    from conftest import alt_boto_kwargs
+    streams = boto3.session.Session().client("dynamodbstreams", **alt_boto_kwargs(srv))
+    t = alt_create_table(dynamodb, StreamSpecification={
+        "StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+    try:
+        with Delta(srv) as d:
+            streams.list_streams(TableName=t.name)
+            alt_expect_error("ValidationException", streams.describe_stream, StreamArn="x" * 37)
+            alt_expect_error("ValidationException", streams.get_records, ShardIterator="garbage")
+            arn = t.meta.client.describe_table(TableName=t.name)["Table"]["LatestStreamArn"]
+            shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]
+            it = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"],
+                                            ShardIteratorType="LATEST")["ShardIterator"]
+            streams.get_records(ShardIterator=it)
+        for name in ("ListStreams", "DescribeStream", "GetShardIterator", "GetRecords"):
+            assert d("scylla_alternator_operation", op(name)) >= 1, name
+        assert d("scylla_alternator_op_latency_count", op("GetRecords")) >= 1
+    finally:
+        t.delete()
+
+
 # test_unsupported_operation, test_total_operations
 def test_unsupported_and_total_operations(srv):
     body = b"{}"
