@@ -655,13 +655,18 @@ sm_alternator_execute(const char *opname, const char *body, size_t len,
 	op->body = body;
 	op->body_len = len;
 	op->start_cycles = sm_cycles();
-	ALT_STAT_INC(total_operations);
 	if (o == NULL) {
+		ALT_STAT_INC(total_operations);
 		ALT_STAT_INC(unsupported_operations);
 		alt_fail(op, "UnknownOperationException", "Unsupported operation %s", opname);
 		return 0;
 	}
-	count_operation(op, o);
+	/* the service's own requests (TTL expiry) are no client's operations: ScyllaDB's
+	 * expiration deletes are counted by scylla_expiration_items_deleted only */
+	if (!alt_stream_service) {
+		ALT_STAT_INC(total_operations);
+		count_operation(op, o);
+	}
 	run(op, o);
 	return 0;
 }
