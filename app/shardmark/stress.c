@@ -199,6 +199,7 @@ sm_cmd_stress(int argc, char **argv)
 			{ "-log file=", s.log.file },
 			{ "-log json=", s.log.json },
 			{ "-log csv=", s.log.csv },
+			{ "-log steps=", s.log.steps },
 		};
 
 		for (i = 0; i < SM_ARRAY_SIZE(outs); i++) {

@@ -33,6 +33,12 @@
  * app/shardmark/stress.c applies them, and this parser sees what follows.
  * The run itself is sm_stress_run.h.
  *
+ *   -rate search percentile=P bound=T [start=R/s] [step=S/s] [max=M/s] ...
+ *       the highest open-loop rate whose percentile P stays within T
+ *       (sm_stress_search.h).
+ *   -log steps=FILE
+ *       a capacity search's steps as CSV, one row per step.
+ *
  * Differences from cassandra-stress: -rate without threads= uses
  * threads=200 (cassandra-stress would ramp with `auto`); a run needs n= or
  * duration= (the err< run-until-stable mode is not implemented). Options
@@ -45,6 +51,7 @@
 #include <stdio.h>
 
 #include "sm_stress_dist.h"
+#include "sm_stress_search.h"
 
 enum sm_stress_cmd {
 	SM_STRESS_CMD_WRITE,
@@ -160,6 +167,8 @@ struct sm_stress_rate {
 	unsigned threads; /* concurrent operations (one per cassandra-stress thread) */
 	uint64_t ops_per_s;
 	enum sm_stress_rate_kind kind;
+	/* -rate [auto] threads>= threads<= or -rate search ...: several steps (sm_stress_search.h) */
+	struct sm_stress_search_opts search;
 };
 
 struct sm_stress_schema {
@@ -232,6 +241,7 @@ struct sm_stress_log {
 	char *file;	      /* copy of the text output, NULL: none */
 	char *json;	      /* JSON report, NULL: none */
 	char *csv;	      /* one row per interval and op type, NULL: none */
+	char *steps;	      /* a capacity search's steps, one CSV row each, NULL: none */
 	bool no_summary, no_settings, print_statements_on_error;
 	enum sm_stress_log_level level;
 };
