@@ -18,12 +18,80 @@
 #include "sm_tls.h"
 #include "sm_stress_ycsb.h"
 #include "sm_stress_sb.h"
+#include "stats_http.h"
 
 /* `shardmark ycsb` and `shardmark scylla-bench`: the same run, the tools' command lines. */
 static bool ycsb_mode, sb_mode;
 
 static int
 stress_merge(int argc, char **argv);
+
+/*
+ * The loader's live /metrics: --prometheus-port before the command (the
+ * name `serve` and ScyllaDB use for the same endpoint; cassandra-stress has
+ * none, and the option goes before the command so stress, ycsb and
+ * scylla-bench take it alike). Off unless given: a loader beside a server
+ * must not take the server's 9180.
+ */
+static struct {
+	const struct sm_config *cfg;
+	const char *addr;
+	unsigned port;
+	struct sm_listener *l;
+	struct sm_stats_http_service svc;
+} metrics;
+
+/* The run's shard setup, and on shard 0 the metrics listener when asked for. */
+static int
+stress_shard_init(unsigned shard, void *arg)
+{
+	struct sm_listen_opts lo = {
+		.addr = metrics.addr,
+		.port = (uint16_t)metrics.port,
+		.placement = SM_PLACE_SHARD,
+		.shard = 0,
+		.proto = &sm_stats_http_proto,
+		.ctx = &metrics.svc,
+	};
+	char hp[128];
+	int ret = sm_stress_shard_init(shard, arg);
+
+	if (ret < 0 || shard != 0 || metrics.port == 0)
+		return ret;
+	metrics.svc.extra_metrics = sm_stress_metrics_write;
+	ret = sm_net_listen(&lo, &metrics.l);
+	if (ret < 0) {
+		sm_app_listen_error(metrics.cfg, "loader metrics", "prometheus_port", metrics.addr,
+				    metrics.port, ret);
+		return ret;
+	}
+	fprintf(stderr, "shardmark stress: live metrics on http://%s/metrics\n",
+		sm_net_hostport(metrics.addr, metrics.port, hp, sizeof(hp)));
+	return 0;
+}
+
+static void
+stress_shard_fini(unsigned shard, void *arg)
+{
+	if (shard == 0 && metrics.l != NULL) {
+		sm_net_listener_close(metrics.l);
+		metrics.l = NULL;
+	}
+	sm_stress_shard_fini(shard, arg);
+}
+
+/* Whether the leading options @argv[0..@n) name the metrics port. */
+static bool
+metrics_asked(int n, char **argv)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(argv[i], "--prometheus-port") == 0 ||
+		    strncmp(argv[i], "--prometheus-port=", 18) == 0)
+			return true;
+	return false;
+}
 
 /*
  * How many of @argv are shardmark configuration options in front of the
@@ -161,6 +229,12 @@ sm_cmd_stress(int argc, char **argv)
 			sm_config_free(&cfg);
 			return SM_EXIT_USAGE;
 		}
+		if (metrics_asked(lead, argv)) {
+			metrics.cfg = &cfg;
+			metrics.port = cfg.prometheus_port;
+			metrics.addr = cfg.prometheus_address != NULL ? cfg.prometheus_address
+								      : cfg.listen_address;
+		}
 		argc -= lead;
 		argv += lead;
 	}
@@ -297,8 +371,8 @@ sm_cmd_stress(int argc, char **argv)
 	}
 	fflush(stdout);
 	sm_app_runtime_opts(&cfg, &ro);
-	ro.shard_init = sm_stress_shard_init;
-	ro.shard_fini = sm_stress_shard_fini;
+	ro.shard_init = stress_shard_init;
+	ro.shard_fini = stress_shard_fini;
 	ro.arg = run;
 	ret = sm_runtime_run(&ro, err, sizeof(err));
 	if (ret < 0) {
@@ -331,6 +405,7 @@ out_files:
 	sm_stress_run_destroy(run);
 	sm_tls_ctx_free(tls);
 out_settings:
+	memset(&metrics, 0, sizeof(metrics));
 	sm_config_free(&cfg);
 	sm_stress_settings_free(&s);
 	return ret;

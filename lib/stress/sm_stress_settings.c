@@ -2750,6 +2750,10 @@ static const char usage_intro[] =
 	"  shardmark stress --network-stack dpdk --dpdk-args \"--no-huge -m 512 \\\n"
 	"    --vdev net_memif0,role=client,socket=/tmp/sm.sock -- --ipv4 10.0.0.2/24\" \\\n"
 	"    write n=100000 -node 10.0.0.1 -shards 1\n"
+	"--prometheus-port N [--prometheus-address A] serves the loader's live metrics\n"
+	"on http://A:N/metrics while it runs (per client shard and op type: operations,\n"
+	"errors, latency histograms and quantiles, in flight, the rate target; off\n"
+	"unless given; deploy/grafana/shardmark-stress.json is their dashboard).\n"
 	"\n";
 
 /* One line per command; the first word and its alias name the help topic. */
