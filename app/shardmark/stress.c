@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "sm_stress.h"
@@ -78,6 +80,60 @@ stress_shard_fini(unsigned shard, void *arg)
 		metrics.l = NULL;
 	}
 	sm_stress_shard_fini(shard, arg);
+}
+
+/*
+ * -graph needs the run's JSON report and HDR interval log: where -log
+ * json= / hdrfile= were not given, temporary files stand in (@tmp[0..1]
+ * name them, to be removed after). 0 or -errno.
+ */
+static int
+graph_inputs(struct sm_stress_settings *s, char tmp[2][256])
+{
+	char **paths[2] = { &s->log.json, &s->log.hdrfile };
+	static const char *const suffix[2] = { ".json", ".hdr" };
+	unsigned i;
+
+	tmp[0][0] = tmp[1][0] = '\0';
+	for (i = 0; i < 2; i++) {
+		int ret;
+
+		if (*paths[i] != NULL)
+			continue;
+		ret = sm_app_tmp_file(tmp[i], sizeof(tmp[i]), "shardmark-graph", suffix[i]);
+		if (ret < 0) {
+			fprintf(stderr, "shardmark stress: -graph: cannot create a temporary file: %s\n",
+				strerror(-ret));
+			return ret;
+		}
+		*paths[i] = sm_strdup(tmp[i]);
+		if (*paths[i] == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* cassandra-stress's -graph after the run: the report, created or added to. */
+static int
+graph_write(const struct sm_stress_settings *s)
+{
+	char files[2 * 4096 + 2], title[96];
+	char *argv1[1] = { files };
+	const char *t = s->graph.title;
+
+	snprintf(files, sizeof(files), "%s,%s", s->log.json, s->log.hdrfile);
+	if (t == NULL && access(s->graph.file, F_OK) != 0) {
+		time_t now = time(NULL);
+		struct tm tm;
+
+		/* SettingsGraph's default: the tool and the date */
+		strftime(title, sizeof(title), "shardmark stress - %Y-%m-%d %H:%M:%S",
+			 localtime_r(&now, &tm));
+		t = title;
+	}
+	return sm_app_report(s->graph.file, t,
+			     s->graph.revision != NULL ? s->graph.revision : "unknown", argv1, 1,
+			     "shardmark stress: -graph", stderr);
 }
 
 /* Whether the leading options @argv[0..@n) name the metrics port. */
@@ -196,7 +252,7 @@ sm_cmd_stress(int argc, char **argv)
 	struct sm_runtime_opts ro;
 	FILE *hdr_log = NULL, *csv_log = NULL, *text_log = NULL;
 	const char *fail;
-	char err[1024];
+	char err[1024], graph_tmp[2][256] = { "", "" };
 	unsigned i;
 	int ret, lead;
 	bool help, shards_given = false;
@@ -274,6 +330,7 @@ sm_cmd_stress(int argc, char **argv)
 			{ "-log json=", s.log.json },
 			{ "-log csv=", s.log.csv },
 			{ "-log steps=", s.log.steps },
+			{ "-graph file=", s.graph.file },
 		};
 
 		for (i = 0; i < SM_ARRAY_SIZE(outs); i++) {
@@ -284,6 +341,10 @@ sm_cmd_stress(int argc, char **argv)
 				goto out_settings;
 			}
 		}
+	}
+	if (s.graph.file != NULL && graph_inputs(&s, graph_tmp) < 0) {
+		ret = SM_EXIT_FAIL;
+		goto out_settings;
 	}
 	if (sm_stress_run_check(&s, err, sizeof(err)) < 0) {
 		fprintf(stderr, "shardmark stress: %s\n", err);
@@ -384,6 +445,13 @@ sm_cmd_stress(int argc, char **argv)
 	if (sm_stress_run_measured(run)) {
 		sm_stress_run_report(run);
 		ret = sm_stress_run_failed(run) ? SM_EXIT_FAIL : SM_EXIT_OK;
+		if (s.graph.file != NULL) {
+			/* the interval log is read back whole: it must be on disk */
+			if (hdr_log != NULL)
+				fflush(hdr_log);
+			if (graph_write(&s) != SM_EXIT_OK)
+				ret = SM_EXIT_FAIL;
+		}
 	} else {
 		ret = SM_EXIT_FAIL;
 	}
@@ -405,6 +473,9 @@ out_files:
 	sm_stress_run_destroy(run);
 	sm_tls_ctx_free(tls);
 out_settings:
+	for (i = 0; i < 2; i++)
+		if (graph_tmp[i][0] != '\0')
+			unlink(graph_tmp[i]);
 	memset(&metrics, 0, sizeof(metrics));
 	sm_config_free(&cfg);
 	sm_stress_settings_free(&s);

@@ -38,6 +38,9 @@
  *       (sm_stress_search.h).
  *   -log steps=FILE
  *       a capacity search's steps as CSV, one row per step.
+ *   -graph file=F [title=T] [revision=R]
+ *       as cassandra-stress: the HTML report, created or added to as
+ *       revision R (the app writes it with lib/bench's report after the run).
  *
  * Differences from cassandra-stress: -rate without threads= uses
  * threads=200 (cassandra-stress would ramp with `auto`); a run needs n= or
@@ -287,6 +290,13 @@ struct sm_stress_transport {
 	char *keystore_password; /* PKCS#12 */
 };
 
+/* -graph file= [title=] [revision=]: cassandra-stress's HTML report (SettingsGraph). */
+struct sm_stress_graph {
+	char *file;	/* NULL: no report */
+	char *title;	/* NULL: the file's, or "shardmark stress - DATE" */
+	char *revision; /* this run's name in the report, default "unknown" */
+};
+
 /*
  * Everything `shardmark stress` was asked to do. Strings are copies owned by
  * the struct (sm_strdup), released by sm_stress_settings_free().
@@ -327,6 +337,7 @@ struct sm_stress_settings {
 	struct sm_stress_errors errors;
 	struct sm_stress_route route;
 	struct sm_stress_transport transport;
+	struct sm_stress_graph graph;
 	unsigned shards; /* -shards; 0: one per CPU */
 
 	/* user mode: the profile (owned), and what each user op runs: -1 the insert, else a query */

@@ -940,6 +940,32 @@ subopt_given(const struct subopt *tab, unsigned seen, const char *name)
 	return false;
 }
 
+/* ---- -graph ---- */
+
+static const struct subopt graph_subopts[] = {
+	{ "file=", .type = SO_FILE, .off = S_OFF(graph.file) },
+	{ "title=", .type = SO_STR, .off = S_OFF(graph.title) },
+	{ "revision=", .type = SO_STR, .off = S_OFF(graph.revision) },
+	{ "op=", .type = SO_REFUSE,
+	  .text = "renaming the operation in the report is not supported: its op types keep "
+		  "their names (WRITE, READ, ...)" },
+	{ NULL },
+};
+
+static int
+parse_graph(struct ctx *c, char **p, int n)
+{
+	unsigned seen;
+	int rc = parse_subopts(c, "-graph", graph_subopts, "(expected file=, title= or revision=)",
+			       p, n, &seen);
+
+	if (rc < 0)
+		return rc;
+	if (!subopt_given(graph_subopts, seen, "file="))
+		return fail(c, "-graph: give the report's file, e.g. -graph file=report.html");
+	return 0;
+}
+
 /* ---- -col ---- */
 
 static int
@@ -1989,7 +2015,14 @@ static const struct {
 	  "  -shards N\n"
 	  "        [extension] client shards, one thread pinned per CPU; 0 (default):\n"
 	  "        one per CPU\n" },
-	{ "-graph", NULL, "it prints the report and writes -log hdrfile= / json= instead" },
+	{ "-graph", parse_graph, NULL,
+	  "  -graph file=F.html [title=T] [revision=R] (default unknown)\n"
+	  "        the HTML report of the run (`shardmark report`'s: throughput and\n"
+	  "        latency over time, the percentile distribution, per-shard bars), as\n"
+	  "        cassandra-stress's -graph: an existing report of ours gets this run\n"
+	  "        as revision R (one of the same name is replaced); title= defaults to\n"
+	  "        the file's, or \"shardmark stress - DATE\"; op= is not supported (op\n"
+	  "        types keep their names); not with -rate auto/search\n" },
 	{ "-insert", parse_insert, NULL,
 	  "  -insert [partitions=DIST] [select-ratio=DIST/N] [row-population-ratio=DIST/N]\n"
 	  "          [batchtype=LOGGED|UNLOGGED]\n"
@@ -2302,6 +2335,9 @@ finish(struct ctx *c)
 		SM_MIN(100u, s->rate.search.kind == SM_STRESS_SEARCH_THREADS
 				     ? s->rate.search.max_threads
 				     : s->rate.threads);
+	if (s->graph.file != NULL && s->rate.search.kind != SM_STRESS_SEARCH_NONE)
+		return fail(c, "-graph reports one run: it does not go with -rate auto, threads>= "
+			       "or search (their steps are in -log json= and steps=)");
 	/* a search's step with errors fails that step: the search goes on */
 	if (s->rate.search.kind == SM_STRESS_SEARCH_RATE)
 		s->errors.ignore = true;
@@ -2447,6 +2483,9 @@ sm_stress_settings_free(struct sm_stress_settings *s)
 	sm_free(s->log.json);
 	sm_free(s->log.csv);
 	sm_free(s->log.steps);
+	sm_free(s->graph.file);
+	sm_free(s->graph.title);
+	sm_free(s->graph.revision);
 	sm_free(s->transport.truststore);
 	sm_free(s->transport.keystore);
 	sm_free(s->transport.keystore_key);
@@ -2804,7 +2843,7 @@ static const char usage_dist[] =
 
 static const char usage_unsupported[] =
 	"Not supported (refused with an error): print, legacy, the err< run-until-stable\n"
-	"mode, -sendto, -graph, -tokenrange, token_range_queries\n"
+	"mode, -sendto, -graph op=, -tokenrange, token_range_queries\n"
 	"in ops(), -insert visits=/revisit=, -mode thrift/simplenative/auth-provider=,\n"
 	"compression=snappy, -col names=. Accepted and ignored: -port jmx=/thrift=,\n"
 	"-mode port=, -pop contents=, -errors skip-unsupported-columns.\n";

@@ -17,6 +17,7 @@ import csv
 import json
 import re
 import subprocess
+from html.parser import HTMLParser
 
 import pytest
 
@@ -161,3 +162,82 @@ def test_rate_search_with_a_bound_nothing_meets(stress, tmp_path):
     assert doc["answer"] is None and not any(s["pass"] for s in doc["steps"])
     assert [s["target_ops_per_s"] for s in doc["steps"]] == [800, 400, 200], doc["steps"]
     assert re.search(r"^Answer: none", r.stdout, re.M), describe(r)
+
+
+class ReportParser(HTMLParser):
+    """The report's title (the page's, not the SVG <title> tooltips), its SVG
+    charts, and every tag closed as opened."""
+    VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr", "area", "base",
+            "source", "track", "param", "embed"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.title, self.svgs, self.text, self._in_title = [], "", 0, [], False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "svg":
+            self.svgs += 1
+        self._in_title = tag == "title" and "svg" not in self.stack
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        if tag == "svg":
+            self.svgs += 1
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes {self.stack[-1:]}"
+        self.stack.pop()
+        self._in_title = False
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+        self.text.append(data)
+
+
+def parse_report(path):
+    p = ReportParser()
+    p.feed(path.read_text())
+    p.close()
+    assert not p.stack, f"unclosed tags: {p.stack}"
+    return p
+
+
+def test_graph_writes_a_report_and_adds_revisions(stress, tmp_path):
+    """-graph file= title= revision= as cassandra-stress: the first run creates
+    the report, a second one with another revision is added to it (the file is
+    read back), one with the same revision replaces it."""
+    html = tmp_path / "report.html"
+    r = stress("write", "n=2000", "no-warmup", "-rate", "threads=8", "-graph", f"file={html}",
+               "title=capacity-test", "revision=first")
+    assert r.returncode == 0, describe(r)
+    assert r.stdout.rstrip().endswith("END"), "the report's line goes to stderr, END stays last"
+    p = parse_report(html)
+    assert p.title == "capacity-test" and p.svgs >= 2, (p.title, p.svgs)
+    assert "first" in p.text and "WRITE" in " ".join(p.text)
+    for rev in ("second", "second"):
+        r = stress("read", "n=2000", "no-warmup", "-rate", "threads=8", "-graph",
+                   f"file={html}", f"revision={rev}")
+        assert r.returncode == 0, describe(r)
+        assert "report of 2 runs written to" in r.stderr, describe(r)
+    p = parse_report(html)
+    assert p.title == "capacity-test", "the file's title stays"
+    assert "first" in p.text and "second" in p.text and "READ" in " ".join(p.text)
+
+
+def test_graph_with_a_search_is_refused(stress, tmp_path):
+    r = stress("write", "n=10", "-rate", "auto", "-graph", f"file={tmp_path / 'x.html'}")
+    assert r.returncode == 2 and "-graph" in r.stderr, describe(r)
+    r = stress("write", "n=10", "-graph", "file=x.html", "op=W")
+    assert r.returncode == 2 and "op=" in r.stderr, describe(r)
+
+
+def test_perf_simple_query_html(shardmark_bin, tmp_path):
+    html = tmp_path / "psq.html"
+    r = subprocess.run([str(shardmark_bin), "perf-simple-query", "--smp", "1", "--duration",
+                        "1", "--html", str(html)], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=STRESS_TIMEOUT)
+    assert r.returncode == 0, describe(r)
+    p = parse_report(html)
+    assert p.title == "shardmark perf-simple-query" and p.svgs >= 1, (p.title, p.svgs)

@@ -690,12 +690,31 @@ test_transport(void **state)
 	expect_error("write n=10 -transport bogus=1", "-transport", "truststore=", NULL);
 }
 
+/* -graph as cassandra-stress's SettingsGraph: file= required, revision= and title= kept. */
+static void
+test_graph(void **state)
+{
+	struct sm_stress_settings s;
+
+	(void)state;
+	assert_int_equal(parse_line("write n=10 -graph file=r.html title=T revision=v2", &s), 0);
+	assert_string_equal(s.graph.file, "r.html");
+	assert_string_equal(s.graph.title, "T");
+	assert_string_equal(s.graph.revision, "v2");
+	sm_stress_settings_free(&s);
+	assert_int_equal(parse_line("write n=10 -graph file=r.html", &s), 0);
+	assert_null(s.graph.title);
+	assert_null(s.graph.revision); /* the app names it "unknown", as cassandra-stress */
+	sm_stress_settings_free(&s);
+}
+
 static void
 test_unsupported_named(void **state)
 {
 	(void)state;
-	expect_error("write n=10 -graph file=x.html", "-graph", "not supported by shardmark stress",
-		     "hdrfile=", NULL);
+	expect_error("write n=10 -graph file=x.html op=W", "-graph", "op=", "not supported", NULL);
+	expect_error("write n=10 -graph title=T", "-graph", "file=", NULL);
+	expect_error("write n=10 -rate auto -graph file=x.html", "-graph", "auto", NULL);
 	expect_error("write n=10 -insert partitions=fixed(1)", "-insert", "user command", NULL);
 	expect_error("write n=10 -sendto host", "-sendto", "not supported", NULL);
 	expect_error("write n=10 -tokenrange wrap", "-tokenrange", "not supported", NULL);
@@ -1097,6 +1116,7 @@ main(void)
 		cmocka_unit_test(test_rate_zero_limit_is_unset),
 		cmocka_unit_test(test_rate_auto),
 		cmocka_unit_test(test_rate_search),
+		cmocka_unit_test(test_graph),
 		cmocka_unit_test(test_unsupported_named),
 		cmocka_unit_test(test_transport),
 		cmocka_unit_test(test_user_command),
