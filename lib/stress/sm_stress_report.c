@@ -529,7 +529,8 @@ run_report(bool final)
 	if (sx->s.profile != NULL)
 		sm_stress_user_report();
 	nnet = net_counters_sum(sx->nshards, &net_desc, &net_sum);
-	if (nnet > 0)
+	/* a driver with counters but no TCP stack of its own (uring) has none of these */
+	if (nnet > 0 && net_counter(net_desc, net_sum, nnet, "tcp_retransmits_total") >= 0)
 		sm_stress_out("Network (%s, this loader): %" PRId64 " TCP retransmissions (%" PRId64
 			      " timeouts), %" PRId64 " out-of-order segments, %" PRId64
 			      " frames steered to another shard, %" PRId64 " missed by the NIC\n",
