@@ -269,6 +269,17 @@ sm_stress_shard_start_phase(void *arg)
 	uint64_t total, workers = sx->s.rate.threads, i;
 	unsigned k;
 
+	if (ph == SM_STRESS_PH_DRAIN) {
+		/*
+		 * After a failed warm-up: start nothing more, let what is in
+		 * flight end, keep the failure and its text. (Falling through
+		 * started a measured phase's n= operations again, whose own
+		 * errors, connections closing at the end among them, replaced
+		 * the warm-up's message.)
+		 */
+		sm_stress_shard_stop(NULL);
+		return;
+	}
 	sh->stopping = false;
 	sh->failed_run = false;
 	SM_WRITE_ONCE(sh->done, false);

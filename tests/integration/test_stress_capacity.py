@@ -21,7 +21,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conftest import cql_free_ports, start_cql_server
+from conftest import cql_free_ports, http_get, parse_prometheus, start_cql_server
 
 STRESS_TIMEOUT = 180  # a whole search; it takes seconds, this only catches a hang
 
@@ -241,3 +241,25 @@ def test_perf_simple_query_html(shardmark_bin, tmp_path):
     assert r.returncode == 0, describe(r)
     p = parse_report(html)
     assert p.title == "shardmark perf-simple-query" and p.svgs >= 1, (p.title, p.svgs)
+
+
+def server_requests(srv):
+    status, _, body = http_get(srv.prom_port, "/metrics")
+    assert status == 200
+    return sum(v for name, _, v in parse_prometheus(body) if name == "shardmark_requests_total")
+
+
+def test_failed_warmup_runs_nothing_more(server, stress):
+    """A warm-up whose read fails every try ends the run with that read's
+    error; the drain that follows starts no operation (it used to start the
+    measured phase's n= operations, whose errors could replace the message)."""
+    before = server_requests(server)
+    r = stress("read", "n=50", "-pop", "dist=UNIFORM(9000001..9000050)", "-rate", "threads=4",
+               "-log", "no-settings")
+    after = server_requests(server)
+    assert r.returncode == 1, describe(r)
+    assert "Warming up READ with 12 iterations" in r.stdout, describe(r)
+    assert "were never written" in r.stderr, describe(r)
+    # the 4 reads in flight when the first failed, 10 tries each, and the setup's
+    # few queries (46 here); a drain that ran the workload again sent 40 more
+    assert after - before <= 4 * 10 + 15, (before, after)
