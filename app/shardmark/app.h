@@ -85,6 +85,14 @@ sm_app_memory_budget(const struct sm_config *cfg, unsigned nshards, uint64_t *pe
 int
 sm_app_free_port(unsigned *port);
 
+/*
+ * Create an empty temporary file $TMPDIR/@prefix-XXXXXX@suffix (/tmp
+ * without TMPDIR) and put its name in @buf; the caller removes it. 0, or
+ * -errno with @buf empty.
+ */
+int
+sm_app_tmp_file(char *buf, size_t len, const char *prefix, const char *suffix);
+
 /* The CPU's model name from /proc/cpuinfo, or "unknown". */
 void
 sm_app_cpu_model(char *buf, size_t len);
@@ -103,6 +111,17 @@ sm_app_check_output(const char *opt, const char *path, char *err, size_t errlen)
 void
 sm_app_listen_error(const struct sm_config *cfg, const char *what, const char *key,
 		    const char *addr, unsigned port, int err);
+
+/*
+ * Write the HTML report of the result files @files[0..@nf) to @out
+ * (`shardmark report`): titled @title (NULL: the existing file's, or the
+ * default); with @revision, the one run is named so and added to @out
+ * when it exists. Errors go to stderr after "@who: ", the line saying what
+ * was written to @msg. An exit status (SM_EXIT_*).
+ */
+int
+sm_app_report(const char *out, const char *title, const char *revision, char **files, int nf,
+	      const char *who, FILE *msg);
 
 int
 sm_cmd_serve(int argc, char **argv);

@@ -488,6 +488,27 @@ sm_app_free_port(unsigned *port)
 }
 
 int
+sm_app_tmp_file(char *buf, size_t len, const char *prefix, const char *suffix)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd, n;
+
+	n = snprintf(buf, len, "%s/%s-XXXXXX%s", dir != NULL && dir[0] != '\0' ? dir : "/tmp",
+		     prefix, suffix);
+	if (n < 0 || (size_t)n >= len) {
+		buf[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	fd = mkstemps(buf, (int)strlen(suffix));
+	if (fd < 0) {
+		buf[0] = '\0';
+		return -errno;
+	}
+	close(fd);
+	return 0;
+}
+
+int
 sm_app_check_output(const char *opt, const char *path, char *err, size_t errlen)
 {
 	char copy[4096], dir[4096], shown[4200];

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "sm_alternator.h"
@@ -29,6 +30,7 @@ struct psq_ctx {
 	bool write, del;
 	const char *json_path;
 	const char *csv_path;
+	const char *html_path;
 	bool alternator;
 	enum sm_alt_isolation iso;
 	const char *iso_name;
@@ -257,6 +259,9 @@ static const struct sm_cli_opt psq_opts[] = {
 	    "stop at the first failed request (default true)"),
 	OPT("--timeout", STRING, prm.timeout, 0, 0, "T", "add USING TIMEOUT T to the statements"),
 	OPT("--json-result", OUTPUT, json_path, 0, 0, "FILE", "also write the result as JSON"),
+	OPT("--html", OUTPUT, html_path, 0, 0, "FILE",
+	    "also write the HTML report of the run (shardmark report's: tps and per-op "
+	    "counters per iteration, per-shard bars)"),
 	OPT("--csv", OUTPUT, csv_path, 0, 0, "FILE",
 	    "also write one row per iteration as CSV (a header first)"),
 	{ "--alternator", "MODE", "Alternator frontend with this write isolation (f, a, o, u ...)",
@@ -394,14 +399,29 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 		}
 		print_summary();
 		print_shards();
-		if (ctx.json_path != NULL) {
-			char cpu[128];
+		if (ctx.json_path != NULL || ctx.html_path != NULL) {
+			char cpu[128], tmp[256] = "";
+			const char *path = ctx.json_path;
 
+			/* --html reads the JSON result back: a temporary one without --json-result */
+			if (path == NULL && sm_app_tmp_file(tmp, sizeof(tmp), "shardmark-psq", ".json") == 0)
+				path = tmp;
 			sm_app_cpu_model(cpu, sizeof(cpu));
-			if (sm_psq_write_json(&ctx.run, ctx.json_path, cpu, err, sizeof(err)) < 0) {
-				fprintf(stderr, "shardmark perf-simple-query: %s\n", err);
+			if (path == NULL ||
+			    sm_psq_write_json(&ctx.run, path, cpu, err, sizeof(err)) < 0) {
+				fprintf(stderr, "shardmark perf-simple-query: %s\n",
+					path == NULL ? "--html: no temporary file for the result" : err);
 				ret = SM_EXIT_FAIL;
+			} else if (ctx.html_path != NULL) {
+				char *files[1] = { (char *)(uintptr_t)path };
+
+				if (sm_app_report(ctx.html_path, "shardmark perf-simple-query", NULL,
+						  files, 1, "shardmark perf-simple-query: --html",
+						  stderr) != SM_EXIT_OK)
+					ret = SM_EXIT_FAIL;
 			}
+			if (tmp[0] != '\0')
+				unlink(tmp);
 		}
 	}
 	if (ctx.run.setup_err[0] != '\0') {

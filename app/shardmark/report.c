@@ -42,18 +42,84 @@ usage(FILE *f)
 }
 
 int
+sm_app_report(const char *out, const char *title, const char *revision, char **files, int nf,
+	      const char *who, FILE *msg)
+{
+	char err[512], old_title[160] = "";
+	const struct sm_result *ptr[MAX_RUNS];
+	struct sm_result *runs;
+	int i, n, nold = 0, ret = SM_EXIT_FAIL;
+	FILE *f;
+
+	runs = sm_calloc(MAX_RUNS, sizeof(*runs));
+	if (runs == NULL) {
+		fprintf(stderr, "%s: out of memory\n", who);
+		return SM_EXIT_FAIL;
+	}
+	if (revision != NULL && access(out, F_OK) == 0) {
+		nold = sm_report_html_read(out, runs, MAX_RUNS - 1, old_title, sizeof(old_title),
+					   err, sizeof(err));
+		if (title == NULL && old_title[0])
+			title = old_title;
+		if (nold < 0) {
+			fprintf(stderr, "%s: %s\n", who, err);
+			nold = 0;
+			goto out_runs;
+		}
+		/* a revision of the same name is replaced, as a rerun under its name */
+		for (i = 0; i < nold; i++)
+			if (strcmp(runs[i].label, revision) == 0) {
+				sm_result_fini(&runs[i]);
+				memmove(&runs[i], &runs[i + 1],
+					(size_t)(nold - i - 1) * sizeof(*runs));
+				memset(&runs[--nold], 0, sizeof(*runs));
+				break;
+			}
+	}
+	n = sm_result_load_args(runs + nold, MAX_RUNS - (unsigned)nold, files, (unsigned)nf, err,
+				sizeof(err));
+	if (n < 0) {
+		fprintf(stderr, "%s: %s\n", who, err);
+		goto out_runs;
+	}
+	if (revision != NULL) {
+		if (n != 1) {
+			fprintf(stderr, "%s: --revision names one run; %d given\n", who, n);
+			ret = SM_EXIT_USAGE;
+			goto out_runs;
+		}
+		snprintf(runs[nold].label, sizeof(runs[nold].label), "%s", revision);
+	}
+	n += nold;
+	for (i = 0; i < n; i++)
+		ptr[i] = &runs[i];
+	f = fopen(out, "w");
+	if (f == NULL) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", who, out, strerror(errno));
+		goto out_runs;
+	}
+	if (sm_report_html_write(f, title, ptr, (unsigned)n) < 0 || fclose(f) != 0) {
+		fprintf(stderr, "%s: writing %s failed (disk full?)\n", who, out);
+		goto out_runs;
+	}
+	fprintf(msg, "report of %d %s written to %s\n", n, n == 1 ? "run" : "runs", out);
+	ret = SM_EXIT_OK;
+out_runs:
+	for (i = 0; i < MAX_RUNS; i++)
+		sm_result_fini(&runs[i]);
+	sm_free(runs);
+	return ret;
+}
+
+int
 sm_cmd_report(int argc, char **argv)
 {
 	const char *out = NULL, *title = NULL, *revision = NULL;
-	char **files, err[512], old_title[160] = "";
-	const struct sm_result *ptr[MAX_RUNS];
-	struct sm_result *runs;
-	int i, nf = 0, n, nold = 0, ret = SM_EXIT_FAIL;
-	FILE *f;
+	char **files;
+	int i, nf = 0, ret = SM_EXIT_FAIL;
 
 	files = sm_calloc((size_t)argc + 1, sizeof(char *));
-	runs = sm_calloc(MAX_RUNS, sizeof(*runs));
-	if (files == NULL || runs == NULL) {
+	if (files == NULL) {
 		fprintf(stderr, "shardmark report: out of memory\n");
 		goto out_free;
 	}
@@ -87,60 +153,9 @@ sm_cmd_report(int argc, char **argv)
 		ret = SM_EXIT_USAGE;
 		goto out_free;
 	}
-	if (revision != NULL && access(out, F_OK) == 0) {
-		nold = sm_report_html_read(out, runs, MAX_RUNS - 1, old_title, sizeof(old_title),
-					   err, sizeof(err));
-		if (title == NULL && old_title[0])
-			title = old_title;
-		if (nold < 0) {
-			fprintf(stderr, "shardmark report: %s\n", err);
-			nold = 0;
-			goto out_runs;
-		}
-		/* a revision of the same name is replaced, as a rerun under its name */
-		for (i = 0; i < nold; i++)
-			if (strcmp(runs[i].label, revision) == 0) {
-				sm_result_fini(&runs[i]);
-				memmove(&runs[i], &runs[i + 1],
-					(size_t)(nold - i - 1) * sizeof(*runs));
-				memset(&runs[--nold], 0, sizeof(*runs));
-				break;
-			}
-	}
-	n = sm_result_load_args(runs + nold, MAX_RUNS - (unsigned)nold, files, (unsigned)nf, err,
-				sizeof(err));
-	if (n < 0) {
-		fprintf(stderr, "shardmark report: %s\n", err);
-		goto out_runs;
-	}
-	if (revision != NULL) {
-		if (n != 1) {
-			fprintf(stderr, "shardmark report: --revision names one run; %d given\n",
-				n);
-			ret = SM_EXIT_USAGE;
-			goto out_runs;
-		}
-		snprintf(runs[nold].label, sizeof(runs[nold].label), "%s", revision);
-	}
-	n += nold;
-	for (i = 0; i < n; i++)
-		ptr[i] = &runs[i];
-	f = fopen(out, "w");
-	if (f == NULL) {
-		fprintf(stderr, "shardmark report: cannot write %s: %s\n", out, strerror(errno));
-		goto out_runs;
-	}
-	if (sm_report_html_write(f, title, ptr, (unsigned)n) < 0 || fclose(f) != 0) {
-		fprintf(stderr, "shardmark report: writing %s failed (disk full?)\n", out);
-		goto out_runs;
-	}
-	printf("report of %d %s written to %s\n", n, n == 1 ? "run" : "runs", out);
-	ret = SM_EXIT_OK;
-out_runs:
-	for (i = 0; i < MAX_RUNS; i++)
-		sm_result_fini(&runs[i]);
+	ret = sm_app_report(out, title, revision, files, nf, "shardmark report", stdout);
+	goto out_free;
 out_free:
-	sm_free(runs);
 	sm_free(files);
 	return ret;
 }

@@ -21,6 +21,7 @@
 
 struct stats_conn {
 	struct sm_conn *c; /* NULL once closed */
+	const struct sm_stats_http_service *svc; /* NULL: defaults */
 	size_t len;
 	bool answered;
 	struct sm_timer timer;
@@ -101,7 +102,7 @@ respond_text(struct sm_conn *c, int status, const char *reason, const char *msg)
 }
 
 static void
-serve_metrics(struct sm_conn *c)
+serve_metrics(struct sm_conn *c, const struct sm_stats_http_service *svc)
 {
 	struct sm_shard_snapshot *snap;
 	size_t need, len = 65536, extra_len = 0;
@@ -132,8 +133,12 @@ serve_metrics(struct sm_conn *c)
 	f = open_memstream(&extra, &extra_len);
 	if (f != NULL) {
 		sm_net_port_report(f, true);
-		sm_alternator_format_metrics(f, n);
-		sm_cql_format_metrics(f, n);
+		if (svc != NULL && svc->extra_metrics != NULL)
+			svc->extra_metrics(f); /* a loader: its own, no server's names */
+		else {
+			sm_alternator_format_metrics(f, n);
+			sm_cql_format_metrics(f, n);
+		}
 		fclose(f);
 	}
 	if (extra_len > 0 && need + extra_len < len) {
@@ -199,7 +204,7 @@ handle(struct sm_conn *c, struct stats_conn *s)
 		return;
 	}
 	if (strcmp(path, "/metrics") == 0)
-		serve_metrics(c);
+		serve_metrics(c, s->svc);
 	else if (strcmp(path, "/stats") == 0)
 		serve_table(c);
 	else if (strcmp(path, "/") == 0)
@@ -231,6 +236,7 @@ stats_accepted(struct sm_conn *c, void *listen_ctx)
 	if (s == NULL)
 		return -ENOMEM;
 	s->c = c;
+	s->svc = svc;
 	sm_timer_init(&s->timer, stats_timeout, s);
 	if (svc != NULL && svc->request_timeout_ms != 0)
 		sm_timer_arm(&s->timer, svc->request_timeout_ms);

@@ -18,6 +18,8 @@ struct sm_stats_http_service {
 	/* a request not arrived whole this long after the connection opened
 	 * gets 408 and the close (http_request_timeout_in_ms); 0: no limit */
 	unsigned request_timeout_ms;
+	/* more metrics after the shards' own (the loader's, per op type); NULL: none */
+	void (*extra_metrics)(FILE *f);
 };
 
 /* Snapshot every shard and print the table to @f (the SIGUSR1 action). */

@@ -12,18 +12,142 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "sm_stress.h"
 #include "sm_tls.h"
 #include "sm_stress_ycsb.h"
 #include "sm_stress_sb.h"
+#include "stats_http.h"
 
 /* `shardmark ycsb` and `shardmark scylla-bench`: the same run, the tools' command lines. */
 static bool ycsb_mode, sb_mode;
 
 static int
 stress_merge(int argc, char **argv);
+
+/*
+ * The loader's live /metrics: --prometheus-port before the command (the
+ * name `serve` and ScyllaDB use for the same endpoint; cassandra-stress has
+ * none, and the option goes before the command so stress, ycsb and
+ * scylla-bench take it alike). Off unless given: a loader beside a server
+ * must not take the server's 9180.
+ */
+static struct {
+	const struct sm_config *cfg;
+	const char *addr;
+	unsigned port;
+	struct sm_listener *l;
+	struct sm_stats_http_service svc;
+} metrics;
+
+/* The run's shard setup, and on shard 0 the metrics listener when asked for. */
+static int
+stress_shard_init(unsigned shard, void *arg)
+{
+	struct sm_listen_opts lo = {
+		.addr = metrics.addr,
+		.port = (uint16_t)metrics.port,
+		.placement = SM_PLACE_SHARD,
+		.shard = 0,
+		.proto = &sm_stats_http_proto,
+		.ctx = &metrics.svc,
+	};
+	char hp[128];
+	int ret = sm_stress_shard_init(shard, arg);
+
+	if (ret < 0 || shard != 0 || metrics.port == 0)
+		return ret;
+	metrics.svc.extra_metrics = sm_stress_metrics_write;
+	ret = sm_net_listen(&lo, &metrics.l);
+	if (ret < 0) {
+		sm_app_listen_error(metrics.cfg, "loader metrics", "prometheus_port", metrics.addr,
+				    metrics.port, ret);
+		return ret;
+	}
+	fprintf(stderr, "shardmark stress: live metrics on http://%s/metrics\n",
+		sm_net_hostport(metrics.addr, metrics.port, hp, sizeof(hp)));
+	return 0;
+}
+
+static void
+stress_shard_fini(unsigned shard, void *arg)
+{
+	if (shard == 0 && metrics.l != NULL) {
+		sm_net_listener_close(metrics.l);
+		metrics.l = NULL;
+	}
+	sm_stress_shard_fini(shard, arg);
+}
+
+/*
+ * -graph needs the run's JSON report and HDR interval log: where -log
+ * json= / hdrfile= were not given, temporary files stand in (@tmp[0..1]
+ * name them, to be removed after). 0 or -errno.
+ */
+static int
+graph_inputs(struct sm_stress_settings *s, char tmp[2][256])
+{
+	char **paths[2] = { &s->log.json, &s->log.hdrfile };
+	static const char *const suffix[2] = { ".json", ".hdr" };
+	unsigned i;
+
+	tmp[0][0] = tmp[1][0] = '\0';
+	for (i = 0; i < 2; i++) {
+		int ret;
+
+		if (*paths[i] != NULL)
+			continue;
+		ret = sm_app_tmp_file(tmp[i], sizeof(tmp[i]), "shardmark-graph", suffix[i]);
+		if (ret < 0) {
+			fprintf(stderr, "shardmark stress: -graph: cannot create a temporary file: %s\n",
+				strerror(-ret));
+			return ret;
+		}
+		*paths[i] = sm_strdup(tmp[i]);
+		if (*paths[i] == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* cassandra-stress's -graph after the run: the report, created or added to. */
+static int
+graph_write(const struct sm_stress_settings *s)
+{
+	char files[2 * 4096 + 2], title[96];
+	char *argv1[1] = { files };
+	const char *t = s->graph.title;
+
+	snprintf(files, sizeof(files), "%s,%s", s->log.json, s->log.hdrfile);
+	if (t == NULL && access(s->graph.file, F_OK) != 0) {
+		time_t now = time(NULL);
+		struct tm tm;
+
+		/* SettingsGraph's default: the tool and the date */
+		strftime(title, sizeof(title), "shardmark stress - %Y-%m-%d %H:%M:%S",
+			 localtime_r(&now, &tm));
+		t = title;
+	}
+	return sm_app_report(s->graph.file, t,
+			     s->graph.revision != NULL ? s->graph.revision : "unknown", argv1, 1,
+			     "shardmark stress: -graph", stderr);
+}
+
+/* Whether the leading options @argv[0..@n) name the metrics port. */
+static bool
+metrics_asked(int n, char **argv)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(argv[i], "--prometheus-port") == 0 ||
+		    strncmp(argv[i], "--prometheus-port=", 18) == 0)
+			return true;
+	return false;
+}
 
 /*
  * How many of @argv are shardmark configuration options in front of the
@@ -128,7 +252,7 @@ sm_cmd_stress(int argc, char **argv)
 	struct sm_runtime_opts ro;
 	FILE *hdr_log = NULL, *csv_log = NULL, *text_log = NULL;
 	const char *fail;
-	char err[1024];
+	char err[1024], graph_tmp[2][256] = { "", "" };
 	unsigned i;
 	int ret, lead;
 	bool help, shards_given = false;
@@ -160,6 +284,12 @@ sm_cmd_stress(int argc, char **argv)
 			fprintf(stderr, "shardmark stress: %s\n", err);
 			sm_config_free(&cfg);
 			return SM_EXIT_USAGE;
+		}
+		if (metrics_asked(lead, argv)) {
+			metrics.cfg = &cfg;
+			metrics.port = cfg.prometheus_port;
+			metrics.addr = cfg.prometheus_address != NULL ? cfg.prometheus_address
+								      : cfg.listen_address;
 		}
 		argc -= lead;
 		argv += lead;
@@ -199,6 +329,8 @@ sm_cmd_stress(int argc, char **argv)
 			{ "-log file=", s.log.file },
 			{ "-log json=", s.log.json },
 			{ "-log csv=", s.log.csv },
+			{ "-log steps=", s.log.steps },
+			{ "-graph file=", s.graph.file },
 		};
 
 		for (i = 0; i < SM_ARRAY_SIZE(outs); i++) {
@@ -209,6 +341,10 @@ sm_cmd_stress(int argc, char **argv)
 				goto out_settings;
 			}
 		}
+	}
+	if (s.graph.file != NULL && graph_inputs(&s, graph_tmp) < 0) {
+		ret = SM_EXIT_FAIL;
+		goto out_settings;
 	}
 	if (sm_stress_run_check(&s, err, sizeof(err)) < 0) {
 		fprintf(stderr, "shardmark stress: %s\n", err);
@@ -296,8 +432,8 @@ sm_cmd_stress(int argc, char **argv)
 	}
 	fflush(stdout);
 	sm_app_runtime_opts(&cfg, &ro);
-	ro.shard_init = sm_stress_shard_init;
-	ro.shard_fini = sm_stress_shard_fini;
+	ro.shard_init = stress_shard_init;
+	ro.shard_fini = stress_shard_fini;
 	ro.arg = run;
 	ret = sm_runtime_run(&ro, err, sizeof(err));
 	if (ret < 0) {
@@ -309,6 +445,13 @@ sm_cmd_stress(int argc, char **argv)
 	if (sm_stress_run_measured(run)) {
 		sm_stress_run_report(run);
 		ret = sm_stress_run_failed(run) ? SM_EXIT_FAIL : SM_EXIT_OK;
+		if (s.graph.file != NULL) {
+			/* the interval log is read back whole: it must be on disk */
+			if (hdr_log != NULL)
+				fflush(hdr_log);
+			if (graph_write(&s) != SM_EXIT_OK)
+				ret = SM_EXIT_FAIL;
+		}
 	} else {
 		ret = SM_EXIT_FAIL;
 	}
@@ -330,6 +473,10 @@ out_files:
 	sm_stress_run_destroy(run);
 	sm_tls_ctx_free(tls);
 out_settings:
+	for (i = 0; i < 2; i++)
+		if (graph_tmp[i][0] != '\0')
+			unlink(graph_tmp[i]);
+	memset(&metrics, 0, sizeof(metrics));
 	sm_config_free(&cfg);
 	sm_stress_settings_free(&s);
 	return ret;

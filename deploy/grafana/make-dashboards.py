@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Writes deploy/grafana/shardmark-serve.json, the Grafana dashboard of
-`shardmark serve`'s /metrics, per shard. Edit the panels here and run
-`deploy/grafana/make-dashboards.py`; tests/integration/test_grafana.py checks
-that the committed file is what it writes and
-that every metric a panel uses is on a running server's /metrics."""
+`shardmark serve`'s /metrics, per shard, and shardmark-stress.json, that of a
+loader's live /metrics (`shardmark stress --prometheus-port N ...`), per
+client shard and op type. Edit the panels here and run
+`deploy/grafana/make-dashboards.py [SERVE_OUT [STRESS_OUT]]`;
+tests/integration/test_grafana.py checks that the committed files are what it
+writes and that every metric a panel uses is on a running server's or
+loader's /metrics."""
 
 import json
 import sys
@@ -150,9 +153,9 @@ def var(name, label, query):
             "current": {"selected": True, "text": ["All"], "value": ["$__all"]}}
 
 
-def serve_dashboard():
+def make_dashboard(name, uid, about, rows, var_metric, extra_vars=()):
     panels, pid, y = [], 1, 0
-    for row, items in ROWS:
+    for row, items in rows:
         panels.append({"id": pid, "type": "row", "title": row, "collapsed": False,
                        "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []})
         pid, y = pid + 1, y + 1
@@ -161,26 +164,102 @@ def serve_dashboard():
             pid += 1
         y += 8 * ((len(items) + 1) // 2)
     return {
-        "title": "shardmark serve", "uid": "shardmark-serve", "schemaVersion": 38,
+        "title": name, "uid": uid, "schemaVersion": 38,
         "version": 1, "editable": True, "tags": ["shardmark"], "timezone": "",
         "refresh": "10s", "time": {"from": "now-30m", "to": "now"},
-        "description": "shardmark serve per shard: requests, hops, reactor, memory, "
-                       "network, TLS (docs/deploy.md: Monitoring)",
+        "description": about,
         "templating": {"list": [
             {"name": "datasource", "label": "Prometheus", "type": "datasource",
              "query": "prometheus", "current": {}},
-            var("instance", "instance", "label_values(shardmark_requests_total, instance)"),
+            var("instance", "instance", f"label_values({var_metric}, instance)"),
             var("shard", "shard",
-                'label_values(shardmark_requests_total{instance=~"$instance"}, shard)'),
+                f'label_values({var_metric}{{instance=~"$instance"}}, shard)'),
+            *extra_vars,
         ]},
         "annotations": {"list": []},
         "panels": panels,
     }
 
 
+def serve_dashboard():
+    return make_dashboard(
+        "shardmark serve", "shardmark-serve",
+        "shardmark serve per shard: requests, hops, reactor, memory, network, TLS "
+        "(docs/deploy.md: Monitoring)", ROWS, "shardmark_requests_total")
+
+
+# The loader: per client shard and op type (op=~"$op").
+OSEL = SEL + ', op=~"$op"'
+
+
+def orate(name, by="instance, shard, op"):
+    return f"sum by ({by}) (rate({name}{{{OSEL}}}[{RI}]))"
+
+
+def lat(q, kind):
+    return (f"histogram_quantile({q}, sum by (instance, op, le) "
+            f'(rate(shardmark_stress_latency_seconds_bucket{{{OSEL}, latency="{kind}"}}[{RI}])))')
+
+
+STRESS_ROWS = [
+    ("Operations", [
+        ("Operations per second", "ops", [(orate("shardmark_stress_ops_total"),
+                                          "{{op}} shard {{shard}}")],
+         "Operations completed in the measured phase (0 in warm-up), per client shard and op."),
+        ("Errors per second", "ops", [(orate("shardmark_stress_errors_total"),
+                                      "{{op}} shard {{shard}}")],
+         "Operations that failed every try."),
+        ("In flight", "short", [(gauge("shardmark_stress_in_flight"), "")],
+         "Requests sent and not answered, per client shard (at most threads/shards)."),
+        ("Rate target and threads", "short", [
+            (gauge("shardmark_stress_rate_target_ops_per_second"), "rate target {{shard}}"),
+            ("max by (instance) (shardmark_stress_threads{instance=~\"$instance\"})",
+             "threads")],
+         "The open-loop rate each shard is paced at (0: closed loop), and the concurrency."),
+    ]),
+    ("Latency", [
+        ("Response time (from the intended start)", "s", [
+            (lat(0.5, "response"), "p50 {{op}}"), (lat(0.99, "response"), "p99 {{op}}"),
+            (lat(0.999, "response"), "p99.9 {{op}}")],
+         "Corrects coordinated omission: what -rate fixed= reports."),
+        ("Service time (from the send)", "s", [
+            (lat(0.5, "service"), "p50 {{op}}"), (lat(0.99, "service"), "p99 {{op}}"),
+            (lat(0.999, "service"), "p99.9 {{op}}")], ""),
+        ("Measured phase so far: p99 (HDR)", "s", [(
+            "max by (instance, shard, op, latency) (shardmark_stress_latency_quantile_seconds"
+            f'{{{OSEL}, quantile="0.99"}})', "{{latency}} {{op}} shard {{shard}}")],
+         "The loader's own HDR percentiles over the whole measured phase."),
+    ]),
+    ("Run", [
+        ("Phase", "short", [(
+            'max by (instance, phase) (shardmark_stress_phase{instance=~"$instance"}) == 1',
+            "{{phase}}")], "control, connect, warmup, settle (a search step), measure, done."),
+        ("Capacity search step", "short", [(
+            'max by (instance) (shardmark_stress_step{instance=~"$instance"})', "step")],
+         "-rate auto / search: the step being run (0: no search)."),
+        ("Loader reactor: busy / idle polling (share of a CPU)", "percentunit", [
+            (rate("shardmark_reactor_busy_seconds_total"), "busy {{shard}}"),
+            (rate("shardmark_reactor_idle_poll_seconds_total"), "idle poll {{shard}}")],
+         "Above 90 % busy the loader, not the server, may be the limit."),
+        ("Loader allocations per second", "ops", [(rate("shardmark_allocs_total"), "")], ""),
+    ]),
+]
+
+
+def stress_dashboard():
+    return make_dashboard(
+        "shardmark stress", "shardmark-stress",
+        "A shardmark stress / ycsb / scylla-bench loader's live metrics (--prometheus-port) "
+        "per client shard and op type (docs/stress.md: Live metrics)", STRESS_ROWS,
+        "shardmark_stress_ops_total",
+        (var("op", "op", 'label_values(shardmark_stress_ops_total{instance=~"$instance"}, op)'),))
+
+
 if __name__ == "__main__":
-    # an argument writes elsewhere (the test compares it with the committed file)
-    out = (Path(sys.argv[1]) if len(sys.argv) > 1
-           else Path(__file__).resolve().parent / "shardmark-serve.json")
-    out.write_text(json.dumps(serve_dashboard(), indent=1) + "\n")
-    print(f"wrote {out}")
+    # arguments write elsewhere (the test compares them with the committed files)
+    here = Path(__file__).resolve().parent
+    outs = [Path(a) for a in sys.argv[1:3]] or [here / "shardmark-serve.json",
+                                                here / "shardmark-stress.json"]
+    for out, make in zip(outs, (serve_dashboard, stress_dashboard)):
+        out.write_text(json.dumps(make(), indent=1) + "\n")
+        print(f"wrote {out}")

@@ -325,5 +325,6 @@ sm_cs_print_results(FILE *f, const struct sm_cs_summary *s)
 	fprintf(f, "Total operation time      : %02llu:%02llu:%02llu\n",
 		(unsigned long long)(ms / 3600000), (unsigned long long)(ms / 60000 % 60),
 		(unsigned long long)(ms / 1000 % 60));
-	fprintf(f, "\n%s\n", s->failure ? "FAILURE" : "END");
+	if (!s->no_end)
+		fprintf(f, "\n%s\n", s->failure ? "FAILURE" : "END");
 }

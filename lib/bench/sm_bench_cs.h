@@ -63,7 +63,8 @@ struct sm_cs_op_summary {
  * The final block: the run's totals, each op type's values (any order: they
  * are printed sorted by name, as cassandra-stress's TreeMap keeps them), the
  * measured run time in seconds, and whether any consumer failed (prints
- * "FAILURE" instead of "END").
+ * "FAILURE" instead of "END"); @no_end: neither, for one run of several
+ * (StressAction.runMulti prints END once, after its summary).
  */
 struct sm_cs_summary {
 	struct sm_cs_op_summary total;
@@ -71,6 +72,7 @@ struct sm_cs_summary {
 	unsigned n_ops;
 	double time_s;
 	bool failure;
+	bool no_end;
 };
 
 /*

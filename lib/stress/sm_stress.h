@@ -33,6 +33,15 @@
  * app/shardmark/stress.c applies them, and this parser sees what follows.
  * The run itself is sm_stress_run.h.
  *
+ *   -rate search percentile=P bound=T [start=R/s] [step=S/s] [max=M/s] ...
+ *       the highest open-loop rate whose percentile P stays within T
+ *       (sm_stress_search.h).
+ *   -log steps=FILE
+ *       a capacity search's steps as CSV, one row per step.
+ *   -graph file=F [title=T] [revision=R]
+ *       as cassandra-stress: the HTML report, created or added to as
+ *       revision R (the app writes it with lib/bench's report after the run).
+ *
  * Differences from cassandra-stress: -rate without threads= uses
  * threads=200 (cassandra-stress would ramp with `auto`); a run needs n= or
  * duration= (the err< run-until-stable mode is not implemented). Options
@@ -45,6 +54,7 @@
 #include <stdio.h>
 
 #include "sm_stress_dist.h"
+#include "sm_stress_search.h"
 
 enum sm_stress_cmd {
 	SM_STRESS_CMD_WRITE,
@@ -160,6 +170,8 @@ struct sm_stress_rate {
 	unsigned threads; /* concurrent operations (one per cassandra-stress thread) */
 	uint64_t ops_per_s;
 	enum sm_stress_rate_kind kind;
+	/* -rate [auto] threads>= threads<= or -rate search ...: several steps (sm_stress_search.h) */
+	struct sm_stress_search_opts search;
 };
 
 struct sm_stress_schema {
@@ -232,6 +244,7 @@ struct sm_stress_log {
 	char *file;	      /* copy of the text output, NULL: none */
 	char *json;	      /* JSON report, NULL: none */
 	char *csv;	      /* one row per interval and op type, NULL: none */
+	char *steps;	      /* a capacity search's steps, one CSV row each, NULL: none */
 	bool no_summary, no_settings, print_statements_on_error;
 	enum sm_stress_log_level level;
 };
@@ -277,6 +290,13 @@ struct sm_stress_transport {
 	char *keystore_password; /* PKCS#12 */
 };
 
+/* -graph file= [title=] [revision=]: cassandra-stress's HTML report (SettingsGraph). */
+struct sm_stress_graph {
+	char *file;	/* NULL: no report */
+	char *title;	/* NULL: the file's, or "shardmark stress - DATE" */
+	char *revision; /* this run's name in the report, default "unknown" */
+};
+
 /*
  * Everything `shardmark stress` was asked to do. Strings are copies owned by
  * the struct (sm_strdup), released by sm_stress_settings_free().
@@ -317,6 +337,7 @@ struct sm_stress_settings {
 	struct sm_stress_errors errors;
 	struct sm_stress_route route;
 	struct sm_stress_transport transport;
+	struct sm_stress_graph graph;
 	unsigned shards; /* -shards; 0: one per CPU */
 
 	/* user mode: the profile (owned), and what each user op runs: -1 the insert, else a query */

@@ -202,7 +202,7 @@ logs:
 	if (sx->csv_log != NULL)
 		fflush(sx->csv_log);
 	if (sx->hdr_log != NULL) {
-		double start = (double)(sx->last_tick_ns - sx->measure_start_ns) / 1e9;
+		double start = (double)(sx->last_tick_ns - sx->hdr_base_ns) / 1e9;
 
 		for (k = 0; k < sx->nops; k++) {
 			char tag[64];
@@ -317,31 +317,16 @@ reactor_summary(uint64_t *stalls, uint64_t *p99)
 	*p99 = v.sched_p99_us;
 }
 
-void
-sm_stress_run_report(struct sm_stress_run *r)
+/*
+ * Every shard's totals of the measured run: per op type in @tot (its
+ * rt_total/st_total set up here: release them with sm_stress_stats_fini),
+ * all op types in @all_rt/@all_st (set up by the caller).
+ */
+static void
+run_totals(struct sm_stress_op_stats *tot, struct sm_hdr *all_rt, struct sm_hdr *all_st)
 {
-	struct sm_cs_op_summary per[SM_STRESS_NR_OPS];
-	struct sm_cs_summary sum;
-	struct sm_hdr all_rt, all_st;
-	struct sm_stress_op_stats tot[SM_STRESS_NR_OPS];
-	struct sm_stress_err_count errs[SM_STRESS_MAX_ERR_CODES * 4];
-	uint64_t ops = 0, rows = 0, errors = 0, misrouted = 0, routed = 0, bad = 0;
-	double secs = (double)(sx->last_tick_ns - sx->measure_start_ns) / 1e9, cpu = 0;
-	double busy = 0, idle = 0;
-	uint64_t stalls, sched_p99;
-	unsigned i, k, e, nerr = 0, nnet;
-	const struct sm_net_counter *net_desc = NULL;
-	uint64_t *net_sum, lwt_a, lwt_n;
-	char name[96];
+	unsigned i, k;
 
-	(void)r; /* the run in progress, sx */
-	memset(&sum, 0, sizeof(sum));
-	memset(errs, 0, sizeof(errs));
-	if (sm_hdr_init(&all_rt, SM_STRESS_HDR_LOWEST, SM_STRESS_HDR_HIGHEST,
-			SM_STRESS_HDR_SIGFIGS) < 0 ||
-	    sm_hdr_init(&all_st, SM_STRESS_HDR_LOWEST, SM_STRESS_HDR_HIGHEST,
-			SM_STRESS_HDR_SIGFIGS) < 0)
-		return;
 	for (k = 0; k < sx->nops; k++) {
 		enum sm_stress_op op = sx->ops[k];
 
@@ -359,8 +344,137 @@ sm_stress_run_report(struct sm_stress_run *r)
 			sm_hdr_add(&tot[k].rt_total, &o->rt_total);
 			sm_hdr_add(&tot[k].st_total, &o->st_total);
 		}
-		sm_hdr_add(&all_rt, &tot[k].rt_total);
-		sm_hdr_add(&all_st, &tot[k].st_total);
+		sm_hdr_add(all_rt, &tot[k].rt_total);
+		sm_hdr_add(all_st, &tot[k].st_total);
+	}
+}
+
+static void
+run_report(bool final);
+
+/* Write @path with @fn (a search's JSON or CSV); a message when it cannot be. */
+static void
+write_file(const char *path, void (*fn)(FILE *f))
+{
+	FILE *f;
+
+	if (path == NULL)
+		return;
+	f = fopen(path, "w");
+	if (f == NULL) {
+		fprintf(stderr, "shardmark stress: cannot write %s: %s\n", path, strerror(errno));
+		return;
+	}
+	fn(f);
+	if (fclose(f) != 0)
+		fprintf(stderr, "shardmark stress: writing %s: %s\n", path, strerror(errno));
+}
+
+static void
+search_json(FILE *f)
+{
+	fprintf(f,
+		"{\n  \"command\": \"stress %s\",\n  \"version\": \"%s\",\n  \"api\": \"%s\",\n"
+		"  \"client_shards\": %u,\n  \"failure\": %s,\n",
+		sm_stress_cmd_name(sx->s.cmd), SM_VERSION, sx->proto->name, sx->nshards,
+		sx->failure ? "true" : "false");
+	sm_stress_search_json(f, sx->search);
+	fputs("}\n", f);
+}
+
+static void
+search_csv(FILE *f)
+{
+	sm_stress_search_csv(f, sx->search);
+}
+
+/* The end of a search: the summary, -log json= and -log steps=. */
+static void
+search_report(void)
+{
+	sm_stress_search_print(stdout, sx->search);
+	if (sx->text_log != NULL)
+		sm_stress_search_print(sx->text_log, sx->search);
+	sm_stress_out("\n%s\n", sx->failure ? "FAILURE" : "END");
+	write_file(sx->s.log.json, search_json);
+	write_file(sx->s.log.steps, search_csv);
+}
+
+void
+sm_stress_run_report(struct sm_stress_run *r)
+{
+	(void)r; /* the run in progress, sx */
+	if (sx->search != NULL)
+		search_report();
+	else
+		run_report(true);
+}
+
+void
+sm_stress_report_step(struct sm_stress_step *m)
+{
+	struct sm_stress_op_stats tot[SM_STRESS_NR_OPS];
+	double secs = (double)(sx->last_tick_ns - sx->measure_start_ns) / 1e9;
+	struct sm_cs_op_summary o;
+	const struct sm_hdr *h;
+	unsigned k;
+
+	run_report(false);
+	memset(m, 0, sizeof(*m));
+	sm_hdr_reset(&sx->tmp_rt);
+	sm_hdr_reset(&sx->tmp_st);
+	run_totals(tot, &sx->tmp_rt, &sx->tmp_st);
+	for (k = 0; k < sx->nops; k++) {
+		m->ops += tot[k].ops;
+		m->errors += tot[k].errors;
+		sm_stress_stats_fini(&tot[k]);
+	}
+	/* a rate step is judged by response time, as -rate fixed= reports it */
+	h = sx->s.rate.kind == SM_STRESS_RATE_FIXED ? &sx->tmp_rt : &sx->tmp_st;
+	op_summary(&o, "total", h, m->ops, m->ops, m->errors, secs);
+	m->threads = sx->s.rate.threads;
+	m->target = sx->s.rate.ops_per_s;
+	m->seconds = secs;
+	m->achieved = o.op_s;
+	m->mean_ms = o.mean_ms;
+	m->p50_ms = o.med_ms;
+	m->p95_ms = o.p95_ms;
+	m->p99_ms = o.p99_ms;
+	m->p999_ms = o.p999_ms;
+	m->max_ms = o.max_ms;
+	/* a thread ramp has no bound: its percentile column is p99 */
+	m->pct_ms = ms(sm_hdr_value_at_percentile(
+		h, sx->search->o.percentile > 0 ? sx->search->o.percentile : 99));
+}
+
+static void
+run_report(bool final)
+{
+	struct sm_cs_op_summary per[SM_STRESS_NR_OPS];
+	struct sm_cs_summary sum;
+	struct sm_hdr all_rt, all_st;
+	struct sm_stress_op_stats tot[SM_STRESS_NR_OPS];
+	struct sm_stress_err_count errs[SM_STRESS_MAX_ERR_CODES * 4];
+	uint64_t ops = 0, rows = 0, errors = 0, misrouted = 0, routed = 0, bad = 0;
+	double secs = (double)(sx->last_tick_ns - sx->measure_start_ns) / 1e9, cpu = 0;
+	double busy = 0, idle = 0;
+	uint64_t stalls, sched_p99;
+	unsigned i, k, e, nerr = 0, nnet;
+	const struct sm_net_counter *net_desc = NULL;
+	uint64_t *net_sum, lwt_a, lwt_n;
+	char name[96];
+
+	memset(&sum, 0, sizeof(sum));
+	memset(errs, 0, sizeof(errs));
+	if (sm_hdr_init(&all_rt, SM_STRESS_HDR_LOWEST, SM_STRESS_HDR_HIGHEST,
+			SM_STRESS_HDR_SIGFIGS) < 0 ||
+	    sm_hdr_init(&all_st, SM_STRESS_HDR_LOWEST, SM_STRESS_HDR_HIGHEST,
+			SM_STRESS_HDR_SIGFIGS) < 0)
+		return;
+	run_totals(tot, &all_rt, &all_st);
+	for (k = 0; k < sx->nops; k++) {
+		enum sm_stress_op op = sx->ops[k];
+
 		ops += tot[k].ops;
 		rows += tot[k].rows;
 		errors += tot[k].errors;
@@ -415,7 +529,8 @@ sm_stress_run_report(struct sm_stress_run *r)
 	if (sx->s.profile != NULL)
 		sm_stress_user_report();
 	nnet = net_counters_sum(sx->nshards, &net_desc, &net_sum);
-	if (nnet > 0)
+	/* a driver with counters but no TCP stack of its own (uring) has none of these */
+	if (nnet > 0 && net_counter(net_desc, net_sum, nnet, "tcp_retransmits_total") >= 0)
 		sm_stress_out("Network (%s, this loader): %" PRId64 " TCP retransmissions (%" PRId64
 			      " timeouts), %" PRId64 " out-of-order segments, %" PRId64
 			      " frames steered to another shard, %" PRId64 " missed by the NIC\n",
@@ -457,11 +572,12 @@ sm_stress_run_report(struct sm_stress_run *r)
 		sum.n_ops = sx->nops;
 		sum.time_s = secs;
 		sum.failure = sx->failure;
+		sum.no_end = !final;
 		sm_cs_print_results(stdout, &sum);
 		if (sx->text_log != NULL)
 			sm_cs_print_results(sx->text_log, &sum);
 	}
-	if (sx->s.log.json != NULL) {
+	if (final && sx->s.log.json != NULL) {
 		FILE *f = fopen(sx->s.log.json, "w");
 
 		if (f == NULL) {

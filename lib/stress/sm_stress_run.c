@@ -114,12 +114,19 @@ sm_stress_start_connect(void)
 /* ---- interval reports (shard 0) ---- */
 
 static void
+step_end(void);
+
+static void
 flip_done(void *arg)
 {
 	(void)arg;
 	sx->flipping = false;
 	sm_stress_report_interval();
-	if (sx->phase == SM_STRESS_PH_DONE) /* the last interval: print the results */
+	if (sx->phase != SM_STRESS_PH_DONE)
+		return;
+	if (sx->search != NULL) /* a step ended: the search decides what is next */
+		step_end();
+	else /* the last interval: print the results */
 		sm_runtime_stop();
 }
 
@@ -188,12 +195,20 @@ begin_phase(enum sm_stress_phase ph)
 
 		sx->measure_start_ns = sx->phase_start_ns;
 		sx->last_tick_ns = sx->phase_start_ns;
-		sx->measure_start_epoch = (double)time(NULL);
 		for (k = 0; k <= SM_STRESS_NR_OPS; k++)
 			sx->last_ops[k] = 0;
-		if (sx->hdr_log != NULL)
-			sm_hdr_log_write_header(sx->hdr_log, "Logged with shardmark stress",
-						sx->measure_start_epoch);
+		sx->last_errors = 0;
+		sx->rate_sum = sx->rate_sq = 0;
+		sx->rate_n = 0;
+		/* one log for every step of a search: one header, times from the first */
+		if (sx->hdr_base_ns == 0) {
+			sx->hdr_base_ns = sx->phase_start_ns;
+			sx->measure_start_epoch = (double)time(NULL);
+			if (sx->hdr_log != NULL)
+				sm_hdr_log_write_header(sx->hdr_log,
+							"Logged with shardmark stress",
+							sx->measure_start_epoch);
+		}
 		for (k = 0; k < sx->nops && sx->s.wl == NULL; k++) {
 			if (sx->s.n_ops)
 				sm_stress_out("Running %s with %u threads for %" PRIu64
@@ -217,6 +232,71 @@ begin_phase(enum sm_stress_phase ph)
 	}
 	to_all(sm_stress_shard_start_phase, (void *)(uintptr_t)ph, NULL);
 	sm_timer_arm(&sx->timer, SM_STRESS_POLL_MS);
+}
+
+/*
+ * The next step of a search: its concurrency and rate, then (a rate step)
+ * settle= unrecorded at that rate, then the measured run.
+ */
+static void
+start_step(void)
+{
+	struct sm_stress_search *se = sx->search;
+
+	sx->s.rate.threads = se->next_threads;
+	if (se->o.kind == SM_STRESS_SEARCH_THREADS) {
+		/* StressAction.runMulti's line before each run */
+		sm_stress_out("\nRunning with %u threadCount\n", se->next_threads);
+	} else {
+		sx->s.rate.ops_per_s = se->next_rate;
+		sm_stress_out("\nStep %u (%s): %" PRIu64 " ops/s, %u threads\n", se->n + 1,
+			      se->bisecting ? "bisect" : "step", se->next_rate, se->next_threads);
+	}
+	fflush(stdout);
+	if (se->o.kind == SM_STRESS_SEARCH_RATE && se->o.settle_ns > 0)
+		begin_phase(SM_STRESS_PH_SETTLE);
+	else
+		begin_phase(SM_STRESS_PH_MEASURE);
+}
+
+/* After connecting and warming up: one measured run, or a search's first step. */
+static void
+begin_measuring(void)
+{
+	if (sx->search != NULL)
+		start_step();
+	else
+		begin_phase(SM_STRESS_PH_MEASURE);
+}
+
+static void
+step_end(void)
+{
+	struct sm_stress_search *se = sx->search;
+	const struct sm_stress_step *prev;
+	struct sm_stress_step m;
+	bool more;
+
+	sm_stress_report_step(&m);
+	if (sx->failure) {
+		sm_runtime_stop();
+		return;
+	}
+	more = sm_stress_search_record(se, &m);
+	prev = &se->steps[se->n - 1];
+	if (se->o.kind == SM_STRESS_SEARCH_THREADS && se->n > 1)
+		sm_stress_out("Improvement over %u threadCount: %.0f%%\n", se->steps[se->n - 2].threads,
+			      100 * prev->improvement);
+	else if (se->o.kind == SM_STRESS_SEARCH_RATE)
+		sm_stress_out("Step %u: %s (p%g %.3f ms, bound %.3f ms; %.0f of %" PRIu64
+			      " ops/s; %" PRIu64 " errors)\n",
+			      se->n, prev->pass ? "pass" : "FAIL", se->o.percentile, prev->pct_ms,
+			      (double)se->o.bound_ns / 1e6, prev->achieved, prev->target,
+			      prev->errors);
+	if (more)
+		start_step();
+	else
+		sm_runtime_stop();
 }
 
 static void
@@ -267,7 +347,7 @@ control_tick(void *arg)
 			fflush(stdout);
 			begin_phase(SM_STRESS_PH_WARMUP);
 		} else {
-			begin_phase(SM_STRESS_PH_MEASURE);
+			begin_measuring();
 		}
 		return;
 	case SM_STRESS_PH_WARMUP:
@@ -291,7 +371,21 @@ control_tick(void *arg)
 			sm_timer_arm(&sx->timer, SM_STRESS_POLL_MS);
 			return;
 		}
-		begin_phase(SM_STRESS_PH_MEASURE);
+		begin_measuring();
+		return;
+	case SM_STRESS_PH_SETTLE:
+		if (stalled(now)) {
+			sx->phase = SM_STRESS_PH_DONE;
+			sm_runtime_stop();
+			return;
+		}
+		if (now - sx->phase_start_ns >= sx->search->o.settle_ns && !sx->sh[0].stopping)
+			to_all(sm_stress_shard_stop, NULL, NULL);
+		if (all_done()) {
+			begin_phase(SM_STRESS_PH_MEASURE);
+			return;
+		}
+		sm_timer_arm(&sx->timer, SM_STRESS_POLL_MS);
 		return;
 	case SM_STRESS_PH_MEASURE:
 		if (any_failed_run() && !sx->failure) {
@@ -428,6 +522,12 @@ sm_stress_run_create(const struct sm_stress_run_opts *o, struct sm_stress_run **
 	for (k = 0; k < SM_STRESS_NR_OPS; k++)
 		if (sm_stress_stats_init(&r->merged[k]) < 0)
 			goto fail;
+	if (r->s.rate.search.kind != SM_STRESS_SEARCH_NONE) {
+		r->search = sm_calloc(1, sizeof(*r->search));
+		if (r->search == NULL)
+			goto fail;
+		sm_stress_search_init(r->search, &r->s.rate.search, r->s.rate.threads);
+	}
 	sm_stress_run_cur = r;
 	if (r->proto->prepare != NULL)
 		r->proto->prepare();
@@ -455,6 +555,7 @@ sm_stress_run_destroy(struct sm_stress_run *r)
 		free(r->sh[i].conns);
 	}
 	free(r->sh);
+	sm_free(r->search);
 	sm_ring_free(&r->ring);
 	if (sm_stress_run_cur == r)
 		sm_stress_run_cur = NULL;

@@ -83,6 +83,15 @@ sm_stress_run_fail_text(const struct sm_stress_run *r);
 void
 sm_stress_run_report(struct sm_stress_run *r);
 
+/*
+ * The run's live metrics in Prometheus text format (sm_stress_metrics.c):
+ * per client shard and op type, operations, errors, latency histograms
+ * and quantiles, in flight, the rate target, the phase. Call on a shard of
+ * the run (a scrape); nothing when no run is set up.
+ */
+void
+sm_stress_metrics_write(FILE *f);
+
 /* Release @r (NULL is fine); the files in its opts stay open. */
 void
 sm_stress_run_destroy(struct sm_stress_run *r);

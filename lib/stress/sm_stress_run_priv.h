@@ -48,6 +48,7 @@ enum sm_stress_phase {
 	SM_STRESS_PH_CONTROL,
 	SM_STRESS_PH_CONNECT,
 	SM_STRESS_PH_WARMUP,
+	SM_STRESS_PH_SETTLE, /* a search step's unrecorded start at its rate */
 	SM_STRESS_PH_MEASURE,
 	SM_STRESS_PH_DRAIN,
 	SM_STRESS_PH_DONE,
@@ -224,6 +225,9 @@ struct sm_stress_run {
 	unsigned rate_n;
 	FILE *hdr_log, *text_log, *csv_log;
 	unsigned csv_interval; /* the interval being reported, from 1 */
+	uint64_t hdr_base_ns;  /* the first measured phase's start: -log hdrfile= times */
+	/* -rate auto / threads>= / search: the steps so far; NULL for one measured run */
+	struct sm_stress_search *search;
 	bool failure;
 	char msg[512];
 };
@@ -365,6 +369,10 @@ sm_stress_error_name(int32_t code, char *buf, size_t len);
 /* Merge the shards' last interval, print and log it. */
 void
 sm_stress_report_interval(void);
+
+/* A search step ended: print its report (no -log json=), and what it measured into @m. */
+void
+sm_stress_report_step(struct sm_stress_step *m);
 
 /*
  * The result column names of the PREPARED result @r into @names (room for

@@ -940,6 +940,32 @@ subopt_given(const struct subopt *tab, unsigned seen, const char *name)
 	return false;
 }
 
+/* ---- -graph ---- */
+
+static const struct subopt graph_subopts[] = {
+	{ "file=", .type = SO_FILE, .off = S_OFF(graph.file) },
+	{ "title=", .type = SO_STR, .off = S_OFF(graph.title) },
+	{ "revision=", .type = SO_STR, .off = S_OFF(graph.revision) },
+	{ "op=", .type = SO_REFUSE,
+	  .text = "renaming the operation in the report is not supported: its op types keep "
+		  "their names (WRITE, READ, ...)" },
+	{ NULL },
+};
+
+static int
+parse_graph(struct ctx *c, char **p, int n)
+{
+	unsigned seen;
+	int rc = parse_subopts(c, "-graph", graph_subopts, "(expected file=, title= or revision=)",
+			       p, n, &seen);
+
+	if (rc < 0)
+		return rc;
+	if (!subopt_given(graph_subopts, seen, "file="))
+		return fail(c, "-graph: give the report's file, e.g. -graph file=report.html");
+	return 0;
+}
+
 /* ---- -col ---- */
 
 static int
@@ -1007,25 +1033,161 @@ bad:
 		    tok, (int)(v - tok), tok);
 }
 
+/*
+ * A latency or settle time: a number with us, ms or s (a bare number is
+ * milliseconds); 0 is allowed where @zero.
+ */
+static int
+parse_time_arg(struct ctx *c, const char *where, const char *tok, const char *v, bool zero,
+	       uint64_t *ns)
+{
+	double d, unit = 1e6;
+	char num[32];
+	size_t len = strlen(v);
+
+	if (len >= sizeof(num))
+		goto bad;
+	memcpy(num, v, len + 1);
+	if (len > 2 && is(num + len - 2, "us")) {
+		unit = 1e3;
+		num[len - 2] = '\0';
+	} else if (len > 2 && is(num + len - 2, "ms")) {
+		num[len - 2] = '\0';
+	} else if (len > 1 && tolower((unsigned char)num[len - 1]) == 's') {
+		unit = 1e9;
+		num[len - 1] = '\0';
+	}
+	if (parse_double(num, &d) < 0 || d < 0 || (d == 0 && !zero) || d * unit > 3.6e12)
+		goto bad;
+	*ns = (uint64_t)(d * unit);
+	return 0;
+bad:
+	return fail(c, "%s: '%s': give a time with a unit, e.g. 2ms, 500us or 1.5s (up to an hour)",
+		    where, tok);
+}
+
+/* R/s, or R alone (-rate search's rates), into @out. */
+static int
+parse_search_rate(struct ctx *c, const char *tok, const char *v, uint64_t *out)
+{
+	uint64_t x;
+
+	if (strchr(v, '/') != NULL)
+		return parse_per_s(c, tok, v, out);
+	if (parse_count(v, true, &x) < 0 || x == 0 || x > INT32_MAX)
+		return fail(c, "-rate: '%s': give operations per second as <number>/s, e.g. %.*s1000/s",
+			    tok, (int)(v - tok), tok);
+	*out = x;
+	return 0;
+}
+
+/*
+ * -rate search's sub-options (sm_stress_search.h): the latency bound and
+ * the rates tried. The steps are open-loop (fixed=, latency from each
+ * operation's intended start), at threads= operations in flight at most.
+ */
+static int
+parse_rate_search(struct ctx *c, const char *t, const char *v, unsigned *seen)
+{
+	static const char where[] = "-rate search";
+	struct sm_stress_search_opts *o = &c->s->rate.search;
+	int rc;
+
+	if ((v = after(t, "percentile=")) != NULL) {
+		if ((rc = once(c, where, seen, 8, "percentile=")) < 0)
+			return rc;
+		if (sm_stress_search_parse_percentile(v, &o->percentile) < 0)
+			return fail(c, "%s: '%s': give a percentile as p50, p99, p99.9 (or p999)",
+				    where, t);
+		return 0;
+	}
+	if ((v = after(t, "bound=")) != NULL)
+		return (rc = once(c, where, seen, 9, "bound=")) < 0
+			       ? rc
+			       : parse_time_arg(c, where, t, v, false, &o->bound_ns);
+	if ((v = after(t, "start=")) != NULL)
+		return (rc = once(c, where, seen, 10, "start=")) < 0
+			       ? rc
+			       : parse_search_rate(c, t, v, &o->start);
+	if ((v = after(t, "step=")) != NULL)
+		return (rc = once(c, where, seen, 11, "step=")) < 0
+			       ? rc
+			       : parse_search_rate(c, t, v, &o->step);
+	if ((v = after(t, "max=")) != NULL)
+		return (rc = once(c, where, seen, 12, "max=")) < 0
+			       ? rc
+			       : parse_search_rate(c, t, v, &o->max);
+	if ((v = after(t, "resolution=")) != NULL)
+		return (rc = once(c, where, seen, 13, "resolution=")) < 0
+			       ? rc
+			       : parse_search_rate(c, t, v, &o->resolution);
+	if ((v = after(t, "settle=")) != NULL)
+		return (rc = once(c, where, seen, 14, "settle=")) < 0
+			       ? rc
+			       : parse_time_arg(c, where, t, v, true, &o->settle_ns);
+	if ((v = after(t, "errors=")) != NULL)
+		return (rc = once(c, where, seen, 15, "errors=")) < 0
+			       ? rc
+			       : num_arg(c, where, t, v, true, 0, INT64_MAX, &o->max_errors);
+	if ((v = after(t, "min-achieved=")) != NULL) {
+		char num[8];
+		size_t len = strlen(v);
+
+		if ((rc = once(c, where, seen, 16, "min-achieved=")) < 0)
+			return rc;
+		if (len > 0 && v[len - 1] == '%' && len < sizeof(num)) {
+			memcpy(num, v, len - 1);
+			num[len - 1] = '\0';
+			v = num;
+		}
+		return uint_arg(c, where, t, v, 1, 100, &o->min_achieved);
+	}
+	return fail(c,
+		    "%s: unknown sub-option '%s' (expected percentile=, bound=, start=, step=, "
+		    "max=, resolution=, settle=, errors=, min-achieved= or threads=)",
+		    where, t);
+}
+
+/*
+ * -rate is one of cassandra-stress's SettingsRate groups: threads=N
+ * [throttle=|fixed=], or [auto] threads>=A threads<=B (the thread ramp), or
+ * our `search ...`; sub-options of two groups are refused together.
+ */
 static int
 parse_rate(struct ctx *c, char **p, int n)
 {
 	static const char where[] = "-rate";
 	struct sm_stress_rate *r = &c->s->rate;
+	struct sm_stress_search_opts *o = &r->search;
 	uint64_t throttle = 0, fixed = 0;
-	unsigned seen = 0;
+	unsigned seen = 0, min_t = 4, max_t = 1000;
+	bool ramp = false, search = false;
 	int i, rc;
 
+	for (i = 0; i < n; i++)
+		if (is(p[i], "search"))
+			search = true;
 	for (i = 0; i < n; i++) {
 		const char *t = p[i], *v = NULL;
 
-		if (is(t, "auto") || after(t, "threads>=") != NULL ||
-		    after(t, "threads<=") != NULL) {
-			return fail(
-				c,
-				"-rate: '%s': the auto thread ramp is not supported by shardmark "
-				"stress: give an explicit threads=N",
-				t);
+		if (is(t, "auto")) {
+			if ((rc = once(c, where, &seen, 3, "auto")) < 0)
+				return rc;
+			o->auto_stop = true;
+			ramp = true;
+		} else if ((v = after(t, "threads>=")) != NULL) {
+			if ((rc = once(c, where, &seen, 4, "threads>=")) < 0 ||
+			    (rc = uint_arg(c, where, t, v, 1, MAX_THREADS, &min_t)) < 0)
+				return rc;
+			ramp = true;
+		} else if ((v = after(t, "threads<=")) != NULL) {
+			if ((rc = once(c, where, &seen, 5, "threads<=")) < 0 ||
+			    (rc = uint_arg(c, where, t, v, 1, MAX_THREADS, &max_t)) < 0)
+				return rc;
+			ramp = true;
+		} else if (is(t, "search")) {
+			if ((rc = once(c, where, &seen, 6, "search")) < 0)
+				return rc;
 		} else if ((v = after(t, "threads=")) != NULL) {
 			if ((rc = once(c, where, &seen, 0, "threads=")) < 0 ||
 			    (rc = uint_arg(c, where, t, v, 1, MAX_THREADS, &r->threads)) < 0)
@@ -1038,16 +1200,67 @@ parse_rate(struct ctx *c, char **p, int n)
 			if ((rc = once(c, where, &seen, 2, "fixed=")) < 0 ||
 			    (rc = parse_per_s(c, t, v, &fixed)) < 0)
 				return rc;
+		} else if (search) {
+			if ((rc = parse_rate_search(c, t, v, &seen)) < 0)
+				return rc;
 		} else {
 			return fail(c,
 				    "-rate: unknown sub-option '%s' (expected threads=N, "
-				    "throttle=N/s or fixed=N/s)",
+				    "throttle=N/s or fixed=N/s; auto, threads>=N and threads<=N; or "
+				    "search ...)",
 				    t);
 		}
 	}
+	if (ramp && (seen & 7))
+		return fail(c, "-rate: auto, threads>= and threads<= ramp the thread count: they "
+			       "do not go with threads=, throttle= or fixed= (SettingsRate takes "
+			       "one group); give one or the other");
+	if (ramp && search)
+		return fail(c, "-rate: search steps the rate at a fixed threads=: it does not go "
+			       "with auto, threads>= or threads<=");
+	if (ramp) {
+		if (min_t > max_t)
+			return fail(c, "-rate: threads>=%u is above threads<=%u: give a range", min_t,
+				    max_t);
+		o->kind = SM_STRESS_SEARCH_THREADS;
+		o->min_threads = min_t;
+		o->max_threads = max_t;
+		r->threads = min_t;
+		return 0;
+	}
+	if (search) {
+		if (throttle != 0 || fixed != 0)
+			return fail(c, "-rate: search chooses each step's rate (start=, step=, "
+				       "max=): it does not go with throttle= or fixed=");
+		if (!(seen & (1u << 9)))
+			return fail(c, "-rate search: give the latency bound, e.g. bound=2ms (with "
+				       "percentile=p99, the default)");
+		o->kind = SM_STRESS_SEARCH_RATE;
+		if (o->percentile == 0)
+			o->percentile = 99;
+		if (o->start == 0)
+			o->start = 1000;
+		if (o->step == 0)
+			o->step = o->start;
+		if (o->max == 0)
+			o->max = (uint64_t)INT32_MAX;
+		if (o->max < o->start)
+			return fail(c, "-rate search: max=%" PRIu64 "/s is below start=%" PRIu64
+				       "/s: give max= at or above start=",
+				    o->max, o->start);
+		if (o->resolution == 0)
+			o->resolution = o->step / 4 ? o->step / 4 : 1;
+		if (!(seen & (1u << 14)))
+			o->settle_ns = 1000000000ull;
+		if (o->min_achieved == 0)
+			o->min_achieved = 90;
+		r->kind = SM_STRESS_RATE_FIXED;
+		r->ops_per_s = o->start;
+		return 0;
+	}
 	if (!(seen & 1))
-		return fail(
-			c, "-rate: give threads=N (cassandra-stress's auto ramp is not supported)");
+		return fail(c, "-rate: give threads=N, or auto [threads>=N] [threads<=N] to ramp "
+			       "it, or search bound=T to search a rate");
 	/* As SettingsRate: a zero rate means "not set", and only one may be set. */
 	if (throttle != 0 && fixed != 0)
 		return fail(c, "-rate: can't have both throttle= and fixed= set, choose one "
@@ -1530,6 +1743,7 @@ static const struct subopt log_subopts[] = {
 	{ "file=", .type = SO_FILE, .off = S_OFF(log.file) },
 	{ "json=", .type = SO_FILE, .off = S_OFF(log.json) },
 	{ "csv=", .type = SO_FILE, .off = S_OFF(log.csv) },
+	{ "steps=", .type = SO_FILE, .off = S_OFF(log.steps) },
 	{ "level=", .type = SO_ENUM, .off = S_OFF(log.level), .vals = log_level_vals },
 	{ "no-summary", .type = SO_FLAG, .off = S_OFF(log.no_summary) },
 	{ "no-settings", .type = SO_FLAG, .off = S_OFF(log.no_settings) },
@@ -1544,7 +1758,7 @@ parse_log(struct ctx *c, char **p, int n)
 	unsigned seen;
 
 	return parse_subopts(c, "-log", log_subopts,
-			     "(expected interval=, file=, hdrfile=, json=, csv=, level=, "
+			     "(expected interval=, file=, hdrfile=, json=, csv=, steps=, level=, "
 			     "no-summary, no-settings or print-statements-on-error)",
 			     p, n, &seen);
 }
@@ -1739,9 +1953,28 @@ static const struct {
 	{ "-rate", parse_rate, NULL,
 	  "  -rate threads=N [throttle=R/s | fixed=R/s]\n"
 	  "        concurrent operations (default threads=200, where cassandra-stress\n"
-	  "        would ramp with auto; give threads= explicitly, auto is not supported);\n"
-	  "        throttle= caps the rate, fixed= also measures latency from each\n"
-	  "        operation's scheduled start (coordinated-omission corrected)\n" },
+	  "        would ramp with auto); throttle= caps the rate, fixed= also measures\n"
+	  "        latency from each operation's scheduled start (coordinated-omission\n"
+	  "        corrected). A thread is one operation in flight: threads=N keeps N\n"
+	  "        in flight over all client shards (N/shards each, on their\n"
+	  "        connections), as N cassandra-stress threads would\n"
+	  "  -rate [auto] [threads>=N] (default 4) [threads<=N] (default 1000)\n"
+	  "        cassandra-stress's thread ramp: one measured run (n= or duration=\n"
+	  "        each) per thread count N, N+100, ... (+100 below 500, x1.2 below\n"
+	  "        1500, x1.1 above), up to threads<=; with auto it stops when the\n"
+	  "        average throughput gain of the last three runs is below zero; then\n"
+	  "        a summary row per thread count and the best one\n"
+	  "  -rate search bound=T [percentile=p99] [start=R/s] (default 1000/s)\n"
+	  "        [step=S/s] (default start) [max=M/s] [resolution=R/s] (default step/4)\n"
+	  "        [settle=T] (default 1s) [errors=N] (default 0) [min-achieved=P%]\n"
+	  "        (default 90%) [threads=N]\n"
+	  "        [extension] the highest open-loop rate whose percentile of latency\n"
+	  "        from the intended start stays within bound=: steps start, start+step,\n"
+	  "        ... up to the first failing step or max=, then bisects down to\n"
+	  "        resolution= (RFC 2544's no-drop search); each step runs settle=\n"
+	  "        unrecorded, then n= or duration=; a step passes with at most errors=\n"
+	  "        errors (they fail the step, not the run) and min-achieved= of its\n"
+	  "        rate; prints the curve and the answer (-log json=, steps=)\n" },
 	{ "-schema", parse_schema, NULL,
 	  "  -schema [replication(strategy=S,factor=N,<dc>=<rf>)] [keyspace=NAME]\n"
 	  "          [compaction(strategy=S,...)] [compression=C]\n"
@@ -1765,8 +1998,10 @@ static const struct {
 	  "  -log [interval=Ns|Nms] (default 1s) [file=F] [hdrfile=F] [json=F] [csv=F]\n"
 	  "       [level=minimal|normal|verbose] [no-summary] [no-settings]\n"
 	  "       [print-statements-on-error]\n"
+	  "       [steps=F]\n"
 	  "        json= and csv= are extensions: a machine-readable report, and one\n"
-	  "        flat row per interval and op type (header first) for spreadsheets\n" },
+	  "        flat row per interval and op type (header first) for spreadsheets;\n"
+	  "        steps= (extension): a -rate auto/search run's steps, one CSV row each\n" },
 	{ "-errors", parse_errors, NULL,
 	  "  -errors [ignore] [retries=N] (default 9) [fail-fast] [skip-read-validation]\n"
 	  "          [delay-policy=constant|linear|exponential] [min-delay-ms=N]\n"
@@ -1780,7 +2015,14 @@ static const struct {
 	  "  -shards N\n"
 	  "        [extension] client shards, one thread pinned per CPU; 0 (default):\n"
 	  "        one per CPU\n" },
-	{ "-graph", NULL, "it prints the report and writes -log hdrfile= / json= instead" },
+	{ "-graph", parse_graph, NULL,
+	  "  -graph file=F.html [title=T] [revision=R] (default unknown)\n"
+	  "        the HTML report of the run (`shardmark report`'s: throughput and\n"
+	  "        latency over time, the percentile distribution, per-shard bars), as\n"
+	  "        cassandra-stress's -graph: an existing report of ours gets this run\n"
+	  "        as revision R (one of the same name is replaced); title= defaults to\n"
+	  "        the file's, or \"shardmark stress - DATE\"; op= is not supported (op\n"
+	  "        types keep their names); not with -rate auto/search\n" },
 	{ "-insert", parse_insert, NULL,
 	  "  -insert [partitions=DIST] [select-ratio=DIST/N] [row-population-ratio=DIST/N]\n"
 	  "          [batchtype=LOGGED|UNLOGGED]\n"
@@ -2088,7 +2330,17 @@ finish(struct ctx *c)
 
 		s->warmup_ops = per_node * s->nodes.n;
 	}
-	s->warmup_threads = SM_MIN(100u, s->rate.threads);
+	/* StressAction.warmup(): at most 100 threads, and at most threads<= */
+	s->warmup_threads =
+		SM_MIN(100u, s->rate.search.kind == SM_STRESS_SEARCH_THREADS
+				     ? s->rate.search.max_threads
+				     : s->rate.threads);
+	if (s->graph.file != NULL && s->rate.search.kind != SM_STRESS_SEARCH_NONE)
+		return fail(c, "-graph reports one run: it does not go with -rate auto, threads>= "
+			       "or search (their steps are in -log json= and steps=)");
+	/* a search's step with errors fails that step: the search goes on */
+	if (s->rate.search.kind == SM_STRESS_SEARCH_RATE)
+		s->errors.ignore = true;
 	return add_replication_factor(c);
 }
 
@@ -2230,6 +2482,10 @@ sm_stress_settings_free(struct sm_stress_settings *s)
 	sm_free(s->log.file);
 	sm_free(s->log.json);
 	sm_free(s->log.csv);
+	sm_free(s->log.steps);
+	sm_free(s->graph.file);
+	sm_free(s->graph.title);
+	sm_free(s->graph.revision);
 	sm_free(s->transport.truststore);
 	sm_free(s->transport.keystore);
 	sm_free(s->transport.keystore_key);
@@ -2381,10 +2637,26 @@ sm_stress_settings_print(FILE *f, const struct sm_stress_settings *s)
 	print_command(f, s);
 
 	fputs("Rate:\n", f);
-	fputs("  Auto: false\n", f);
-	fprintf(f, "  Thread Count: %u\n", s->rate.threads);
-	fprintf(f, "  OpsPer Sec: %" PRIu64 "\n", s->rate.ops_per_s);
-	fprintf(f, "  Rate Limit: %s\n", rate_kind[s->rate.kind]);
+	if (s->rate.search.kind == SM_STRESS_SEARCH_THREADS) {
+		/* SettingsRate.printSettings of an AutoOptions group */
+		fprintf(f, "  Auto: %s\n", s->rate.search.auto_stop ? "true" : "false");
+		fprintf(f, "  Min Threads: %u\n", s->rate.search.min_threads);
+		fprintf(f, "  Max Threads: %u\n", s->rate.search.max_threads);
+	} else {
+		fputs("  Auto: false\n", f);
+		fprintf(f, "  Thread Count: %u\n", s->rate.threads);
+		fprintf(f, "  OpsPer Sec: %" PRIu64 "\n", s->rate.ops_per_s);
+		fprintf(f, "  Rate Limit: %s\n", rate_kind[s->rate.kind]);
+	}
+	if (s->rate.search.kind == SM_STRESS_SEARCH_RATE) {
+		const struct sm_stress_search_opts *o = &s->rate.search;
+
+		fprintf(f, "  Search: p%g <= %.3f ms, start %" PRIu64 "/s, step %" PRIu64
+			   "/s, max %" PRIu64 "/s, resolution %" PRIu64 "/s, settle %.3f s, "
+			   "errors <= %" PRIu64 ", achieved >= %u%%\n",
+			o->percentile, (double)o->bound_ns / 1e6, o->start, o->step, o->max,
+			o->resolution, (double)o->settle_ns / 1e9, o->max_errors, o->min_achieved);
+	}
 
 	fputs("Population:\n", f);
 	if (s->pop.dist.kind == SM_STRESS_DIST_SEQ)
@@ -2428,6 +2700,8 @@ sm_stress_settings_print(FILE *f, const struct sm_stress_settings *s)
 	fprintf(f, "  HDR File: %s\n", str_or_null(s->log.hdrfile));
 	fprintf(f, "  JSON File: %s\n", str_or_null(s->log.json));
 	fprintf(f, "  CSV File: %s\n", str_or_null(s->log.csv));
+	if (s->log.steps != NULL)
+		fprintf(f, "  Steps File: %s\n", s->log.steps);
 	fprintf(f, "  Interval Millis: %u\n", s->log.interval_ms);
 	fprintf(f, "  Level: %s\n", level[s->log.level]);
 	fprintf(f, "  Print Statements On Error: %s\n", yes_no(s->log.print_statements_on_error));
@@ -2515,6 +2789,10 @@ static const char usage_intro[] =
 	"  shardmark stress --network-stack dpdk --dpdk-args \"--no-huge -m 512 \\\n"
 	"    --vdev net_memif0,role=client,socket=/tmp/sm.sock -- --ipv4 10.0.0.2/24\" \\\n"
 	"    write n=100000 -node 10.0.0.1 -shards 1\n"
+	"--prometheus-port N [--prometheus-address A] serves the loader's live metrics\n"
+	"on http://A:N/metrics while it runs (per client shard and op type: operations,\n"
+	"errors, latency histograms and quantiles, in flight, the rate target; off\n"
+	"unless given; deploy/grafana/shardmark-stress.json is their dashboard).\n"
 	"\n";
 
 /* One line per command; the first word and its alias name the help topic. */
@@ -2565,7 +2843,7 @@ static const char usage_dist[] =
 
 static const char usage_unsupported[] =
 	"Not supported (refused with an error): print, legacy, the err< run-until-stable\n"
-	"mode, -rate auto, -sendto, -graph, -tokenrange, token_range_queries\n"
+	"mode, -sendto, -graph op=, -tokenrange, token_range_queries\n"
 	"in ops(), -insert visits=/revisit=, -mode thrift/simplenative/auth-provider=,\n"
 	"compression=snappy, -col names=. Accepted and ignored: -port jmx=/thrift=,\n"
 	"-mode port=, -pop contents=, -errors skip-unsupported-columns.\n";

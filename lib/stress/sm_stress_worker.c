@@ -269,13 +269,27 @@ sm_stress_shard_start_phase(void *arg)
 	uint64_t total, workers = sx->s.rate.threads, i;
 	unsigned k;
 
+	if (ph == SM_STRESS_PH_DRAIN) {
+		/*
+		 * After a failed warm-up: start nothing more, let what is in
+		 * flight end, keep the failure and its text. (Falling through
+		 * started a measured phase's n= operations again, whose own
+		 * errors, connections closing at the end among them, replaced
+		 * the warm-up's message.)
+		 */
+		sm_stress_shard_stop(NULL);
+		return;
+	}
 	sh->stopping = false;
 	sh->failed_run = false;
 	SM_WRITE_ONCE(sh->done, false);
 	sh->started = sh->completed = 0;
 	if (ph == SM_STRESS_PH_WARMUP) {
 		total = sx->s.warmup_ops * sx->nops;
-		workers = SM_MIN((uint64_t)sx->s.warmup_threads, workers);
+		workers = sx->s.warmup_threads; /* min(100, threads or threads<=) */
+		sh->recording = false;
+	} else if (ph == SM_STRESS_PH_SETTLE) {
+		total = 0; /* until shard 0 stops it */
 		sh->recording = false;
 	} else {
 		total = sx->s.n_ops;
@@ -434,7 +448,8 @@ sm_stress_shard_init(unsigned shard, void *arg)
 	for (k = 0; k < SM_STRESS_NR_OPS; k++)
 		if (sm_stress_stats_init(&sh->st[k]) < 0)
 			return -ENOMEM;
-	sh->nworkers = c->s.rate.threads / c->nshards + 1;
+	/* a thread ramp's last step has the most */
+	sh->nworkers = SM_MAX(c->s.rate.threads, c->s.rate.search.max_threads) / c->nshards + 1;
 	sh->workers = calloc(sh->nworkers, sizeof(*sh->workers));
 	if (sh->workers == NULL)
 		return -ENOMEM;

@@ -1,20 +1,24 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""deploy/grafana: the serve dashboard is what make-dashboards.py writes, is
-well-formed, and every metric its panels query is on the /metrics of a running
-`shardmark serve` (after some CQL traffic, so that per-request counters exist)."""
+"""deploy/grafana: the serve and stress dashboards are what make-dashboards.py
+writes, are well-formed, and every metric their panels query is on the
+/metrics of a running `shardmark serve` (after some CQL traffic, so that
+per-request counters exist) or of a running loader (`shardmark stress
+--prometheus-port`, scraped mid-run: its counters grow while it runs)."""
 
 import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import cql_free_ports, http_get, parse_prometheus, start_cql_server
+from conftest import cql_free_ports, free_port, http_get, parse_prometheus, start_cql_server
 
 GRAFANA = Path(__file__).resolve().parents[2] / "deploy" / "grafana"
 DASHBOARD = GRAFANA / "shardmark-serve.json"
+STRESS_DASHBOARD = GRAFANA / "shardmark-stress.json"
 NAME = re.compile(r"\bshardmark_[a-z0-9_]+")
 NAME_RE = re.compile(r'__name__=~"([^"]+)"')
 
@@ -26,11 +30,17 @@ def panels(doc):
 
 
 def test_dashboard_is_generated_and_well_formed(tmp_path):
-    out = tmp_path / "serve.json"
-    subprocess.run([sys.executable, str(GRAFANA / "make-dashboards.py"), str(out)], check=True,
-                   capture_output=True)
+    out, out2 = tmp_path / "serve.json", tmp_path / "stress.json"
+    subprocess.run([sys.executable, str(GRAFANA / "make-dashboards.py"), str(out), str(out2)],
+                   check=True, capture_output=True)
     assert json.loads(out.read_text()) == json.loads(DASHBOARD.read_text()), \
         "shardmark-serve.json differs from make-dashboards.py's output: run it and commit"
+    assert json.loads(out2.read_text()) == json.loads(STRESS_DASHBOARD.read_text()), \
+        "shardmark-stress.json differs from make-dashboards.py's output: run it and commit"
+    stress = json.loads(STRESS_DASHBOARD.read_text())
+    for p in panels(stress):
+        if p["type"] != "row":
+            assert p["targets"] and p["datasource"]["uid"] == "${datasource}", p["title"]
     doc = json.loads(DASHBOARD.read_text())
     ids = [p["id"] for p in panels(doc)]
     assert len(ids) == len(set(ids))
@@ -58,6 +68,13 @@ def test_every_panel_metric_is_served(shardmark_bin, tmp_path):
         assert status == 200
     finally:
         srv.kill()
+    missing = dashboard_missing(DASHBOARD, body)
+    assert not missing, "metrics the dashboard uses that serve does not expose:\n" + \
+        "\n".join(missing)
+
+
+def dashboard_missing(dashboard, body):
+    """The metrics the panels of @dashboard query that the /metrics @body lacks."""
     served = {name for name, _, _ in parse_prometheus(body)}
     families = set(served)
     for n in served:  # a histogram's samples are NAME_bucket, NAME_sum, NAME_count
@@ -65,7 +82,7 @@ def test_every_panel_metric_is_served(shardmark_bin, tmp_path):
             if n.endswith(suffix):
                 families.add(n[: -len(suffix)])
     missing = []
-    for p in panels(json.loads(DASHBOARD.read_text())):
+    for p in panels(json.loads(dashboard.read_text())):
         for t in p.get("targets", []):
             for name in NAME.findall(NAME_RE.sub("", t["expr"])):
                 if name not in served and name not in families:
@@ -73,8 +90,62 @@ def test_every_panel_metric_is_served(shardmark_bin, tmp_path):
             for rx in NAME_RE.findall(t["expr"]):
                 if not any(re.fullmatch(rx, n) for n in served):
                     missing.append(f"{p['title']}: nothing matches {rx}")
-    assert not missing, "metrics the dashboard uses that serve does not expose:\n" + \
-        "\n".join(missing)
+    return missing
+
+
+def ops_done(body):
+    """shardmark_stress_ops_total summed over shards and op types, None before any sample."""
+    vals = [v for name, _, v in parse_prometheus(body) if name == "shardmark_stress_ops_total"]
+    return sum(vals) if vals else None
+
+
+def test_loader_metrics_live_and_every_stress_panel_metric_is_served(shardmark_bin, tmp_path):
+    """A loader with --prometheus-port, scraped while it runs: its operation
+    counters grow from one scrape to a later one, the histogram and gauges are
+    there per client shard, and the stress dashboard's metrics all exist."""
+    srv = start_cql_server(shardmark_bin, tmp_path, smp=1, ports=cql_free_ports())
+    port = free_port()
+    loader = subprocess.Popen(
+        [str(shardmark_bin), "stress", "--prometheus-port", str(port), "write", "duration=30s",
+         "no-warmup", "-node", "127.0.0.1", "-port", f"native={srv.cql_port}", "-rate",
+         "threads=4", "fixed=500/s", "-shards", "2"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        seen, body, deadline = [], "", time.monotonic() + 60
+        while len(seen) < 2 and time.monotonic() < deadline:
+            assert loader.poll() is None, loader.communicate()
+            try:
+                status, _, body = http_get(port, "/metrics")
+            except OSError:
+                time.sleep(0.1)  # not listening yet
+                continue
+            assert status == 200
+            n = ops_done(body)
+            if n and (not seen or n > seen[-1]):
+                seen.append(n)
+            time.sleep(0.2)
+        assert len(seen) == 2 and seen[1] > seen[0], f"counters did not grow: {seen}\n{body}"
+        samples = parse_prometheus(body)
+        shards = {lb.get("shard") for name, lb, _ in samples
+                  if name == "shardmark_stress_ops_total"}
+        assert shards == {"0", "1"}, shards
+        buckets = [(lb, v) for name, lb, v in samples
+                   if name == "shardmark_stress_latency_seconds_bucket"
+                   and lb.get("latency") == "response" and lb.get("shard") == "0"]
+        counts = [v for _, v in buckets]
+        assert buckets and counts == sorted(counts), "buckets are cumulative"
+        assert any(name == "shardmark_stress_phase" and lb.get("phase") == "measure" and v == 1
+                   for name, lb, v in samples)
+        targets = [v for name, _, v in samples
+                   if name == "shardmark_stress_rate_target_ops_per_second"]
+        assert targets and abs(sum(targets) - 500) < 1, targets
+        missing = dashboard_missing(STRESS_DASHBOARD, body)
+        assert not missing, "metrics the stress dashboard uses that the loader does not " \
+            "expose:\n" + "\n".join(missing)
+    finally:
+        loader.kill()
+        loader.communicate()
+        srv.kill()
 
 
 def test_prometheus_config_scrapes_metrics():

@@ -263,9 +263,9 @@ def test_no_arguments_is_a_usage_error(stress_bin):
 
 
 @pytest.mark.parametrize("args,names", [
-    (["write", "n=10", "-graph", "file=x.html"], "-graph"),
-    (["write", "n=10", "-rate", "auto"], "auto"),
-    (["write", "n=10", "-rate", "threads>=4", "threads<=100", "auto"], "auto"),
+    (["write", "n=10", "-graph", "file=x.html", "op=X"], "op="),
+    (["write", "n=10", "-rate", "auto", "threads=4"], "auto"),
+    (["write", "n=10", "-rate", "search", "start=10/s"], "bound="),
     (["write", "n=10", "-no-such-option", "x"], "-no-such-option"),
     (["write", "n=10", "-sendto", "127.0.0.1"], "-sendto"),
     (["write", "n=10", "-transport", "truststore=x"], "-transport"),
@@ -274,7 +274,7 @@ def test_no_arguments_is_a_usage_error(stress_bin):
     (["write", "err<0.02"], "err<"),
     (["write", "n=10", "-mode", "thrift"], "thrift"),
     (["no_such_command", "n=10"], "no_such_command"),
-], ids=["graph", "rate-auto", "rate-auto-range", "unknown-option", "sendto",
+], ids=["graph-op", "rate-auto-with-threads", "rate-search-without-bound", "unknown-option", "sendto",
         "transport", "insert", "tokenrange", "err-less-than", "thrift", "unknown-command"])
 def test_unsupported_options_are_refused(stress_bin, args, names):
     r = stress_bin(*args, "-node", "127.0.0.1")

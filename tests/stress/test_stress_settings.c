@@ -481,14 +481,95 @@ test_rate_errors(void **state)
 	/* both limits: refused, as cassandra-stress's SettingsRate */
 	expect_error("write n=100 -rate threads=10 throttle=1000/s fixed=10/s", "-rate",
 		     "throttle=", "fixed=", "choose one", NULL);
-	expect_error("write n=100 -rate auto", "-rate", "auto", "threads=", NULL);
-	expect_error("write n=100 -rate threads>=4 threads<=100", "-rate", "threads=N", NULL);
+	expect_error("write n=100 -rate auto threads=4", "-rate", "auto", "threads=", NULL);
+	expect_error("write n=100 -rate threads>=4 fixed=10/s", "-rate", "fixed=", NULL);
+	expect_error("write n=100 -rate threads>=50 threads<=10", "-rate", "threads>=50",
+		     "threads<=10", NULL);
+	expect_error("write n=100 -rate search auto bound=1ms", "-rate", "search", "auto", NULL);
+	expect_error("write n=100 -rate search start=10/s", "-rate search", "bound=", NULL);
+	expect_error("write n=100 -rate search bound=fast", "-rate search", "bound=fast", "2ms",
+		     NULL);
+	expect_error("write n=100 -rate search bound=1ms percentile=q9", "percentile=q9", "p99",
+		     NULL);
+	expect_error("write n=100 -rate search bound=1ms start=100 max=10", "max=10", "start=",
+		     NULL);
+	expect_error("write n=100 -rate search bound=1ms fixed=10/s", "search", "fixed=", NULL);
+	expect_error("write n=100 -rate search bound=1ms speed=3", "speed=3", "percentile=",
+		     NULL);
 	expect_error("write n=100 -rate throttle=10/s", "-rate", "threads=", NULL);
 	expect_error("write n=100 -rate threads=0", "-rate", "threads=0", "1 to", NULL);
 	expect_error("write n=100 -rate threads=ten", "-rate", "threads=ten", "whole number", NULL);
 	expect_error("write n=100 -rate threads=4 fixed=100", "-rate", "fixed=100", "/s", NULL);
 	expect_error("write n=100 -rate threads=4 threads=5", "-rate", "threads=", "more than once",
 		     NULL);
+}
+
+/* -rate auto / threads>= / threads<=: SettingsRate's AutoOptions, its defaults 4 and 1000. */
+static void
+test_rate_auto(void **state)
+{
+	struct sm_stress_settings s;
+
+	(void)state;
+	assert_int_equal(parse_line("read n=100 -rate auto", &s), 0);
+	assert_int_equal(s.rate.search.kind, SM_STRESS_SEARCH_THREADS);
+	assert_true(s.rate.search.auto_stop);
+	assert_int_equal(s.rate.search.min_threads, 4);
+	assert_int_equal(s.rate.search.max_threads, 1000);
+	assert_int_equal(s.rate.threads, 4);
+	assert_int_equal(s.warmup_threads, 100);
+	sm_stress_settings_free(&s);
+	/* without auto every count up to threads<= runs */
+	assert_int_equal(parse_line("read n=100 -rate threads>=8 threads<=64", &s), 0);
+	assert_int_equal(s.rate.search.kind, SM_STRESS_SEARCH_THREADS);
+	assert_false(s.rate.search.auto_stop);
+	assert_int_equal(s.rate.search.min_threads, 8);
+	assert_int_equal(s.rate.search.max_threads, 64);
+	assert_int_equal(s.warmup_threads, 64);
+	sm_stress_settings_free(&s);
+}
+
+/* -rate search: the bound, the rates with or without /s, and the defaults. */
+static void
+test_rate_search(void **state)
+{
+	struct sm_stress_settings s;
+	const struct sm_stress_search_opts *o = &s.rate.search;
+
+	(void)state;
+	assert_int_equal(parse_line("write duration=2s -rate search percentile=p99.9 bound=2ms "
+				    "start=10k step=5000/s max=100000/s settle=500ms threads=64",
+				    &s),
+			 0);
+	assert_int_equal(o->kind, SM_STRESS_SEARCH_RATE);
+	assert_true(o->percentile == 99.9);
+	assert_int_equal(o->bound_ns, 2000000);
+	assert_int_equal(o->start, 10000);
+	assert_int_equal(o->step, 5000);
+	assert_int_equal(o->max, 100000);
+	assert_int_equal(o->resolution, 1250);
+	assert_int_equal(o->settle_ns, 500000000);
+	assert_int_equal(o->max_errors, 0);
+	assert_int_equal(o->min_achieved, 90);
+	assert_int_equal(s.rate.threads, 64);
+	assert_int_equal(s.rate.kind, SM_STRESS_RATE_FIXED);
+	assert_int_equal(s.rate.ops_per_s, 10000);
+	assert_true(s.errors.ignore); /* errors fail a step, not the search */
+	sm_stress_settings_free(&s);
+	assert_int_equal(parse_line("write n=100 -rate search bound=250us percentile=p999 "
+				    "errors=3 min-achieved=80% settle=0s -log steps=x.csv",
+				    &s),
+			 0);
+	assert_true(o->percentile == 99.9);
+	assert_int_equal(o->bound_ns, 250000);
+	assert_int_equal(o->start, 1000);
+	assert_int_equal(o->step, 1000);
+	assert_int_equal(o->max_errors, 3);
+	assert_int_equal(o->min_achieved, 80);
+	assert_int_equal(o->settle_ns, 0);
+	assert_int_equal(s.rate.threads, 200);
+	assert_string_equal(s.log.steps, "x.csv");
+	sm_stress_settings_free(&s);
 }
 
 static void
@@ -609,12 +690,31 @@ test_transport(void **state)
 	expect_error("write n=10 -transport bogus=1", "-transport", "truststore=", NULL);
 }
 
+/* -graph as cassandra-stress's SettingsGraph: file= required, revision= and title= kept. */
+static void
+test_graph(void **state)
+{
+	struct sm_stress_settings s;
+
+	(void)state;
+	assert_int_equal(parse_line("write n=10 -graph file=r.html title=T revision=v2", &s), 0);
+	assert_string_equal(s.graph.file, "r.html");
+	assert_string_equal(s.graph.title, "T");
+	assert_string_equal(s.graph.revision, "v2");
+	sm_stress_settings_free(&s);
+	assert_int_equal(parse_line("write n=10 -graph file=r.html", &s), 0);
+	assert_null(s.graph.title);
+	assert_null(s.graph.revision); /* the app names it "unknown", as cassandra-stress */
+	sm_stress_settings_free(&s);
+}
+
 static void
 test_unsupported_named(void **state)
 {
 	(void)state;
-	expect_error("write n=10 -graph file=x.html", "-graph", "not supported by shardmark stress",
-		     "hdrfile=", NULL);
+	expect_error("write n=10 -graph file=x.html op=W", "-graph", "op=", "not supported", NULL);
+	expect_error("write n=10 -graph title=T", "-graph", "file=", NULL);
+	expect_error("write n=10 -rate auto -graph file=x.html", "-graph", "auto", NULL);
 	expect_error("write n=10 -insert partitions=fixed(1)", "-insert", "user command", NULL);
 	expect_error("write n=10 -sendto host", "-sendto", "not supported", NULL);
 	expect_error("write n=10 -tokenrange wrap", "-tokenrange", "not supported", NULL);
@@ -1014,6 +1114,9 @@ main(void)
 		cmocka_unit_test(test_distributions),
 		cmocka_unit_test(test_rate_errors),
 		cmocka_unit_test(test_rate_zero_limit_is_unset),
+		cmocka_unit_test(test_rate_auto),
+		cmocka_unit_test(test_rate_search),
+		cmocka_unit_test(test_graph),
 		cmocka_unit_test(test_unsupported_named),
 		cmocka_unit_test(test_transport),
 		cmocka_unit_test(test_user_command),
