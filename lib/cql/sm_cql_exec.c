@@ -1208,6 +1208,8 @@ exec_statement(struct cql_op *op, const struct sm_cql_params *params)
 	case SM_CQL_CREATE_TYPE:
 	case SM_CQL_ALTER_TYPE:
 	case SM_CQL_DROP_TYPE:
+	case SM_CQL_CREATE_INDEX:
+	case SM_CQL_DROP_INDEX:
 		cql_exec_ddl(op);
 		return;
 	case SM_CQL_SELECT:

@@ -16,6 +16,7 @@
 #include "sm_core.h"
 #include "sm_paxos.h"
 #include "sm_store.h"
+#include "store_priv.h"
 #include "sm_table.h"
 
 struct store_shard {
@@ -413,6 +414,13 @@ refuse_for_memory(struct sm_store_req *r, const struct sm_mutation *m)
 	return true;
 }
 
+/* A compare-and-set on the owning shard, for sm_index.c to run between its images. */
+static void
+run_cas(struct sm_store_req *r, struct sm_ptable *pt)
+{
+	run_paxos(r, pt, &r->cas.mut.pk, false);
+}
+
 /* Inlined into sm_store_submit(): a local request is the common case. */
 static inline __attribute__((always_inline)) void
 exec_local(struct sm_store_req *r)
@@ -431,6 +439,8 @@ exec_local(struct sm_store_req *r)
 		if (SM_UNLIKELY(sm_mem_pressure()) && refuse_for_memory(r, &r->mut))
 			return;
 		ts = r->mut.ts == SM_TS_NOW ? sm_store_now_us() : r->mut.ts;
+		if (SM_UNLIKELY(store_index_tables != 0) && store_index_mutate(r, pt, ts, now_sec()))
+			return;
 		r->result = sm_ptable_apply(pt, &r->mut, ts, now_sec(), r->err, sizeof(r->err));
 		return;
 	case SM_REQ_SELECT:
@@ -446,6 +456,8 @@ exec_local(struct sm_store_req *r)
 		if (pt == NULL)
 			goto enoent;
 		if (SM_UNLIKELY(sm_mem_pressure()) && refuse_for_memory(r, &r->cas.mut))
+			return;
+		if (SM_UNLIKELY(store_index_tables != 0) && store_index_cas(r, pt, run_cas))
 			return;
 		run_paxos(r, pt, &r->cas.mut.pk, false);
 		return;
@@ -468,6 +480,18 @@ static void
 exec_remote(void *arg)
 {
 	exec_local(arg);
+}
+
+void
+store_exec_here(struct sm_store_req *r)
+{
+	exec_local(r);
+}
+
+void
+store_req_finish(struct sm_store_req *r)
+{
+	req_finish(r);
 }
 
 static void
@@ -680,6 +704,8 @@ sm_store_submit(struct sm_store_req *r)
 		return;
 	}
 	owner = sm_key_shard(pk);
+	if (SM_UNLIKELY(store_index_tables != 0) && store_index_route(r, owner))
+		return;
 	if (owner == r->origin) {
 		exec_local(r);
 		req_finish(r);
@@ -799,6 +825,7 @@ ddl_install(void *arg)
 	ss->cat = r->next;
 	if (sync_tables(ss->cat) < 0)
 		SM_ERR("out of memory installing schema version: some tables lack storage");
+	store_index_sync(ss->cat);
 	retire_catalog(old);
 }
 
@@ -998,6 +1025,7 @@ sm_store_shard_fini(void)
 	sm_ptable_shard_fini();
 	if (ss == NULL)
 		return;
+	store_index_fini();
 	for (s = 0; s < ss->ntables; s++) {
 		if (ss->tables[s] != NULL) {
 			const struct sm_table *t = sm_ptable_schema(ss->tables[s]);

@@ -282,6 +282,7 @@ struct sm_store_req {
 	void *ctx;
 	/* private to the store */
 	unsigned origin;
+	void *index_job; /* a write to an indexed table: its view writes (sm_index.c) */
 	struct sm_scan_state scan;
 };
 
