@@ -71,6 +71,8 @@ prepared_free(struct cql_prepared *ps)
 
 	if (ps->table != NULL && !ps->system)
 		sm_table_put(ps->table);
+	if (ps->ix_view != NULL)
+		sm_table_put(ps->ix_view);
 	for (i = 0; i < ps->nowned; i++)
 		sm_type_free(ps->owned[i]);
 	for (i = 0; i < ps->nowned_str; i++)
@@ -855,6 +857,7 @@ op_destroy(struct cql_op *op)
 	sm_free(op->in_vals);
 	sm_free(op->ranges);
 	sm_free(op->keys);
+	cql_select_ix_free(op);
 	sm_free(op->sreqs);
 	sm_free(op->muts);
 	sm_free(op->filters);
@@ -882,6 +885,8 @@ op_release(struct cql_op *op)
 		return;
 	}
 	op->in_use = false;
+	if (SM_UNLIKELY(op->ix != NULL))
+		cql_select_ix_free(op);
 	prepared_put(op->ps);
 	op->ps = NULL;
 	if (op_nfree >= OP_FREE_MAX) {

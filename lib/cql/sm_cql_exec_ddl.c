@@ -411,8 +411,26 @@ apply_alter_table(const struct sm_catalog *cur, const void *arg, struct sm_catal
 		  char *err, size_t errlen)
 {
 	const struct ddl_ctx *d = arg;
+	const struct sm_table_alter *a = &d->table_alter;
+	const struct sm_table *base = sm_catalog_table(cur, a->ks, a->name), *v;
+	struct sm_index_info info;
+	unsigned i, j;
 
-	return sm_catalog_alter_table(cur, &d->table_alter, next, err, errlen);
+	/* alter_table_statement.cc: an indexed column stays */
+	for (i = 0; a->kind == SM_TABLE_ALTER_DROP && base != NULL && i < a->ncols; i++) {
+		for (j = 0; (v = sm_index_nth(sm_catalog_keyspace(cur, a->ks), base, j)) != NULL;
+		     j++) {
+			if (sm_index_info(v, base, &info) == 0 &&
+			    strcmp(info.target->name, a->cols[i].name) == 0) {
+				snprintf(err, errlen,
+					 "Cannot drop column %s because it has dependent secondary "
+					 "indexes (%s)",
+					 a->cols[i].name, info.name);
+				return -EINVAL;
+			}
+		}
+	}
+	return sm_catalog_alter_table(cur, a, next, err, errlen);
 }
 
 static int

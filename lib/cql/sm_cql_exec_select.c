@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "cql_exec_priv.h"
+#include "sm_index.h"
+#include "sm_table.h"
 
 #define MAX_IN_KEYS CQL_MAX_IN_PARTITIONS   /* partitions one IN may name (cartesian product) */
 #define MAX_CK_PREFIX CQL_MAX_IN_CLUSTERING /* clustering prefixes one IN may name */
@@ -199,6 +201,259 @@ sink_row(void *ctx, const struct sm_row_view *r)
 	return op->rw.b->err;
 }
 
+/* ---- reads through a global secondary index ---- */
+
+/*
+ * The index view's partition for the value lists the base rows in token
+ * order (clustered by idx_token, then the base key). It is read in
+ * batches of IX_BATCH base partitions; each batch becomes op->keys, which
+ * the keyed read path reads with the index relation as a filter (so a
+ * view row that a concurrent write made stale selects nothing). A page
+ * that ends inside a batch resumes by reading the batch again from where
+ * it started.
+ */
+#define IX_BATCH 64u
+#define IX_STOP (-EALREADY) /* the sink has a full batch */
+
+struct cql_ix {
+	const struct sm_table *view;
+	unsigned filter;	   /* op->filters[filter] is the index relation */
+	int pk_src[SM_MAX_KEY_PARTS]; /* each base key part: view ck part, -1 the value */
+	unsigned nprefix;	   /* view ck parts up to the base partition key */
+	bool more;		   /* the view has partitions after this batch */
+	bool loaded;		   /* op->keys holds this batch */
+	bool submitting, completed;
+	uint32_t start_len, next_len; /* encoded view ck prefixes: this batch's and the next's exclusive start */
+	uint8_t start[SM_MAX_KEY_BYTES + 64];
+	uint8_t next[SM_MAX_KEY_BYTES + 64];
+	uint8_t *buf; /* the batch's base keys, encoded */
+	size_t len;
+	unsigned cap;
+	uint32_t offs[IX_BATCH + 1];
+	unsigned nkeys;
+	struct sm_key last;
+	struct sm_ck_range range;
+	struct sm_store_req req;
+};
+
+int
+cql_bind_index(struct cql_prepared *ps)
+{
+	const struct sm_cql_select *s = &ps->stmt->select;
+	const struct sm_table *t = ps->table, *v, *best = NULL;
+	const struct sm_keyspace *k;
+	struct sm_index_info info;
+	unsigned i, j;
+
+	ps->ix_rel = -1;
+	if (ps->system || t == NULL)
+		return 0;
+	k = sm_catalog_keyspace(sm_store_catalog(), t->ks);
+	/* ScyllaDB picks the first restriction an index can answer (a global one first) */
+	for (i = 0; i < s->nwhere && best == NULL; i++) {
+		const struct sm_cql_relation *r = &s->where[i];
+		const struct sm_column *c;
+
+		if (r->kind != SM_CQL_REL_COLUMN || r->op != SM_CQL_OP_EQ)
+			continue;
+		c = sm_table_column(t, r->cols[0]);
+		for (j = 0; c != NULL && (v = sm_index_nth(k, t, j)) != NULL; j++) {
+			if (sm_index_info(v, t, &info) < 0 || info.target != c)
+				continue;
+			if (best == NULL || (ps->ix_local && !info.local)) {
+				best = v;
+				ps->ix_rel = (int)i;
+				ps->ix_local = info.local;
+			}
+		}
+	}
+	if (best != NULL) {
+		sm_table_get(best);
+		ps->ix_view = best;
+	}
+	return 0;
+}
+
+static int
+ix_row(void *ctx, const struct sm_row_view *r)
+{
+	struct cql_op *op = ctx;
+	struct cql_ix *ix = op->ix;
+	const struct sm_table *t = op->ps->table;
+	struct sm_key pk, prefix;
+	size_t n;
+	unsigned i;
+
+	pk.n = t->npk;
+	for (i = 0; i < t->npk; i++)
+		pk.part[i] = ix->pk_src[i] < 0 ? r->pk->part[0] : r->ck->part[ix->pk_src[i]];
+	if (ix->nkeys > 0 && ix->last.n == pk.n) {
+		bool same = true;
+
+		for (i = 0; i < pk.n && same; i++)
+			same = pk.part[i].len == ix->last.part[i].len &&
+			       memcmp(pk.part[i].p, ix->last.part[i].p, pk.part[i].len) == 0;
+		if (same)
+			return 0; /* another row of the same base partition */
+	}
+	if (ix->nkeys == IX_BATCH) {
+		ix->more = true;
+		return IX_STOP;
+	}
+	n = sm_key_encode(&pk, NULL, 0);
+	if (cql_grow((void **)&ix->buf, &ix->cap, (unsigned)(ix->len + n), 1) < 0)
+		return -ENOMEM;
+	sm_key_encode(&pk, ix->buf + ix->len, n);
+	ix->offs[ix->nkeys++] = (uint32_t)ix->len;
+	ix->len += n;
+	ix->offs[ix->nkeys] = (uint32_t)ix->len;
+	sm_key_decode(ix->buf + ix->offs[ix->nkeys - 1], n, &ix->last);
+	/* where the next batch starts: after every view row of this partition */
+	prefix.n = ix->nprefix;
+	for (i = 0; i < ix->nprefix; i++)
+		prefix.part[i] = r->ck->part[i];
+	ix->next_len = (uint32_t)sm_key_encode(&prefix, ix->next, sizeof(ix->next));
+	return 0;
+}
+
+/* After a batch's view read: its base partitions become op->keys. */
+static int
+ix_fetched(struct cql_op *op)
+{
+	struct cql_ix *ix = op->ix;
+	struct sm_store_req *sr = &ix->req;
+	unsigned i;
+
+	if (sr->result < 0 && sr->result != IX_STOP) {
+		cql_op_store_error(op, sr, false);
+		return -1;
+	}
+	if (ix->nkeys > 0 &&
+	    cql_grow((void **)&op->keys, &op->keys_cap, ix->nkeys, sizeof(*op->keys)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < ix->nkeys; i++)
+		sm_key_decode(ix->buf + ix->offs[i], ix->offs[i + 1] - ix->offs[i], &op->keys[i]);
+	op->nkeys = ix->nkeys;
+	ix->loaded = true;
+	return 0;
+}
+
+static void
+ix_done(struct sm_store_req *sr)
+{
+	struct cql_op *op = sr->ctx;
+
+	if (op->ix->submitting) {
+		op->ix->completed = true;
+		return;
+	}
+	if (ix_fetched(op) == 0)
+		cql_exec_select_pump(op);
+}
+
+/* Read the next batch: 0 when it is in op->keys, 1 when it completes later. */
+static int
+ix_fetch(struct cql_op *op)
+{
+	struct cql_ix *ix = op->ix;
+	struct sm_store_req *sr = &ix->req;
+	struct sm_select *sel = &sr->sel;
+
+	sm_store_req_init(sr, SM_REQ_SELECT);
+	sr->done = ix_done;
+	sr->ctx = op;
+	sel->table = ix->view;
+	sel->pk.n = 1;
+	sel->pk.part[0] = cql_span_bytes(op, &op->spans[op->filters[ix->filter].first]);
+	memset(&ix->range, 0, sizeof(ix->range));
+	if (ix->start_len > 0) {
+		sm_key_decode(ix->start, ix->start_len, &ix->range.start.prefix);
+		ix->range.start.inclusive = false;
+		sel->ranges = &ix->range;
+		sel->nranges = 1;
+	}
+	sel->sink.row = ix_row;
+	sel->sink.ctx = op;
+	ix->len = 0;
+	ix->nkeys = 0;
+	ix->more = false;
+	ix->loaded = false;
+	ix->next_len = 0;
+	op->nkeys = 0;
+	ix->submitting = true;
+	ix->completed = false;
+	sm_store_submit(sr);
+	ix->submitting = false;
+	if (!ix->completed)
+		return 1;
+	return ix_fetched(op) < 0 ? -1 : 0;
+}
+
+/* The batch is read: the next one starts where it ended. */
+static void
+ix_advance(struct cql_op *op)
+{
+	struct cql_ix *ix = op->ix;
+
+	memcpy(ix->start, ix->next, ix->next_len);
+	ix->start_len = ix->next_len;
+	ix->loaded = false;
+	op->key_i = 0;
+	op->nkeys = 0;
+}
+
+void
+cql_select_ix_free(struct cql_op *op)
+{
+	if (op->ix == NULL)
+		return;
+	sm_free(op->ix->buf);
+	sm_free(op->ix);
+	op->ix = NULL;
+}
+
+/* Set up a read through ps->ix_view: 0, or -1 when @op failed. */
+static int
+ix_setup(struct cql_op *op, unsigned filter)
+{
+	const struct sm_table *t = op->ps->table, *v = op->ps->ix_view;
+	struct cql_ix *ix;
+	unsigned i;
+
+	cql_select_ix_free(op);
+	if (op->ix == NULL) {
+		op->ix = sm_malloc(sizeof(*op->ix));
+		if (op->ix == NULL) {
+			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+			return -1;
+		}
+	}
+	ix = op->ix;
+	memset(ix, 0, offsetof(struct cql_ix, start));
+	ix->buf = NULL;
+	ix->cap = 0;
+	ix->len = 0;
+	ix->start_len = 0;
+	ix->view = v;
+	ix->filter = filter;
+	ix->nprefix = 1; /* idx_token */
+	for (i = 0; i < t->npk; i++) {
+		const struct sm_column *vc = sm_table_column(v, t->cols[i].name);
+
+		if (vc == NULL) {
+			cql_op_fail(op, SM_CQL_ERR_SERVER, "index %s.%s lacks column %s", v->ks,
+				    v->name, t->cols[i].name);
+			return -1;
+		}
+		ix->pk_src[i] = vc->kind == SM_COL_PARTITION ? -1 : (int)vc->pos;
+		if (vc->kind == SM_COL_CLUSTERING)
+			ix->nprefix = SM_MAX(ix->nprefix, (unsigned)vc->pos + 1);
+	}
+	return 0;
+}
+
 /* ---- paging state: ours, wrapping the store's position ---- */
 
 static int
@@ -211,8 +466,22 @@ paging_decode(struct cql_op *op, struct sm_bytes st, struct sm_select *sel)
 	op->key_i = (unsigned)be_read((struct sm_bytes){ st.p + 1, 4 });
 	op->limit_left = (uint32_t)be_read((struct sm_bytes){ st.p + 5, 4 });
 	len = (uint32_t)be_read((struct sm_bytes){ st.p + 9, 4 });
-	if (len > SM_PAGING_MAX || 13 + (size_t)len != st.len || op->key_i >= op->nkeys + 1)
+	if (SM_UNLIKELY(op->ix != NULL)) {
+		/* and where the batch started: [u32 length][view clustering prefix] */
+		uint32_t xl;
+
+		if (len > SM_PAGING_MAX || 17 + (size_t)len > st.len)
+			return -EINVAL;
+		xl = (uint32_t)be_read((struct sm_bytes){ st.p + 13 + len, 4 });
+		if (xl > sizeof(op->ix->start) || 17 + (size_t)len + xl != st.len || op->key_i > IX_BATCH)
+			return -EINVAL;
+		memcpy(op->ix->start, st.p + 17 + len, xl);
+		op->ix->start_len = xl;
+		if (xl > 0 && sm_key_decode(op->ix->start, xl, &op->ix->range.start.prefix) < 0)
+			return -EINVAL;
+	} else if (len > SM_PAGING_MAX || 13 + (size_t)len != st.len || op->key_i >= op->nkeys + 1) {
 		return -EINVAL;
+	}
 	sel->resume = len > 0;
 	sel->paging.len = len;
 	memcpy(sel->paging.data, st.p + 13, len);
@@ -223,7 +492,7 @@ static int
 finish_rows(struct cql_op *op, bool more)
 {
 	struct sm_select *sel = &op->sreqs[0].sel;
-	uint8_t buf[13 + SM_PAGING_MAX];
+	uint8_t buf[17 + SM_PAGING_MAX + SM_MAX_KEY_BYTES + 64];
 	struct sm_bytes st;
 	uint32_t len = sel->more ? sel->paging.len : 0;
 
@@ -236,6 +505,11 @@ finish_rows(struct cql_op *op, bool more)
 	memcpy(buf + 13, sel->paging.data, len);
 	st.p = buf;
 	st.len = 13 + len;
+	if (SM_UNLIKELY(op->ix != NULL)) {
+		put_be(buf + st.len, op->ix->start_len, 4);
+		memcpy(buf + st.len + 4, op->ix->start, op->ix->start_len);
+		st.len += 4 + op->ix->start_len;
+	}
 	return sm_cql_rows_end(&op->rw, &st);
 }
 
@@ -297,6 +571,16 @@ after_read(struct cql_op *op)
 	}
 	op->key_i++;
 	if (op->range || op->key_i >= op->nkeys) {
+		if (SM_UNLIKELY(op->ix != NULL) && op->ix->more) {
+			ix_advance(op);
+			sel->resume = false;
+			sel->paging.len = 0;
+			if (page_full(op)) {
+				select_finish(op, true);
+				return false;
+			}
+			return true;
+		}
 		select_finish(op, false);
 		return false;
 	}
@@ -331,6 +615,19 @@ cql_exec_select_pump(struct cql_op *op)
 	uint32_t chunk;
 
 	for (;;) {
+		if (SM_UNLIKELY(op->ix != NULL) && op->key_i >= op->nkeys) {
+			/* the next batch of base partitions from the index */
+			if (!op->ix->loaded && ix_fetch(op) != 0)
+				return;
+			if (op->key_i >= op->nkeys) {
+				if (!op->ix->more) {
+					select_finish(op, false);
+					return;
+				}
+				ix_advance(op);
+				continue;
+			}
+		}
 		chunk = op->ps->grouped ? COUNT_CHUNK : 0;
 		if (op->page_size != 0)
 			chunk = op->page_size - op->page_rows;
@@ -1005,7 +1302,7 @@ cql_exec_select(struct cql_op *op)
 	struct sm_select *sel;
 	unsigned i, npk_set = 0, nkeys;
 	uint64_t product;
-	bool token = false, present, empty;
+	bool token = false, present, empty, ix_read = false, ix_pk = false, ix_unused = false;
 	int64_t v;
 	int ret;
 
@@ -1063,19 +1360,37 @@ cql_exec_select(struct cql_op *op)
 			return;
 		if (c->kind != SM_COL_PARTITION || (r->op != SM_CQL_OP_EQ && r->op != SM_CQL_OP_IN))
 			continue;
+		if ((int)i == ps->ix_rel && !ps->ix_local) {
+			ix_pk = true; /* a partition key part with an index of its own */
+			continue;
+		}
 		if (!pkv[c->pos].set)
 			npk_set++;
 		if (key_values(op, r, c, &pkv[c->pos]) < 0)
 			return;
 		used[i] = true;
 	}
-	if (npk_set > 0 && npk_set < t->npk && !s->allow_filtering) {
+	/* through a global index: the view lists the partitions to read */
+	ix_read = ps->ix_view != NULL && !ps->ix_local && npk_set < t->npk && !token;
+	if (ix_read)
+		used[ps->ix_rel] = true;
+	else
+		ix_unused = ix_pk; /* filtered, not a key */
+	if (ps->ix_view != NULL && ps->ix_local && npk_set < t->npk && !s->allow_filtering) {
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "Cannot execute this query as it might involve data filtering and "
+			    "thus may have unpredictable performance. If you want to execute "
+			    "this query despite the performance unpredictability, use ALLOW "
+			    "FILTERING");
+		return;
+	}
+	if (npk_set > 0 && npk_set < t->npk && !s->allow_filtering && !ix_read) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,
 			    "Partition key parts: %s must be restricted as other parts are",
 			    t->cols[!pkv[0].set ? 0 : npk_set].name);
 		return;
 	}
-	op->range = npk_set < t->npk;
+	op->range = npk_set < t->npk && !ix_read;
 	if (!op->range && token) {
 		cql_op_fail(
 			op, SM_CQL_ERR_INVALID,
@@ -1122,7 +1437,8 @@ cql_exec_select(struct cql_op *op)
 		if (c == NULL) {
 			return;
 		}
-		if (!s->allow_filtering && c->kind != SM_COL_REGULAR && c->kind != SM_COL_STATIC) {
+		if (!s->allow_filtering && c->kind != SM_COL_REGULAR && c->kind != SM_COL_STATIC &&
+		    !((int)i == ps->ix_rel && ix_unused)) {
 			cql_op_fail(op, SM_CQL_ERR_INVALID,
 				    "PRIMARY KEY column \"%s\" cannot be restricted as preceding "
 				    "column is not restricted (use ALLOW FILTERING)",
@@ -1132,6 +1448,16 @@ cql_exec_select(struct cql_op *op)
 		if (add_filter(op, r, c) < 0) {
 			return;
 		}
+	}
+	if (ix_read) {
+		/* the index relation filters too: a stale view row selects nothing */
+		unsigned f = op->nfilters;
+		const struct sm_cql_relation *r = &s->where[ps->ix_rel];
+
+		if (add_filter(op, r, rel_column(op, r->cols[0])) < 0 || ix_setup(op, f) < 0)
+			return;
+	} else if (SM_UNLIKELY(op->ix != NULL)) {
+		cql_select_ix_free(op);
 	}
 	if (s->norder > 0 && order_reversed(op, s, &op->reversed) < 0)
 		return;
@@ -1165,7 +1491,7 @@ cql_exec_select(struct cql_op *op)
 	op->nkeys = dedupe_keys(op->keys, op->nkeys);
 	ret = build_ranges(op, plan);
 	/* An empty IN selects nothing (not everything). */
-	empty = plan->nprefix == 0 || (!op->range && op->nkeys == 0);
+	empty = plan->nprefix == 0 || (!op->range && !ix_read && op->nkeys == 0);
 	if (ret < 0)
 		return;
 	if (op->serial && (op->range || op->nkeys != 1)) {
@@ -1214,7 +1540,7 @@ cql_exec_select(struct cql_op *op)
 			cql_op_fail(op, SM_CQL_ERR_PROTOCOL, "Invalid paging state");
 			return;
 		}
-		if (!op->range && op->key_i >= op->nkeys) {
+		if (!op->range && !ix_read && op->key_i >= op->nkeys) {
 			cql_op_fail(op, SM_CQL_ERR_PROTOCOL, "Invalid paging state");
 			return;
 		}

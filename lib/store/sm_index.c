@@ -71,6 +71,15 @@ sm_index_by_name(const struct sm_keyspace *k, const char *name)
 	return NULL;
 }
 
+static bool
+view_name_taken(const struct sm_keyspace *k, const char *index)
+{
+	char vname[2 * SM_NAME_MAX + 48];
+
+	snprintf(vname, sizeof(vname), "%s%s", index, SM_INDEX_VIEW_SUFFIX);
+	return schema_table_index(k, vname) >= 0;
+}
+
 /* ScyllaDB's default name (database::get_available_index_name): table_column_idx[_N]. */
 static void
 default_name(const struct sm_keyspace *k, const char *table, const char *col, char *out, size_t n)
@@ -89,7 +98,7 @@ default_name(const struct sm_keyspace *k, const char *table, const char *col, ch
 			root[j++] = root[i];
 	root[j] = '\0';
 	memcpy(out, root, j + 1);
-	while (sm_index_by_name(k, out) != NULL)
+	while (sm_index_by_name(k, out) != NULL || view_name_taken(k, out))
 		snprintf(out, n, "%.*s_%u", (int)sizeof(root), root, ++suffix);
 }
 
@@ -230,8 +239,8 @@ sm_catalog_create_index(const struct sm_catalog *cur, const struct sm_index_def 
 	struct sm_column_def *cols = NULL;
 	char (*types)[256] = NULL;
 	char name[2 * SM_NAME_MAX + 32], vname[2 * SM_NAME_MAX + 48];
-	char k_name[32], k_base[32], k_target[32], k_local[32], v_local[2];
-	struct sm_option opts[4];
+	char k_name[32], k_base[32], k_target[32], k_local[32], v_local[2], k_fn[32], v_fn[8];
+	struct sm_option opts[5];
 	struct sm_table_def vd;
 	unsigned i, n;
 	int ret;
@@ -256,8 +265,13 @@ sm_catalog_create_index(const struct sm_catalog *cur, const struct sm_index_def 
 				 SM_NAME_MAX, def->name);
 			return -EINVAL;
 		}
-		if (sm_index_by_name(k, def->name) != NULL) {
-			if (def->if_not_exists)
+		const struct sm_table *same = sm_index_by_name(k, def->name);
+		struct sm_index_info si;
+
+		if (same != NULL) {
+			/* ScyllaDB: IF NOT EXISTS is a no-op only for this very index */
+			if (def->if_not_exists && sm_index_info(same, base, &si) == 0 &&
+			    si.target == c && si.local == def->local)
 				return 1;
 			snprintf(err, errlen, "Index already exists");
 			return -EINVAL;
@@ -304,13 +318,16 @@ sm_catalog_create_index(const struct sm_catalog *cur, const struct sm_index_def 
 	opts[1] = (struct sm_option){ k_base, base->name };
 	opts[2] = (struct sm_option){ k_target, c->name };
 	opts[3] = (struct sm_option){ k_local, v_local };
+	snprintf(k_fn, sizeof(k_fn), SM_INDEX_OPT_FN);
+	snprintf(v_fn, sizeof(v_fn), "%s", def->fn != NULL ? def->fn : "");
+	opts[4] = (struct sm_option){ k_fn, v_fn };
 	memset(&vd, 0, sizeof(vd));
 	vd.ks = def->ks;
 	vd.name = vname;
 	vd.cols = cols;
 	vd.ncols = n;
 	vd.options = opts;
-	vd.noptions = 4;
+	vd.noptions = 5;
 	/* the view's name may be longer than a table's: it is never typed */
 	vd.wide_names = true;
 	ret = sm_catalog_create_table(cur, &vd, false, next, err, errlen);

@@ -33,6 +33,7 @@
 #define SM_INDEX_OPT_BASE "cql:index_base"    /* the base table, same keyspace */
 #define SM_INDEX_OPT_TARGET "cql:index_target" /* the base column */
 #define SM_INDEX_OPT_LOCAL "cql:index_local"   /* "1": a local index */
+#define SM_INDEX_OPT_FN "cql:index_fn"	       /* "full", or "": the value */
 #define SM_INDEX_TOKEN_COL "idx_token"
 #define SM_INDEX_VIEW_SUFFIX "_index"
 
