@@ -352,3 +352,19 @@ def test_metadata_and_drop(cql_env):
     s.execute(f"CREATE INDEX named ON {t}(v)")
     s.execute(f"INSERT INTO {t} (p, v) VALUES (1, 2)")
     assert rows(s, f"SELECT p FROM {t} WHERE v = 2") == [(1,)]
+
+
+def test_describe(cql_env, shardmark_bin):
+    # shardmark cql's DESCRIBE adds the indexes after the table, as cqlsh does
+    import subprocess
+    s = cql_env.session
+    t = table(cql_env, "(p int, c int, v int, PRIMARY KEY (p, c))")
+    s.execute(f"CREATE INDEX ON {t}(v)")
+    s.execute(f"CREATE INDEX {name_of(t)}_loc ON {t}((p), v)")
+    out = subprocess.run([str(shardmark_bin), "cql", f"127.0.0.1:{cql_env.server.cql_port}",
+                          "-e", f"DESCRIBE TABLE {t}"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    n = name_of(t)
+    assert out.stdout.rstrip().endswith(
+        f"CREATE INDEX {n}_loc ON {t} ((p), v);\nCREATE INDEX {n}_v_idx ON {t} (v);")
