@@ -34,7 +34,8 @@
 
 /*
  * write_gsi: writes to a table with a GSI on C0 (perf-alternator's);
- * write_ttl: writes with an expiration attribute to a table with TTL on.
+ * write_ttl: writes with an expiration attribute to a table with TTL on;
+ * write_index: CQL writes to a table with a secondary index on C0.
  */
 enum sm_psq_mode {
 	SM_PSQ_READ,
@@ -43,9 +44,10 @@ enum sm_psq_mode {
 	SM_PSQ_WRITE_RMW,
 	SM_PSQ_WRITE_GSI,
 	SM_PSQ_WRITE_TTL,
+	SM_PSQ_WRITE_INDEX,
 };
 
-/* "read", "write", "delete", "write_rmw", "write_gsi", "write_ttl". */
+/* "read", "write", "delete", "write_rmw", "write_gsi", "write_ttl", "write_index". */
 const char *
 sm_psq_mode_name(enum sm_psq_mode mode);
 

@@ -18,6 +18,7 @@
 #include "store_priv.h"
 
 #define BACKFILL_STEP_ROWS 128u
+#define IMAGE_KEEP (256u << 10) /* bytes of a shard's reused images kept between writes */
 
 /* ---- the catalog ---- */
 
@@ -422,6 +423,9 @@ __thread unsigned store_index_tables;
 static __thread struct idx_set **by_slot;
 static __thread uint32_t nslots;
 
+static void
+pools_fini(void);
+
 void
 store_index_fini(void)
 {
@@ -433,6 +437,13 @@ store_index_fini(void)
 	by_slot = NULL;
 	nslots = 0;
 	store_index_tables = 0;
+}
+
+void
+store_index_shard_fini(void)
+{
+	store_index_fini();
+	pools_fini();
 }
 
 static int
@@ -704,19 +715,69 @@ struct idx_job {
 	void (*done)(struct idx_job *job); /* nobody waits: called before the job is freed */
 	void *arg;
 	int result;
+	struct idx_job *next_free;
 };
 
 struct view_req {
 	struct sm_store_req r;
 	struct idx_job *job;
+	struct view_req *next_free;
+	size_t cap; /* bytes of key[] */
 	uint8_t key[];
 };
+
+/*
+ * Per-shard free lists: a write to an indexed table allocates nothing in
+ * the steady state (a job, its view requests and the images are reused).
+ */
+#define POOL_MAX 256u
+#define POOL_KEY_BYTES 256u
+static __thread struct view_req *free_vrs;
+static __thread unsigned nfree_vrs;
+static __thread struct idx_job *free_jobs;
+static __thread unsigned nfree_jobs;
+
+static void
+vr_put(struct view_req *vr)
+{
+	if (vr->cap != POOL_KEY_BYTES || nfree_vrs >= POOL_MAX) {
+		sm_free(vr);
+		return;
+	}
+	vr->next_free = free_vrs;
+	free_vrs = vr;
+	nfree_vrs++;
+}
+
+static struct view_req *
+vr_get(size_t bytes)
+{
+	struct view_req *vr;
+
+	if (bytes <= POOL_KEY_BYTES && free_vrs != NULL) {
+		vr = free_vrs;
+		free_vrs = vr->next_free;
+		nfree_vrs--;
+		return vr;
+	}
+	bytes = bytes <= POOL_KEY_BYTES ? POOL_KEY_BYTES : bytes;
+	vr = sm_malloc(sizeof(*vr) + bytes);
+	if (vr != NULL)
+		vr->cap = bytes;
+	return vr;
+}
 
 static void
 job_free(struct idx_job *job)
 {
-	sm_free(job->reqs);
-	sm_free(job);
+	if (nfree_jobs >= POOL_MAX) {
+		sm_free(job->reqs);
+		sm_free(job);
+		return;
+	}
+	job->next_free = free_jobs;
+	free_jobs = job;
+	nfree_jobs++;
 }
 
 static void
@@ -763,17 +824,29 @@ view_done(struct sm_store_req *sr)
 		SM_WARN("index view %s.%s not updated: %s", sr->mut.table->ks, sr->mut.table->name,
 			sr->err);
 	}
-	sm_free(vr);
+	vr_put(vr);
 	job_put(job);
 }
 
 static struct idx_job *
 job_new(struct sm_store_req *base)
 {
-	struct idx_job *job = sm_calloc(1, sizeof(*job));
+	struct idx_job *job = free_jobs;
 
-	if (job == NULL)
-		return NULL;
+	if (job != NULL) {
+		struct sm_store_req **reqs = job->reqs;
+		size_t cap = job->reqs_cap;
+
+		free_jobs = job->next_free;
+		nfree_jobs--;
+		memset(job, 0, sizeof(*job));
+		job->reqs = reqs;
+		job->reqs_cap = cap;
+	} else {
+		job = sm_calloc(1, sizeof(*job));
+		if (job == NULL)
+			return NULL;
+	}
 	job->base = base;
 	job->origin = base != NULL ? base->origin : sm_shard_id();
 	job->pending = 1; /* held until every view write is submitted */
@@ -827,7 +900,7 @@ view_write(struct idx_job *job, const struct idx_rt *x, const struct sm_table *b
 		return 0;
 	if (grow((void **)&job->reqs, &job->reqs_cap, job->nreqs + 1, sizeof(*job->reqs)) < 0)
 		return -ENOMEM;
-	vr = sm_malloc(sizeof(*vr) + bytes + 1);
+	vr = vr_get(bytes + 1);
 	if (vr == NULL)
 		return -ENOMEM;
 	sm_store_req_init(&vr->r, SM_REQ_MUTATE);
@@ -870,7 +943,7 @@ job_drop_reqs(struct idx_job *job)
 	size_t i;
 
 	for (i = 0; i < job->nreqs; i++)
-		sm_free(job->reqs[i]);
+		vr_put((struct view_req *)job->reqs[i]);
 	job->nreqs = 0;
 }
 
@@ -1000,6 +1073,35 @@ struct images {
 	bool rows;
 };
 
+/* Empty @im for reuse, its memory kept. */
+static void
+image_reset(struct image *im)
+{
+	im->len = 0;
+	im->nrows = 0;
+	im->ncells = 0;
+	im->err = 0;
+	im->with_pk = false;
+}
+
+/*
+ * The calling shard's images, reused by every write: a write's images are
+ * done with before anything it calls back can start another write.
+ */
+static __thread struct images scratch;
+
+static struct images *
+images_get(void)
+{
+	image_reset(&scratch.pre);
+	image_reset(&scratch.post);
+	image_reset(&scratch.spre);
+	image_reset(&scratch.spost);
+	scratch.nranges = 0;
+	scratch.rows = false;
+	return &scratch;
+}
+
 static void
 images_free(struct images *ims)
 {
@@ -1064,23 +1166,26 @@ store_index_mutate(struct sm_store_req *r, struct sm_ptable *pt, int64_t ts, int
 {
 	const struct sm_table *base = sm_ptable_schema(pt);
 	const struct idx_set *s = set_of(base);
-	struct images ims;
+	struct images *ims;
 	struct idx_job *job;
 
 	if (s == NULL)
 		return false;
-	memset(&ims, 0, sizeof(ims));
+	ims = images_get();
 	job = job_for(r);
-	if (job == NULL || images_read(pt, s, &r->mut, false, now, &ims) < 0) {
+	if (job == NULL || images_read(pt, s, &r->mut, false, now, ims) < 0) {
 		r->result = -ENOMEM;
 		snprintf(r->err, sizeof(r->err), "out of memory reading the rows an index needs");
 		goto out;
 	}
 	r->result = sm_ptable_apply(pt, &r->mut, ts, now, r->err, sizeof(r->err));
-	if (r->result == 0 && images_read(pt, s, &r->mut, true, now, &ims) == 0)
-		images_apply(job, s, base, &r->mut, &ims, ts);
+	if (r->result == 0 && images_read(pt, s, &r->mut, true, now, ims) == 0)
+		images_apply(job, s, base, &r->mut, ims, ts);
 out:
-	images_free(&ims);
+	/* what a partition's deletion needed is not kept for every write */
+	if (ims->pre.cap > IMAGE_KEEP || ims->post.cap > IMAGE_KEEP ||
+	    ims->pre.cells_cap * sizeof(struct img_cell) > IMAGE_KEEP)
+		images_free(ims);
 	if (job != NULL && job != r->index_job)
 		job_put(job);
 	return true;
@@ -1335,4 +1440,25 @@ sm_index_backfill(const struct sm_table *view, void (*done)(void *arg, int resul
 		}
 	}
 	return 0;
+}
+
+static void
+pools_fini(void)
+{
+	while (free_vrs != NULL) {
+		struct view_req *vr = free_vrs;
+
+		free_vrs = vr->next_free;
+		sm_free(vr);
+	}
+	nfree_vrs = 0;
+	while (free_jobs != NULL) {
+		struct idx_job *job = free_jobs;
+
+		free_jobs = job->next_free;
+		sm_free(job->reqs);
+		sm_free(job);
+	}
+	nfree_jobs = 0;
+	images_free(&scratch);
 }

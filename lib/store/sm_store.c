@@ -1025,7 +1025,7 @@ sm_store_shard_fini(void)
 	sm_ptable_shard_fini();
 	if (ss == NULL)
 		return;
-	store_index_fini();
+	store_index_shard_fini();
 	for (s = 0; s < ss->ntables; s++) {
 		if (ss->tables[s] != NULL) {
 			const struct sm_table *t = sm_ptable_schema(ss->tables[s]);

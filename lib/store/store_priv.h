@@ -18,6 +18,8 @@ void
 store_index_sync(const struct sm_catalog *cat);
 void
 store_index_fini(void);
+void
+store_index_shard_fini(void); /* and the shard's pools */
 
 /*
  * sm_store_submit(): a write to a table with an index runs on @owner here,
