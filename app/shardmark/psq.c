@@ -320,8 +320,10 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 	if (ctx.workload != NULL && !ctx.alternator && strcmp(ctx.workload, "write_index") != 0 &&
 	    strcmp(ctx.workload, "read") != 0 && strcmp(ctx.workload, "write") != 0 &&
 	    strcmp(ctx.workload, "delete") != 0) {
-		fprintf(stderr, "shardmark perf-simple-query: --workload %s is for the Alternator "
-				"frontend: add --alternator MODE\n",
+		fprintf(stderr,
+			"shardmark perf-simple-query: --workload is for the Alternator frontend "
+			"(add --alternator MODE), except CQL's read, write, delete and write_index: "
+			"got %s\n",
 			ctx.workload);
 		sm_config_free(&ctx.cfg);
 		return SM_EXIT_USAGE;

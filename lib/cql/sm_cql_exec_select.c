@@ -218,6 +218,8 @@ sink_row(void *ctx, const struct sm_row_view *r)
 struct cql_ix {
 	const struct sm_table *view;
 	unsigned filter;	   /* op->filters[filter] is the index relation */
+	bool entries;		   /* m[k] = v: the view is partitioned by (k, v) */
+	uint8_t *tuple;		   /* that (k, v) */
 	int pk_src[SM_MAX_KEY_PARTS]; /* each base key part: view ck part, -1 the value */
 	unsigned nprefix;	   /* view ck parts up to the base partition key */
 	bool more;		   /* the view has partitions after this batch */
@@ -253,12 +255,28 @@ cql_bind_index(struct cql_prepared *ps)
 	for (i = 0; i < s->nwhere && best == NULL; i++) {
 		const struct sm_cql_relation *r = &s->where[i];
 		const struct sm_column *c;
+		const char *want; /* the index kind the relation needs */
 
-		if (r->kind != SM_CQL_REL_COLUMN || r->op != SM_CQL_OP_EQ)
+		if (r->kind == SM_CQL_REL_COLUMN && r->op == SM_CQL_OP_EQ)
+			want = "";
+		else if (r->kind == SM_CQL_REL_COLUMN && r->op == SM_CQL_OP_CONTAINS)
+			want = "values";
+		else if (r->kind == SM_CQL_REL_COLUMN && r->op == SM_CQL_OP_CONTAINS_KEY)
+			want = "keys";
+		else if (r->kind == SM_CQL_REL_ELEM && r->op == SM_CQL_OP_EQ)
+			want = "entries";
+		else
 			continue;
 		c = sm_table_column(t, r->cols[0]);
+		if (c != NULL && c->type->kind == SM_TYPE_SET && strcmp(want, "values") == 0)
+			want = "keys"; /* a set's elements */
 		for (j = 0; c != NULL && (v = sm_index_nth(k, t, j)) != NULL; j++) {
+			const char *fn = sm_option_get(v->options, v->noptions, SM_INDEX_OPT_FN);
+
 			if (sm_index_info(v, t, &info) < 0 || info.target != c)
+				continue;
+			/* "full" answers = on a frozen collection as "" does on any value */
+			if (strcmp(fn != NULL && strcmp(fn, "full") != 0 ? fn : "", want) != 0)
 				continue;
 			if (best == NULL || (ps->ix_local && !info.local)) {
 				best = v;
@@ -367,6 +385,23 @@ ix_fetch(struct cql_op *op)
 	sel->table = ix->view;
 	sel->pk.n = 1;
 	sel->pk.part[0] = cql_span_bytes(op, &op->spans[op->filters[ix->filter].first]);
+	if (ix->entries) {
+		struct sm_bytes f[2] = {
+			sel->pk.part[0],
+			cql_span_bytes(op, &op->spans[op->filters[ix->filter].first + 1]),
+		};
+		size_t n = sm_tuple_build(NULL, 0, f, 2);
+
+		if (ix->tuple == NULL) {
+			ix->tuple = sm_malloc(n);
+			if (ix->tuple == NULL) {
+				cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+				return -1;
+			}
+			sm_tuple_build(ix->tuple, n, f, 2);
+		}
+		sel->pk.part[0] = (struct sm_bytes){ ix->tuple, (uint32_t)n };
+	}
 	memset(&ix->range, 0, sizeof(ix->range));
 	if (ix->start_len > 0) {
 		sm_key_decode(ix->start, ix->start_len, &ix->range.start.prefix);
@@ -410,6 +445,7 @@ cql_select_ix_free(struct cql_op *op)
 	if (op->ix == NULL)
 		return;
 	sm_free(op->ix->buf);
+	sm_free(op->ix->tuple);
 	sm_free(op->ix);
 	op->ix = NULL;
 }
@@ -438,6 +474,8 @@ ix_setup(struct cql_op *op, unsigned filter)
 	ix->start_len = 0;
 	ix->view = v;
 	ix->filter = filter;
+	ix->tuple = NULL;
+	ix->entries = op->ps->stmt->select.where[op->ps->ix_rel].kind == SM_CQL_REL_ELEM;
 	ix->nprefix = 1; /* idx_token */
 	for (i = 0; i < t->npk; i++) {
 		const struct sm_column *vc = sm_table_column(v, t->cols[i].name);
@@ -1360,7 +1398,7 @@ cql_exec_select(struct cql_op *op)
 			return;
 		if (c->kind != SM_COL_PARTITION || (r->op != SM_CQL_OP_EQ && r->op != SM_CQL_OP_IN))
 			continue;
-		if ((int)i == ps->ix_rel && !ps->ix_local) {
+		if (SM_UNLIKELY((int)i == ps->ix_rel) && !ps->ix_local) {
 			ix_pk = true; /* a partition key part with an index of its own */
 			continue;
 		}
@@ -1371,18 +1409,20 @@ cql_exec_select(struct cql_op *op)
 		used[i] = true;
 	}
 	/* through a global index: the view lists the partitions to read */
-	ix_read = ps->ix_view != NULL && !ps->ix_local && npk_set < t->npk && !token;
-	if (ix_read)
-		used[ps->ix_rel] = true;
-	else
-		ix_unused = ix_pk; /* filtered, not a key */
-	if (ps->ix_view != NULL && ps->ix_local && npk_set < t->npk && !s->allow_filtering) {
-		cql_op_fail(op, SM_CQL_ERR_INVALID,
-			    "Cannot execute this query as it might involve data filtering and "
-			    "thus may have unpredictable performance. If you want to execute "
-			    "this query despite the performance unpredictability, use ALLOW "
-			    "FILTERING");
-		return;
+	if (SM_UNLIKELY(ps->ix_view != NULL)) {
+		ix_read = !ps->ix_local && npk_set < t->npk && !token;
+		if (ix_read)
+			used[ps->ix_rel] = true;
+		else
+			ix_unused = ix_pk; /* filtered, not a key */
+		if (ps->ix_local && npk_set < t->npk && !s->allow_filtering) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Cannot execute this query as it might involve data filtering "
+				    "and thus may have unpredictable performance. If you want to "
+				    "execute this query despite the performance unpredictability, "
+				    "use ALLOW FILTERING");
+			return;
+		}
 	}
 	if (npk_set > 0 && npk_set < t->npk && !s->allow_filtering && !ix_read) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,
@@ -1449,7 +1489,7 @@ cql_exec_select(struct cql_op *op)
 			return;
 		}
 	}
-	if (ix_read) {
+	if (SM_UNLIKELY(ix_read)) {
 		/* the index relation filters too: a stale view row selects nothing */
 		unsigned f = op->nfilters;
 		const struct sm_cql_relation *r = &s->where[ps->ix_rel];

@@ -18,6 +18,7 @@
 #include "store_priv.h"
 
 #define BACKFILL_STEP_ROWS 128u
+#define TYPE_TEXT_MAX 1024u /* a view column's type as CQL text */
 #define IMAGE_KEEP (256u << 10) /* bytes of a shard's reused images kept between writes */
 
 /* ---- the catalog ---- */
@@ -103,10 +104,55 @@ default_name(const struct sm_keyspace *k, const char *table, const char *col, ch
 		snprintf(out, n, "%.*s_%u", (int)sizeof(root), root, ++suffix);
 }
 
+/*
+ * The collection target's kind, as rewrite_target_for_collection()
+ * normalizes it: a plain target or values() of a set indexes its elements
+ * (keys), of a map or list its values. NULL for a value index.
+ */
+static const char *
+coll_fn(const struct sm_column *c, const char *fn)
+{
+	if (!sm_type_is_multicell(c->type) || !sm_type_is_collection(c->type))
+		return fn;
+	if (fn == NULL || strcmp(fn, "values") == 0)
+		return c->type->kind == SM_TYPE_SET ? "keys" : "values";
+	return fn;
+}
+
+/* The type a collection index is partitioned by, as CQL syntax in @buf. */
+static void
+coll_type(const struct sm_column *c, const char *fn, char *buf, size_t n)
+{
+	const struct sm_type *t = c->type;
+	char k[TYPE_TEXT_MAX / 2 - 32], v[TYPE_TEXT_MAX / 2 - 32];
+
+	if (strcmp(fn, "keys") == 0) {
+		sm_type_name(t->elem, buf, n);
+	} else if (strcmp(fn, "values") == 0) {
+		sm_type_name(t->kind == SM_TYPE_MAP ? t->val : t->elem, buf, n);
+	} else {
+		sm_type_name(t->elem, k, sizeof(k));
+		sm_type_name(t->val, v, sizeof(v));
+		snprintf(buf, n, "frozen<tuple<%s, %s>>", k, v);
+	}
+}
+
+/* The first of root, root_1, root_2... that @base has no column of (get_available_column_name()). */
+static void
+free_column_name(const struct sm_table *base, const char *root, char *out, size_t n)
+{
+	unsigned i = 0;
+
+	snprintf(out, n, "%s", root);
+	while (sm_table_column(base, out) != NULL)
+		snprintf(out, n, "%s_%u", root, ++i);
+}
+
 /* What an index view's key is made of, as ScyllaDB's create_view_for_index(). */
 static int
 view_columns(const struct sm_table *base, const struct sm_column *target, bool local,
-	     struct sm_column_def *cols, char (*types)[256], unsigned *n)
+	     const char *fn, char *coll_name, struct sm_column_def *cols, char (*types)[TYPE_TEXT_MAX],
+	     unsigned *n)
 {
 	unsigned i, k = 0;
 
@@ -120,8 +166,15 @@ view_columns(const struct sm_table *base, const struct sm_column *target, bool l
 		sm_type_name(target->type, types[k], sizeof(types[k]));
 		k++;
 	} else {
-		cols[k] = (struct sm_column_def){ target->name, NULL, SM_COL_PARTITION };
-		sm_type_name(target->type, types[k], sizeof(types[k]));
+		if (fn != NULL && strcmp(fn, "full") != 0) {
+			/* the collection's elements: a computed column of their own */
+			free_column_name(base, "coll_value", coll_name, SM_NAME_MAX + 1);
+			cols[k] = (struct sm_column_def){ coll_name, NULL, SM_COL_PARTITION };
+			coll_type(target, fn, types[k], sizeof(types[k]));
+		} else {
+			cols[k] = (struct sm_column_def){ target->name, NULL, SM_COL_PARTITION };
+			sm_type_name(target->type, types[k], sizeof(types[k]));
+		}
 		k++;
 		cols[k] = (struct sm_column_def){ SM_INDEX_TOKEN_COL, "bigint", SM_COL_CLUSTERING };
 		snprintf(types[k], sizeof(types[k]), "bigint");
@@ -198,7 +251,7 @@ check_target(const struct sm_table *base, const struct sm_column *c, const struc
 		snprintf(err, errlen, "full() indexes can only be created on frozen collections");
 		return -EINVAL;
 	}
-	if (def->fn != NULL && !sm_type_is_collection(c->type)) {
+	if (def->fn != NULL && strcmp(def->fn, "full") != 0 && !sm_type_is_collection(c->type)) {
 		snprintf(err, errlen,
 			 "Cannot create index on %s() of column %s; only non-frozen collections "
 			 "support %s() indexes",
@@ -211,15 +264,26 @@ check_target(const struct sm_table *base, const struct sm_column *c, const struc
 		return -EINVAL;
 	}
 	if (sm_type_is_multicell(c->type)) {
-		if (c->type->kind == SM_TYPE_UDT)
+		if (c->type->kind == SM_TYPE_UDT) {
 			snprintf(err, errlen, "Cannot create secondary index on UDT column %s",
 				 c->name);
-		else
+			return -EINVAL;
+		}
+		if (def->local) {
 			snprintf(err, errlen,
-				 "not supported by shardmark: an index on the non-frozen collection "
-				 "%s (keys(), values(), entries()); index a frozen one with full()",
+				 "Local secondary index on collection column %s is not implemented "
+				 "yet.",
 				 c->name);
-		return -EINVAL;
+			return -EINVAL;
+		}
+		if (def->fn != NULL &&
+		    (strcmp(def->fn, "keys") == 0 || strcmp(def->fn, "entries") == 0) &&
+		    c->type->kind != SM_TYPE_MAP) {
+			snprintf(err, errlen,
+				 "Cannot create secondary index on %s() of column %s with non-map type",
+				 def->fn, c->name);
+			return -EINVAL;
+		}
 	}
 	if (sm_table_column(base, SM_INDEX_TOKEN_COL) != NULL && !def->local) {
 		snprintf(err, errlen,
@@ -238,9 +302,11 @@ sm_catalog_create_index(const struct sm_catalog *cur, const struct sm_index_def 
 	const struct sm_table *base = sm_catalog_table(cur, def->ks, def->table);
 	const struct sm_column *c;
 	struct sm_column_def *cols = NULL;
-	char (*types)[256] = NULL;
+	char (*types)[TYPE_TEXT_MAX] = NULL;
 	char name[2 * SM_NAME_MAX + 32], vname[2 * SM_NAME_MAX + 48];
 	char k_name[32], k_base[32], k_target[32], k_local[32], v_local[2], k_fn[32], v_fn[8];
+	char coll_name[SM_NAME_MAX + 1];
+	const char *fn;
 	struct sm_option opts[5];
 	struct sm_table_def vd;
 	unsigned i, n;
@@ -272,7 +338,9 @@ sm_catalog_create_index(const struct sm_catalog *cur, const struct sm_index_def 
 		if (same != NULL) {
 			/* ScyllaDB: IF NOT EXISTS is a no-op only for this very index */
 			if (def->if_not_exists && sm_index_info(same, base, &si) == 0 &&
-			    si.target == c && si.local == def->local)
+			    si.target == c && si.local == def->local &&
+			    strcmp(sm_option_get(same->options, same->noptions, SM_INDEX_OPT_FN) ?: "",
+				   coll_fn(c, def->fn) ?: "") == 0)
 				return 1;
 			snprintf(err, errlen, "Index already exists");
 			return -EINVAL;
@@ -287,7 +355,9 @@ sm_catalog_create_index(const struct sm_catalog *cur, const struct sm_index_def 
 
 		if (v == NULL)
 			break;
-		if (sm_index_info(v, base, &info) == 0 && info.target == c && info.local == def->local) {
+		if (sm_index_info(v, base, &info) == 0 && info.target == c && info.local == def->local &&
+		    strcmp(sm_option_get(v->options, v->noptions, SM_INDEX_OPT_FN) ?: "",
+			   coll_fn(c, def->fn) ?: "") == 0) {
 			if (def->if_not_exists)
 				return 1;
 			snprintf(err, errlen, "Index %s is a duplicate of existing index %s", name,
@@ -308,7 +378,8 @@ sm_catalog_create_index(const struct sm_catalog *cur, const struct sm_index_def 
 		ret = -ENOMEM;
 		goto out;
 	}
-	view_columns(base, c, def->local, cols, types, &n);
+	fn = coll_fn(c, def->fn);
+	view_columns(base, c, def->local, fn, coll_name, cols, types, &n);
 	/* sm_option's strings are not const; the table copies them */
 	snprintf(k_name, sizeof(k_name), SM_INDEX_OPT_NAME);
 	snprintf(k_base, sizeof(k_base), SM_INDEX_OPT_BASE);
@@ -320,7 +391,7 @@ sm_catalog_create_index(const struct sm_catalog *cur, const struct sm_index_def 
 	opts[2] = (struct sm_option){ k_target, c->name };
 	opts[3] = (struct sm_option){ k_local, v_local };
 	snprintf(k_fn, sizeof(k_fn), SM_INDEX_OPT_FN);
-	snprintf(v_fn, sizeof(v_fn), "%s", def->fn != NULL ? def->fn : "");
+	snprintf(v_fn, sizeof(v_fn), "%s", fn != NULL ? fn : "");
 	opts[4] = (struct sm_option){ k_fn, v_fn };
 	memset(&vd, 0, sizeof(vd));
 	vd.ks = def->ks;
@@ -401,11 +472,20 @@ sm_catalog_drop_table_indexed(const struct sm_catalog *cur, const char *ks, cons
 /* ---- the store: each shard's view of which tables have indexes ---- */
 
 #define SRC_TOKEN (-1)
+#define SRC_ELEM (-2) /* the collection element the view row is for */
+
+enum coll_kind {
+	CK_VALUE,   /* the column's value (a frozen collection's whole value too) */
+	CK_KEYS,    /* a map's keys, a set's elements */
+	CK_VALUES,  /* a map's or a list's values */
+	CK_ENTRIES, /* a map's (key, value) pairs, as a tuple */
+};
 
 struct idx_rt {
 	const struct sm_table *view;
 	uint16_t target; /* base column id */
 	uint8_t tkind;	 /* its enum sm_col_kind */
+	uint8_t ckind;	 /* enum coll_kind */
 	bool local;
 	unsigned nkey;				/* view key columns: partition, then clustering */
 	int32_t src[2 * SM_MAX_KEY_PARTS + 2]; /* base column id, or SRC_TOKEN */
@@ -450,6 +530,7 @@ static int
 rt_build(const struct sm_table *base, const struct sm_table *view, const struct sm_index_info *info,
 	 struct idx_rt *x)
 {
+	const char *fn;
 	unsigned j;
 
 	memset(x, 0, sizeof(*x));
@@ -460,11 +541,21 @@ rt_build(const struct sm_table *base, const struct sm_table *view, const struct 
 	x->nkey = (unsigned)view->npk + view->nck;
 	if (x->nkey > SM_ARRAY_SIZE(x->src))
 		return -EINVAL;
+	fn = sm_option_get(view->options, view->noptions, SM_INDEX_OPT_FN);
+	x->ckind = fn == NULL		     ? CK_VALUE
+		   : strcmp(fn, "keys") == 0    ? CK_KEYS
+		   : strcmp(fn, "values") == 0  ? CK_VALUES
+		   : strcmp(fn, "entries") == 0 ? CK_ENTRIES
+						: CK_VALUE;
 	for (j = 0; j < x->nkey; j++) {
 		const struct sm_column *c;
 
 		if (!x->local && j == view->npk) {
 			x->src[j] = SRC_TOKEN;
+			continue;
+		}
+		if (j == 0 && x->ckind != CK_VALUE) {
+			x->src[j] = SRC_ELEM;
 			continue;
 		}
 		c = sm_table_column(base, view->cols[j].name);
@@ -878,7 +969,8 @@ row_value(const struct sm_table *base, int32_t col, const struct sm_key *pk, con
 static int
 view_write(struct idx_job *job, const struct idx_rt *x, const struct sm_table *base,
 	   const struct sm_key *pk, const struct sm_key *ck, int64_t token, const struct image *im,
-	   const struct img_row *row, const struct idx_set *s, bool del, int64_t ts, int32_t ttl)
+	   const struct img_row *row, const struct idx_set *s, struct sm_bytes elem, bool del,
+	   int64_t ts, int32_t ttl)
 {
 	struct sm_bytes parts[2 * SM_MAX_KEY_PARTS + 2];
 	uint8_t tok[8];
@@ -891,8 +983,9 @@ view_write(struct idx_job *job, const struct idx_rt *x, const struct sm_table *b
 	for (j = 0; j < 8; j++)
 		tok[j] = (uint8_t)((uint64_t)token >> (56 - 8 * j));
 	for (j = 0; j < x->nkey; j++) {
-		parts[j] = x->src[j] == SRC_TOKEN ? (struct sm_bytes){ tok, 8 }
-						  : row_value(base, x->src[j], pk, ck, im, row, s);
+		parts[j] = x->src[j] == SRC_TOKEN  ? (struct sm_bytes){ tok, 8 }
+			   : x->src[j] == SRC_ELEM ? elem
+						   : row_value(base, x->src[j], pk, ck, im, row, s);
 		bytes += parts[j].len;
 	}
 	/* an empty value has no token to place it: ScyllaDB does not index it either */
@@ -968,6 +1061,122 @@ same_ck(const struct image *a, const struct img_row *x, const struct image *b,
 	return x->ck_len == y->ck_len && memcmp(a->buf + x->ck_off, b->buf + y->ck_off, x->ck_len) == 0;
 }
 
+/* True when @m writes column @col (its elements get the write's TTL again). */
+static bool
+touches(const struct sm_mutation *m, uint16_t col)
+{
+	unsigned i;
+
+	for (i = 0; i < m->nops; i++)
+		if (m->ops[i].col == col)
+			return true;
+	return false;
+}
+
+/* A collection cell's distinct elements for an index, sorted by their bytes. */
+struct elems {
+	struct sm_bytes *v;
+	size_t n, cap;
+	uint8_t *buf; /* CK_ENTRIES: the tuples */
+	size_t buf_cap;
+};
+
+static __thread struct elems elems_scratch[2];
+
+static int
+bytes_cmp(const void *a, const void *b)
+{
+	const struct sm_bytes *x = a, *y = b;
+	int c = memcmp(x->p, y->p, SM_MIN(x->len, y->len));
+
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static int
+elems_of(const struct idx_rt *x, const struct sm_type *t, const struct image *im,
+	 const struct img_cell *c, struct elems *e)
+{
+	struct sm_bytes v = { im->buf + c->off, c->len }, k, val;
+	struct sm_coll_iter it;
+	bool map = t->kind == SM_TYPE_MAP;
+	size_t need = 0, at = 0, i, out;
+
+	e->n = 0;
+	if (sm_coll_iter_init(&it, v) < 0)
+		return 0;
+	while (sm_coll_next(&it, &k, map ? &val : NULL, map)) {
+		if (grow((void **)&e->v, &e->cap, e->n + 1, sizeof(*e->v)) < 0)
+			return -ENOMEM;
+		e->v[e->n++] = x->ckind == CK_VALUES && map ? val : k;
+		if (x->ckind == CK_ENTRIES)
+			need += 8 + (size_t)k.len + val.len;
+	}
+	if (x->ckind == CK_ENTRIES && e->n > 0) {
+		if (grow((void **)&e->buf, &e->buf_cap, need, 1) < 0)
+			return -ENOMEM;
+		sm_coll_iter_init(&it, v);
+		for (i = 0; sm_coll_next(&it, &k, &val, true) && i < e->n; i++) {
+			struct sm_bytes f[2] = { k, val };
+			size_t n = sm_tuple_build(e->buf + at, need - at, f, 2);
+
+			e->v[i] = (struct sm_bytes){ e->buf + at, (uint32_t)n };
+			at += n;
+		}
+	}
+	qsort(e->v, e->n, sizeof(*e->v), bytes_cmp);
+	for (i = 0, out = 0; i < e->n; i++)
+		if (out == 0 || bytes_cmp(&e->v[out - 1], &e->v[i]) != 0)
+			e->v[out++] = e->v[i];
+	e->n = out;
+	return 0;
+}
+
+/*
+ * A collection index, one row before and after: the view rows of the
+ * elements that went are deleted, those of the elements that came (all of
+ * them when the write set the column: their TTL is the write's) written.
+ */
+static int
+diff_elems(struct idx_job *job, const struct idx_set *s, unsigned xi, const struct sm_table *base,
+	   const struct sm_key *pk, const struct image *pre, const struct img_row *p,
+	   const struct image *post, const struct img_row *q, int64_t ts, int32_t key_ttl,
+	   bool touched)
+{
+	const struct idx_rt *x = &s->idx[xi];
+	const struct sm_type *t = base->cols[x->target].type;
+	struct elems *a = &elems_scratch[0], *b = &elems_scratch[1];
+	size_t i = 0, j = 0;
+	struct sm_key ck;
+	int ret = 0, c;
+
+	a->n = b->n = 0;
+	if ((p != NULL && elems_of(x, t, pre, &pre->cells[p->cells + xi], a) < 0) ||
+	    (q != NULL && elems_of(x, t, post, &post->cells[q->cells + xi], b) < 0))
+		return -ENOMEM;
+	if (p != NULL)
+		sm_key_decode(pre->buf + p->ck_off, p->ck_len, &ck);
+	while (ret == 0 && (i < a->n || j < b->n)) {
+		c = i == a->n ? 1 : j == b->n ? -1 : bytes_cmp(&a->v[i], &b->v[j]);
+		if (c < 0) {
+			ret = view_write(job, x, base, pk, &ck, p->token, pre, p, s, a->v[i], true, ts,
+					 0);
+			i++;
+			continue;
+		}
+		if (c == 0)
+			i++;
+		if (c > 0 || touched) {
+			sm_key_decode(post->buf + q->ck_off, q->ck_len, &ck);
+			ret = view_write(job, x, base, pk, &ck, q->token, post, q, s, b->v[j], false,
+					 ts, key_ttl);
+			if (p != NULL)
+				sm_key_decode(pre->buf + p->ck_off, p->ck_len, &ck);
+		}
+		j++;
+	}
+	return ret;
+}
+
 /*
  * One index, one row before (@p) and after (@q) the write (either NULL):
  * delete the old view row when it no longer holds, write the new one when
@@ -976,7 +1185,8 @@ same_ck(const struct image *a, const struct img_row *x, const struct image *b,
 static int
 diff_row(struct idx_job *job, const struct idx_set *s, unsigned xi, const struct sm_table *base,
 	 const struct sm_key *pk, const struct image *pre, const struct img_row *p,
-	 const struct image *post, const struct img_row *q, int64_t ts, int32_t key_ttl)
+	 const struct image *post, const struct img_row *q, int64_t ts, int32_t key_ttl,
+	 bool touched)
 {
 	const struct idx_rt *x = &s->idx[xi];
 	const struct img_cell *pc = p ? &pre->cells[p->cells + xi] : NULL;
@@ -984,21 +1194,25 @@ diff_row(struct idx_job *job, const struct idx_set *s, unsigned xi, const struct
 	bool pl = p != NULL && cell_live(x, pc), ql = q != NULL && cell_live(x, qc);
 	bool key = x->tkind == SM_COL_PARTITION || x->tkind == SM_COL_CLUSTERING;
 	bool same = pl && ql && (key || same_value(pre, pc, post, qc));
+	const struct sm_bytes nob = { NULL, 0 };
 	struct sm_key ck;
 	int ret;
 
+	if (x->ckind != CK_VALUE)
+		return diff_elems(job, s, xi, base, pk, pre, pl ? p : NULL, post, ql ? q : NULL, ts,
+				  key_ttl, touched);
 	if (pl && !same) {
 		sm_key_decode(pre->buf + p->ck_off, p->ck_len, &ck);
-		ret = view_write(job, x, base, pk, &ck, p->token, pre, p, s, true, ts, 0);
+		ret = view_write(job, x, base, pk, &ck, p->token, pre, p, s, nob, true, ts, 0);
 		if (ret < 0)
 			return ret;
 	}
 	if (ql && (key || !same || pc->wt != qc->wt || pc->ttl != qc->ttl)) {
 		sm_key_decode(post->buf + q->ck_off, q->ck_len, &ck);
 		if (key)
-			return view_write(job, x, base, pk, &ck, q->token, post, q, s, false, ts,
-					  key_ttl);
-		return view_write(job, x, base, pk, &ck, q->token, post, q, s, false, qc->wt,
+			return view_write(job, x, base, pk, &ck, q->token, post, q, s, nob, false,
+					  ts, key_ttl);
+		return view_write(job, x, base, pk, &ck, q->token, post, q, s, nob, false, qc->wt,
 				  qc->ttl > 0 ? qc->ttl : 0);
 	}
 	return 0;
@@ -1008,7 +1222,7 @@ diff_row(struct idx_job *job, const struct idx_set *s, unsigned xi, const struct
 static int
 diff(struct idx_job *job, const struct idx_set *s, const struct sm_table *base,
      const struct sm_key *pk, const struct image *pre, const struct image *post, bool statics,
-     int64_t ts, int32_t key_ttl)
+     int64_t ts, int32_t key_ttl, const struct sm_mutation *m)
 {
 	unsigned xi, i, j;
 	int ret;
@@ -1018,7 +1232,8 @@ diff(struct idx_job *job, const struct idx_set *s, const struct sm_table *base,
 			continue;
 		if (statics) {
 			ret = diff_row(job, s, xi, base, pk, pre, pre->nrows ? &pre->rows[0] : NULL,
-				       post, post->nrows ? &post->rows[0] : NULL, ts, key_ttl);
+				       post, post->nrows ? &post->rows[0] : NULL, ts, key_ttl,
+				       touches(m, s->idx[xi].target));
 			if (ret < 0)
 				return ret;
 			continue;
@@ -1032,7 +1247,8 @@ diff(struct idx_job *job, const struct idx_set *s, const struct sm_table *base,
 				continue; /* the static-only row */
 			if (j < post->nrows && same_ck(pre, p, post, &post->rows[j]))
 				q = &post->rows[j++];
-			ret = diff_row(job, s, xi, base, pk, pre, p, post, q, ts, key_ttl);
+			ret = diff_row(job, s, xi, base, pk, pre, p, post, q, ts, key_ttl,
+				       touches(m, s->idx[xi].target));
 			if (ret < 0)
 				return ret;
 		}
@@ -1048,7 +1264,7 @@ diff(struct idx_job *job, const struct idx_set *s, const struct sm_table *base,
 				seen = same_ck(pre, &pre->rows[i], post, q);
 			if (seen)
 				continue;
-			ret = diff_row(job, s, xi, base, pk, pre, NULL, post, q, ts, key_ttl);
+			ret = diff_row(job, s, xi, base, pk, pre, NULL, post, q, ts, key_ttl, true);
 			if (ret < 0)
 				return ret;
 		}
@@ -1137,9 +1353,9 @@ images_apply(struct idx_job *job, const struct idx_set *s, const struct sm_table
 	int ret = 0;
 
 	if (ims->rows)
-		ret = diff(job, s, base, &m->pk, &ims->pre, &ims->post, false, ts, kt);
+		ret = diff(job, s, base, &m->pk, &ims->pre, &ims->post, false, ts, kt, m);
 	if (ret == 0 && s->has_static)
-		ret = diff(job, s, base, &m->pk, &ims->spre, &ims->spost, true, ts, kt);
+		ret = diff(job, s, base, &m->pk, &ims->spre, &ims->spost, true, ts, kt, m);
 	if (ret < 0) {
 		job_drop_reqs(job);
 		SM_ERR("out of memory updating the indexes of %s.%s: they miss this write",
@@ -1385,7 +1601,7 @@ backfill_step(void *arg)
 			continue;
 		sm_key_decode(im.buf + q->pk_off, q->pk_len, &pk);
 		/* timestamps below every live write's: a write racing the scan wins */
-		err = diff_row(job, s, xi, base, &pk, &im, NULL, &im, q, 1, 0);
+		err = diff_row(job, s, xi, base, &pk, &im, NULL, &im, q, 1, 0, true);
 		if (err < 0) {
 			job_drop_reqs(job);
 			bs->result = err;
@@ -1445,6 +1661,8 @@ sm_index_backfill(const struct sm_table *view, void (*done)(void *arg, int resul
 static void
 pools_fini(void)
 {
+	unsigned i;
+
 	while (free_vrs != NULL) {
 		struct view_req *vr = free_vrs;
 
@@ -1461,4 +1679,9 @@ pools_fini(void)
 	}
 	nfree_jobs = 0;
 	images_free(&scratch);
+	for (i = 0; i < 2; i++) {
+		sm_free(elems_scratch[i].v);
+		sm_free(elems_scratch[i].buf);
+		memset(&elems_scratch[i], 0, sizeof(elems_scratch[i]));
+	}
 }

@@ -144,6 +144,49 @@ def test_collections(cql_env):
     assert ix[f"{name_of(t)}_fl_idx"].index_options["target"] == "full(fl)"
 
 
+def test_collection_indexes(cql_env):
+    # test_secondary_index.py's collection tests: keys(), values(), entries()
+    # of a map, a set's elements, a list's values
+    s = cql_env.session
+    t = table(cql_env, "(p int, c int, m map<int, text>, st set<int>, l list<text>, "
+                       "PRIMARY KEY (p, c))")
+    for target in ("keys(m)", "values(m)", "entries(m)", "st", "l"):
+        s.execute(f"CREATE INDEX ON {t}({target})")
+    with pytest.raises(InvalidRequest, match="keys\\(\\) of column l with non-map type"):
+        s.execute(f"CREATE INDEX ON {t}(keys(l))")
+    with pytest.raises(InvalidRequest, match="duplicate"):
+        s.execute(f"CREATE INDEX ON {t}(values(st))")  # a set's values are its keys
+    with pytest.raises(InvalidRequest, match="not implemented"):
+        s.execute(f"CREATE INDEX ON {t}((p), m)")
+    s.execute(f"INSERT INTO {t} (p, c, m, st, l) VALUES (1, 1, {{1: 'a', 2: 'b'}}, {{10, 20}}, ['x', 'y', 'x'])")
+    s.execute(f"INSERT INTO {t} (p, c, m, st, l) VALUES (2, 1, {{2: 'a'}}, {{20}}, ['y'])")
+    key = f"SELECT p FROM {t} WHERE m CONTAINS KEY %s"
+    val = f"SELECT p FROM {t} WHERE m CONTAINS %s"
+    ent = f"SELECT p FROM {t} WHERE m[%s] = %s"
+    assert rows(s, key, [1]) == [(1,)]
+    assert sorted(rows(s, key, [2])) == [(1,), (2,)]
+    assert sorted(rows(s, val, ["a"])) == [(1,), (2,)]
+    assert rows(s, ent, [2, "b"]) == [(1,)] and rows(s, ent, [2, "a"]) == [(2,)]
+    assert sorted(rows(s, f"SELECT p FROM {t} WHERE st CONTAINS 20")) == [(1,), (2,)]
+    assert rows(s, f"SELECT p FROM {t} WHERE l CONTAINS 'x'") == [(1,)]
+    # element updates move the entries
+    s.execute(f"UPDATE {t} SET m = m + {{3: 'c'}}, st = st - {{20}} WHERE p = 1 AND c = 1")
+    s.execute(f"UPDATE {t} SET m[2] = 'z' WHERE p = 2 AND c = 1")
+    s.execute(f"DELETE m[1] FROM {t} WHERE p = 1 AND c = 1")
+    assert rows(s, key, [1]) == [] and rows(s, key, [3]) == [(1,)]
+    assert rows(s, val, ["a"]) == [] and rows(s, val, ["z"]) == [(2,)]
+    assert rows(s, ent, [2, "a"]) == [] and rows(s, ent, [2, "z"]) == [(2,)]
+    assert rows(s, f"SELECT p FROM {t} WHERE st CONTAINS 20") == [(2,)]
+    s.execute(f"UPDATE {t} SET l = ['q'] WHERE p = 1 AND c = 1")
+    assert rows(s, f"SELECT p FROM {t} WHERE l CONTAINS 'x'") == []
+    assert rows(s, f"SELECT p FROM {t} WHERE l CONTAINS 'q'") == [(1,)]
+    s.execute(f"DELETE FROM {t} WHERE p = 2")
+    assert rows(s, val, ["z"]) == [] and rows(s, f"SELECT p FROM {t} WHERE st CONTAINS 20") == []
+    targets = {i.index_options["target"] for i in
+               cql_env.cluster.metadata.keyspaces[cql_env.ks].tables[name_of(t)].indexes.values()}
+    assert targets == {"keys(m)", "values(m)", "entries(m)", "keys(st)", "values(l)"}
+
+
 def test_maintenance_regular(cql_env):
     s = cql_env.session
     t = table(cql_env, "(p int, c int, v int, w int, PRIMARY KEY (p, c))")
