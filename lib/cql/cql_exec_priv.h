@@ -329,6 +329,9 @@ cql_exec_load_values(struct cql_op *op, const struct sm_cql_values *vals);
 /* Pick the index a SELECT reads through, if any (sm_cql_exec_select.c). */
 int
 cql_bind_index(struct cql_prepared *ps);
+/* Make op_release() take its slow path (which frees op->ix) for @op. */
+void
+cql_op_slow_release(struct cql_op *op);
 /* Free @op's index read state (several KB: only index reads have one). */
 void
 cql_select_ix_free(struct cql_op *op);

@@ -30,6 +30,12 @@ static __thread unsigned op_nfree;
 /* Arrays grown past OP_ARRAY_KEEP on this shard; an op that saw it change shrinks its own. */
 static __thread unsigned cql_big_grows;
 
+void
+cql_op_slow_release(struct cql_op *op)
+{
+	op->big_grows = cql_big_grows - 1;
+}
+
 int
 cql_grow_slow(void **arr, unsigned *cap, unsigned need, size_t size)
 {
@@ -885,8 +891,6 @@ op_release(struct cql_op *op)
 		return;
 	}
 	op->in_use = false;
-	if (SM_UNLIKELY(op->ix != NULL))
-		cql_select_ix_free(op);
 	prepared_put(op->ps);
 	op->ps = NULL;
 	if (op_nfree >= OP_FREE_MAX) {
@@ -899,6 +903,7 @@ op_release(struct cql_op *op)
 		sm_cql_buf_release(&op->out);
 	if (SM_LIKELY(op->big_grows == cql_big_grows))
 		goto keep;
+	cql_select_ix_free(op);
 	op_shrink((void **)&op->binds, &op->bind_cap, sizeof(*op->binds));
 	op_shrink((void **)&op->ops, &op->ops_cap, sizeof(*op->ops));
 	op_shrink((void **)&op->conds, &op->conds_cap, sizeof(*op->conds));

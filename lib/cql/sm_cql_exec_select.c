@@ -467,6 +467,7 @@ ix_setup(struct cql_op *op, unsigned filter)
 		}
 	}
 	ix = op->ix;
+	cql_op_slow_release(op); /* where op->ix is freed */
 	memset(ix, 0, offsetof(struct cql_ix, start));
 	ix->buf = NULL;
 	ix->cap = 0;
@@ -526,16 +527,43 @@ paging_decode(struct cql_op *op, struct sm_bytes st, struct sm_select *sel)
 	return 0;
 }
 
+/* A page through an index: ours, then where the index batch started. */
+static __attribute__((noinline, cold)) int
+ix_finish_rows(struct cql_op *op, uint32_t len)
+{
+	struct sm_select *sel = &op->sreqs[0].sel;
+	uint8_t *buf = sm_malloc(17 + SM_PAGING_MAX + sizeof(op->ix->start));
+	struct sm_bytes st;
+	int ret;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	buf[0] = PAGING_VERSION;
+	put_be(buf + 1, op->key_i, 4);
+	put_be(buf + 5, op->limit_left, 4);
+	put_be(buf + 9, len, 4);
+	memcpy(buf + 13, sel->paging.data, len);
+	put_be(buf + 13 + len, op->ix->start_len, 4);
+	memcpy(buf + 17 + len, op->ix->start, op->ix->start_len);
+	st.p = buf;
+	st.len = 17 + len + op->ix->start_len;
+	ret = sm_cql_rows_end(&op->rw, &st);
+	sm_free(buf);
+	return ret;
+}
+
 static int
 finish_rows(struct cql_op *op, bool more)
 {
 	struct sm_select *sel = &op->sreqs[0].sel;
-	uint8_t buf[17 + SM_PAGING_MAX + SM_MAX_KEY_BYTES + 64];
+	uint8_t buf[13 + SM_PAGING_MAX];
 	struct sm_bytes st;
 	uint32_t len = sel->more ? sel->paging.len : 0;
 
 	if (!more)
 		return sm_cql_rows_end(&op->rw, NULL);
+	if (SM_UNLIKELY(op->ix != NULL))
+		return ix_finish_rows(op, len);
 	buf[0] = PAGING_VERSION;
 	put_be(buf + 1, op->key_i, 4);
 	put_be(buf + 5, op->limit_left, 4);
@@ -543,11 +571,6 @@ finish_rows(struct cql_op *op, bool more)
 	memcpy(buf + 13, sel->paging.data, len);
 	st.p = buf;
 	st.len = 13 + len;
-	if (SM_UNLIKELY(op->ix != NULL)) {
-		put_be(buf + st.len, op->ix->start_len, 4);
-		memcpy(buf + st.len + 4, op->ix->start, op->ix->start_len);
-		st.len += 4 + op->ix->start_len;
-	}
 	return sm_cql_rows_end(&op->rw, &st);
 }
 
@@ -653,7 +676,7 @@ cql_exec_select_pump(struct cql_op *op)
 	uint32_t chunk;
 
 	for (;;) {
-		if (SM_UNLIKELY(op->ix != NULL) && op->key_i >= op->nkeys) {
+		if (SM_UNLIKELY(op->key_i >= op->nkeys) && op->ix != NULL) {
 			/* the next batch of base partitions from the index */
 			if (!op->ix->loaded && ix_fetch(op) != 0)
 				return;
@@ -1398,10 +1421,6 @@ cql_exec_select(struct cql_op *op)
 			return;
 		if (c->kind != SM_COL_PARTITION || (r->op != SM_CQL_OP_EQ && r->op != SM_CQL_OP_IN))
 			continue;
-		if (SM_UNLIKELY((int)i == ps->ix_rel) && !ps->ix_local) {
-			ix_pk = true; /* a partition key part with an index of its own */
-			continue;
-		}
 		if (!pkv[c->pos].set)
 			npk_set++;
 		if (key_values(op, r, c, &pkv[c->pos]) < 0)
@@ -1410,11 +1429,29 @@ cql_exec_select(struct cql_op *op)
 	}
 	/* through a global index: the view lists the partitions to read */
 	if (SM_UNLIKELY(ps->ix_view != NULL)) {
+		const struct sm_column *ic = sm_table_column(t, s->where[ps->ix_rel].cols[0]);
+
+		if (!ps->ix_local && ic != NULL && ic->kind == SM_COL_PARTITION && npk_set < t->npk) {
+			/* a partition key part with an index of its own: not a key */
+			ix_pk = true;
+			if (pkv[ic->pos].set)
+				npk_set--;
+			pkv[ic->pos].set = false;
+			pkv[ic->pos].n = 0;
+			used[ps->ix_rel] = false;
+		}
 		ix_read = !ps->ix_local && npk_set < t->npk && !token;
-		if (ix_read)
+		if (ix_read) {
+			/* the index relation filters too: a stale view row selects nothing */
+			const struct sm_cql_relation *r = &s->where[ps->ix_rel];
+
 			used[ps->ix_rel] = true;
-		else
+			if (add_filter(op, r, sm_table_column(t, r->cols[0])) < 0 ||
+			    ix_setup(op, op->nfilters - 1) < 0)
+				return;
+		} else {
 			ix_unused = ix_pk; /* filtered, not a key */
+		}
 		if (ps->ix_local && npk_set < t->npk && !s->allow_filtering) {
 			cql_op_fail(op, SM_CQL_ERR_INVALID,
 				    "Cannot execute this query as it might involve data filtering "
@@ -1489,16 +1526,6 @@ cql_exec_select(struct cql_op *op)
 			return;
 		}
 	}
-	if (SM_UNLIKELY(ix_read)) {
-		/* the index relation filters too: a stale view row selects nothing */
-		unsigned f = op->nfilters;
-		const struct sm_cql_relation *r = &s->where[ps->ix_rel];
-
-		if (add_filter(op, r, rel_column(op, r->cols[0])) < 0 || ix_setup(op, f) < 0)
-			return;
-	} else if (SM_UNLIKELY(op->ix != NULL)) {
-		cql_select_ix_free(op);
-	}
 	if (s->norder > 0 && order_reversed(op, s, &op->reversed) < 0)
 		return;
 
@@ -1531,7 +1558,7 @@ cql_exec_select(struct cql_op *op)
 	op->nkeys = dedupe_keys(op->keys, op->nkeys);
 	ret = build_ranges(op, plan);
 	/* An empty IN selects nothing (not everything). */
-	empty = plan->nprefix == 0 || (!op->range && !ix_read && op->nkeys == 0);
+	empty = plan->nprefix == 0 || (!op->range && op->nkeys == 0 && !ix_read);
 	if (ret < 0)
 		return;
 	if (op->serial && (op->range || op->nkeys != 1)) {

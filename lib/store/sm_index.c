@@ -499,7 +499,7 @@ struct idx_set {
 	struct idx_rt idx[8];
 };
 
-__thread unsigned store_index_tables;
+static __thread unsigned index_tables; /* base tables with an index (store_set_index_tables()) */
 static __thread struct idx_set **by_slot;
 static __thread uint32_t nslots;
 
@@ -516,7 +516,8 @@ store_index_fini(void)
 	sm_free(by_slot);
 	by_slot = NULL;
 	nslots = 0;
-	store_index_tables = 0;
+	index_tables = 0;
+	store_set_index_tables(0);
 }
 
 void
@@ -606,7 +607,7 @@ store_index_sync(const struct sm_catalog *cat)
 					continue;
 				}
 				by_slot[base->slot] = s;
-				store_index_tables++;
+				index_tables++;
 			}
 			if (s->n >= SM_ARRAY_SIZE(s->idx) ||
 			    rt_build(base, v, &info, &s->idx[s->n]) < 0) {
@@ -622,6 +623,7 @@ store_index_sync(const struct sm_catalog *cat)
 			s->n++;
 		}
 	}
+	store_set_index_tables(index_tables);
 }
 
 static const struct idx_set *
@@ -1448,15 +1450,18 @@ job_run(void *arg)
 }
 
 bool
-store_index_route(struct sm_store_req *r, unsigned owner)
+store_index_route(struct sm_store_req *r)
 {
-	const struct sm_table *t = r->kind == SM_REQ_MUTATE ? r->mut.table
-				   : r->kind == SM_REQ_CAS  ? r->cas.mut.table
-							    : NULL;
+	const struct sm_mutation *m = r->kind == SM_REQ_MUTATE ? &r->mut
+				      : r->kind == SM_REQ_CAS  ? &r->cas.mut
+							       : NULL;
 	struct idx_job *job;
+	unsigned owner;
 
-	if (t == NULL || set_of(t) == NULL)
+	/* an empty key fails on the plain path */
+	if (m == NULL || m->pk.n == 0 || set_of(m->table) == NULL)
 		return false;
+	owner = sm_key_shard(&m->pk);
 	job = job_new(r);
 	if (job == NULL) {
 		r->result = -ENOMEM;

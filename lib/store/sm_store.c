@@ -39,6 +39,7 @@ struct store_shard {
 	struct sm_ddl_req *ddl_busy;
 	struct sm_ddl_req *ddl_head;
 	struct sm_ddl_req **ddl_tail;
+	unsigned index_tables; /* base tables with an index (sm_index.c) */
 };
 
 static __thread struct store_shard *ss;
@@ -421,9 +422,13 @@ run_cas(struct sm_store_req *r, struct sm_ptable *pt)
 	run_paxos(r, pt, &r->cas.mut.pk, false);
 }
 
-/* Inlined into sm_store_submit(): a local request is the common case. */
+/*
+ * Inlined into sm_store_submit(): a local request is the common case.
+ * @views: look for indexes to maintain; false where sm_store_submit() just
+ * found none on this very shard (store_index_route()).
+ */
 static inline __attribute__((always_inline)) void
-exec_local(struct sm_store_req *r)
+exec_local(struct sm_store_req *r, bool views)
 {
 	const struct sm_table *t;
 	struct sm_ptable *pt;
@@ -439,7 +444,8 @@ exec_local(struct sm_store_req *r)
 		if (SM_UNLIKELY(sm_mem_pressure()) && refuse_for_memory(r, &r->mut))
 			return;
 		ts = r->mut.ts == SM_TS_NOW ? sm_store_now_us() : r->mut.ts;
-		if (SM_UNLIKELY(store_index_tables != 0) && store_index_mutate(r, pt, ts, now_sec()))
+		if (views && SM_UNLIKELY(ss->index_tables != 0) &&
+		    store_index_mutate(r, pt, ts, now_sec()))
 			return;
 		r->result = sm_ptable_apply(pt, &r->mut, ts, now_sec(), r->err, sizeof(r->err));
 		return;
@@ -457,7 +463,7 @@ exec_local(struct sm_store_req *r)
 			goto enoent;
 		if (SM_UNLIKELY(sm_mem_pressure()) && refuse_for_memory(r, &r->cas.mut))
 			return;
-		if (SM_UNLIKELY(store_index_tables != 0) && store_index_cas(r, pt, run_cas))
+		if (views && SM_UNLIKELY(ss->index_tables != 0) && store_index_cas(r, pt, run_cas))
 			return;
 		run_paxos(r, pt, &r->cas.mut.pk, false);
 		return;
@@ -479,13 +485,20 @@ enoent:
 static void
 exec_remote(void *arg)
 {
-	exec_local(arg);
+	exec_local(arg, true);
+}
+
+void
+store_set_index_tables(unsigned n)
+{
+	if (ss != NULL)
+		ss->index_tables = n;
 }
 
 void
 store_exec_here(struct sm_store_req *r)
 {
-	exec_local(r);
+	exec_local(r, true);
 }
 
 void
@@ -690,6 +703,8 @@ sm_store_submit(struct sm_store_req *r)
 	r->result = 0;
 	r->err[0] = '\0';
 	ss->inflight++;
+	if (SM_UNLIKELY(ss->index_tables != 0) && store_index_route(r))
+		return;
 	if (r->kind == SM_REQ_SELECT && r->sel.range) {
 		scan_start(r);
 		return;
@@ -704,10 +719,8 @@ sm_store_submit(struct sm_store_req *r)
 		return;
 	}
 	owner = sm_key_shard(pk);
-	if (SM_UNLIKELY(store_index_tables != 0) && store_index_route(r, owner))
-		return;
 	if (owner == r->origin) {
-		exec_local(r);
+		exec_local(r, false);
 		req_finish(r);
 		return;
 	}

@@ -10,8 +10,13 @@
 #include "sm_store.h"
 #include "sm_table.h"
 
-/* Base tables with an index in the calling shard's catalog: 0 keeps every write on its plain path. */
-extern __thread unsigned store_index_tables;
+/*
+ * sm_store.c: how many base tables have an index in the calling shard's
+ * catalog; 0 keeps every request on its plain path (one test of a field
+ * the request path has at hand).
+ */
+void
+store_set_index_tables(unsigned n);
 
 /* Rebuild the calling shard's index lists from its new catalog; free them at teardown. */
 void
@@ -22,11 +27,12 @@ void
 store_index_shard_fini(void); /* and the shard's pools */
 
 /*
- * sm_store_submit(): a write to a table with an index runs on @owner here,
- * answered once its view writes are done. True when it took @r over.
+ * sm_store_submit(): a write to a table with an index runs on its owner
+ * from here, answered once its view writes are done. True when it took @r
+ * over.
  */
 bool
-store_index_route(struct sm_store_req *r, unsigned owner);
+store_index_route(struct sm_store_req *r);
 
 /*
  * On the owning shard, in place of applying a write: the pre-image, the
