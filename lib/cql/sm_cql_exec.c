@@ -15,6 +15,7 @@
 #include <nettle/md5.h>
 
 #include "cql_exec_priv.h"
+#include "sm_index.h"
 
 #define DEFAULT_MAX_PREPARED 20000u
 #define NBUCKETS 4096u
@@ -693,6 +694,11 @@ cql_bind(struct cql_prepared *ps, const char *session_ks, char *err, size_t errl
 			return -ENOENT;
 		if (!ps->system)
 			sm_table_get(ps->table);
+		/* modification_statement.cc: an index's view is written by its base only */
+		if (!ps->system && s->kind != SM_CQL_SELECT && sm_table_is_index(ps->table)) {
+			snprintf(err, errlen, "Cannot directly modify a materialized view");
+			return -EINVAL;
+		}
 	}
 	ret = bind_markers(ps, session_ks, err, errlen, code);
 	if (ret < 0)

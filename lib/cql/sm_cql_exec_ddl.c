@@ -92,6 +92,58 @@ broadcast_event(const struct sm_cql_schema_change *sc)
 static void
 ddl_done(struct sm_ddl_req *r);
 
+/* TRUNCATE of an indexed table: then each of its views, one after the other. */
+struct trunc_views {
+	struct sm_ddl_req r;
+	struct ddl_ctx *d;
+	unsigned next;
+	char view[2 * SM_NAME_MAX + 48];
+};
+
+static void
+truncate_next_view(struct sm_ddl_req *r)
+{
+	struct trunc_views *tv = r->ctx;
+	struct ddl_ctx *d = tv->d;
+	const struct sm_table *base = sm_catalog_table(sm_store_catalog(), d->r.ks_name,
+						       d->r.table_name);
+	const struct sm_table *v =
+		sm_index_nth(sm_catalog_keyspace(sm_store_catalog(), d->r.ks_name), base, tv->next++);
+
+	if (r->result < 0 && d->r.result == 0) {
+		d->r.result = r->result;
+		snprintf(d->r.err, sizeof(d->r.err), "%s", r->err);
+	}
+	if (v == NULL || d->r.result < 0) {
+		sm_free(tv);
+		ddl_done(&d->r);
+		return;
+	}
+	snprintf(tv->view, sizeof(tv->view), "%s", v->name);
+	memset(&tv->r, 0, sizeof(tv->r));
+	tv->r.kind = SM_DDL_TRUNCATE;
+	tv->r.ks_name = d->r.ks_name;
+	tv->r.table_name = tv->view;
+	tv->r.done = truncate_next_view;
+	tv->r.ctx = tv;
+	sm_store_ddl(&tv->r);
+}
+
+static void
+truncate_done(struct sm_ddl_req *r)
+{
+	struct ddl_ctx *d = r->ctx;
+	struct trunc_views *tv;
+
+	if (r->result < 0 || (tv = sm_calloc(1, sizeof(*tv))) == NULL) {
+		ddl_done(r);
+		return;
+	}
+	tv->d = d;
+	tv->r.ctx = tv;
+	truncate_next_view(&tv->r);
+}
+
 /* CREATE INDEX answers once the index holds the table's existing rows. */
 static void
 index_backfilled(void *arg, int result)
@@ -618,6 +670,51 @@ ddl_type(struct ddl_ctx *d, const struct sm_cql_stmt *s, const char *ks)
 	}
 }
 
+/*
+ * An index's view changes with its index only (ScyllaDB's drop_table_,
+ * alter_table_ and truncate_statement.cc), and a renamed key column would
+ * no longer name a column of its views.
+ */
+static int
+refuse_view_ddl(struct ddl_ctx *d, const struct sm_cql_stmt *s)
+{
+	const struct sm_catalog *cat = sm_store_catalog();
+	const struct sm_table *t = NULL, *v;
+	struct sm_index_info info;
+	unsigned i, j;
+
+	if (s->kind == SM_CQL_DROP_TABLE || s->kind == SM_CQL_TRUNCATE)
+		t = sm_catalog_table(cat, d->r.ks_name, d->r.table_name);
+	else if (s->kind == SM_CQL_ALTER_TABLE)
+		t = sm_catalog_table(cat, d->table_alter.ks, d->table_alter.name);
+	if (t == NULL)
+		return 0;
+	if (sm_table_is_index(t)) {
+		snprintf(d->r.err, sizeof(d->r.err), "%s",
+			 s->kind == SM_CQL_DROP_TABLE ? "Cannot use DROP TABLE on Materialized View"
+			 : s->kind == SM_CQL_TRUNCATE
+				 ? "Cannot TRUNCATE materialized view directly; must truncate base "
+				   "table instead"
+				 : "Cannot use ALTER TABLE on Materialized View");
+		return -EINVAL;
+	}
+	if (s->kind != SM_CQL_ALTER_TABLE || d->table_alter.kind != SM_TABLE_ALTER_RENAME)
+		return 0;
+	for (j = 0; (v = sm_index_nth(sm_catalog_keyspace(cat, t->ks), t, j)) != NULL; j++) {
+		for (i = 0; i < d->table_alter.nrenames; i++) {
+			if (sm_index_info(v, t, &info) == 0 &&
+			    sm_table_column(v, d->table_alter.from[i])) {
+				snprintf(d->r.err, sizeof(d->r.err),
+					 "not supported by shardmark: renaming column %s, which "
+					 "index %s uses (drop the index first)",
+					 d->table_alter.from[i], info.name);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
 void
 cql_exec_ddl(struct cql_op *op)
 {
@@ -693,6 +790,11 @@ cql_exec_ddl(struct cql_op *op)
 		d->r.if_exists = s->drop_table.if_exists;
 		d->r.ks_name = ks;
 		d->r.table_name = s->drop_table.table.name;
+		if (s->kind == SM_CQL_TRUNCATE &&
+		    sm_index_nth(sm_catalog_keyspace(sm_store_catalog(), ks),
+				 sm_catalog_table(sm_store_catalog(), ks, s->drop_table.table.name),
+				 0) != NULL)
+			d->r.done = truncate_done;
 		if (s->kind == SM_CQL_DROP_TABLE &&
 		    sm_index_nth(sm_catalog_keyspace(sm_store_catalog(), ks),
 				 sm_catalog_table(sm_store_catalog(), ks, s->drop_table.table.name),
@@ -743,6 +845,8 @@ cql_exec_ddl(struct cql_op *op)
 		cql_op_fail(op, SM_CQL_ERR_SERVER, "unknown DDL statement");
 		return;
 	}
+	if (ret == 0)
+		ret = refuse_view_ddl(d, s);
 	if (ret < 0) {
 		if (ret == -ENOMEM)
 			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");

@@ -411,3 +411,26 @@ def test_describe(cql_env, shardmark_bin):
     n = name_of(t)
     assert out.stdout.rstrip().endswith(
         f"CREATE INDEX {n}_loc ON {t} ((p), v);\nCREATE INDEX {n}_v_idx ON {t} (v);")
+
+
+def test_views_belong_to_their_index(cql_env):
+    s = cql_env.session
+    t = table(cql_env, "(p int, c int, v int, PRIMARY KEY (p, c))")
+    s.execute(f"CREATE INDEX ON {t}(v)")
+    view = f"{t}_v_idx_index"
+    with pytest.raises(InvalidRequest, match="Cannot directly modify a materialized view"):
+        s.execute(f"INSERT INTO {view} (v, idx_token, p, c) VALUES (1, 2, 3, 4)")
+    with pytest.raises(InvalidRequest, match="Cannot use DROP TABLE on Materialized View"):
+        s.execute(f"DROP TABLE {view}")
+    with pytest.raises(InvalidRequest, match="Cannot TRUNCATE materialized view directly"):
+        s.execute(f"TRUNCATE {view}")
+    with pytest.raises(InvalidRequest, match="Cannot use ALTER TABLE on Materialized View"):
+        s.execute(f"ALTER TABLE {view} WITH comment = 'x'")
+    with pytest.raises(InvalidRequest, match="renaming column c"):
+        s.execute(f"ALTER TABLE {t} RENAME c TO c2")
+    for i in range(20):
+        s.execute(f"INSERT INTO {t} (p, c, v) VALUES ({i}, 0, 1)")
+    s.execute(f"TRUNCATE {t}")
+    assert rows(s, f"SELECT * FROM {view}") == []
+    s.execute(f"INSERT INTO {t} (p, c, v) VALUES (1, 1, 1)")
+    assert rows(s, f"SELECT p, c FROM {t} WHERE v = 1") == [(1, 1)]
