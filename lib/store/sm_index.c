@@ -990,9 +990,6 @@ view_write(struct idx_job *job, const struct idx_rt *x, const struct sm_table *b
 						   : row_value(base, x->src[j], pk, ck, im, row, s);
 		bytes += parts[j].len;
 	}
-	/* an empty value has no token to place it: ScyllaDB does not index it either */
-	if (parts[0].len == 0 && !x->local)
-		return 0;
 	if (grow((void **)&job->reqs, &job->reqs_cap, job->nreqs + 1, sizeof(*job->reqs)) < 0)
 		return -ENOMEM;
 	vr = vr_get(bytes + 1);
@@ -1045,8 +1042,7 @@ job_drop_reqs(struct idx_job *job)
 static bool
 cell_live(const struct idx_rt *x, const struct img_cell *c)
 {
-	return x->tkind == SM_COL_PARTITION || x->tkind == SM_COL_CLUSTERING ||
-	       (c->present && (c->len > 0 || x->local));
+	return x->tkind == SM_COL_PARTITION || x->tkind == SM_COL_CLUSTERING || c->present;
 }
 
 static bool

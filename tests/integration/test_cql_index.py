@@ -434,3 +434,62 @@ def test_views_belong_to_their_index(cql_env):
     assert rows(s, f"SELECT * FROM {view}") == []
     s.execute(f"INSERT INTO {t} (p, c, v) VALUES (1, 1, 1)")
     assert rows(s, f"SELECT p, c FROM {t} WHERE v = 1") == [(1, 1)]
+
+
+def test_index_empty_string(cql_env):
+    # test_index_empty_string: '' is a value like any other
+    s = cql_env.session
+    t = table(cql_env, "(p int PRIMARY KEY, v text)")
+    s.execute(f"CREATE INDEX ON {t}(v)")
+    s.execute(f"INSERT INTO {t} (p, v) VALUES (1, 'hello')")
+    s.execute(f"INSERT INTO {t} (p, v) VALUES (2, '')")
+    assert rows(s, f"SELECT p FROM {t} WHERE v = ''") == [(2,)]
+    s.execute(f"UPDATE {t} SET v = 'x' WHERE p = 2")
+    assert rows(s, f"SELECT p FROM {t} WHERE v = ''") == []
+
+
+@pytest.mark.parametrize("clustering", [False, True])
+def test_filter_and_limit(cql_env, clustering):
+    # test_filter_and_limit(_clustering) with the index: LIMIT counts the
+    # rows after filtering, in one page or in pages of one row
+    s = cql_env.session
+    if clustering:
+        t = table(cql_env, "(pk int, ck int, x int, y int, PRIMARY KEY (pk, ck))")
+        ins = s.prepare(f"INSERT INTO {t} (pk, ck, x, y) VALUES (?, ?, 1, ?)")
+        for i in range(8):
+            s.execute(ins, [i, i % 2, i % 2])
+    else:
+        t = table(cql_env, "(pk int PRIMARY KEY, x int, y int)")
+        ins = s.prepare(f"INSERT INTO {t} (pk, x, y) VALUES (?, 1, ?)")
+        for i in range(8):
+            s.execute(ins, [i, i % 2])
+    s.execute(f"CREATE INDEX ON {t}(x)")
+    q = f"SELECT pk FROM {t} WHERE x = 1 AND y = 0"
+    assert sorted(rows(s, q + " ALLOW FILTERING")) == [(0,), (2,), (4,), (6,)]
+    three = rows(s, q + " LIMIT 3 ALLOW FILTERING")
+    assert len(three) == 3 and set(three) <= {(0,), (2,), (4,), (6,)}
+    assert paged(s, q + " LIMIT 3 ALLOW FILTERING", 1) == three
+
+
+def test_filter_cluster_key(cql_env):
+    # test_filter_cluster_key
+    s = cql_env.session
+    t = table(cql_env, "(p int, c1 int, c2 int, PRIMARY KEY (p, c1, c2))")
+    s.execute(f"CREATE INDEX ON {t}(c2)")
+    s.execute(f"INSERT INTO {t} (p, c1, c2) VALUES (0, 1, 1)")
+    s.execute(f"INSERT INTO {t} (p, c1, c2) VALUES (0, 0, 1)")
+    assert rows(s, f"SELECT c1, c2 FROM {t} WHERE c1 = 1 AND c2 = 1 ALLOW FILTERING") == [(1, 1)]
+    assert rows(s, f"SELECT c1 FROM {t} WHERE c2 = 1") == [(0,), (1,)]
+
+
+def test_index_weird_chars_in_col_name(cql_env):
+    # test_index_weird_chars_in_col_name: the default name keeps word characters only
+    s = cql_env.session
+    col = "/../x-y.z"
+    t = table(cql_env, f'(pk int PRIMARY KEY, "{col}" int)')
+    s.execute(f'CREATE INDEX ON {t}("{col}")')
+    n = name_of(t)
+    assert rows(s, "SELECT index_name FROM system_schema.indexes WHERE keyspace_name = %s "
+                   "AND table_name = %s", [cql_env.ks, n]) == [(f"{n}_xyz_idx",)]
+    s.execute(f'INSERT INTO {t} (pk, "{col}") VALUES (1, 5)')
+    assert rows(s, f'SELECT pk FROM {t} WHERE "{col}" = 5') == [(1,)]
