@@ -601,7 +601,8 @@ sm_cqlsh_describe_indexes(struct sm_cqlsh_str *out, const struct sm_cqlsh_result
 			while (coll_next(&it, &k, &v, true))
 				if (k.len == 6 && memcmp(k.p, "target", 6) == 0)
 					target = v;
-		snprintf(buf, sizeof(buf), "%.*s", (int)last.len, (const char *)last.p);
+		snprintf(buf, sizeof(buf), "%.*s", last.p ? (int)last.len : 0,
+			 last.p ? (const char *)last.p : "");
 		sm_cqlsh_str_puts(out, "\nCREATE INDEX ");
 		sm_cqlsh_protect_name(out, buf);
 		sm_cqlsh_str_puts(out, " ON ");
