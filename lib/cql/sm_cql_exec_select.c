@@ -1449,6 +1449,29 @@ cql_exec_select(struct cql_op *op)
 			if (add_filter(op, r, sm_table_column(t, r->cols[0])) < 0 ||
 			    ix_setup(op, op->nfilters - 1) < 0)
 				return;
+			/* the partitions come from the index: a restricted part of the
+			 * key filters them (with ALLOW FILTERING, as in ScyllaDB) */
+			for (i = 0; i < s->nwhere; i++) {
+				const struct sm_column *c;
+
+				if (!used[i] || (int)i == ps->ix_rel ||
+				    s->where[i].kind != SM_CQL_REL_COLUMN)
+					continue;
+				c = sm_table_column(t, s->where[i].cols[0]);
+				if (c == NULL || c->kind != SM_COL_PARTITION)
+					continue;
+				if (!s->allow_filtering) {
+					cql_op_fail(op, SM_CQL_ERR_INVALID,
+						    "Cannot execute this query as it might involve data "
+						    "filtering and thus may have unpredictable "
+						    "performance. If you want to execute this query "
+						    "despite the performance unpredictability, use ALLOW "
+						    "FILTERING");
+					return;
+				}
+				if (add_filter(op, &s->where[i], c) < 0)
+					return;
+			}
 		} else {
 			ix_unused = ix_pk; /* filtered, not a key */
 		}

@@ -493,3 +493,20 @@ def test_index_weird_chars_in_col_name(cql_env):
                    "AND table_name = %s", [cql_env.ks, n]) == [(f"{n}_xyz_idx",)]
     s.execute(f'INSERT INTO {t} (pk, "{col}") VALUES (1, 5)')
     assert rows(s, f'SELECT pk FROM {t} WHERE "{col}" = 5') == [(1,)]
+
+
+def test_partial_partition_key_with_index(cql_env):
+    # the index gives the partitions; a restricted part of the key filters them
+    s = cql_env.session
+    t = table(cql_env, "(p1 int, p2 int, v int, PRIMARY KEY ((p1, p2)))")
+    s.execute(f"CREATE INDEX ON {t}(v)")
+    for p1 in range(3):
+        for p2 in range(3):
+            s.execute(f"INSERT INTO {t} (p1, p2, v) VALUES ({p1}, {p2}, 7)")
+    with pytest.raises(InvalidRequest, match="ALLOW FILTERING"):
+        s.execute(f"SELECT * FROM {t} WHERE p1 = 1 AND v = 7")
+    assert sorted(rows(s, f"SELECT p1, p2 FROM {t} WHERE p1 = 1 AND v = 7 ALLOW FILTERING")) == \
+        [(1, 0), (1, 1), (1, 2)]
+    assert sorted(rows(s, f"SELECT p2 FROM {t} WHERE p1 IN (0, 2) AND v = 7 ALLOW FILTERING")) == \
+        [(0,), (0,), (1,), (1,), (2,), (2,)]
+    assert rows(s, f"SELECT p1, p2 FROM {t} WHERE p1 = 1 AND p2 = 2 AND v = 7") == [(1, 2)]
