@@ -912,7 +912,8 @@ view_done(struct sm_store_req *sr)
 	struct view_req *vr = (struct view_req *)sr;
 	struct idx_job *job = vr->job;
 
-	if (sr->result < 0 && job->result == 0) {
+	/* -ENOENT: the index was dropped meanwhile, nothing to keep up to date */
+	if (sr->result < 0 && sr->result != -ENOENT && job->result == 0) {
 		job->result = sr->result;
 		SM_WARN("index view %s.%s not updated: %s", sr->mut.table->ks, sr->mut.table->name,
 			sr->err);
