@@ -96,7 +96,8 @@ def test_refusals(cql_env):
     t = table(cql_env, "(p int, c int, v int, d duration, PRIMARY KEY (p, c))")
     with pytest.raises(InvalidRequest, match="No column definition found for column nosuch"):
         s.execute(f"CREATE INDEX ON {t}(nosuch)")
-    with pytest.raises(InvalidRequest, match="Cannot create secondary index on partition key column p"):
+    with pytest.raises(InvalidRequest,
+                       match="Cannot create secondary index on partition key column p"):
         s.execute(f"CREATE INDEX ON {t}(p)")
     with pytest.raises(InvalidRequest, match="not supported on duration columns"):
         s.execute(f"CREATE INDEX ON {t}(d)")
@@ -105,7 +106,8 @@ def test_refusals(cql_env):
     ct = table(cql_env, "(p int PRIMARY KEY, n counter)")
     with pytest.raises(InvalidRequest, match="not supported on counter tables"):
         s.execute(f"CREATE INDEX ON {ct}(n)")
-    with pytest.raises(InvalidRequest, match="Local index definition must contain full partition key only"):
+    with pytest.raises(InvalidRequest,
+                       match="Local index definition must contain full partition key only"):
         s.execute(f"CREATE INDEX ON {t}((c), v)")
     with pytest.raises(InvalidRequest, match="Local indexing based on partition key"):
         s.execute(f"CREATE INDEX ON {t}((p), p)")
@@ -158,7 +160,8 @@ def test_collection_indexes(cql_env):
         s.execute(f"CREATE INDEX ON {t}(values(st))")  # a set's values are its keys
     with pytest.raises(InvalidRequest, match="not implemented"):
         s.execute(f"CREATE INDEX ON {t}((p), m)")
-    s.execute(f"INSERT INTO {t} (p, c, m, st, l) VALUES (1, 1, {{1: 'a', 2: 'b'}}, {{10, 20}}, ['x', 'y', 'x'])")
+    s.execute(f"INSERT INTO {t} (p, c, m, st, l) "
+              "VALUES (1, 1, {1: 'a', 2: 'b'}, {10, 20}, ['x', 'y', 'x'])")
     s.execute(f"INSERT INTO {t} (p, c, m, st, l) VALUES (2, 1, {{2: 'a'}}, {{20}}, ['y'])")
     key = f"SELECT p FROM {t} WHERE m CONTAINS KEY %s"
     val = f"SELECT p FROM {t} WHERE m CONTAINS %s"
@@ -404,7 +407,8 @@ def test_describe(cql_env, shardmark_bin):
     t = table(cql_env, "(p int, c int, v int, PRIMARY KEY (p, c))")
     s.execute(f"CREATE INDEX ON {t}(v)")
     s.execute(f"CREATE INDEX {name_of(t)}_loc ON {t}((p), v)")
-    out = subprocess.run([str(shardmark_bin), "cql", f"127.0.0.1:{cql_env.server.cql_port}",
+    srv = cql_env.server  # its host: loopback, or the DPDK tap's address
+    out = subprocess.run([str(shardmark_bin), "cql", f"{srv.host}:{srv.cql_port}",
                           "-e", f"DESCRIBE TABLE {t}"], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0, out.stderr
