@@ -704,9 +704,12 @@ refuse_view_ddl(struct ddl_ctx *d, const struct sm_cql_stmt *s)
 		for (i = 0; i < d->table_alter.nrenames; i++) {
 			if (sm_index_info(v, t, &info) == 0 &&
 			    sm_table_column(v, d->table_alter.from[i])) {
+				/* alter_table_statement.cc's message; ScyllaDB renames
+				 * a key column in the views too, shardmark's views name
+				 * their columns after the base's */
 				snprintf(d->r.err, sizeof(d->r.err),
-					 "not supported by shardmark: renaming column %s, which "
-					 "index %s uses (drop the index first)",
+					 "Cannot rename column %s because it has dependent "
+					 "secondary indexes (%s)",
 					 d->table_alter.from[i], info.name);
 				return -EINVAL;
 			}
