@@ -515,3 +515,47 @@ def test_partial_partition_key_with_index(cql_env):
     assert sorted(rows(s, f"SELECT p2 FROM {t} WHERE p1 IN (0, 2) AND v = 7 ALLOW FILTERING")) == \
         [(0,), (0,), (1,), (1,), (2,), (2,)]
     assert rows(s, f"SELECT p1, p2 FROM {t} WHERE p1 = 1 AND p2 = 2 AND v = 7") == [(1, 2)]
+
+
+def test_index_list_and_set(cql_env):
+    # test_index_list, test_index_set, test_index_map_values (shortened):
+    # element by element, whole replacements, duplicates, deletions
+    s = cql_env.session
+    t = table(cql_env, "(pk int, ck int, l list<int>, st set<int>, m map<int, int>, "
+                       "PRIMARY KEY (pk, ck))")
+    with pytest.raises(InvalidRequest, match="ALLOW FILTERING"):
+        s.execute(f"SELECT pk FROM {t} WHERE l CONTAINS 3")
+    for c in ("l", "st", "m"):
+        s.execute(f"CREATE INDEX ON {t}({c})")
+    with pytest.raises(InvalidRequest, match="ALLOW FILTERING"):
+        s.execute(f"SELECT pk FROM {t} WHERE m CONTAINS KEY 3")  # values(m) only
+
+    def has(col, v):
+        return rows(s, f"SELECT pk, ck FROM {t} WHERE {col} CONTAINS {v}") == [(1, 2)]
+
+    assert not has("l", 3)
+    s.execute(f"UPDATE {t} SET l = l + [7], st = st + {{7}}, m = m + {{10: 7}} "
+              "WHERE pk = 1 AND ck = 2")
+    s.execute(f"UPDATE {t} SET l = l + [8], st = st + {{8}}, m = m + {{11: 8}} "
+              "WHERE pk = 1 AND ck = 2")
+    assert all(has(c, v) for c in ("l", "st", "m") for v in (7, 8))
+    s.execute(f"UPDATE {t} SET l = l - [7], st = st - {{7}} WHERE pk = 1 AND ck = 2")
+    s.execute(f"DELETE m[10] FROM {t} WHERE pk = 1 AND ck = 2")
+    assert not any(has(c, 7) for c in ("l", "st", "m"))
+    assert all(has(c, 8) for c in ("l", "st", "m"))
+    s.execute(f"INSERT INTO {t} (pk, ck, l, st, m) VALUES (1, 2, [2, 5], {{2, 5}}, {{3: 2, 4: 5}})")
+    assert all(has(c, v) for c in ("l", "st", "m") for v in (2, 5))
+    assert not any(has(c, 8) for c in ("l", "st", "m"))
+    # a list holds a value twice: the row is found once, until both are gone
+    s.execute(f"UPDATE {t} SET l = l + [2] WHERE pk = 1 AND ck = 2")
+    assert has("l", 2)
+    s.execute(f"DELETE l[0] FROM {t} WHERE pk = 1 AND ck = 2")
+    assert has("l", 2)
+    s.execute(f"DELETE l[1] FROM {t} WHERE pk = 1 AND ck = 2")
+    assert not has("l", 2) and has("l", 5)
+    s.execute(f"UPDATE {t} SET l[0] = 2 WHERE pk = 1 AND ck = 2")
+    assert has("l", 2) and not has("l", 5)
+    s.execute(f"UPDATE {t} SET l = [], st = {{}} WHERE pk = 1 AND ck = 2")
+    assert not has("l", 2) and not has("st", 5)
+    s.execute(f"DELETE m FROM {t} WHERE pk = 1 AND ck = 2")
+    assert not has("m", 5)
