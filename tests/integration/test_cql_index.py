@@ -559,3 +559,44 @@ def test_index_list_and_set(cql_env):
     assert not has("l", 2) and not has("st", 5)
     s.execute(f"DELETE m FROM {t} WHERE pk = 1 AND ck = 2")
     assert not has("m", 5)
+
+
+def test_index_collection_wrong_type_and_names(cql_env):
+    # test_index_collection_wrong_type, test_index_collection_default_name,
+    # test_index_quoted_names (shortened)
+    s = cql_env.session
+    t = table(cql_env, "(pk int PRIMARY KEY, x int, l list<int>, st set<int>, "
+                       "m map<int, int>, tp tuple<int, int>, \"keys(m)\" map<int, int>)")
+    n = name_of(t)
+    s.execute(f"CREATE INDEX ON {t}(x)")
+    for fn in ("keys", "entries", "values"):
+        with pytest.raises(InvalidRequest, match=f"{fn}\\(\\)"):
+            s.execute(f"CREATE INDEX ON {t}({fn}(x))")
+        with pytest.raises(InvalidRequest, match=f"{fn}\\(\\)"):
+            s.execute(f"CREATE INDEX ON {t}({fn}(tp))")
+    for c in ("l", "st"):
+        s.execute(f"CREATE INDEX ON {t}({c})")
+        for fn in ("keys", "entries"):
+            with pytest.raises(InvalidRequest, match=f"{fn}\\(\\)"):
+                s.execute(f"CREATE INDEX ON {t}({fn}({c}))")
+        with pytest.raises(InvalidRequest, match="duplicate"):
+            s.execute(f"CREATE INDEX ON {t}(values({c}))")
+        s.execute(f"DROP INDEX {t}_{c}_idx")
+        s.execute(f"CREATE INDEX ON {t}(values({c}))")
+    s.execute(f"CREATE INDEX ON {t}(tp)")
+    for c in ("tp", "l", "m", "st"):
+        with pytest.raises(InvalidRequest, match="full\\(\\)"):
+            s.execute(f"CREATE INDEX ON {t}(full({c}))")
+    # m, keys(m) and entries(m) are three indexes: m_idx, m_idx_1, m_idx_2
+    s.execute(f"CREATE INDEX ON {t}(m)")
+    s.execute(f"CREATE INDEX ON {t}(keys(m))")
+    s.execute(f"CREATE INDEX ON {t}(entries(m))")
+    with pytest.raises(InvalidRequest, match="duplicate"):
+        s.execute(f"CREATE INDEX ON {t}(values(m))")
+    for i in ("m_idx", "m_idx_1", "m_idx_2"):
+        s.execute(f"DROP INDEX {cql_env.ks}.{n}_{i}")
+    # a quoted column that looks like a target function
+    s.execute(f'CREATE INDEX ON {t}(keys("keys(m)"))')
+    s.execute(f'INSERT INTO {t} (pk, "keys(m)", tp) VALUES (1, {{3: 4}}, (5, 6))')
+    assert rows(s, f'SELECT pk FROM {t} WHERE "keys(m)" CONTAINS KEY 3') == [(1,)]
+    assert rows(s, f"SELECT pk FROM {t} WHERE tp = (5, 6)") == [(1,)]
