@@ -600,3 +600,66 @@ def test_index_collection_wrong_type_and_names(cql_env):
     s.execute(f'INSERT INTO {t} (pk, "keys(m)", tp) VALUES (1, {{3: 4}}, (5, 6))')
     assert rows(s, f'SELECT pk FROM {t} WHERE "keys(m)" CONTAINS KEY 3') == [(1,)]
     assert rows(s, f"SELECT pk FROM {t} WHERE tp = (5, 6)") == [(1,)]
+
+
+def full_pages(s, query, page_size):
+    """Every page but the last is full (test_index_paging_pk_ck's check): all rows."""
+    stmt = SimpleStatement(query, fetch_size=page_size)
+    res = s.execute(stmt)
+    got = list(res.current_rows)
+    while res.paging_state is not None:
+        assert len(res.current_rows) == page_size
+        res = s.execute(stmt, paging_state=res.paging_state)
+        got.extend(res.current_rows)
+    assert len(res.current_rows) <= page_size
+    return got
+
+
+def test_index_paging_full_pages(cql_env):
+    # test_index_paging_pk_ck, test_index_paging_pk_only, test_index_paging_group_by
+    s = cql_env.session
+    t1 = table(cql_env, "(p int, c int, x int, PRIMARY KEY (p, c))")
+    t2 = table(cql_env, "(p int PRIMARY KEY, x int)")
+    t3 = table(cql_env, "(p int, c1 int, c2 int, PRIMARY KEY (p, c1, c2))")
+    for t in (t1, t2):
+        s.execute(f"CREATE INDEX ON {t}(x)")
+    s.execute(f"CREATE INDEX ON {t3}(c1)")
+    for i in range(10):
+        s.execute(f"INSERT INTO {t1} (p, c, x) VALUES ({i}, {i}, 3)")
+        s.execute(f"INSERT INTO {t2} (p, x) VALUES ({i}, 3)")
+        s.execute(f"INSERT INTO {t3} (p, c1, c2) VALUES ({i}, 1, {i})")
+    s.execute(f"INSERT INTO {t1} (p, c, x) VALUES (17, 17, 2)")
+    s.execute(f"INSERT INTO {t2} (p, x) VALUES (17, 2)")
+    s.execute(f"INSERT INTO {t3} (p, c1, c2) VALUES (17, 17, 2)")
+    for ps in (1, 2, 3, 100):
+        for q in (f"SELECT p FROM {t1} WHERE x = 3", f"SELECT p FROM {t2} WHERE x = 3",
+                  f"SELECT p FROM {t3} WHERE c1 = 1"):
+            assert sorted(full_pages(s, q, ps)) == [(i,) for i in range(10)]
+
+
+def test_static_column_index_semantics(cql_env):
+    # test_static_column_index, _build, _unaffected_by_clustering_row_ops,
+    # _all_clustering_rows_moved_by_static_column_update
+    s = cql_env.session
+    t = table(cql_env, "(pk int, c int, s int STATIC, v int, PRIMARY KEY (pk, c))")
+    s.execute(f"INSERT INTO {t} (pk, s) VALUES (9, 5)")
+    s.execute(f"CREATE INDEX ON {t}(s)")
+    assert rows(s, f"SELECT pk FROM {t} WHERE s = 5") == [(9,)]  # built from a static row
+    s.execute(f"INSERT INTO {t} (pk, c, s, v) VALUES (0, 0, 42, 0)")
+    for c in range(1, 5):
+        s.execute(f"INSERT INTO {t} (pk, c, v) VALUES (0, {c}, {c * 10})")
+    assert rows(s, f"SELECT pk FROM {t} WHERE s = 42") == [(0,)] * 5
+    s.execute(f"DELETE FROM {t} WHERE pk = 0 AND c = 4")
+    assert rows(s, f"SELECT pk FROM {t} WHERE s = 42") == [(0,)] * 4
+    s.execute(f"DELETE FROM {t} WHERE pk = 0 AND c >= 1 AND c < 3")
+    assert rows(s, f"SELECT pk FROM {t} WHERE s = 42") == [(0,)] * 2
+    s.execute(f"DELETE FROM {t} WHERE pk = 0 AND c >= 0 AND c <= 4")
+    assert rows(s, f"SELECT pk, c FROM {t} WHERE s = 42") == [(0, None)]  # the static row stays
+    s.execute(f"DELETE FROM {t} WHERE pk = 0")
+    assert rows(s, f"SELECT pk FROM {t} WHERE s = 42") == []
+    for pk in range(2):
+        s.execute(f"INSERT INTO {t} (pk, c, s, v) VALUES ({pk}, 0, 0, 0)")
+        s.execute(f"INSERT INTO {t} (pk, c, v) VALUES ({pk}, 1, 10)")
+    s.execute(f"UPDATE {t} SET s = 1 WHERE pk = 1")
+    assert sorted(rows(s, f"SELECT pk, c, v FROM {t} WHERE s = 0")) == [(0, 0, 0), (0, 1, 10)]
+    assert sorted(rows(s, f"SELECT pk, c, v FROM {t} WHERE s = 1")) == [(1, 0, 0), (1, 1, 10)]
