@@ -217,8 +217,7 @@ o_workload(void *c, const char *v, char *e, size_t l)
 	if (sm_psq_mode_parse(v, &m) < 0) {
 		snprintf(e, l,
 			 "--workload: expected read, write, write_rmw, write_gsi, write_ttl, "
-			 "write_stream or delete, "
-			 "got '%s'",
+			 "write_stream, write_index or delete, got '%s'",
 			 v);
 		return -EINVAL;
 	}
@@ -268,7 +267,8 @@ static const struct sm_cli_opt psq_opts[] = {
 	  o_alternator },
 	{ "--workload", "W",
 	  "Alternator: read, write, write_rmw (conditional UpdateItem), write_gsi (a table with "
-	  "a GSI), write_ttl (TTL on), write_stream (a NEW_AND_OLD_IMAGES stream) or delete",
+	  "a GSI), write_ttl (TTL on), write_stream (a NEW_AND_OLD_IMAGES stream) or delete; "
+	  "CQL: read, write, delete or write_index (a table with a secondary index on C0)",
 	  o_workload },
 	IGNORED("--flush", NULL, "the store is in memory (no memtable flush)"),
 	IGNORED("--enable-cache", "BOOL", "there is no row cache, only memory"),
@@ -322,9 +322,27 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 		sm_config_free(&ctx.cfg);
 		return SM_EXIT_USAGE;
 	}
-	if (ctx.workload != NULL && !ctx.alternator) {
-		fprintf(stderr, "shardmark perf-simple-query: --workload is for the Alternator "
-				"frontend: add --alternator MODE\n");
+	if (ctx.workload != NULL && !ctx.alternator && strcmp(ctx.workload, "write_index") != 0 &&
+	    strcmp(ctx.workload, "read") != 0 && strcmp(ctx.workload, "write") != 0 &&
+	    strcmp(ctx.workload, "delete") != 0) {
+		fprintf(stderr,
+			"shardmark perf-simple-query: --workload is for the Alternator frontend "
+			"(add --alternator MODE), except CQL's read, write, delete and write_index: "
+			"got %s\n",
+			ctx.workload);
+		sm_config_free(&ctx.cfg);
+		return SM_EXIT_USAGE;
+	}
+	if (ctx.workload != NULL && ctx.alternator && strcmp(ctx.workload, "write_index") == 0) {
+		fprintf(stderr, "shardmark perf-simple-query: --workload write_index is CQL's (a "
+				"secondary index): Alternator's is write_gsi\n");
+		sm_config_free(&ctx.cfg);
+		return SM_EXIT_USAGE;
+	}
+	if (ctx.workload != NULL && !ctx.alternator && ctx.prm.counters &&
+	    strcmp(ctx.workload, "write_index") == 0) {
+		fprintf(stderr, "shardmark perf-simple-query: --workload write_index and --counters "
+				"are mutually exclusive (counter tables have no indexes)\n");
 		sm_config_free(&ctx.cfg);
 		return SM_EXIT_USAGE;
 	}

@@ -37,6 +37,7 @@
  * write_ttl: writes with an expiration attribute to a table with TTL on;
  * write_stream: write's UpdateItem to a table with a NEW_AND_OLD_IMAGES
  * stream, C0 changing every request so that each leaves a record (CDC's cost).
+ * write_index: CQL writes to a table with a secondary index on C0.
  */
 enum sm_psq_mode {
 	SM_PSQ_READ,
@@ -46,9 +47,11 @@ enum sm_psq_mode {
 	SM_PSQ_WRITE_GSI,
 	SM_PSQ_WRITE_TTL,
 	SM_PSQ_WRITE_STREAM,
+	SM_PSQ_WRITE_INDEX,
 };
 
-/* "read", "write", "delete", "write_rmw", "write_gsi", "write_ttl", "write_stream". */
+/* "read", "write", "delete", "write_rmw", "write_gsi", "write_ttl", "write_stream",
+ * "write_index". */
 const char *
 sm_psq_mode_name(enum sm_psq_mode mode);
 

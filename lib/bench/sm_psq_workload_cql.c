@@ -191,7 +191,7 @@ statement_text(const struct sm_psq_params *prm, char *buf, size_t len, bool popu
 			 "\"C2\" + "
 			 "3,\"C3\" = \"C3\" + 4,\"C4\" = \"C4\" + 5 WHERE \"KEY\" = ?",
 			 using);
-	} else if (populate || prm->mode == SM_PSQ_WRITE) {
+	} else if (populate || prm->mode == SM_PSQ_WRITE || prm->mode == SM_PSQ_WRITE_INDEX) {
 		snprintf(buf, len,
 			 "UPDATE ks.cf %sSET \"C0\" = %s,\"C1\" = %s,\"C2\" = %s,\"C3\" = "
 			 "%s,\"C4\" = "
@@ -211,7 +211,7 @@ statement_text(const struct sm_psq_params *prm, char *buf, size_t len, bool popu
 	}
 }
 
-enum { C_KEYSPACE, C_TABLE, C_PREP_POPULATE, C_PREP_MEASURE, C_DONE };
+enum { C_KEYSPACE, C_TABLE, C_INDEX, C_PREP_POPULATE, C_PREP_MEASURE, C_DONE };
 
 /* The answer to the last request failed: the run ends. */
 static bool
@@ -249,8 +249,18 @@ ctl_step(void *arg)
 			 prm->collection ? ", \"CC\" map<blob, blob>" : "");
 		ctl_send(SM_CQL_OP_QUERY, text);
 		return;
-	case C_PREP_POPULATE:
+	case C_INDEX:
 		if (ctl_failed("CREATE TABLE"))
+			return;
+		if (prm->mode == SM_PSQ_WRITE_INDEX) {
+			/* write_index: every write also updates an index on C0 */
+			ctl_send(SM_CQL_OP_QUERY, "CREATE INDEX ON ks.cf (\"C0\")");
+			return;
+		}
+		ctl.step = C_PREP_MEASURE; /* no index: this call prepares */
+		/* fall through */
+	case C_PREP_POPULATE:
+		if (ctl_failed("CREATE INDEX"))
 			return;
 		statement_text(prm, text, sizeof(text), true);
 		ctl_send(SM_CQL_OP_PREPARE, text);

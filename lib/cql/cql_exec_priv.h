@@ -112,6 +112,10 @@ struct cql_prepared {
 	struct sm_uuid version;	      /* catalog version bound against */
 	const struct sm_table *table; /* held; NULL for USE, DDL and BATCH */
 	bool system;		      /* table is a virtual system table */
+	/* SELECT through a secondary index: its view (held), the relation it answers */
+	const struct sm_table *ix_view;
+	int ix_rel; /* index into the WHERE relations, -1: none */
+	bool ix_local;
 	bool lwt;		      /* a conditional statement */
 	uint8_t timeout_kind;	      /* enum sm_cql_timeout_kind, set at prepare */
 	uint8_t metric_kind;	      /* enum cql_metric_stmt, set at prepare */
@@ -238,6 +242,7 @@ struct cql_op {
 	uint32_t ppl;
 	bool reversed;
 	bool submitting, completed; /* a store request completing inline */
+	struct cql_ix *ix; /* a read through a global index (sm_cql_exec_select.c) */
 	/* filters: relations that are not slices (ALLOW FILTERING) */
 	struct cql_filter *filters;
 	unsigned nfilters, filters_cap;
@@ -321,6 +326,16 @@ cql_stmt_table(const struct sm_cql_stmt *s);
 /* Load the bound values of op->ps's statement; 0, or the op was failed. */
 int
 cql_exec_load_values(struct cql_op *op, const struct sm_cql_values *vals);
+
+/* Pick the index a SELECT reads through, if any (sm_cql_exec_select.c). */
+int
+cql_bind_index(struct cql_prepared *ps);
+/* Make op_release() take its slow path (which frees op->ix) for @op. */
+void
+cql_op_slow_release(struct cql_op *op);
+/* Free @op's index read state (several KB: only index reads have one). */
+void
+cql_select_ix_free(struct cql_op *op);
 
 /* Continue a SELECT's reads (sm_cql_exec_select.c). */
 void

@@ -16,6 +16,7 @@
 
 #include "cql_exec_priv.h"
 #include "cql_metrics_priv.h"
+#include "sm_index.h"
 
 #define DEFAULT_MAX_PREPARED 20000u
 #define NBUCKETS 4096u
@@ -30,6 +31,12 @@ static __thread struct cql_op *op_free;
 static __thread unsigned op_nfree;
 /* Arrays grown past OP_ARRAY_KEEP on this shard; an op that saw it change shrinks its own. */
 static __thread unsigned cql_big_grows;
+
+void
+cql_op_slow_release(struct cql_op *op)
+{
+	op->big_grows = cql_big_grows - 1;
+}
 
 int
 cql_grow_slow(void **arr, unsigned *cap, unsigned need, size_t size)
@@ -72,6 +79,8 @@ prepared_free(struct cql_prepared *ps)
 
 	if (ps->table != NULL && !ps->system)
 		sm_table_put(ps->table);
+	if (ps->ix_view != NULL)
+		sm_table_put(ps->ix_view);
 	for (i = 0; i < ps->nowned; i++)
 		sm_type_free(ps->owned[i]);
 	for (i = 0; i < ps->nowned_str; i++)
@@ -686,6 +695,11 @@ cql_bind(struct cql_prepared *ps, const char *session_ks, char *err, size_t errl
 			return -ENOENT;
 		if (!ps->system)
 			sm_table_get(ps->table);
+		/* modification_statement.cc: an index's view is written by its base only */
+		if (!ps->system && s->kind != SM_CQL_SELECT && sm_table_is_index(ps->table)) {
+			snprintf(err, errlen, "Cannot directly modify a materialized view");
+			return -EINVAL;
+		}
 	}
 	ret = bind_markers(ps, session_ks, err, errlen, code);
 	if (ret < 0)
@@ -877,6 +891,7 @@ op_destroy(struct cql_op *op)
 	sm_free(op->in_vals);
 	sm_free(op->ranges);
 	sm_free(op->keys);
+	cql_select_ix_free(op);
 	sm_free(op->sreqs);
 	sm_free(op->muts);
 	sm_free(op->filters);
@@ -916,6 +931,7 @@ op_release(struct cql_op *op)
 		sm_cql_buf_release(&op->out);
 	if (SM_LIKELY(op->big_grows == cql_big_grows))
 		goto keep;
+	cql_select_ix_free(op);
 	op_shrink((void **)&op->binds, &op->bind_cap, sizeof(*op->binds));
 	op_shrink((void **)&op->ops, &op->ops_cap, sizeof(*op->ops));
 	op_shrink((void **)&op->conds, &op->conds_cap, sizeof(*op->conds));
@@ -1233,6 +1249,8 @@ exec_statement(struct cql_op *op, const struct sm_cql_params *params)
 	case SM_CQL_CREATE_TYPE:
 	case SM_CQL_ALTER_TYPE:
 	case SM_CQL_DROP_TYPE:
+	case SM_CQL_CREATE_INDEX:
+	case SM_CQL_DROP_INDEX:
 		cql_exec_ddl(op);
 		return;
 	case SM_CQL_SELECT:

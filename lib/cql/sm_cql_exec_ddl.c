@@ -12,6 +12,7 @@
 
 #include "cql_exec_priv.h"
 #include "cql_props_priv.h"
+#include "sm_index.h"
 
 struct ddl_ctx {
 	struct sm_ddl_req r;
@@ -28,6 +29,8 @@ struct ddl_ctx {
 	struct sm_type_alter type_alter;
 	struct sm_table_alter table_alter;
 	struct sm_keyspace_alter ks_alter;
+	struct sm_index_def index_def;
+	char index_base[SM_NAME_MAX + 1]; /* DROP INDEX: the table it indexed */
 };
 
 static void
@@ -84,6 +87,189 @@ broadcast_event(const struct sm_cql_schema_change *sc)
 			eb->pending--;
 	}
 	event_done(eb);
+}
+
+static void
+ddl_done(struct sm_ddl_req *r);
+
+/* TRUNCATE of an indexed table: then each of its views, one after the other. */
+struct trunc_views {
+	struct sm_ddl_req r;
+	struct ddl_ctx *d;
+	unsigned next;
+	char view[2 * SM_NAME_MAX + 48];
+};
+
+static void
+truncate_next_view(struct sm_ddl_req *r)
+{
+	struct trunc_views *tv = r->ctx;
+	struct ddl_ctx *d = tv->d;
+	const struct sm_table *base = sm_catalog_table(sm_store_catalog(), d->r.ks_name,
+						       d->r.table_name);
+	const struct sm_table *v =
+		sm_index_nth(sm_catalog_keyspace(sm_store_catalog(), d->r.ks_name), base, tv->next++);
+
+	if (r->result < 0 && d->r.result == 0) {
+		d->r.result = r->result;
+		snprintf(d->r.err, sizeof(d->r.err), "%s", r->err);
+	}
+	if (v == NULL || d->r.result < 0) {
+		sm_free(tv);
+		ddl_done(&d->r);
+		return;
+	}
+	snprintf(tv->view, sizeof(tv->view), "%s", v->name);
+	memset(&tv->r, 0, sizeof(tv->r));
+	tv->r.kind = SM_DDL_TRUNCATE;
+	tv->r.ks_name = d->r.ks_name;
+	tv->r.table_name = tv->view;
+	tv->r.done = truncate_next_view;
+	tv->r.ctx = tv;
+	sm_store_ddl(&tv->r);
+}
+
+static void
+truncate_done(struct sm_ddl_req *r)
+{
+	struct ddl_ctx *d = r->ctx;
+	struct trunc_views *tv;
+
+	if (r->result < 0 || (tv = sm_calloc(1, sizeof(*tv))) == NULL) {
+		ddl_done(r);
+		return;
+	}
+	tv->d = d;
+	tv->r.ctx = tv;
+	truncate_next_view(&tv->r);
+}
+
+/* CREATE INDEX answers once the index holds the table's existing rows. */
+static void
+index_backfilled(void *arg, int result)
+{
+	struct ddl_ctx *d = arg;
+
+	if (result < 0) {
+		d->r.result = result;
+		snprintf(d->r.err, sizeof(d->r.err), "building index %s failed: %s",
+			 d->index_def.name ? d->index_def.name : "", strerror(-result));
+	}
+	ddl_done(&d->r);
+}
+
+static void
+index_ddl_done(struct sm_ddl_req *r)
+{
+	struct ddl_ctx *d = r->ctx;
+	const struct sm_keyspace *k = sm_catalog_keyspace(sm_store_catalog(), d->index_def.ks);
+	const struct sm_table *base = sm_catalog_table(sm_store_catalog(), d->index_def.ks,
+						       d->index_def.table);
+	const struct sm_table *v = NULL, *x;
+	struct sm_index_info info;
+	unsigned i;
+
+	for (i = 0; r->result == 0 && (x = sm_index_nth(k, base, i)) != NULL; i++)
+		if (sm_index_info(x, base, &info) == 0 && strcmp(info.target->name, d->index_def.column) == 0 &&
+		    info.local == d->index_def.local)
+			v = x;
+	if (v == NULL || sm_index_backfill(v, index_backfilled, d) < 0)
+		ddl_done(r);
+}
+
+static int
+apply_create_index(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		   char *err, size_t errlen)
+{
+	const struct ddl_ctx *d = arg;
+
+	return sm_catalog_create_index(cur, &d->index_def, next, err, errlen);
+}
+
+static int
+apply_drop_index(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		 char *err, size_t errlen)
+{
+	const struct ddl_ctx *d = arg;
+
+	return sm_catalog_drop_index(cur, d->index_def.ks, d->index_def.name, d->r.if_exists, next,
+				     err, errlen);
+}
+
+static int
+apply_drop_table(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		 char *err, size_t errlen)
+{
+	const struct ddl_ctx *d = arg;
+
+	return sm_catalog_drop_table_indexed(cur, d->r.ks_name, d->r.table_name, d->r.if_exists,
+					     next, err, errlen);
+}
+
+/* CREATE INDEX and DROP INDEX: the base table changes (ScyllaDB's event). */
+static int
+ddl_index(struct ddl_ctx *d, const struct sm_cql_stmt *s, const char *ks)
+{
+	const struct sm_cql_create_index *ci = &s->create_index;
+	const struct sm_table *t, *v;
+	unsigned i;
+
+	d->r.kind = SM_DDL_CATALOG;
+	d->r.apply_arg = d;
+	d->r.ks_name = ks;
+	d->change = SM_CQL_CHANGE_UPDATED;
+	d->target = SM_CQL_TARGET_TABLE;
+	d->index_def.ks = ks;
+	if (s->kind == SM_CQL_DROP_INDEX) {
+		v = sm_index_by_name(sm_catalog_keyspace(sm_store_catalog(), ks),
+				     s->drop_index.table.name);
+		snprintf(d->index_base, sizeof(d->index_base), "%s",
+			 v ? sm_option_get(v->options, v->noptions, SM_INDEX_OPT_BASE) : "");
+		d->index_def.name = s->drop_index.table.name;
+		d->r.if_exists = s->drop_index.if_exists;
+		d->r.apply = apply_drop_index;
+		d->r.table_name = d->index_base;
+		return 0;
+	}
+	d->index_def.table = ci->table.name;
+	d->index_def.name = ci->name;
+	d->index_def.column = ci->column;
+	d->index_def.fn = ci->fn;
+	d->index_def.if_not_exists = ci->if_not_exists;
+	d->index_def.local = ci->nlocal_pk > 0;
+	d->r.apply = apply_create_index;
+	d->r.table_name = ci->table.name;
+	d->r.done = index_ddl_done;
+	t = sm_catalog_table(sm_store_catalog(), ks, ci->table.name);
+	if (t == NULL || ci->nlocal_pk == 0)
+		return 0;
+	/* create_index_statement.cc validate_for_local_index() */
+	for (i = 0; i < ci->nlocal_pk; i++) {
+		const struct sm_column *c = sm_table_column(t, ci->local_pk[i]);
+
+		if (c == NULL || c->kind != SM_COL_PARTITION) {
+			snprintf(d->r.err, sizeof(d->r.err),
+				 "Local index definition must contain full partition key only. "
+				 "Redundant column: %s",
+				 ci->local_pk[i]);
+			return -EINVAL;
+		}
+		if (i >= t->npk) {
+			snprintf(d->r.err, sizeof(d->r.err),
+				 "Duplicate column definition in local index: %s", ci->local_pk[i]);
+			return -EINVAL;
+		}
+		if (c->pos != i)
+			break;
+	}
+	if (i < t->npk) {
+		snprintf(d->r.err, sizeof(d->r.err),
+			 "Local index definition must contain full partition key only. Missing "
+			 "column: %s",
+			 t->cols[i].name);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static void
@@ -277,8 +463,26 @@ apply_alter_table(const struct sm_catalog *cur, const void *arg, struct sm_catal
 		  char *err, size_t errlen)
 {
 	const struct ddl_ctx *d = arg;
+	const struct sm_table_alter *a = &d->table_alter;
+	const struct sm_table *base = sm_catalog_table(cur, a->ks, a->name), *v;
+	struct sm_index_info info;
+	unsigned i, j;
 
-	return sm_catalog_alter_table(cur, &d->table_alter, next, err, errlen);
+	/* alter_table_statement.cc: an indexed column stays */
+	for (i = 0; a->kind == SM_TABLE_ALTER_DROP && base != NULL && i < a->ncols; i++) {
+		for (j = 0; (v = sm_index_nth(sm_catalog_keyspace(cur, a->ks), base, j)) != NULL;
+		     j++) {
+			if (sm_index_info(v, base, &info) == 0 &&
+			    strcmp(info.target->name, a->cols[i].name) == 0) {
+				snprintf(err, errlen,
+					 "Cannot drop column %s because it has dependent secondary "
+					 "indexes (%s)",
+					 a->cols[i].name, info.name);
+				return -EINVAL;
+			}
+		}
+	}
+	return sm_catalog_alter_table(cur, a, next, err, errlen);
 }
 
 static int
@@ -466,6 +670,54 @@ ddl_type(struct ddl_ctx *d, const struct sm_cql_stmt *s, const char *ks)
 	}
 }
 
+/*
+ * An index's view changes with its index only (ScyllaDB's drop_table_,
+ * alter_table_ and truncate_statement.cc), and a renamed key column would
+ * no longer name a column of its views.
+ */
+static int
+refuse_view_ddl(struct ddl_ctx *d, const struct sm_cql_stmt *s)
+{
+	const struct sm_catalog *cat = sm_store_catalog();
+	const struct sm_table *t = NULL, *v;
+	struct sm_index_info info;
+	unsigned i, j;
+
+	if (s->kind == SM_CQL_DROP_TABLE || s->kind == SM_CQL_TRUNCATE)
+		t = sm_catalog_table(cat, d->r.ks_name, d->r.table_name);
+	else if (s->kind == SM_CQL_ALTER_TABLE)
+		t = sm_catalog_table(cat, d->table_alter.ks, d->table_alter.name);
+	if (t == NULL)
+		return 0;
+	if (sm_table_is_index(t)) {
+		snprintf(d->r.err, sizeof(d->r.err), "%s",
+			 s->kind == SM_CQL_DROP_TABLE ? "Cannot use DROP TABLE on Materialized View"
+			 : s->kind == SM_CQL_TRUNCATE
+				 ? "Cannot TRUNCATE materialized view directly; must truncate base "
+				   "table instead"
+				 : "Cannot use ALTER TABLE on Materialized View");
+		return -EINVAL;
+	}
+	if (s->kind != SM_CQL_ALTER_TABLE || d->table_alter.kind != SM_TABLE_ALTER_RENAME)
+		return 0;
+	for (j = 0; (v = sm_index_nth(sm_catalog_keyspace(cat, t->ks), t, j)) != NULL; j++) {
+		for (i = 0; i < d->table_alter.nrenames; i++) {
+			if (sm_index_info(v, t, &info) == 0 &&
+			    sm_table_column(v, d->table_alter.from[i])) {
+				/* alter_table_statement.cc's message; ScyllaDB renames
+				 * a key column in the views too, shardmark's views name
+				 * their columns after the base's */
+				snprintf(d->r.err, sizeof(d->r.err),
+					 "Cannot rename column %s because it has dependent "
+					 "secondary indexes (%s)",
+					 d->table_alter.from[i], info.name);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
 void
 cql_exec_ddl(struct cql_op *op)
 {
@@ -541,6 +793,20 @@ cql_exec_ddl(struct cql_op *op)
 		d->r.if_exists = s->drop_table.if_exists;
 		d->r.ks_name = ks;
 		d->r.table_name = s->drop_table.table.name;
+		if (s->kind == SM_CQL_TRUNCATE &&
+		    sm_index_nth(sm_catalog_keyspace(sm_store_catalog(), ks),
+				 sm_catalog_table(sm_store_catalog(), ks, s->drop_table.table.name),
+				 0) != NULL)
+			d->r.done = truncate_done;
+		if (s->kind == SM_CQL_DROP_TABLE &&
+		    sm_index_nth(sm_catalog_keyspace(sm_store_catalog(), ks),
+				 sm_catalog_table(sm_store_catalog(), ks, s->drop_table.table.name),
+				 0) != NULL) {
+			/* its indexes go with it */
+			d->r.kind = SM_DDL_CATALOG;
+			d->r.apply = apply_drop_table;
+			d->r.apply_arg = d;
+		}
 		d->change = SM_CQL_CHANGE_DROPPED;
 		d->target = SM_CQL_TARGET_TABLE;
 		break;
@@ -567,11 +833,23 @@ cql_exec_ddl(struct cql_op *op)
 	case SM_CQL_ALTER_KEYSPACE:
 		ret = ddl_alter_keyspace(d, &s->alter_keyspace);
 		break;
+	case SM_CQL_CREATE_INDEX:
+	case SM_CQL_DROP_INDEX:
+		ks = ddl_keyspace(op, s->kind == SM_CQL_CREATE_INDEX ? s->create_index.table.ks
+								     : s->drop_index.table.ks);
+		if (ks == NULL) {
+			sm_free(d);
+			return;
+		}
+		ret = ddl_index(d, s, ks);
+		break;
 	default:
 		sm_free(d);
 		cql_op_fail(op, SM_CQL_ERR_SERVER, "unknown DDL statement");
 		return;
 	}
+	if (ret == 0)
+		ret = refuse_view_ddl(d, s);
 	if (ret < 0) {
 		if (ret == -ENOMEM)
 			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");

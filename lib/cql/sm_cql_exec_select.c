@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "cql_exec_priv.h"
+#include "sm_index.h"
+#include "sm_table.h"
 
 #define MAX_IN_KEYS CQL_MAX_IN_PARTITIONS   /* partitions one IN may name (cartesian product) */
 #define MAX_CK_PREFIX CQL_MAX_IN_CLUSTERING /* clustering prefixes one IN may name */
@@ -199,6 +201,298 @@ sink_row(void *ctx, const struct sm_row_view *r)
 	return op->rw.b->err;
 }
 
+/* ---- reads through a global secondary index ---- */
+
+/*
+ * The index view's partition for the value lists the base rows in token
+ * order (clustered by idx_token, then the base key). It is read in
+ * batches of IX_BATCH base partitions; each batch becomes op->keys, which
+ * the keyed read path reads with the index relation as a filter (so a
+ * view row that a concurrent write made stale selects nothing). A page
+ * that ends inside a batch resumes by reading the batch again from where
+ * it started.
+ */
+#define IX_BATCH 64u
+#define IX_STOP (-EALREADY) /* the sink has a full batch */
+
+struct cql_ix {
+	const struct sm_table *view;
+	unsigned filter;	   /* op->filters[filter] is the index relation */
+	bool entries;		   /* m[k] = v: the view is partitioned by (k, v) */
+	uint8_t *tuple;		   /* that (k, v) */
+	int pk_src[SM_MAX_KEY_PARTS]; /* each base key part: view ck part, -1 the value */
+	unsigned nprefix;	   /* view ck parts up to the base partition key */
+	bool more;		   /* the view has partitions after this batch */
+	bool loaded;		   /* op->keys holds this batch */
+	bool submitting, completed;
+	uint32_t start_len, next_len; /* encoded view ck prefixes: this batch's and the next's exclusive start */
+	uint8_t start[SM_MAX_KEY_BYTES + 64];
+	uint8_t next[SM_MAX_KEY_BYTES + 64];
+	uint8_t *buf; /* the batch's base keys, encoded */
+	size_t len;
+	unsigned cap;
+	uint32_t offs[IX_BATCH + 1];
+	unsigned nkeys;
+	struct sm_key last;
+	struct sm_ck_range range;
+	struct sm_store_req req;
+};
+
+int
+cql_bind_index(struct cql_prepared *ps)
+{
+	const struct sm_cql_select *s = &ps->stmt->select;
+	const struct sm_table *t = ps->table, *v, *best = NULL;
+	const struct sm_keyspace *k;
+	struct sm_index_info info;
+	unsigned i, j;
+
+	ps->ix_rel = -1;
+	if (ps->system || t == NULL)
+		return 0;
+	k = sm_catalog_keyspace(sm_store_catalog(), t->ks);
+	/* ScyllaDB picks the first restriction an index can answer (a global one first) */
+	for (i = 0; i < s->nwhere && best == NULL; i++) {
+		const struct sm_cql_relation *r = &s->where[i];
+		const struct sm_column *c;
+		const char *want; /* the index kind the relation needs */
+
+		if (r->kind == SM_CQL_REL_COLUMN && r->op == SM_CQL_OP_EQ)
+			want = "";
+		else if (r->kind == SM_CQL_REL_COLUMN && r->op == SM_CQL_OP_CONTAINS)
+			want = "values";
+		else if (r->kind == SM_CQL_REL_COLUMN && r->op == SM_CQL_OP_CONTAINS_KEY)
+			want = "keys";
+		else if (r->kind == SM_CQL_REL_ELEM && r->op == SM_CQL_OP_EQ)
+			want = "entries";
+		else
+			continue;
+		c = sm_table_column(t, r->cols[0]);
+		if (c != NULL && c->type->kind == SM_TYPE_SET && strcmp(want, "values") == 0)
+			want = "keys"; /* a set's elements */
+		for (j = 0; c != NULL && (v = sm_index_nth(k, t, j)) != NULL; j++) {
+			const char *fn = sm_option_get(v->options, v->noptions, SM_INDEX_OPT_FN);
+
+			if (sm_index_info(v, t, &info) < 0 || info.target != c)
+				continue;
+			/* "full" answers = on a frozen collection as "" does on any value */
+			if (strcmp(fn != NULL && strcmp(fn, "full") != 0 ? fn : "", want) != 0)
+				continue;
+			if (best == NULL || (ps->ix_local && !info.local)) {
+				best = v;
+				ps->ix_rel = (int)i;
+				ps->ix_local = info.local;
+			}
+		}
+	}
+	if (best != NULL) {
+		sm_table_get(best);
+		ps->ix_view = best;
+	}
+	return 0;
+}
+
+static int
+ix_row(void *ctx, const struct sm_row_view *r)
+{
+	struct cql_op *op = ctx;
+	struct cql_ix *ix = op->ix;
+	const struct sm_table *t = op->ps->table;
+	struct sm_key pk, prefix;
+	size_t n;
+	unsigned i;
+
+	pk.n = t->npk;
+	for (i = 0; i < t->npk; i++)
+		pk.part[i] = ix->pk_src[i] < 0 ? r->pk->part[0] : r->ck->part[ix->pk_src[i]];
+	if (ix->nkeys > 0 && ix->last.n == pk.n) {
+		bool same = true;
+
+		for (i = 0; i < pk.n && same; i++)
+			same = pk.part[i].len == ix->last.part[i].len &&
+			       memcmp(pk.part[i].p, ix->last.part[i].p, pk.part[i].len) == 0;
+		if (same)
+			return 0; /* another row of the same base partition */
+	}
+	if (ix->nkeys == IX_BATCH) {
+		ix->more = true;
+		return IX_STOP;
+	}
+	n = sm_key_encode(&pk, NULL, 0);
+	if (cql_grow((void **)&ix->buf, &ix->cap, (unsigned)(ix->len + n), 1) < 0)
+		return -ENOMEM;
+	sm_key_encode(&pk, ix->buf + ix->len, n);
+	ix->offs[ix->nkeys++] = (uint32_t)ix->len;
+	ix->len += n;
+	ix->offs[ix->nkeys] = (uint32_t)ix->len;
+	sm_key_decode(ix->buf + ix->offs[ix->nkeys - 1], n, &ix->last);
+	/* where the next batch starts: after every view row of this partition */
+	prefix.n = ix->nprefix;
+	for (i = 0; i < ix->nprefix; i++)
+		prefix.part[i] = r->ck->part[i];
+	ix->next_len = (uint32_t)sm_key_encode(&prefix, ix->next, sizeof(ix->next));
+	return 0;
+}
+
+/* After a batch's view read: its base partitions become op->keys. */
+static int
+ix_fetched(struct cql_op *op)
+{
+	struct cql_ix *ix = op->ix;
+	struct sm_store_req *sr = &ix->req;
+	unsigned i;
+
+	if (sr->result < 0 && sr->result != IX_STOP) {
+		cql_op_store_error(op, sr, false);
+		return -1;
+	}
+	if (ix->nkeys > 0 &&
+	    cql_grow((void **)&op->keys, &op->keys_cap, ix->nkeys, sizeof(*op->keys)) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < ix->nkeys; i++)
+		sm_key_decode(ix->buf + ix->offs[i], ix->offs[i + 1] - ix->offs[i], &op->keys[i]);
+	op->nkeys = ix->nkeys;
+	ix->loaded = true;
+	return 0;
+}
+
+static void
+ix_done(struct sm_store_req *sr)
+{
+	struct cql_op *op = sr->ctx;
+
+	if (op->ix->submitting) {
+		op->ix->completed = true;
+		return;
+	}
+	if (ix_fetched(op) == 0)
+		cql_exec_select_pump(op);
+}
+
+/* Read the next batch: 0 when it is in op->keys, 1 when it completes later. */
+static int
+ix_fetch(struct cql_op *op)
+{
+	struct cql_ix *ix = op->ix;
+	struct sm_store_req *sr = &ix->req;
+	struct sm_select *sel = &sr->sel;
+
+	sm_store_req_init(sr, SM_REQ_SELECT);
+	sr->done = ix_done;
+	sr->ctx = op;
+	sel->table = ix->view;
+	sel->pk.n = 1;
+	sel->pk.part[0] = cql_span_bytes(op, &op->spans[op->filters[ix->filter].first]);
+	if (ix->entries) {
+		struct sm_bytes f[2] = {
+			sel->pk.part[0],
+			cql_span_bytes(op, &op->spans[op->filters[ix->filter].first + 1]),
+		};
+		size_t n = sm_tuple_build(NULL, 0, f, 2);
+
+		if (ix->tuple == NULL) {
+			ix->tuple = sm_malloc(n);
+			if (ix->tuple == NULL) {
+				cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+				return -1;
+			}
+			sm_tuple_build(ix->tuple, n, f, 2);
+		}
+		sel->pk.part[0] = (struct sm_bytes){ ix->tuple, (uint32_t)n };
+	}
+	memset(&ix->range, 0, sizeof(ix->range));
+	if (ix->start_len > 0) {
+		sm_key_decode(ix->start, ix->start_len, &ix->range.start.prefix);
+		ix->range.start.inclusive = false;
+		sel->ranges = &ix->range;
+		sel->nranges = 1;
+	}
+	sel->sink.row = ix_row;
+	sel->sink.ctx = op;
+	ix->len = 0;
+	ix->nkeys = 0;
+	ix->more = false;
+	ix->loaded = false;
+	ix->next_len = 0;
+	op->nkeys = 0;
+	ix->submitting = true;
+	ix->completed = false;
+	sm_store_submit(sr);
+	ix->submitting = false;
+	if (!ix->completed)
+		return 1;
+	return ix_fetched(op) < 0 ? -1 : 0;
+}
+
+/* The batch is read: the next one starts where it ended. */
+static void
+ix_advance(struct cql_op *op)
+{
+	struct cql_ix *ix = op->ix;
+
+	memcpy(ix->start, ix->next, ix->next_len);
+	ix->start_len = ix->next_len;
+	ix->loaded = false;
+	op->key_i = 0;
+	op->nkeys = 0;
+}
+
+void
+cql_select_ix_free(struct cql_op *op)
+{
+	if (op->ix == NULL)
+		return;
+	sm_free(op->ix->buf);
+	sm_free(op->ix->tuple);
+	sm_free(op->ix);
+	op->ix = NULL;
+}
+
+/* Set up a read through ps->ix_view: 0, or -1 when @op failed. */
+static int
+ix_setup(struct cql_op *op, unsigned filter)
+{
+	const struct sm_table *t = op->ps->table, *v = op->ps->ix_view;
+	struct cql_ix *ix;
+	unsigned i;
+
+	cql_select_ix_free(op);
+	if (op->ix == NULL) {
+		op->ix = sm_malloc(sizeof(*op->ix));
+		if (op->ix == NULL) {
+			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+			return -1;
+		}
+	}
+	ix = op->ix;
+	cql_op_slow_release(op); /* where op->ix is freed */
+	memset(ix, 0, offsetof(struct cql_ix, start));
+	ix->buf = NULL;
+	ix->cap = 0;
+	ix->len = 0;
+	ix->start_len = 0;
+	ix->view = v;
+	ix->filter = filter;
+	ix->tuple = NULL;
+	ix->entries = op->ps->stmt->select.where[op->ps->ix_rel].kind == SM_CQL_REL_ELEM;
+	ix->nprefix = 1; /* idx_token */
+	for (i = 0; i < t->npk; i++) {
+		const struct sm_column *vc = sm_table_column(v, t->cols[i].name);
+
+		if (vc == NULL) {
+			cql_op_fail(op, SM_CQL_ERR_SERVER, "index %s.%s lacks column %s", v->ks,
+				    v->name, t->cols[i].name);
+			return -1;
+		}
+		ix->pk_src[i] = vc->kind == SM_COL_PARTITION ? -1 : (int)vc->pos;
+		if (vc->kind == SM_COL_CLUSTERING)
+			ix->nprefix = SM_MAX(ix->nprefix, (unsigned)vc->pos + 1);
+	}
+	return 0;
+}
+
 /* ---- paging state: ours, wrapping the store's position ---- */
 
 static int
@@ -211,12 +505,51 @@ paging_decode(struct cql_op *op, struct sm_bytes st, struct sm_select *sel)
 	op->key_i = (unsigned)be_read((struct sm_bytes){ st.p + 1, 4 });
 	op->limit_left = (uint32_t)be_read((struct sm_bytes){ st.p + 5, 4 });
 	len = (uint32_t)be_read((struct sm_bytes){ st.p + 9, 4 });
-	if (len > SM_PAGING_MAX || 13 + (size_t)len != st.len || op->key_i >= op->nkeys + 1)
+	if (SM_UNLIKELY(op->ix != NULL)) {
+		/* and where the batch started: [u32 length][view clustering prefix] */
+		uint32_t xl;
+
+		if (len > SM_PAGING_MAX || 17 + (size_t)len > st.len)
+			return -EINVAL;
+		xl = (uint32_t)be_read((struct sm_bytes){ st.p + 13 + len, 4 });
+		if (xl > sizeof(op->ix->start) || 17 + (size_t)len + xl != st.len || op->key_i > IX_BATCH)
+			return -EINVAL;
+		memcpy(op->ix->start, st.p + 17 + len, xl);
+		op->ix->start_len = xl;
+		if (xl > 0 && sm_key_decode(op->ix->start, xl, &op->ix->range.start.prefix) < 0)
+			return -EINVAL;
+	} else if (len > SM_PAGING_MAX || 13 + (size_t)len != st.len || op->key_i >= op->nkeys + 1) {
 		return -EINVAL;
+	}
 	sel->resume = len > 0;
 	sel->paging.len = len;
 	memcpy(sel->paging.data, st.p + 13, len);
 	return 0;
+}
+
+/* A page through an index: ours, then where the index batch started. */
+static __attribute__((noinline, cold)) int
+ix_finish_rows(struct cql_op *op, uint32_t len)
+{
+	struct sm_select *sel = &op->sreqs[0].sel;
+	uint8_t *buf = sm_malloc(17 + SM_PAGING_MAX + sizeof(op->ix->start));
+	struct sm_bytes st;
+	int ret;
+
+	if (buf == NULL)
+		return -ENOMEM;
+	buf[0] = PAGING_VERSION;
+	put_be(buf + 1, op->key_i, 4);
+	put_be(buf + 5, op->limit_left, 4);
+	put_be(buf + 9, len, 4);
+	memcpy(buf + 13, sel->paging.data, len);
+	put_be(buf + 13 + len, op->ix->start_len, 4);
+	memcpy(buf + 17 + len, op->ix->start, op->ix->start_len);
+	st.p = buf;
+	st.len = 17 + len + op->ix->start_len;
+	ret = sm_cql_rows_end(&op->rw, &st);
+	sm_free(buf);
+	return ret;
 }
 
 static int
@@ -229,6 +562,8 @@ finish_rows(struct cql_op *op, bool more)
 
 	if (!more)
 		return sm_cql_rows_end(&op->rw, NULL);
+	if (SM_UNLIKELY(op->ix != NULL))
+		return ix_finish_rows(op, len);
 	buf[0] = PAGING_VERSION;
 	put_be(buf + 1, op->key_i, 4);
 	put_be(buf + 5, op->limit_left, 4);
@@ -297,6 +632,16 @@ after_read(struct cql_op *op)
 	}
 	op->key_i++;
 	if (op->range || op->key_i >= op->nkeys) {
+		if (SM_UNLIKELY(op->ix != NULL) && op->ix->more) {
+			ix_advance(op);
+			sel->resume = false;
+			sel->paging.len = 0;
+			if (page_full(op)) {
+				select_finish(op, true);
+				return false;
+			}
+			return true;
+		}
 		select_finish(op, false);
 		return false;
 	}
@@ -331,6 +676,19 @@ cql_exec_select_pump(struct cql_op *op)
 	uint32_t chunk;
 
 	for (;;) {
+		if (SM_UNLIKELY(op->key_i >= op->nkeys) && op->ix != NULL) {
+			/* the next batch of base partitions from the index */
+			if (!op->ix->loaded && ix_fetch(op) != 0)
+				return;
+			if (op->key_i >= op->nkeys) {
+				if (!op->ix->more) {
+					select_finish(op, false);
+					return;
+				}
+				ix_advance(op);
+				continue;
+			}
+		}
 		chunk = op->ps->grouped ? COUNT_CHUNK : 0;
 		if (op->page_size != 0)
 			chunk = op->page_size - op->page_rows;
@@ -1005,7 +1363,7 @@ cql_exec_select(struct cql_op *op)
 	struct sm_select *sel;
 	unsigned i, npk_set = 0, nkeys;
 	uint64_t product;
-	bool token = false, present, empty;
+	bool token = false, present, empty, ix_read = false, ix_pk = false, ix_unused = false;
 	int64_t v;
 	int ret;
 
@@ -1069,13 +1427,70 @@ cql_exec_select(struct cql_op *op)
 			return;
 		used[i] = true;
 	}
-	if (npk_set > 0 && npk_set < t->npk && !s->allow_filtering) {
+	/* through a global index: the view lists the partitions to read */
+	if (SM_UNLIKELY(ps->ix_view != NULL)) {
+		const struct sm_column *ic = sm_table_column(t, s->where[ps->ix_rel].cols[0]);
+
+		if (!ps->ix_local && ic != NULL && ic->kind == SM_COL_PARTITION && npk_set < t->npk) {
+			/* a partition key part with an index of its own: not a key */
+			ix_pk = true;
+			if (pkv[ic->pos].set)
+				npk_set--;
+			pkv[ic->pos].set = false;
+			pkv[ic->pos].n = 0;
+			used[ps->ix_rel] = false;
+		}
+		ix_read = !ps->ix_local && npk_set < t->npk && !token;
+		if (ix_read) {
+			/* the index relation filters too: a stale view row selects nothing */
+			const struct sm_cql_relation *r = &s->where[ps->ix_rel];
+
+			used[ps->ix_rel] = true;
+			if (add_filter(op, r, sm_table_column(t, r->cols[0])) < 0 ||
+			    ix_setup(op, op->nfilters - 1) < 0)
+				return;
+			/* the partitions come from the index: a restricted part of the
+			 * key filters them (with ALLOW FILTERING, as in ScyllaDB) */
+			for (i = 0; i < s->nwhere; i++) {
+				const struct sm_column *c;
+
+				if (!used[i] || (int)i == ps->ix_rel ||
+				    s->where[i].kind != SM_CQL_REL_COLUMN)
+					continue;
+				c = sm_table_column(t, s->where[i].cols[0]);
+				if (c == NULL || c->kind != SM_COL_PARTITION)
+					continue;
+				if (!s->allow_filtering) {
+					cql_op_fail(op, SM_CQL_ERR_INVALID,
+						    "Cannot execute this query as it might involve data "
+						    "filtering and thus may have unpredictable "
+						    "performance. If you want to execute this query "
+						    "despite the performance unpredictability, use ALLOW "
+						    "FILTERING");
+					return;
+				}
+				if (add_filter(op, &s->where[i], c) < 0)
+					return;
+			}
+		} else {
+			ix_unused = ix_pk; /* filtered, not a key */
+		}
+		if (ps->ix_local && npk_set < t->npk && !s->allow_filtering) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID,
+				    "Cannot execute this query as it might involve data filtering "
+				    "and thus may have unpredictable performance. If you want to "
+				    "execute this query despite the performance unpredictability, "
+				    "use ALLOW FILTERING");
+			return;
+		}
+	}
+	if (npk_set > 0 && npk_set < t->npk && !s->allow_filtering && !ix_read) {
 		cql_op_fail(op, SM_CQL_ERR_INVALID,
 			    "Partition key parts: %s must be restricted as other parts are",
 			    t->cols[!pkv[0].set ? 0 : npk_set].name);
 		return;
 	}
-	op->range = npk_set < t->npk;
+	op->range = npk_set < t->npk && !ix_read;
 	if (!op->range && token) {
 		cql_op_fail(
 			op, SM_CQL_ERR_INVALID,
@@ -1122,7 +1537,8 @@ cql_exec_select(struct cql_op *op)
 		if (c == NULL) {
 			return;
 		}
-		if (!s->allow_filtering && c->kind != SM_COL_REGULAR && c->kind != SM_COL_STATIC) {
+		if (!s->allow_filtering && c->kind != SM_COL_REGULAR && c->kind != SM_COL_STATIC &&
+		    !((int)i == ps->ix_rel && ix_unused)) {
 			cql_op_fail(op, SM_CQL_ERR_INVALID,
 				    "PRIMARY KEY column \"%s\" cannot be restricted as preceding "
 				    "column is not restricted (use ALLOW FILTERING)",
@@ -1165,7 +1581,7 @@ cql_exec_select(struct cql_op *op)
 	op->nkeys = dedupe_keys(op->keys, op->nkeys);
 	ret = build_ranges(op, plan);
 	/* An empty IN selects nothing (not everything). */
-	empty = plan->nprefix == 0 || (!op->range && op->nkeys == 0);
+	empty = plan->nprefix == 0 || (!op->range && op->nkeys == 0 && !ix_read);
 	if (ret < 0)
 		return;
 	if (op->serial && (op->range || op->nkeys != 1)) {
@@ -1214,7 +1630,7 @@ cql_exec_select(struct cql_op *op)
 			cql_op_fail(op, SM_CQL_ERR_PROTOCOL, "Invalid paging state");
 			return;
 		}
-		if (!op->range && op->key_i >= op->nkeys) {
+		if (!op->range && !ix_read && op->key_i >= op->nkeys) {
 			cql_op_fail(op, SM_CQL_ERR_PROTOCOL, "Invalid paging state");
 			return;
 		}

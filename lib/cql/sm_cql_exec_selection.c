@@ -1014,6 +1014,9 @@ cql_bind_select(struct cql_prepared *ps, char *err, size_t errlen, int32_t *code
 			return ret;
 		ps->distinct = true;
 	}
+	ret = cql_bind_index(ps);
+	if (ret < 0)
+		return ret;
 	/* Columns that ALLOW FILTERING relations test are read too. */
 	for (i = 0; i < s->nwhere; i++) {
 		const struct sm_cql_relation *r = &s->where[i];
@@ -1026,7 +1029,7 @@ cql_bind_select(struct cql_prepared *ps, char *err, size_t errlen, int32_t *code
 			return -EINVAL;
 		}
 		if (c->kind == SM_COL_REGULAR || c->kind == SM_COL_STATIC) {
-			if (!s->allow_filtering) {
+			if (!s->allow_filtering && (int)i != ps->ix_rel) {
 				snprintf(
 					err, errlen,
 					"Cannot execute this query as it might involve data "

@@ -1227,6 +1227,62 @@ batch_stmt(struct cql_parser *p, struct sm_cql_batch_ast *b)
 	return cql_expect_kw(p, "batch");
 }
 
+/* ---- CREATE INDEX ---- */
+
+static int
+index_target(struct cql_parser *p, struct sm_cql_create_index *x)
+{
+	static const char *const fns[] = { "keys", "values", "entries", "full" };
+	unsigned i, cap = 0;
+
+	if (cql_accept_punct(p, "(")) {
+		/* ((pk, ...), col): a local index */
+		do {
+			const char **slot = cql_vec_add(p, &x->local_pk, &x->nlocal_pk, &cap,
+							sizeof(*slot));
+
+			if (slot == NULL)
+				return -ENOMEM;
+			TRY(cql_ident(p, slot));
+		} while (cql_accept_punct(p, ","));
+		TRY(cql_expect_punct(p, ")"));
+		TRY(cql_expect_punct(p, ","));
+		return cql_ident(p, &x->column);
+	}
+	for (i = 0; i < SM_ARRAY_SIZE(fns); i++) {
+		if (cql_tok_is_kw(p, cql_peek(p, 0), fns[i]) &&
+		    cql_tok_is_punct(p, cql_peek(p, 1), "(")) {
+			cql_accept_kw(p, fns[i]);
+			cql_accept_punct(p, "(");
+			x->fn = fns[i];
+			TRY(cql_ident(p, &x->column));
+			return cql_expect_punct(p, ")");
+		}
+	}
+	return cql_ident(p, &x->column);
+}
+
+static int
+create_index(struct cql_parser *p, struct sm_cql_create_index *x)
+{
+	int rc;
+
+	x->if_not_exists = if_not_exists(p, &rc);
+	TRY(rc);
+	if (!cql_tok_is_kw(p, cql_peek(p, 0), "on"))
+		TRY(cql_ident(p, &x->name));
+	TRY(cql_expect_kw(p, "on"));
+	TRY(cql_qname(p, &x->table));
+	TRY(cql_expect_punct(p, "("));
+	TRY(index_target(p, x));
+	if (cql_tok_is_punct(p, cql_peek(p, 0), ","))
+		return cql_unsupported(p, "an index on several columns");
+	TRY(cql_expect_punct(p, ")"));
+	if (cql_tok_is_kw(p, cql_peek(p, 0), "using"))
+		return cql_unsupported(p, "CUSTOM INDEX");
+	return 0;
+}
+
 /* ---- statements ---- */
 
 static int
@@ -1242,8 +1298,12 @@ parse_create(struct cql_parser *p, struct sm_cql_stmt *s)
 		s->kind = SM_CQL_CREATE_TABLE;
 		return create_table(p, &s->create_table);
 	}
-	if (cql_tok_is_kw(p, t, "index") || cql_tok_is_kw(p, t, "custom"))
-		return cql_unsupported(p, "CREATE INDEX");
+	if (cql_accept_kw(p, "index")) {
+		s->kind = SM_CQL_CREATE_INDEX;
+		return create_index(p, &s->create_index);
+	}
+	if (cql_tok_is_kw(p, t, "custom"))
+		return cql_unsupported(p, "CREATE CUSTOM INDEX");
 	if (cql_tok_is_kw(p, t, "materialized"))
 		return cql_unsupported(p, "CREATE MATERIALIZED VIEW");
 	if (cql_accept_kw(p, "type")) {
@@ -1281,8 +1341,12 @@ parse_drop(struct cql_parser *p, struct sm_cql_stmt *s)
 		TRY(rc);
 		return cql_qname(p, &s->drop_table.table);
 	}
-	if (cql_tok_is_kw(p, t, "index"))
-		return cql_unsupported(p, "DROP INDEX");
+	if (cql_accept_kw(p, "index")) {
+		s->kind = SM_CQL_DROP_INDEX;
+		s->drop_index.if_exists = if_exists(p, &rc);
+		TRY(rc);
+		return cql_qname(p, &s->drop_index.table);
+	}
 	if (cql_tok_is_kw(p, t, "materialized"))
 		return cql_unsupported(p, "DROP MATERIALIZED VIEW");
 	if (cql_accept_kw(p, "type")) {

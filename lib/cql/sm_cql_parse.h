@@ -303,6 +303,8 @@ enum sm_cql_stmt_kind {
 	SM_CQL_CREATE_TYPE,
 	SM_CQL_ALTER_TYPE,
 	SM_CQL_DROP_TYPE,
+	SM_CQL_CREATE_INDEX,
+	SM_CQL_DROP_INDEX,
 	SM_CQL_SELECT,
 	SM_CQL_INSERT,
 	SM_CQL_UPDATE,
@@ -414,6 +416,21 @@ struct sm_cql_create_type {
 	const char **fields;
 	const char **types; /* normalized CQL type syntax, as sm_cql_coldef's */
 	unsigned nfields;
+};
+
+/*
+ * CREATE INDEX [IF NOT EXISTS] [name] ON [ks.]t (target): target is col,
+ * keys(col), values(col), entries(col), full(col), or (pk, ...), col for a
+ * local index.
+ */
+struct sm_cql_create_index {
+	struct sm_cql_qname table;
+	const char *name; /* NULL: the default name */
+	bool if_not_exists;
+	const char *column;
+	const char *fn;		/* NULL, or "keys", "values", "entries", "full" */
+	const char **local_pk;	/* a local index's partition key columns */
+	unsigned nlocal_pk;
 };
 
 /* ALTER TYPE name ADD f type | ALTER f TYPE type | RENAME a TO b [AND c TO d ...] */
@@ -596,6 +613,8 @@ struct sm_cql_stmt {
 		struct sm_cql_create_type create_type;
 		struct sm_cql_alter_type alter_type;
 		struct sm_cql_table_ref drop_type;
+		struct sm_cql_create_index create_index;
+		struct sm_cql_table_ref drop_index; /* table: [ks.]index name */
 		struct sm_cql_select select;
 		struct sm_cql_insert insert;
 		struct sm_cql_update update;

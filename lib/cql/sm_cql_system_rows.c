@@ -15,6 +15,7 @@
 
 #include "sm_core.h"
 #include "cql_system_priv.h"
+#include "sm_index.h"
 
 #define RELEASE_VERSION "3.0.8" /* Scylla's; >= 3.0 < 4 makes drivers use system_schema v3 */
 /* system.versions: a ScyllaDB version (what shardmark behaves as), then what it is */
@@ -716,6 +717,8 @@ gen_tables(struct sys_state *s)
 		if (!ks_wanted(s, i, k))
 			continue;
 		for (j = 0; j < k->ntables; j++) {
+			if (sm_table_is_index(k->tables[j]))
+				continue; /* system_schema.indexes lists it */
 			if (!row_begin(s))
 				return;
 			gen_table_row(s, k->tables[j]);
@@ -743,7 +746,7 @@ gen_columns(struct sys_state *s)
 		for (j = 0; j < k->ntables; j++) {
 			const struct sm_table *t = k->tables[j];
 
-			for (c = 0; c < t->ncols; c++) {
+			for (c = 0; c < t->ncols && !sm_table_is_index(t); c++) {
 				const struct sm_column *col = &t->cols[c];
 				bool key = col->kind == SM_COL_PARTITION ||
 					   col->kind == SM_COL_CLUSTERING;
@@ -849,6 +852,90 @@ gen_versions(struct sys_state *s)
 	row_end(s);
 }
 
+/* system_schema.indexes (its columns as sm_cql_system.c defines them) */
+enum { IX_KEYSPACE_NAME, IX_TABLE_NAME, IX_INDEX_NAME, IX_KIND, IX_OPTIONS };
+
+/* A column name as CQL text: quoted unless it is a plain lowercase identifier. */
+static void
+cql_name(const char *name, char *out, size_t n)
+{
+	bool plain = name[0] >= 'a' && name[0] <= 'z';
+	size_t i, j = 0;
+
+	for (i = 0; name[i] != '\0' && plain; i++)
+		plain = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+			name[i] == '_';
+	if (plain) {
+		snprintf(out, n, "%s", name);
+		return;
+	}
+	if (n < 3)
+		return;
+	out[j++] = '"';
+	for (i = 0; name[i] != '\0' && j + 3 < n; i++) {
+		if (name[i] == '"')
+			out[j++] = '"';
+		out[j++] = name[i];
+	}
+	out[j++] = '"';
+	out[j] = '\0';
+}
+
+static void
+gen_indexes(struct sys_state *s)
+{
+	const struct sm_keyspace *k;
+	unsigned i, j, c;
+
+	for (i = 0; (k = ks_at(s, i)) != NULL; i++) {
+		if (!ks_wanted(s, i, k))
+			continue;
+		for (j = 0; j < k->ntables; j++) {
+			const struct sm_table *v = k->tables[j], *base;
+			const char *fn = sm_option_get(v->options, v->noptions, SM_INDEX_OPT_FN);
+			struct sm_index_info info;
+			char col[2 * SM_NAME_MAX + 8], target[4 * SM_NAME_MAX + 64];
+			struct sm_bytes e[2];
+			size_t at;
+
+			const char *bn = sm_option_get(v->options, v->noptions, SM_INDEX_OPT_BASE);
+
+			base = NULL;
+			for (c = 0; bn != NULL && sm_table_is_index(v) && c < k->ntables; c++)
+				if (strcmp(k->tables[c]->name, bn) == 0)
+					base = k->tables[c];
+			if (base == NULL || sm_index_info(v, base, &info) < 0)
+				continue;
+			cql_name(info.target->name, col, sizeof(col));
+			if (info.local) {
+				/* ScyllaDB's target_parser: {"pk":["p"],"ck":["v"]} */
+				at = (size_t)snprintf(target, sizeof(target), "{\"pk\":[");
+				for (c = 0; c < base->npk && at < sizeof(target); c++)
+					at += (size_t)snprintf(target + at, sizeof(target) - at,
+							       "%s\"%s\"", c ? "," : "",
+							       base->cols[c].name);
+				if (at < sizeof(target))
+					snprintf(target + at, sizeof(target) - at, "],\"ck\":[\"%s\"]}",
+						 info.target->name);
+			} else if (fn != NULL && fn[0] != '\0') {
+				snprintf(target, sizeof(target), "%s(%s)", fn, col);
+			} else {
+				snprintf(target, sizeof(target), "%s", col);
+			}
+			if (!row_begin(s))
+				return;
+			put_text(s, IX_KEYSPACE_NAME, k->name);
+			put_text(s, IX_TABLE_NAME, base->name);
+			put_text(s, IX_INDEX_NAME, info.name);
+			put_text(s, IX_KIND, "COMPOSITES");
+			e[0] = str_bytes("target");
+			e[1] = str_bytes(target);
+			put_coll(s, IX_OPTIONS, e, 1, true);
+			row_end(s);
+		}
+	}
+}
+
 /* system_schema.dropped_columns (its columns as sm_cql_system.c defines them) */
 enum { DC_KEYSPACE_NAME, DC_TABLE_NAME, DC_COLUMN_NAME, DC_DROPPED_TIME, DC_TYPE };
 
@@ -912,6 +999,9 @@ cql_system_generate(struct sys_state *s, enum sys_table_index index)
 		break;
 	case SYS_DROPPED_COLUMNS:
 		gen_dropped_columns(s);
+		break;
+	case SYS_INDEXES:
+		gen_indexes(s);
 		break;
 	case SYS_SCYLLA_LOCAL:
 		gen_scylla_local(s);

@@ -560,9 +560,9 @@ system_keyspace(const char *ks)
 static int
 describe_keyspace(struct sm_cqlsh *sh, const struct sm_cqlsh_result *ksr, uint32_t row)
 {
-	struct sm_cqlsh_result *tables, *cols;
+	struct sm_cqlsh_result *tables, *cols, *idx;
 	struct sm_cqlsh_str s;
-	char ks[256];
+	char ks[256], tb[256];
 	uint32_t i;
 	int ret;
 
@@ -573,9 +573,13 @@ describe_keyspace(struct sm_cqlsh *sh, const struct sm_cqlsh_result *ksr, uint32
 		print_element(sh, &s);
 	tables = schema_query(sh, "tables", ks, NULL);
 	cols = tables != NULL ? schema_query(sh, "columns", ks, NULL) : NULL;
-	for (i = 0; cols != NULL && i < tables->nrows && ret == 0; i++) {
+	idx = cols != NULL ? schema_query(sh, "indexes", ks, NULL) : NULL;
+	for (i = 0; idx != NULL && i < tables->nrows && ret == 0; i++) {
 		sm_cqlsh_str_reset(&s);
 		ret = sm_cqlsh_describe_table(&s, tables, i, cols);
+		if (ret == 0)
+			ret = sm_cqlsh_describe_indexes(
+				&s, idx, ks, row_text(tables, i, "table_name", tb, sizeof(tb)));
 		if (ret == 0)
 			print_element(sh, &s);
 	}
@@ -583,8 +587,9 @@ describe_keyspace(struct sm_cqlsh *sh, const struct sm_cqlsh_result *ksr, uint32
 		printerr(sh, "cannot describe keyspace %s: %s", ks, strerror(-ret));
 	sm_cqlsh_result_free(tables);
 	sm_cqlsh_result_free(cols);
+	sm_cqlsh_result_free(idx);
 	sm_cqlsh_str_release(&s);
-	return tables != NULL && cols != NULL ? ret : -EIO;
+	return tables != NULL && cols != NULL && idx != NULL ? ret : -EIO;
 }
 
 /*
@@ -731,7 +736,7 @@ describe_schema(struct sm_cqlsh *sh, const char *ks, bool full)
 static bool
 describe_table(struct sm_cqlsh *sh, const char *ks, const char *t, bool quiet)
 {
-	struct sm_cqlsh_result *tables, *cols = NULL;
+	struct sm_cqlsh_result *tables, *cols = NULL, *idx;
 	struct sm_cqlsh_str s;
 	bool found = false;
 	int ret = 0;
@@ -742,9 +747,13 @@ describe_table(struct sm_cqlsh *sh, const char *ks, const char *t, bool quiet)
 	if (tables->nrows > 0) {
 		found = true;
 		cols = schema_query(sh, "columns", ks, t);
+		idx = cols != NULL ? schema_query(sh, "indexes", ks, t) : NULL;
 		sm_cqlsh_str_init(&s);
 		if (cols != NULL)
 			ret = sm_cqlsh_describe_table(&s, tables, 0, cols);
+		if (cols != NULL && idx != NULL && ret == 0)
+			ret = sm_cqlsh_describe_indexes(&s, idx, ks, t);
+		sm_cqlsh_result_free(idx);
 		if (cols != NULL && ret == 0)
 			print_element(sh, &s);
 		else if (cols != NULL)

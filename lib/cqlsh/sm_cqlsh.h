@@ -278,6 +278,16 @@ int
 sm_cqlsh_describe_table(struct sm_cqlsh_str *out, const struct sm_cqlsh_result *tables,
 			uint32_t row, const struct sm_cqlsh_result *columns);
 
+/*
+ * After a table's CREATE TABLE: "CREATE INDEX name ON ks.table (target);"
+ * on a line each for the rows of @indexes (system_schema.indexes) naming
+ * @table, by index name, as the driver's export_as_string() adds them.
+ * 0, -EINVAL (the rows lack a column it needs) or -ENOMEM.
+ */
+int
+sm_cqlsh_describe_indexes(struct sm_cqlsh_str *out, const struct sm_cqlsh_result *indexes,
+			  const char *ks, const char *table);
+
 /* A CQL name as the driver protects it: as is when lower-case and not reserved, else "quoted". */
 void
 sm_cqlsh_protect_name(struct sm_cqlsh_str *out, const char *name);

@@ -520,3 +520,101 @@ out:
 	sm_free(other);
 	return ret;
 }
+
+static int
+bytes_cmp(struct sm_bytes x, struct sm_bytes y)
+{
+	size_t n = x.len < y.len ? x.len : y.len;
+	int c = n ? memcmp(x.p, y.p, n) : 0;
+
+	return c ? c : (x.len > y.len) - (x.len < y.len);
+}
+
+/* A local index's {"pk":["p"],"ck":["v"]} as CQL: " ((p), v);". */
+static void
+put_local_target(struct sm_cqlsh_str *out, struct sm_bytes t)
+{
+	bool in_str = false, in_list = false;
+	unsigned lists = 0;
+	uint32_t i;
+
+	sm_cqlsh_str_puts(out, " ((");
+	for (i = 0; i < t.len; i++) {
+		char ch = (char)t.p[i];
+
+		if (ch == '"' && !in_str && i + 1 < t.len && (t.p[i + 1] == 'p' || t.p[i + 1] == 'c') &&
+		    i + 3 < t.len && t.p[i + 2] == 'k' && t.p[i + 3] == '"') {
+			i += 3; /* the "pk" and "ck" keys */
+			continue;
+		}
+		if (ch == '"') {
+			in_str = !in_str;
+			continue;
+		}
+		if (in_str) {
+			sm_cqlsh_str_putn(out, &ch, 1);
+		} else if (ch == ',' && in_list) {
+			sm_cqlsh_str_puts(out, ", ");
+		} else if (ch == '[') {
+			in_list = true;
+		} else if (ch == ']') {
+			in_list = false;
+			if (++lists == 1)
+				sm_cqlsh_str_puts(out, "), ");
+		}
+	}
+	sm_cqlsh_str_puts(out, ");");
+}
+
+int
+sm_cqlsh_describe_indexes(struct sm_cqlsh_str *out, const struct sm_cqlsh_result *ix,
+			  const char *ks, const char *table)
+{
+	int c_tb = sm_cqlsh_result_col(ix, "table_name");
+	int c_name = sm_cqlsh_result_col(ix, "index_name");
+	int c_opts = sm_cqlsh_result_col(ix, "options");
+	struct sm_bytes last = { NULL, 0 };
+	uint32_t r;
+
+	if (c_tb < 0 || c_name < 0 || c_opts < 0)
+		return -EINVAL;
+	/* by index name, as TableMetadata.export_as_string() sorts them (a table has few) */
+	for (;;) {
+		struct sm_bytes target = { NULL, 0 }, k, v, name;
+		struct sm_coll_iter it;
+		char buf[256];
+		int64_t best = -1;
+
+		for (r = 0; r < ix->nrows; r++) {
+			name = cell(ix, r, c_name);
+			if (!cell_is(ix, r, c_tb, table) || name.p == NULL ||
+			    (last.p != NULL && bytes_cmp(name, last) <= 0))
+				continue;
+			if (best < 0 || bytes_cmp(name, cell(ix, (uint32_t)best, c_name)) < 0)
+				best = r;
+		}
+		if (best < 0)
+			break;
+		r = (uint32_t)best;
+		last = cell(ix, r, c_name);
+		if (cell(ix, r, c_opts).p != NULL && sm_coll_iter_init(&it, cell(ix, r, c_opts)) == 0)
+			while (coll_next(&it, &k, &v, true))
+				if (k.len == 6 && memcmp(k.p, "target", 6) == 0)
+					target = v;
+		snprintf(buf, sizeof(buf), "%.*s", last.p ? (int)last.len : 0,
+			 last.p ? (const char *)last.p : "");
+		sm_cqlsh_str_puts(out, "\nCREATE INDEX ");
+		sm_cqlsh_protect_name(out, buf);
+		sm_cqlsh_str_puts(out, " ON ");
+		sm_cqlsh_protect_name(out, ks);
+		sm_cqlsh_str_puts(out, ".");
+		sm_cqlsh_protect_name(out, table);
+		if (target.p != NULL && target.len > 0 && target.p[0] == '{') {
+			put_local_target(out, target);
+			continue;
+		}
+		sm_cqlsh_str_printf(out, " (%.*s);", target.p ? (int)target.len : 0,
+				    target.p ? (const char *)target.p : "");
+	}
+	return out->err;
+}

@@ -17,6 +17,7 @@
 #include "sm_core.h"
 #include "sm_paxos.h"
 #include "sm_store.h"
+#include "store_priv.h"
 #include "sm_table.h"
 
 struct store_shard {
@@ -39,6 +40,7 @@ struct store_shard {
 	struct sm_ddl_req *ddl_busy;
 	struct sm_ddl_req *ddl_head;
 	struct sm_ddl_req **ddl_tail;
+	unsigned index_tables; /* base tables with an index (sm_index.c) */
 };
 
 static __thread struct store_shard *ss;
@@ -418,9 +420,20 @@ refuse_for_memory(struct sm_store_req *r, const struct sm_mutation *m)
 	return true;
 }
 
-/* Inlined into sm_store_submit(): a local request is the common case. */
+/* A compare-and-set on the owning shard, for sm_index.c to run between its images. */
+static void
+run_cas(struct sm_store_req *r, struct sm_ptable *pt)
+{
+	run_paxos(r, pt, &r->cas.mut.pk, false);
+}
+
+/*
+ * Inlined into sm_store_submit(): a local request is the common case.
+ * @views: look for indexes to maintain; false where sm_store_submit() just
+ * found none on this very shard (store_index_route()).
+ */
 static inline __attribute__((always_inline)) void
-exec_local(struct sm_store_req *r)
+exec_local(struct sm_store_req *r, bool views)
 {
 	const struct sm_table *t;
 	struct sm_ptable *pt;
@@ -436,6 +449,9 @@ exec_local(struct sm_store_req *r)
 		if (SM_UNLIKELY(sm_mem_pressure()) && refuse_for_memory(r, &r->mut))
 			return;
 		ts = r->mut.ts == SM_TS_NOW ? sm_store_now_us() : r->mut.ts;
+		if (views && SM_UNLIKELY(ss->index_tables != 0) &&
+		    store_index_mutate(r, pt, ts, now_sec()))
+			return;
 		r->result = sm_ptable_apply_at(pt, &r->mut, r->token, ts, now_sec(), r->err,
 					       sizeof(r->err));
 		return;
@@ -453,6 +469,8 @@ exec_local(struct sm_store_req *r)
 		if (pt == NULL)
 			goto enoent;
 		if (SM_UNLIKELY(sm_mem_pressure()) && refuse_for_memory(r, &r->cas.mut))
+			return;
+		if (views && SM_UNLIKELY(ss->index_tables != 0) && store_index_cas(r, pt, run_cas))
 			return;
 		run_paxos(r, pt, &r->cas.mut.pk, false);
 		return;
@@ -474,7 +492,26 @@ enoent:
 static void
 exec_remote(void *arg)
 {
-	exec_local(arg);
+	exec_local(arg, true);
+}
+
+void
+store_set_index_tables(unsigned n)
+{
+	if (ss != NULL)
+		ss->index_tables = n;
+}
+
+void
+store_exec_here(struct sm_store_req *r)
+{
+	exec_local(r, true);
+}
+
+void
+store_req_finish(struct sm_store_req *r)
+{
+	req_finish(r);
 }
 
 static void
@@ -677,6 +714,8 @@ sm_store_submit(struct sm_store_req *r)
 	r->result = 0;
 	r->err[0] = '\0';
 	ss->inflight++;
+	if (SM_UNLIKELY(ss->index_tables != 0) && store_index_route(r))
+		return;
 	if (r->kind == SM_REQ_SELECT && r->sel.range) {
 		scan_start(r);
 		return;
@@ -695,7 +734,7 @@ sm_store_submit(struct sm_store_req *r)
 	owner = sm_shard_of_token(r->token, sm_shard_count() ? sm_shard_count() : 1,
 				  SM_SHARDING_IGNORE_MSB);
 	if (owner == r->origin) {
-		exec_local(r);
+		exec_local(r, false);
 		req_finish(r);
 		return;
 	}
@@ -813,6 +852,7 @@ ddl_install(void *arg)
 	ss->cat = r->next;
 	if (sync_tables(ss->cat) < 0)
 		SM_ERR("out of memory installing schema version: some tables lack storage");
+	store_index_sync(ss->cat);
 	retire_catalog(old);
 }
 
@@ -1013,6 +1053,7 @@ sm_store_shard_fini(void)
 	sm_changelog_shard_fini();
 	if (ss == NULL)
 		return;
+	store_index_shard_fini();
 	for (s = 0; s < ss->ntables; s++) {
 		if (ss->tables[s] != NULL) {
 			const struct sm_table *t = sm_ptable_schema(ss->tables[s]);

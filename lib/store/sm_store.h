@@ -293,6 +293,7 @@ struct sm_store_req {
 	/* private to the store */
 	unsigned origin;
 	int64_t token; /* the partition key's, found once by sm_store_submit() */
+	void *index_job; /* a write to an indexed table: its view writes (sm_index.c) */
 	struct sm_scan_state scan;
 };
 

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "sm_core.h"
+#include "sm_index.h"
 #include "sm_table.h"
 
 #define VAL_INLINE 16
@@ -1363,8 +1364,9 @@ check_key(const struct sm_table *t, const struct sm_key *k, unsigned want, unsig
 		const struct sm_column *col = &t->cols[first + i];
 
 		/* a compound key's serialized form is never empty (ScyllaDB's
-		 * validation.cc validate_cql_key()): only a single empty component is */
-		if (k->part[i].len == 0 && first == 0 && want == 1) {
+		 * validation.cc validate_cql_key()): only a single empty component
+		 * is; an index's view keeps the empty value it indexes */
+		if (k->part[i].len == 0 && first == 0 && want == 1 && !sm_table_is_index(t)) {
 			snprintf(err, errlen, "Key may not be empty");
 			return -EINVAL;
 		}

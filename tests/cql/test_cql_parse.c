@@ -908,8 +908,9 @@ static void
 test_unsupported(void **state)
 {
 	(void)state;
-	bad("CREATE INDEX ON t (v)", -ENOTSUP, "not supported by shardmark: CREATE INDEX");
-	bad("CREATE CUSTOM INDEX i ON t (v)", -ENOTSUP, "CREATE INDEX");
+	bad("CREATE CUSTOM INDEX i ON t (v)", -ENOTSUP, "not supported by shardmark: CREATE CUSTOM INDEX");
+	bad("CREATE INDEX i ON t (v) USING 'org.x'", -ENOTSUP, "CUSTOM INDEX");
+	bad("CREATE INDEX i ON t (a, b)", -ENOTSUP, "several columns");
 	bad("CREATE MATERIALIZED VIEW v AS SELECT * FROM t", -ENOTSUP, "MATERIALIZED VIEW");
 	bad("CREATE FUNCTION f() RETURNS int", -ENOTSUP, "FUNCTION");
 	bad("CREATE OR REPLACE FUNCTION f()", -ENOTSUP, "FUNCTION");
@@ -918,11 +919,55 @@ test_unsupported(void **state)
 	bad("GRANT SELECT ON ks TO r", -ENOTSUP, "GRANT");
 	bad("REVOKE SELECT ON ks FROM r", -ENOTSUP, "REVOKE");
 	bad("LIST ROLES", -ENOTSUP, "LIST");
-	bad("DROP INDEX i", -ENOTSUP, "DROP INDEX");
 	bad("DROP MATERIALIZED VIEW v", -ENOTSUP, "VIEW");
 	bad("ALTER MATERIALIZED VIEW v WITH comment = 'x'", -ENOTSUP, "VIEW");
 	bad("CREATE TABLE t (a frozen<ks.udt> PRIMARY KEY, b ks.x.y)", -EBADMSG, NULL);
 	bad("SELECT * FROM t WHERE a LIKE 'x'", -ENOTSUP, "LIKE");
+}
+
+/* CREATE INDEX's targets (ScyllaDB's Cql.g indexIdent) and DROP INDEX. */
+static void
+test_create_index(void **state)
+{
+	struct sm_cql_stmt *s;
+
+	(void)state;
+	s = ok("CREATE INDEX ON t (v)");
+	assert_int_equal(s->kind, SM_CQL_CREATE_INDEX);
+	assert_null(s->create_index.name);
+	assert_string_equal(s->create_index.table.name, "t");
+	assert_string_equal(s->create_index.column, "v");
+	assert_null(s->create_index.fn);
+	sm_cql_stmt_free(s);
+	s = ok("create index if not exists \"Ix\" on ks.t (KEYS(m));");
+	assert_true(s->create_index.if_not_exists);
+	assert_string_equal(s->create_index.name, "Ix");
+	assert_string_equal(s->create_index.table.ks, "ks");
+	assert_string_equal(s->create_index.fn, "keys");
+	assert_string_equal(s->create_index.column, "m");
+	sm_cql_stmt_free(s);
+	s = ok("CREATE INDEX i ON t (full(f))");
+	assert_string_equal(s->create_index.fn, "full");
+	sm_cql_stmt_free(s);
+	/* a column may be called values */
+	s = ok("CREATE INDEX i ON t (values)");
+	assert_null(s->create_index.fn);
+	assert_string_equal(s->create_index.column, "values");
+	sm_cql_stmt_free(s);
+	s = ok("CREATE INDEX i ON t ((p1, p2), v)");
+	assert_int_equal(s->create_index.nlocal_pk, 2);
+	assert_string_equal(s->create_index.local_pk[1], "p2");
+	assert_string_equal(s->create_index.column, "v");
+	sm_cql_stmt_free(s);
+	s = ok("DROP INDEX IF EXISTS ks.i");
+	assert_int_equal(s->kind, SM_CQL_DROP_INDEX);
+	assert_true(s->drop_index.if_exists);
+	assert_string_equal(s->drop_index.table.ks, "ks");
+	assert_string_equal(s->drop_index.table.name, "i");
+	sm_cql_stmt_free(s);
+	bad("CREATE INDEX ON t", -EBADMSG, NULL);
+	bad("CREATE INDEX ON t ((p), )", -EBADMSG, NULL);
+	bad("CREATE INDEX ON t (keys(m)", -EBADMSG, NULL);
 }
 
 /* CREATE / ALTER / DROP TYPE, user type literals, fields in SELECT, SET and DELETE. */
@@ -1245,6 +1290,7 @@ main(void)
 		cmocka_unit_test(test_error_positions),
 		cmocka_unit_test(test_duplicate_properties),
 		cmocka_unit_test(test_unsupported),
+		cmocka_unit_test(test_create_index),
 		cmocka_unit_test(test_user_types),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_large),

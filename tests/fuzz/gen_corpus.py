@@ -218,6 +218,28 @@ def cql_seeds():
         "SELECT * FROM ks.coll WHERE k = 1",
         "SELECT * FROM ks.coll WHERE s CONTAINS 'b' ALLOW FILTERING"),
         tables=("coll",))
+    session("index", (
+        "INSERT INTO ks.wide (pk, ck, v, s) VALUES (1, 'a', 0x01, 7)",
+        "CREATE INDEX ON ks.wide (v)",
+        "CREATE INDEX si ON ks.wide (s)",
+        "CREATE INDEX lc ON ks.wide ((pk), ck)",
+        "CREATE INDEX ON ks.coll (keys(m))",
+        "CREATE INDEX ON ks.coll (s)",
+        "INSERT INTO ks.wide (pk, ck, v) VALUES (2, 'b', 0x01) USING TTL 100",
+        "UPDATE ks.wide SET v = 0x02, s = 8 WHERE pk = 1 AND ck = 'a'",
+        "INSERT INTO ks.coll (k, s, m) VALUES (1, {'a', ''}, {'x': 1})",
+        "UPDATE ks.coll SET m['y'] = 2, s = s - {'a'} WHERE k = 1",
+        "SELECT * FROM ks.wide WHERE v = 0x01",
+        "SELECT * FROM ks.wide WHERE s = 8 LIMIT 1",
+        "SELECT * FROM ks.wide WHERE pk = 1 AND ck = 'a'",
+        "SELECT k FROM ks.coll WHERE m CONTAINS KEY 'y'",
+        "SELECT k FROM ks.coll WHERE s CONTAINS ''",
+        "DELETE FROM ks.wide WHERE pk = 2",
+        "DROP INDEX ks.si",
+        "SELECT index_name, options FROM system_schema.indexes",
+        "TRUNCATE ks.wide",
+        "DROP TABLE ks.coll"),
+        tables=("wide", "coll"))
     def counters(s):
         for q in ("UPDATE ks.cnt SET c = c + 5 WHERE k = 1",
                   "UPDATE ks.cnt SET c = c - 2 WHERE k = 1", "SELECT c FROM ks.cnt WHERE k = 1"):

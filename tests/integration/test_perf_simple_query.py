@@ -39,6 +39,8 @@ def iterations(out):
     (["--alternator", "sometimes"], "Invalid --alternator-write-isolation setting 'sometimes'"),
     (["--collection", "2", "--counters"], "--collection and --counters are mutually exclusive"),
     (["--workload", "write_rmw"], "--workload is for the Alternator frontend"),
+    (["--alternator", "o", "--workload", "write_index"], "Alternator's is write_gsi"),
+    (["--counters", "--workload", "write_index"], "counter tables have no indexes"),
     (["--alternator", "o", "--workload", "fly"], "--workload: expected read, write"),
     (["--no-such-option"], "no-such-option"),
 ])
@@ -106,6 +108,8 @@ def test_cql_read_output_and_json(run_cli, tmp_path):
     (["--collection", "3", "--write"], "write"),
     (["--shard-aware", "false"], "read"),
     (["--query-single-key"], "read"),
+    (["--workload", "write_index"], "write_index"),
+    (["--workload", "write_index", "--shard-aware", "false"], "write_index"),
 ])
 def test_cql_modes(run_cli, tmp_path, args, kind):
     out = tmp_path / "r.json"
