@@ -17,6 +17,7 @@
 #include "sm_paxos.h"
 #include "sm_store.h"
 #include "sm_table.h"
+#include "store_log_priv.h"
 
 struct store_shard {
 	struct sm_catalog *cat;
@@ -142,6 +143,24 @@ ptable_of(const struct sm_table *t, char *err, size_t errlen)
 	return pt;
 }
 
+struct sm_ptable *
+store_ptable_local(const struct sm_table *t)
+{
+	char err[160];
+
+	return ptable_of(t, err, sizeof(err));
+}
+
+/* Every mutation the store applies goes through here: the commitlog's one hook. */
+static inline int
+apply_mutation(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, int32_t now,
+	       char *err, size_t errlen)
+{
+	if (SM_LIKELY(sm_clog_mode == SM_CLOG_OFF))
+		return sm_ptable_apply(pt, m, ts, now, err, errlen);
+	return store_log_apply(pt, m, ts, now, err, errlen);
+}
+
 /* ---- Paxos glue: the proposal value is a mutation ---- */
 
 /* A mutation copied into one block, so an acceptor can keep it. */
@@ -227,7 +246,7 @@ mut_apply(void *store_ctx, const void *v, int64_t ts)
 	pt = ptable_of(m->table, err, sizeof(err));
 	if (pt == NULL)
 		return -ENOENT;
-	return sm_ptable_apply(pt, m, ts, now_sec(), err, sizeof(err));
+	return apply_mutation(pt, m, ts, now_sec(), err, sizeof(err));
 }
 
 static const struct sm_paxos_value_ops mut_ops = {
@@ -317,7 +336,7 @@ run_local_cas(struct sm_store_req *r, struct sm_ptable *pt)
 	if (!ok)
 		return;
 	ts = c->mut.ts == SM_TS_NOW ? sm_store_now_us() : c->mut.ts;
-	r->result = sm_ptable_apply(pt, &c->mut, ts, now, r->err, sizeof(r->err));
+	r->result = apply_mutation(pt, &c->mut, ts, now, r->err, sizeof(r->err));
 	c->applied = r->result == 0;
 	c->ts = ts;
 }
@@ -431,7 +450,7 @@ exec_local(struct sm_store_req *r)
 		if (SM_UNLIKELY(sm_mem_pressure()) && refuse_for_memory(r, &r->mut))
 			return;
 		ts = r->mut.ts == SM_TS_NOW ? sm_store_now_us() : r->mut.ts;
-		r->result = sm_ptable_apply(pt, &r->mut, ts, now_sec(), r->err, sizeof(r->err));
+		r->result = apply_mutation(pt, &r->mut, ts, now_sec(), r->err, sizeof(r->err));
 		return;
 	case SM_REQ_SELECT:
 		pt = ptable_of(r->sel.table, r->err, sizeof(r->err));
@@ -476,6 +495,51 @@ exec_reply(void *arg)
 	struct sm_store_req *r = arg;
 
 	req_finish(r);
+}
+
+/* Batch commitlog: the sync that covers the request's record is done. */
+static void
+log_synced(void *arg)
+{
+	struct sm_store_req *r = arg;
+
+	if (r->clw.result < 0 && r->result == 0) {
+		r->result = -EIO;
+		snprintf(r->err, sizeof(r->err),
+			 "commitlog write failed on shard %u: the write is applied but may not "
+			 "survive a restart",
+			 sm_shard_id());
+	}
+	if (r->origin == sm_shard_id())
+		req_finish(r);
+	else if (sm_submit_to(r->origin, exec_reply, r, NULL) < 0)
+		SM_ERR("out of memory replying to shard %u: a request is lost", r->origin);
+}
+
+/* True when the request just logged a record it must wait for. */
+static bool
+log_defer(struct sm_store_req *r)
+{
+	uint64_t pos = store_log_pending;
+
+	if (pos == 0)
+		return false;
+	store_log_pending = 0;
+	sm_clog_wait(&r->clw, pos, log_synced, r);
+	return true;
+}
+
+/* exec_remote() for the batch commitlog: the reply leaves after the sync. */
+static void
+exec_remote_logged(void *arg)
+{
+	struct sm_store_req *r = arg;
+
+	exec_local(r);
+	if (log_defer(r))
+		return;
+	if (sm_submit_to(r->origin, exec_reply, r, NULL) < 0)
+		SM_ERR("out of memory replying to shard %u: a request is lost", r->origin);
 }
 
 /* ---- range scans: a k-way merge over shards, in token order ---- */
@@ -682,12 +746,16 @@ sm_store_submit(struct sm_store_req *r)
 	owner = sm_key_shard(pk);
 	if (owner == r->origin) {
 		exec_local(r);
+		if (SM_UNLIKELY(store_log_pending != 0) && log_defer(r))
+			return;
 		req_finish(r);
 		return;
 	}
 	r->hops = 1;
 	SM_STAT_INC(hops);
-	if (sm_submit_to(owner, exec_remote, r, exec_reply) < 0) {
+	if (SM_UNLIKELY(sm_clog_mode == SM_CLOG_BATCH)
+		    ? sm_submit_to(owner, exec_remote_logged, r, NULL) < 0
+		    : sm_submit_to(owner, exec_remote, r, exec_reply) < 0) {
 		r->result = -ENOMEM;
 		snprintf(r->err, sizeof(r->err), "out of memory forwarding to shard %u", owner);
 		req_finish(r);
@@ -792,6 +860,8 @@ ddl_install(void *arg)
 		if (t != NULL && t->slot < ss->ntables && ss->tables[t->slot] != NULL) {
 			sm_ptable_truncate(ss->tables[t->slot]);
 			sm_paxos_table_drop(ss->paxos, &t->id);
+			if (sm_clog_mode != SM_CLOG_OFF)
+				store_log_truncate(t);
 		}
 		return;
 	}
@@ -811,6 +881,23 @@ ddl_done_msg(void *arg)
 }
 
 static void
+ddl_deliver(void *arg)
+{
+	struct sm_ddl_req *r = arg;
+
+	if (r->clog_pos != 0 && r->clw.result < 0 && r->result >= 0) {
+		r->result = -EIO;
+		snprintf(r->err, sizeof(r->err),
+			 "commitlog write failed: the schema change is applied but may not survive "
+			 "a restart");
+	}
+	if (r->origin == 0)
+		r->done(r);
+	else
+		sm_submit_to(r->origin, ddl_done_msg, r, NULL);
+}
+
+static void
 ddl_complete(struct sm_ddl_req *r)
 {
 	struct sm_ddl_req *next;
@@ -822,10 +909,11 @@ ddl_complete(struct sm_ddl_req *r)
 	} else {
 		r->version = ss->cat->version;
 	}
-	if (r->origin == 0)
-		r->done(r);
+	r->clw.result = 0;
+	if (r->clog_pos != 0 && sm_clog_mode == SM_CLOG_BATCH)
+		sm_clog_wait(&r->clw, r->clog_pos, ddl_deliver, r);
 	else
-		sm_submit_to(r->origin, ddl_done_msg, r, NULL);
+		ddl_deliver(r);
 	ss->ddl_busy = NULL;
 	next = ss->ddl_head;
 	if (next != NULL) {
@@ -845,14 +933,16 @@ ddl_installed(void *arg)
 		ddl_complete(r);
 }
 
-static void
-ddl_start(struct sm_ddl_req *r)
+/*
+ * The next catalog for @r from @cur: 0 and r->next, 1 for a no-op, -errno
+ * with r->err. The commitlog's replay builds the schema with it too.
+ */
+int
+store_ddl_build(const struct sm_catalog *cur, struct sm_ddl_req *r)
 {
-	const struct sm_catalog *cur = ss->cat;
 	unsigned i;
 	int ret = 0;
 
-	ss->ddl_busy = r;
 	r->next = NULL;
 	r->err[0] = '\0';
 	switch (r->kind) {
@@ -901,8 +991,28 @@ ddl_start(struct sm_ddl_req *r)
 		}
 		break;
 	}
+	return ret;
+}
+
+static void
+ddl_start(struct sm_ddl_req *r)
+{
+	unsigned i;
+	int ret;
+
+	ss->ddl_busy = r;
+	r->clog_pos = 0;
+	ret = store_ddl_build(ss->cat, r);
 	r->result = ret;
-	if (ret != 0) {
+	if (ret == 0 && sm_clog_mode != SM_CLOG_OFF) {
+		ret = store_log_ddl(r);
+		if (ret < 0) {
+			r->result = ret;
+			sm_catalog_put(r->next);
+			r->next = NULL;
+		}
+	}
+	if (r->result != 0) {
 		ddl_complete(r);
 		return;
 	}
@@ -948,6 +1058,15 @@ sm_store_ddl(struct sm_ddl_req *r)
  * version: the first install message carries it. */
 static struct sm_catalog *initial_catalog;
 
+void
+store_set_initial_catalog(struct sm_catalog *c)
+{
+	struct sm_catalog *old = __atomic_exchange_n(&initial_catalog, c, __ATOMIC_ACQ_REL);
+
+	if (old != NULL)
+		sm_catalog_put(old);
+}
+
 int
 sm_store_shard_init(void)
 {
@@ -980,6 +1099,11 @@ sm_store_shard_init(void)
 	}
 	ss->cat = __atomic_load_n(&initial_catalog, __ATOMIC_ACQUIRE);
 	sm_catalog_get(ss->cat);
+	/* a catalog the commitlog rebuilt has tables: give them storage */
+	if (ss->cat->next_slot > 0 && sync_tables(ss->cat) < 0) {
+		SM_ERR("out of memory creating the tables of the replayed schema");
+		return -ENOMEM;
+	}
 	return 0;
 free_paxos:
 	sm_paxos_table_destroy(ss->paxos);
