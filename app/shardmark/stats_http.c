@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sm_commitlog.h"
 #include "sm_core.h"
 #include "sm_tls.h"
 #include "stats_http.h"
@@ -120,6 +121,8 @@ serve_metrics(struct sm_conn *c)
 						 need < len ? len - need : 0, n);
 		need += sm_tls_format_prometheus(need < len ? buf + need : NULL,
 						 need < len ? len - need : 0, n);
+		need += sm_clog_format_prometheus(need < len ? buf + need : NULL,
+						  need < len ? len - need : 0, n);
 		if (need < len)
 			break;
 		sm_free(buf);

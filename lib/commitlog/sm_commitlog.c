@@ -119,6 +119,52 @@ sm_clog_get_stats(unsigned shard, struct sm_clog_stats *st)
 	}
 }
 
+size_t
+sm_clog_format_prometheus(char *buf, size_t len, unsigned nshards)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} m[] = {
+		{ "records_total", "Records appended to the commitlog.",
+		  offsetof(struct sm_clog_stats, records) },
+		{ "bytes_total", "Bytes appended to the commitlog, framing and padding included.",
+		  offsetof(struct sm_clog_stats, bytes) },
+		{ "writes_total", "Commitlog write submissions.",
+		  offsetof(struct sm_clog_stats, writes) },
+		{ "syncs_total", "Commitlog fdatasync rounds completed.",
+		  offsetof(struct sm_clog_stats, syncs) },
+		{ "synced_records_total", "Records covered by a completed sync.",
+		  offsetof(struct sm_clog_stats, synced_records) },
+		{ "segments_created_total", "Commitlog segments created by this run.",
+		  offsetof(struct sm_clog_stats, segments) },
+	};
+	size_t need = 0, k;
+	unsigned i;
+	int w;
+
+	if (sm_clog_mode == SM_CLOG_OFF)
+		return 0;
+	for (k = 0; k < SM_ARRAY_SIZE(m); k++) {
+		w = snprintf(need < len ? buf + need : NULL, need < len ? len - need : 0,
+			     "# HELP shardmark_commitlog_%s %s\n# TYPE shardmark_commitlog_%s counter\n",
+			     m[k].name, m[k].help, m[k].name);
+		need += w > 0 ? (size_t)w : 0;
+		for (i = 0; i < nshards; i++) {
+			struct sm_clog_stats st;
+			uint64_t v;
+
+			sm_clog_get_stats(i, &st);
+			memcpy(&v, (const char *)&st + m[k].off, sizeof(v));
+			w = snprintf(need < len ? buf + need : NULL, need < len ? len - need : 0,
+				     "shardmark_commitlog_%s{shard=\"%u\"} %" PRIu64 "\n", m[k].name,
+				     i, v);
+			need += w > 0 ? (size_t)w : 0;
+		}
+	}
+	return need;
+}
+
 void
 clog_segment_path(char *buf, size_t len, unsigned shard, uint64_t seq)
 {

@@ -160,6 +160,13 @@ struct sm_clog_stats {
 void
 sm_clog_get_stats(unsigned shard, struct sm_clog_stats *st);
 
+/*
+ * Prometheus text of every shard's counters (shardmark_commitlog_*), as
+ * snprintf(): the length it needs, writing what fits; nothing when off.
+ */
+size_t
+sm_clog_format_prometheus(char *buf, size_t len, unsigned nshards);
+
 /* CRC32C (Castagnoli) of @len bytes, continuing @crc (0 to start). */
 uint32_t
 sm_crc32c(uint32_t crc, const void *p, size_t len);
