@@ -53,49 +53,10 @@ opt_print_config(void *ctx, const char *value, char *err, size_t errlen)
 	return 0;
 }
 
-static int
-opt_commitlog(void *ctx, const char *value, char *err, size_t errlen)
-{
-	return sm_config_set(&((struct serve_ctx *)ctx)->cfg, "--commitlog-sync", value, err,
-			     errlen);
-}
-
 static const struct sm_cli_opt serve_opts[] = {
 	{ "--print-config", NULL, "print the effective configuration as YAML and exit",
 	  opt_print_config },
-	{ "--commitlog", "off|periodic|batch",
-	  "the commitlog (commitlog_sync): off by default, the data in memory only, because the "
-	  "appliance benchmarks memory and a restart of a benchmark reloads; periodic or batch "
-	  "make writes survive a restart (see commitlog_sync)",
-	  opt_commitlog },
 };
-
-/* Before the shards: the commitlog's directory and segments, and the schema it holds. */
-static int
-commitlog_setup(struct serve_ctx *s)
-{
-	const struct sm_config *c = &s->cfg;
-	struct sm_clog_config cc = {
-		.dir = c->commitlog_directory,
-		.segment_size = (uint64_t)c->commitlog_segment_size_in_mb << 20,
-		.total_space = (uint64_t)c->commitlog_total_space_in_mb << 20,
-		.period_ms = c->commitlog_sync_period_in_ms,
-		.nshards = sm_app_shard_count(c),
-	};
-	char err[1024];
-
-	if (sm_clog_mode_parse(c->commitlog_sync, &cc.mode) < 0 || cc.mode == SM_CLOG_OFF)
-		return 0;
-	if (sm_clog_init(&cc, err, sizeof(err)) < 0) {
-		fprintf(stderr, "shardmark serve: %s\n", err);
-		return SM_EXIT_USAGE;
-	}
-	SM_INFO("commitlog: %s in %s (segments of %u MiB)", c->commitlog_sync,
-		c->commitlog_directory, c->commitlog_segment_size_in_mb);
-	if (sm_store_log_load_schema() < 0)
-		return SM_EXIT_FAIL;
-	return 0;
-}
 
 /* Listen on @addr:@port for @proto, through TLS when @tls is set. */
 static int
@@ -687,7 +648,7 @@ sm_cmd_serve(int argc, char **argv)
 	ret = tls_setup(&s);
 	if (ret != 0)
 		goto out;
-	ret = commitlog_setup(&s);
+	ret = sm_app_commitlog_setup(&s.cfg);
 	if (ret != 0)
 		goto out;
 	ro.shard_init = serve_shard_init;
