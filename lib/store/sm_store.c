@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stddef.h>
@@ -29,6 +30,9 @@ struct store_shard {
 	struct sm_paxos_local local;
 	struct sm_paxos_replica replica;
 	int64_t last_ts;
+	bool logging; /* the commitlog is on: applied mutations are logged */
+	/* this shard, or none when logging: the commitlog costs the hot path no test */
+	unsigned inline_owner;
 	/* Requests submitted here and not yet done: they point into the
 	 * current catalog, so a replaced catalog waits in retired[] until
 	 * they are all done. */
@@ -151,12 +155,16 @@ store_ptable_local(const struct sm_table *t)
 	return ptable_of(t, err, sizeof(err));
 }
 
-/* Every mutation the store applies goes through here: the commitlog's one hook. */
-static inline int
+/*
+ * Every mutation the store applies goes through here: the commitlog's one
+ * hook. @logged is a constant where the caller is the inlined hot path
+ * (its copy without the log has no test at all), ss->logging elsewhere.
+ */
+static inline __attribute__((always_inline)) int
 apply_mutation(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, int32_t now,
-	       char *err, size_t errlen)
+	       char *err, size_t errlen, bool logged)
 {
-	if (SM_LIKELY(sm_clog_mode == SM_CLOG_OFF))
+	if (!logged)
 		return sm_ptable_apply(pt, m, ts, now, err, errlen);
 	return store_log_apply(pt, m, ts, now, err, errlen);
 }
@@ -246,7 +254,7 @@ mut_apply(void *store_ctx, const void *v, int64_t ts)
 	pt = ptable_of(m->table, err, sizeof(err));
 	if (pt == NULL)
 		return -ENOENT;
-	return apply_mutation(pt, m, ts, now_sec(), err, sizeof(err));
+	return apply_mutation(pt, m, ts, now_sec(), err, sizeof(err), ss->logging);
 }
 
 static const struct sm_paxos_value_ops mut_ops = {
@@ -336,7 +344,7 @@ run_local_cas(struct sm_store_req *r, struct sm_ptable *pt)
 	if (!ok)
 		return;
 	ts = c->mut.ts == SM_TS_NOW ? sm_store_now_us() : c->mut.ts;
-	r->result = apply_mutation(pt, &c->mut, ts, now, r->err, sizeof(r->err));
+	r->result = apply_mutation(pt, &c->mut, ts, now, r->err, sizeof(r->err), ss->logging);
 	c->applied = r->result == 0;
 	c->ts = ts;
 }
@@ -434,7 +442,7 @@ refuse_for_memory(struct sm_store_req *r, const struct sm_mutation *m)
 
 /* Inlined into sm_store_submit(): a local request is the common case. */
 static inline __attribute__((always_inline)) void
-exec_local(struct sm_store_req *r)
+exec_in(struct sm_store_req *r, bool logged)
 {
 	const struct sm_table *t;
 	struct sm_ptable *pt;
@@ -450,7 +458,7 @@ exec_local(struct sm_store_req *r)
 		if (SM_UNLIKELY(sm_mem_pressure()) && refuse_for_memory(r, &r->mut))
 			return;
 		ts = r->mut.ts == SM_TS_NOW ? sm_store_now_us() : r->mut.ts;
-		r->result = apply_mutation(pt, &r->mut, ts, now_sec(), r->err, sizeof(r->err));
+		r->result = apply_mutation(pt, &r->mut, ts, now_sec(), r->err, sizeof(r->err), logged);
 		return;
 	case SM_REQ_SELECT:
 		pt = ptable_of(r->sel.table, r->err, sizeof(r->err));
@@ -481,6 +489,12 @@ exec_local(struct sm_store_req *r)
 	return;
 enoent:
 	r->result = -ENOENT;
+}
+
+static inline __attribute__((always_inline)) void
+exec_local(struct sm_store_req *r)
+{
+	exec_in(r, false);
 }
 
 static void
@@ -529,13 +543,22 @@ log_defer(struct sm_store_req *r)
 	return true;
 }
 
-/* exec_remote() for the batch commitlog: the reply leaves after the sync. */
+/* exec_local() with the commitlog on (a copy of its own, off the hot path). */
+static __attribute__((noinline)) void
+exec_logged(struct sm_store_req *r)
+{
+	exec_in(r, true);
+	if (!log_defer(r))
+		req_finish(r);
+}
+
+/* exec_remote() with the commitlog on: in batch mode the reply leaves after the sync. */
 static void
 exec_remote_logged(void *arg)
 {
 	struct sm_store_req *r = arg;
 
-	exec_local(r);
+	exec_in(r, true);
 	if (log_defer(r))
 		return;
 	if (sm_submit_to(r->origin, exec_reply, r, NULL) < 0)
@@ -744,16 +767,18 @@ sm_store_submit(struct sm_store_req *r)
 		return;
 	}
 	owner = sm_key_shard(pk);
-	if (owner == r->origin) {
+	if (owner == ss->inline_owner) {
 		exec_local(r);
-		if (SM_UNLIKELY(store_log_pending != 0) && log_defer(r))
-			return;
 		req_finish(r);
+		return;
+	}
+	if (SM_UNLIKELY(ss->logging) && owner == r->origin) {
+		exec_logged(r);
 		return;
 	}
 	r->hops = 1;
 	SM_STAT_INC(hops);
-	if (SM_UNLIKELY(sm_clog_mode == SM_CLOG_BATCH)
+	if (SM_UNLIKELY(ss->logging)
 		    ? sm_submit_to(owner, exec_remote_logged, r, NULL) < 0
 		    : sm_submit_to(owner, exec_remote, r, exec_reply) < 0) {
 		r->result = -ENOMEM;
@@ -1076,6 +1101,8 @@ sm_store_shard_init(void)
 	if (ss == NULL)
 		return -ENOMEM;
 	ss->ddl_tail = &ss->ddl_head;
+	ss->logging = sm_clog_mode != SM_CLOG_OFF;
+	ss->inline_owner = ss->logging ? UINT_MAX : sm_shard_id();
 	ss->paxos = sm_paxos_table_create(&mut_ops);
 	if (ss->paxos == NULL)
 		goto free_ss;
