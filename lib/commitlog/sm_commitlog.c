@@ -883,7 +883,10 @@ sm_clog_shard_fini(void)
 		start_sync();
 		wait_until(all_settled);
 	}
-	release_waiters(-EIO);
+	/* The loop is over: a waiter left now would never run, and its request
+	 * may be gone with its connection; forget them without touching them. */
+	cs->wait_head = NULL;
+	cs->wait_tail = &cs->wait_head;
 	/* A spare never written to holds nothing: leave no empty file behind. */
 	if (cs->spare_ready) {
 		unlink(cs->spare_path);
