@@ -292,7 +292,8 @@ sm_clog_init(const struct sm_clog_config *conf, char *err, size_t errlen)
 	ret = list_segments(err, errlen);
 	if (ret < 0)
 		goto fail;
-	qsort(clog_g.segs, clog_g.nsegs, sizeof(*clog_g.segs), seg_cmp);
+	if (clog_g.nsegs > 1)
+		qsort(clog_g.segs, clog_g.nsegs, sizeof(*clog_g.segs), seg_cmp);
 	clog_g.direct = probe_direct();
 	if (!clog_g.direct)
 		SM_INFO("commitlog: %s does not take O_DIRECT (tmpfs?): buffered writes, each "
