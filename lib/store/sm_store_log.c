@@ -23,6 +23,7 @@
  * a table id the schema no longer has (dropped) is skipped.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -152,15 +153,34 @@ enc_mutation(struct enc *e, const struct sm_mutation *m, int64_t ts, int32_t now
 	}
 }
 
+static size_t
+key_log_size(const struct sm_key *k)
+{
+	return 1 + 4 * (size_t)k->n + sm_key_size(k);
+}
+
+/* What enc_mutation() writes, without a pass of its own over the bytes. */
+static size_t
+mutation_log_size(const struct sm_mutation *m)
+{
+	size_t n = 16 + 8 + 4 + 4 + 4 + key_log_size(&m->pk) + key_log_size(&m->ck) +
+		   key_log_size(&m->range.start.prefix) + 1 + key_log_size(&m->range.end.prefix) +
+		   1 + 4;
+	unsigned i;
+
+	for (i = 0; i < m->nops; i++)
+		n += 2 + 1 + 1 + 4 + (size_t)m->ops[i].key.len + 4 + m->ops[i].value.len;
+	return n;
+}
+
 int
 store_log_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, int32_t now,
 		char *err, size_t errlen)
 {
-	struct enc e = { NULL, 0 };
+	struct enc e = { NULL, mutation_log_size(m) };
 	uint64_t pos;
 	int ret;
 
-	enc_mutation(&e, m, ts, now);
 	if (e.n > UINT32_MAX) {
 		ret = -EFBIG;
 		goto refuse;
@@ -175,6 +195,8 @@ store_log_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, i
 	e.n = 0;
 	enc_mutation(&e, m, ts, now);
 	pos = sm_clog_commit(REC_MUTATION, e.p, (uint32_t)e.n);
+	/* a size of its own must agree with the encoding, or the records overlap */
+	assert(e.n == mutation_log_size(m));
 	if (sm_clog_mode == SM_CLOG_BATCH)
 		store_log_pending = pos;
 	return 0;
