@@ -71,6 +71,7 @@ struct clog_shard {
 	int failed;
 	struct sm_clog_waiter *wait_head;
 	struct sm_clog_waiter **wait_tail;
+	struct sm_clog_waiter *space_head; /* waiting for a buffer or a segment */
 	struct sm_timer timer;
 	struct sm_clog_stats st;
 };
@@ -350,6 +351,20 @@ release_waiters(int result)
 	}
 }
 
+/* A buffer or a segment came free: everyone waiting for room tries again. */
+static void
+release_space(int result)
+{
+	struct sm_clog_waiter *w;
+
+	while ((w = cs->space_head) != NULL) {
+		cs->space_head = w->next;
+		w->next = NULL;
+		w->result = result;
+		sm_task_schedule(&w->task);
+	}
+}
+
 static void
 fail(int res, const char *what)
 {
@@ -363,6 +378,7 @@ fail(int res, const char *what)
 	}
 	cs->failed = -EIO;
 	release_waiters(-EIO);
+	release_space(-EIO);
 }
 
 /* Put a pad record up to the next block boundary (records are 16-aligned). */
@@ -610,6 +626,22 @@ sm_clog_wait(struct sm_clog_waiter *w, uint64_t pos, void (*fn)(void *arg), void
 	cs->wait_tail = &w->next;
 }
 
+void
+sm_clog_wait_space(struct sm_clog_waiter *w, void (*fn)(void *arg), void *arg)
+{
+	sm_task_init(&w->task, fn, arg);
+	w->result = 0;
+	if (cs->failed || (cs->writes_inflight == 0 && !cs->spare_busy)) {
+		/* nothing in flight will free room: try again at once */
+		w->result = cs->failed;
+		w->next = NULL;
+		sm_task_schedule(&w->task);
+		return;
+	}
+	w->next = cs->space_head;
+	cs->space_head = w;
+}
+
 /* Write what is buffered and fdatasync every segment written since the last sync. */
 static void
 start_sync(void)
@@ -657,6 +689,7 @@ on_cqe(uint64_t data, int res)
 		cs->buf_inflight[idx]--;
 		if (res < 0)
 			fail(res, "a write");
+		release_space(cs->failed);
 		break;
 	case CQE_SYNC:
 		if (res < 0 && cs->sync_err == 0)
@@ -684,6 +717,7 @@ on_cqe(uint64_t data, int res)
 		if (kind == CQE_SPARE_DONE) {
 			cs->spare_busy = false;
 			cs->spare_ready = cs->spare_err == 0;
+			release_space(cs->failed);
 		}
 		break;
 	}
@@ -888,6 +922,7 @@ sm_clog_shard_fini(void)
 	 * may be gone with its connection; forget them without touching them. */
 	cs->wait_head = NULL;
 	cs->wait_tail = &cs->wait_head;
+	cs->space_head = NULL;
 	/* A spare never written to holds nothing: leave no empty file behind. */
 	if (cs->spare_ready) {
 		unlink(cs->spare_path);

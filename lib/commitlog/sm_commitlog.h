@@ -147,6 +147,15 @@ struct sm_clog_waiter {
 void
 sm_clog_wait(struct sm_clog_waiter *w, uint64_t pos, void (*fn)(void *arg), void *arg);
 
+/*
+ * Room to wait for: after sm_clog_reserve() said -EBUSY (every buffer still
+ * being written, or the next segment not ready yet), the task of @w runs
+ * once a write or a segment completes, to try again (@result -EIO when the
+ * log failed meanwhile). The same node as sm_clog_wait(); one at a time.
+ */
+void
+sm_clog_wait_space(struct sm_clog_waiter *w, void (*fn)(void *arg), void *arg);
+
 /* Counters of the calling shard's log (for the metrics and benchmarks). */
 struct sm_clog_stats {
 	uint64_t records;

@@ -543,13 +543,41 @@ log_defer(struct sm_store_req *r)
 	return true;
 }
 
+/*
+ * The log had no room for the request's record (every buffer still being
+ * written): nothing was applied, so wait for room and run it again. Not a
+ * Paxos round, whose accepted proposal would be repaired by the next one.
+ */
+static bool
+log_busy(struct sm_store_req *r, void (*again)(void *arg))
+{
+	if (SM_LIKELY(!store_log_busy))
+		return false;
+	store_log_busy = false;
+	if (r->kind == SM_REQ_CAS && !r->cas.local)
+		return false;
+	sm_clog_wait_space(&r->clw, again, r);
+	return true;
+}
+
+static void
+exec_logged_again(void *arg);
+
 /* exec_local() with the commitlog on (a copy of its own, off the hot path). */
 static __attribute__((noinline)) void
 exec_logged(struct sm_store_req *r)
 {
 	exec_in(r, true);
+	if (log_busy(r, exec_logged_again))
+		return;
 	if (!log_defer(r))
 		req_finish(r);
+}
+
+static void
+exec_logged_again(void *arg)
+{
+	exec_logged(arg);
 }
 
 /* exec_remote() with the commitlog on: in batch mode the reply leaves after the sync. */
@@ -559,7 +587,7 @@ exec_remote_logged(void *arg)
 	struct sm_store_req *r = arg;
 
 	exec_in(r, true);
-	if (log_defer(r))
+	if (log_busy(r, exec_remote_logged) || log_defer(r))
 		return;
 	if (sm_submit_to(r->origin, exec_reply, r, NULL) < 0)
 		SM_ERR("out of memory replying to shard %u: a request is lost", r->origin);

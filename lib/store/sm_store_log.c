@@ -41,6 +41,7 @@ enum {
 };
 
 __thread uint64_t store_log_pending;
+__thread bool store_log_busy;
 
 /* ---- encoding: one pass counts (p NULL), the second writes ---- */
 
@@ -202,7 +203,8 @@ store_log_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, i
 	return 0;
 refuse:
 	sm_clog_error(ret, (uint32_t)SM_MIN(e.n, UINT32_MAX), err, errlen);
-	return ret == -EIO ? -EIO : ret == -EFBIG ? -EINVAL : -EBUSY;
+	store_log_busy = ret == -EBUSY;
+	return ret == -EFBIG ? -EINVAL : ret;
 }
 
 static void

@@ -15,6 +15,9 @@
 /* Set by store_log_apply() in batch mode: the log position the request must wait for. */
 extern __thread uint64_t store_log_pending;
 
+/* Set by store_log_apply() when the log had no room (-EBUSY): wait and run it again. */
+extern __thread bool store_log_busy;
+
 /* Reserve, apply, then frame the record (or give the reservation up). */
 int
 store_log_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, int32_t now,

@@ -31,9 +31,9 @@ serve() { # mode dir log
 		>"$3" 2>&1 &
 	pid=$!
 	i=0
-	until grep -q "serving cql" "$3"; do
+	until grep -q "serving cql" "$3" 2>/dev/null; do
 		i=$((i + 1))
-		[ $i -lt 600 ] || { cat "$3" >&2; exit 1; }
+		[ $i -lt 1800 ] || { cat "$3" >&2; exit 1; }
 		sleep 0.1
 	done
 }
@@ -87,7 +87,8 @@ for d in "$@"; do
 	cl="$d/shardmark-clbench.$$"
 	rm -rf "$cl"
 	"$bin" perf-simple-query --smp 2 --write --duration "$PSQ_SECONDS" --commitlog periodic \
-		--commitlog-directory "$cl" >/dev/null 2>&1
+		--commitlog-directory "$cl" >"$tmp/psq2.log" 2>&1 ||
+		{ echo "$d: perf-simple-query --smp 2 failed:" >&2; tail -5 "$tmp/psq2.log" >&2; }
 	sync
 	"$bin" serve --smp 2 --commitlog periodic --commitlog-directory "$cl" \
 		--native-transport-port "$port" --native-shard-aware-transport-port $((port + 1)) \
@@ -95,7 +96,7 @@ for d in "$@"; do
 		>"$tmp/replay2.log" 2>&1 &
 	pid=$!
 	i=0
-	until grep -q "serving cql" "$tmp/replay2.log"; do
+	until grep -q "serving cql" "$tmp/replay2.log" 2>/dev/null; do
 		i=$((i + 1))
 		[ $i -lt 1200 ] || { cat "$tmp/replay2.log" >&2; exit 1; }
 		sleep 0.1
