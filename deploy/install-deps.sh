@@ -33,7 +33,7 @@ esac
 
 build_pkgs=(gcc libc6-dev meson ninja-build pkg-config liburing-dev libnuma-dev
 	libyaml-dev libmimalloc-dev liblz4-dev nettle-dev libjsmn-dev zlib1g-dev libedit-dev
-	libgnutls28-dev
+	libgnutls28-dev libisal-dev
 	libdpdk-dev)
 test_pkgs=(libcmocka-dev python3 python3-pytest python3-cassandra python3-boto3 awscli valgrind
 	shellcheck clang libclang-rt-14-dev openssl chromium python3-pil)

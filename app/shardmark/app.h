@@ -65,6 +65,14 @@ sm_app_prepare(const struct sm_config *cfg);
 unsigned
 sm_app_shard_count(const struct sm_config *cfg);
 
+/*
+ * Before the shards start: the commitlog that commitlog_sync asks for (its
+ * directory, segments and schema; nothing when off). 0, or the exit status
+ * after a message on stderr. sm_clog_cleanup() undoes it.
+ */
+int
+sm_app_commitlog_setup(const struct sm_config *cfg);
+
 /* Driver settings from @cfg. */
 void
 sm_app_net_config(const struct sm_config *cfg, struct sm_net_config *nc);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "sm_store.h"
 #include "sm_net_uring.h"
 #if SM_HAVE_DPDK
 #include "sm_net_dpdk.h"
@@ -234,6 +235,9 @@ sm_cli_parse(int argc, char **argv, const char *cmd, const char *summary, struct
 			char key[128];
 
 			snprintf(key, sizeof(key), "%.*s", (int)nlen, arg);
+			/* the short spelling of the commitlog's mode */
+			if (strcmp(key, "--commitlog") == 0)
+				snprintf(key, sizeof(key), "--commitlog-sync");
 			if (!sm_config_is_key(key, &is_bool)) {
 				char why[512];
 
@@ -556,5 +560,32 @@ sm_app_check_output(const char *opt, const char *path, char *err, size_t errlen)
 	close(fd);
 	if (!existed)
 		unlink(path);
+	return 0;
+}
+
+int
+sm_app_commitlog_setup(const struct sm_config *c)
+{
+	struct sm_clog_config cc = {
+		.dir = c->commitlog_directory,
+		.segment_size = (uint64_t)c->commitlog_segment_size_in_mb << 20,
+		.total_space = (uint64_t)c->commitlog_total_space_in_mb << 20,
+		.period_ms = c->commitlog_sync_period_in_ms,
+		.nshards = sm_app_shard_count(c),
+	};
+	char err[1024];
+
+	if (sm_clog_mode_parse(c->commitlog_sync, &cc.mode) < 0 || cc.mode == SM_CLOG_OFF)
+		return 0;
+	if (sm_clog_init(&cc, err, sizeof(err)) < 0) {
+		fprintf(stderr, "shardmark: %s\n", err);
+		return SM_EXIT_USAGE;
+	}
+	SM_INFO("commitlog: %s in %s (segments of %u MiB)", c->commitlog_sync,
+		c->commitlog_directory, c->commitlog_segment_size_in_mb);
+	if (sm_store_log_load_schema() < 0) {
+		sm_clog_cleanup();
+		return SM_EXIT_FAIL;
+	}
 	return 0;
 }

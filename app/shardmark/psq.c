@@ -144,6 +144,10 @@ psq_shard_init(unsigned shard, void *arg)
 	(void)arg;
 	ret = sm_store_shard_init();
 	if (ret == 0)
+		ret = sm_store_log_replay();
+	if (ret == 0)
+		ret = sm_clog_shard_init();
+	if (ret == 0)
 		ret = sm_cql_system_shard_init(&psq->cluster);
 	if (ret == 0)
 		ret = sm_cql_exec_shard_init(&psq->exec_cfg);
@@ -163,6 +167,7 @@ psq_shard_fini(unsigned shard, void *arg)
 	sm_cql_exec_shard_fini();
 	sm_alternator_shard_fini();
 	sm_cql_system_shard_fini();
+	sm_clog_shard_fini();
 	sm_store_shard_fini();
 }
 
@@ -361,6 +366,8 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 	     : prm->mode == SM_PSQ_WRITE_STREAM ? &sm_psq_workload_alternator_stream
 						 : &sm_psq_workload_alternator;
 	ret = sm_app_prepare(&ctx.cfg);
+	if (ret == 0)
+		ret = sm_app_commitlog_setup(&ctx.cfg);
 	if (ret != 0)
 		goto out;
 	if (sm_psq_init(&ctx.run, prm, wl, &ctx.svc, sm_app_shard_count(&ctx.cfg)) < 0 ||
@@ -453,6 +460,7 @@ out:
 		ret = SM_EXIT_FAIL;
 	}
 	ctx.run.prm.csv = NULL;
+	sm_clog_cleanup();
 	sm_cql_cluster_free(&ctx.cluster);
 	sm_psq_free(&ctx.run);
 	sm_config_free(&ctx.cfg);

@@ -436,6 +436,10 @@ serve_shard_init(unsigned shard, void *arg)
 		return ret;
 	ret = sm_store_shard_init();
 	if (ret == 0)
+		ret = sm_store_log_replay();
+	if (ret == 0)
+		ret = sm_clog_shard_init();
+	if (ret == 0)
 		ret = sm_cql_system_shard_init(&s->views[0]);
 	if (ret == 0)
 		ret = sm_cql_exec_shard_init(&s->exec_cfg);
@@ -529,6 +533,7 @@ serve_shard_fini(unsigned shard, void *arg)
 	sm_cql_exec_shard_fini();
 	sm_alternator_shard_fini();
 	sm_cql_system_shard_fini();
+	sm_clog_shard_fini();
 	sm_store_shard_fini();
 }
 
@@ -643,6 +648,9 @@ sm_cmd_serve(int argc, char **argv)
 	ret = tls_setup(&s);
 	if (ret != 0)
 		goto out;
+	ret = sm_app_commitlog_setup(&s.cfg);
+	if (ret != 0)
+		goto out;
 	ro.shard_init = serve_shard_init;
 	ro.shard_fini = serve_shard_fini;
 	ro.on_usr1 = serve_usr1;
@@ -658,6 +666,7 @@ sm_cmd_serve(int argc, char **argv)
 		ret = SM_EXIT_OK;
 	}
 out:
+	sm_clog_cleanup();
 	sm_tls_ctx_free(s.cql_tls);
 	sm_tls_ctx_free(s.alt_tls);
 	cql_teardown(&s);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sm_alternator.h"
+#include "sm_commitlog.h"
 #include "sm_core.h"
 #include "sm_cql.h"
 #include "sm_tls.h"
@@ -123,6 +124,8 @@ serve_metrics(struct sm_conn *c, const struct sm_stats_http_service *svc)
 						 need < len ? len - need : 0, n);
 		need += sm_tls_format_prometheus(need < len ? buf + need : NULL,
 						 need < len ? len - need : 0, n);
+		need += sm_clog_format_prometheus(need < len ? buf + need : NULL,
+						  need < len ? len - need : 0, n);
 		if (need < len)
 			break;
 		sm_free(buf);

@@ -74,6 +74,13 @@ static const struct sm_choice sm_log_levels[] = {
 	{ "debug", { NULL } }, { NULL, { NULL } },
 };
 
+static const struct sm_choice sm_commitlog_syncs[] = {
+	{ "off", { NULL } },
+	{ "periodic", { NULL } },
+	{ "batch", { NULL } },
+	{ NULL, { NULL } },
+};
+
 static const struct sm_choice sm_authenticators[] = {
 	{ "AllowAllAuthenticator", { "org.apache.cassandra.auth.AllowAllAuthenticator", NULL } },
 	{ "PasswordAuthenticator", { "org.apache.cassandra.auth.PasswordAuthenticator", NULL } },
@@ -233,6 +240,21 @@ static const struct sm_choice sm_write_isolations[] = {
 	  "ScyllaDB's REST API (nodetool flush, compact, status, info); 0 = off")                 \
 	K(api_address, OPT_STRING, 0, 0, NULL, "",                                                 \
 	  "address of the REST API; empty = listen_address")                                       \
+	K(commitlog_sync, ENUM, 0, 0, sm_commitlog_syncs, "off",                                   \
+	  "commitlog (also --commitlog): off (in memory only: a restart loses the data, the "      \
+	  "fastest writes), periodic (written as buffers fill, synced every "                      \
+	  "commitlog_sync_period_in_ms, acknowledged before the sync, as ScyllaDB) or batch "       \
+	  "(acknowledged after the fdatasync that covers it); off by default because the "         \
+	  "appliance benchmarks memory unless asked")                                              \
+	K(commitlog_directory, STRING, 0, 0, NULL, "/var/lib/shardmark/commitlog",                 \
+	  "where each shard's commitlog segments go (O_DIRECT where the filesystem allows it)")   \
+	K(commitlog_segment_size_in_mb, UINT, 1, 4095, NULL, "32",                                 \
+	  "size of one preallocated commitlog segment, MiB")                                       \
+	K(commitlog_total_space_in_mb, UINT, 0, 4194303, NULL, "0",                                \
+	  "most commitlog MiB on disk, all shards (segments are not recycled yet: a full "         \
+	  "commitlog refuses writes); 0 = no limit")                                               \
+	K(commitlog_sync_period_in_ms, UINT, 1, 3600000, NULL, "10000",                            \
+	  "periodic commitlog: time between two syncs")                                            \
 	K(echo_port, LISTEN_PORT, 0, 65535, NULL, "0",                                             \
 	  "echo service port, for transport benchmarks; 0 = off")                                  \
 	K(echo_max_frame, UINT, 1, 1073741824, NULL, "16777216",                                   \
@@ -270,7 +292,8 @@ static const struct sm_key sm_keys[] = { SM_CONFIG_TABLE(SM_KEY_ROW) };
 static const struct sm_config_key_info sm_key_infos[] = { SM_CONFIG_TABLE(SM_KEY_INFO_ROW) };
 
 #define SM_NKEYS (sizeof(sm_keys) / sizeof(sm_keys[0]))
-_Static_assert(SM_NKEYS <= 64, "struct sm_config.from_cmdline has a bit per key");
+_Static_assert(SM_NKEYS <= 8 * sizeof(((struct sm_config *)0)->from_cmdline),
+	       "struct sm_config.from_cmdline has a bit per key");
 
 union sm_value {
 	unsigned u;
@@ -774,7 +797,7 @@ sm_config_set(struct sm_config *c, const char *key, const char *value, char *err
 	sm_store_value(c, k, v);
 	/* "--listen-address": typed on the command line, so messages say it so */
 	if (strncmp(key, "--", 2) == 0)
-		c->from_cmdline |= 1ull << (k - sm_keys);
+		c->from_cmdline[(k - sm_keys) / 64] |= 1ull << ((k - sm_keys) % 64);
 	return 0;
 }
 
@@ -784,7 +807,7 @@ sm_config_spelling(const struct sm_config *c, const char *key, char *buf, size_t
 	const struct sm_key *k = sm_key_find(key);
 	size_t i;
 
-	if (k == NULL || !(c->from_cmdline & (1ull << (k - sm_keys)))) {
+	if (k == NULL || !(c->from_cmdline[(k - sm_keys) / 64] & (1ull << ((k - sm_keys) % 64)))) {
 		snprintf(buf, len, "%s", key);
 		return buf;
 	}

@@ -85,13 +85,18 @@ struct sm_config {
 	char *prometheus_address; /* NULL = listen_address */
 	unsigned api_port;  /* ScyllaDB's REST API; 0 = off */
 	char *api_address;  /* NULL = listen_address */
+	char *commitlog_sync; /* off|periodic|batch */
+	char *commitlog_directory;
+	unsigned commitlog_segment_size_in_mb;
+	unsigned commitlog_total_space_in_mb; /* 0 = no limit */
+	unsigned commitlog_sync_period_in_ms;
 	/* ours */
 	unsigned echo_port;	 /* 0 = echo service off */
 	unsigned echo_max_frame; /* largest echo frame accepted, bytes */
 	/* Not a key: which keys were set as --flags (bit = row of the key
 	 * table, set by sm_config_set() given the "--" spelling), so messages
 	 * name the flag that was typed. */
-	uint64_t from_cmdline;
+	uint64_t from_cmdline[2];
 };
 
 /*

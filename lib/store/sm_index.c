@@ -1393,7 +1393,7 @@ store_index_mutate(struct sm_store_req *r, struct sm_ptable *pt, int64_t ts, int
 		snprintf(r->err, sizeof(r->err), "out of memory reading the rows an index needs");
 		goto out;
 	}
-	r->result = sm_ptable_apply(pt, &r->mut, ts, now, r->err, sizeof(r->err));
+	r->result = store_apply(pt, &r->mut, ts, now, r->err, sizeof(r->err));
 	if (r->result == 0 && images_read(pt, s, &r->mut, true, now, ims) == 0)
 		images_apply(job, s, base, &r->mut, ims, ts);
 out:
@@ -1437,12 +1437,32 @@ out:
 	return true;
 }
 
+/* Batch commitlog: the base write's record is synced (or the log failed). */
+static void
+job_base_synced(void *arg)
+{
+	struct idx_job *job = arg;
+	struct sm_store_req *r = job->base;
+
+	if (r->clw.result < 0 && r->result == 0) {
+		r->result = -EIO;
+		snprintf(r->err, sizeof(r->err),
+			 "commitlog write failed on shard %u: the write is applied but may not "
+			 "survive a restart",
+			 sm_shard_id());
+	}
+	job_put(job);
+}
+
 static void
 job_run(void *arg)
 {
 	struct idx_job *job = arg;
 
 	store_exec_here(job->base);
+	/* the answer waits for the base record's sync too, as a plain write's */
+	if (store_log_wait(job->base, job_base_synced, job))
+		job->pending++;
 	job_put(job);
 }
 

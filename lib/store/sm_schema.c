@@ -614,7 +614,10 @@ build_table(const struct sm_keyspace *k, const struct sm_table_def *def, uint32_
 	t->refs = 1;
 	t->slot = slot;
 	t->default_ttl = def->default_ttl;
-	sm_uuid_random(&t->id);
+	if (def->id != NULL)
+		t->id = *def->id;
+	else
+		sm_uuid_random(&t->id);
 	t->ks = dup_str(def->ks);
 	t->name = dup_str(def->name);
 	if (def->ncols > SM_MAX_COLUMNS) {

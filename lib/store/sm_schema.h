@@ -171,6 +171,7 @@ struct sm_table_def {
 	unsigned noptions;
 	int32_t default_ttl;
 	bool wide_names; /* DynamoDB's naming (255 chars, '.', '-'), not CQL's */
+	const struct sm_uuid *id; /* NULL: a new one; set: the commitlog's replay */
 };
 
 /*

@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include "sm_store.h"
 #include "store_priv.h"
 #include "sm_table.h"
+#include "store_log_priv.h"
 
 struct store_shard {
 	struct sm_catalog *cat;
@@ -30,6 +32,9 @@ struct store_shard {
 	struct sm_paxos_local local;
 	struct sm_paxos_replica replica;
 	int64_t last_ts;
+	bool logging; /* the commitlog is on: applied mutations are logged */
+	/* this shard, or none when logging: the commitlog costs the hot path no test */
+	unsigned inline_owner;
 	/* Requests submitted here and not yet done: they point into the
 	 * current catalog, so a replaced catalog waits in retired[] until
 	 * they are all done. */
@@ -145,6 +150,28 @@ ptable_of(const struct sm_table *t, char *err, size_t errlen)
 	return pt;
 }
 
+struct sm_ptable *
+store_ptable_local(const struct sm_table *t)
+{
+	char err[160];
+
+	return ptable_of(t, err, sizeof(err));
+}
+
+/*
+ * Every mutation the store applies goes through here: the commitlog's one
+ * hook. @logged is a constant where the caller is the inlined hot path
+ * (its copy without the log has no test at all), ss->logging elsewhere.
+ */
+static inline __attribute__((always_inline)) int
+apply_mutation(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, int32_t now,
+	       char *err, size_t errlen, bool logged)
+{
+	if (!logged)
+		return sm_ptable_apply(pt, m, ts, now, err, errlen);
+	return store_log_apply(pt, m, ts, now, err, errlen);
+}
+
 /* ---- Paxos glue: the proposal value is a mutation ---- */
 
 /* A mutation copied into one block, so an acceptor can keep it. */
@@ -230,7 +257,7 @@ mut_apply(void *store_ctx, const void *v, int64_t ts)
 	pt = ptable_of(m->table, err, sizeof(err));
 	if (pt == NULL)
 		return -ENOENT;
-	return sm_ptable_apply(pt, m, ts, now_sec(), err, sizeof(err));
+	return apply_mutation(pt, m, ts, now_sec(), err, sizeof(err), ss->logging);
 }
 
 static const struct sm_paxos_value_ops mut_ops = {
@@ -320,7 +347,7 @@ run_local_cas(struct sm_store_req *r, struct sm_ptable *pt)
 	if (!ok)
 		return;
 	ts = c->mut.ts == SM_TS_NOW ? sm_store_now_us() : c->mut.ts;
-	r->result = sm_ptable_apply(pt, &c->mut, ts, now, r->err, sizeof(r->err));
+	r->result = apply_mutation(pt, &c->mut, ts, now, r->err, sizeof(r->err), ss->logging);
 	c->applied = r->result == 0;
 	c->ts = ts;
 	if (c->applied && c->kind == SM_CAS_CUSTOM && c->on_applied != NULL)
@@ -433,7 +460,7 @@ run_cas(struct sm_store_req *r, struct sm_ptable *pt)
  * found none on this very shard (store_index_route()).
  */
 static inline __attribute__((always_inline)) void
-exec_local(struct sm_store_req *r, bool views)
+exec_in(struct sm_store_req *r, bool views, bool logged)
 {
 	const struct sm_table *t;
 	struct sm_ptable *pt;
@@ -452,8 +479,9 @@ exec_local(struct sm_store_req *r, bool views)
 		if (views && SM_UNLIKELY(ss->index_tables != 0) &&
 		    store_index_mutate(r, pt, ts, now_sec()))
 			return;
-		r->result = sm_ptable_apply_at(pt, &r->mut, r->token, ts, now_sec(), r->err,
-					       sizeof(r->err));
+		r->result = logged ? store_log_apply(pt, &r->mut, ts, now_sec(), r->err, sizeof(r->err))
+				   : sm_ptable_apply_at(pt, &r->mut, r->token, ts, now_sec(), r->err,
+							sizeof(r->err));
 		return;
 	case SM_REQ_SELECT:
 		pt = ptable_of(r->sel.table, r->err, sizeof(r->err));
@@ -489,6 +517,12 @@ enoent:
 	r->result = -ENOENT;
 }
 
+static inline __attribute__((always_inline)) void
+exec_local(struct sm_store_req *r, bool views)
+{
+	exec_in(r, views, false);
+}
+
 static void
 exec_remote(void *arg)
 {
@@ -505,7 +539,30 @@ store_set_index_tables(unsigned n)
 void
 store_exec_here(struct sm_store_req *r)
 {
-	exec_local(r, true);
+	if (ss->logging)
+		exec_in(r, true, true);
+	else
+		exec_local(r, true);
+}
+
+int
+store_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, int32_t now, char *err,
+	    size_t errlen)
+{
+	return apply_mutation(pt, m, ts, now, err, errlen, ss->logging);
+}
+
+bool
+store_log_wait(struct sm_store_req *r, void (*fn)(void *arg), void *arg)
+{
+	uint64_t pos = store_log_pending;
+
+	store_log_busy = false; /* no retry here: the write failed with -EBUSY, said to the client */
+	if (pos == 0)
+		return false;
+	store_log_pending = 0;
+	sm_clog_wait(&r->clw, pos, fn, arg);
+	return true;
 }
 
 void
@@ -520,6 +577,91 @@ exec_reply(void *arg)
 	struct sm_store_req *r = arg;
 
 	req_finish(r);
+}
+
+/* Batch commitlog: the sync that covers the request's record is done. */
+static void
+log_synced(void *arg)
+{
+	struct sm_store_req *r = arg;
+
+	if (r->clw.result < 0 && r->result == 0) {
+		r->result = -EIO;
+		snprintf(r->err, sizeof(r->err),
+			 "commitlog write failed on shard %u: the write is applied but may not "
+			 "survive a restart",
+			 sm_shard_id());
+	}
+	if (r->origin == sm_shard_id())
+		req_finish(r);
+	else if (sm_submit_to(r->origin, exec_reply, r, NULL) < 0)
+		SM_ERR("out of memory replying to shard %u: a request is lost", r->origin);
+}
+
+/* True when the request just logged a record it must wait for. */
+static bool
+log_defer(struct sm_store_req *r)
+{
+	uint64_t pos = store_log_pending;
+
+	if (pos == 0)
+		return false;
+	store_log_pending = 0;
+	sm_clog_wait(&r->clw, pos, log_synced, r);
+	return true;
+}
+
+/*
+ * The log had no room for the request's record (every buffer still being
+ * written): nothing was applied, so wait for room and run it again. Not a
+ * Paxos round, whose accepted proposal would be repaired by the next one.
+ */
+static bool
+log_busy(struct sm_store_req *r, void (*again)(void *arg))
+{
+	if (SM_LIKELY(!store_log_busy))
+		return false;
+	store_log_busy = false;
+	if (r->kind == SM_REQ_CAS && !r->cas.local)
+		return false;
+	sm_clog_wait_space(&r->clw, again, r);
+	return true;
+}
+
+static void
+exec_logged_again(void *arg);
+
+/* exec_local() with the commitlog on (a copy of its own, off the hot path). */
+static __attribute__((noinline)) void
+exec_logged(struct sm_store_req *r)
+{
+	/* sm_store_submit() routed indexed writes already (store_index_route()) */
+	store_log_busy = false;
+	exec_in(r, false, true);
+	if (log_busy(r, exec_logged_again))
+		return;
+	if (!log_defer(r))
+		req_finish(r);
+}
+
+static void
+exec_logged_again(void *arg)
+{
+	exec_logged(arg);
+}
+
+/* exec_remote() with the commitlog on: in batch mode the reply leaves after the sync. */
+static void
+exec_remote_logged(void *arg)
+{
+	struct sm_store_req *r = arg;
+
+	store_log_busy = false; /* a flag a Paxos round left is not this request's */
+	exec_in(r, true, true);
+	if (log_busy(r, exec_remote_logged) || log_defer(r))
+		return;
+	if (sm_submit_to(r->origin, exec_reply, r, NULL) < 0)
+		SM_ERR("out of memory replying to shard %u: a request is lost", r->origin);
 }
 
 /* ---- range scans: a k-way merge over shards, in token order ---- */
@@ -733,14 +875,20 @@ sm_store_submit(struct sm_store_req *r)
 	r->token = sm_key_token(pk);
 	owner = sm_shard_of_token(r->token, sm_shard_count() ? sm_shard_count() : 1,
 				  SM_SHARDING_IGNORE_MSB);
-	if (owner == r->origin) {
+	if (owner == ss->inline_owner) {
 		exec_local(r, false);
 		req_finish(r);
 		return;
 	}
+	if (SM_UNLIKELY(ss->logging) && owner == r->origin) {
+		exec_logged(r);
+		return;
+	}
 	r->hops = 1;
 	SM_STAT_INC(hops);
-	if (sm_submit_to(owner, exec_remote, r, exec_reply) < 0) {
+	if (SM_UNLIKELY(ss->logging)
+		    ? sm_submit_to(owner, exec_remote_logged, r, NULL) < 0
+		    : sm_submit_to(owner, exec_remote, r, exec_reply) < 0) {
 		r->result = -ENOMEM;
 		snprintf(r->err, sizeof(r->err), "out of memory forwarding to shard %u", owner);
 		req_finish(r);
@@ -845,6 +993,8 @@ ddl_install(void *arg)
 		if (t != NULL && t->slot < ss->ntables && ss->tables[t->slot] != NULL) {
 			sm_ptable_truncate(ss->tables[t->slot]);
 			sm_paxos_table_drop(ss->paxos, &t->id);
+			if (sm_clog_mode != SM_CLOG_OFF)
+				store_log_truncate(t);
 		}
 		return;
 	}
@@ -865,6 +1015,23 @@ ddl_done_msg(void *arg)
 }
 
 static void
+ddl_deliver(void *arg)
+{
+	struct sm_ddl_req *r = arg;
+
+	if (r->clog_pos != 0 && r->clw.result < 0 && r->result >= 0) {
+		r->result = -EIO;
+		snprintf(r->err, sizeof(r->err),
+			 "commitlog write failed: the schema change is applied but may not survive "
+			 "a restart");
+	}
+	if (r->origin == 0)
+		r->done(r);
+	else
+		sm_submit_to(r->origin, ddl_done_msg, r, NULL);
+}
+
+static void
 ddl_complete(struct sm_ddl_req *r)
 {
 	struct sm_ddl_req *next;
@@ -876,10 +1043,11 @@ ddl_complete(struct sm_ddl_req *r)
 	} else {
 		r->version = ss->cat->version;
 	}
-	if (r->origin == 0)
-		r->done(r);
+	r->clw.result = 0;
+	if (r->clog_pos != 0 && sm_clog_mode == SM_CLOG_BATCH)
+		sm_clog_wait(&r->clw, r->clog_pos, ddl_deliver, r);
 	else
-		sm_submit_to(r->origin, ddl_done_msg, r, NULL);
+		ddl_deliver(r);
 	ss->ddl_busy = NULL;
 	next = ss->ddl_head;
 	if (next != NULL) {
@@ -899,14 +1067,16 @@ ddl_installed(void *arg)
 		ddl_complete(r);
 }
 
-static void
-ddl_start(struct sm_ddl_req *r)
+/*
+ * The next catalog for @r from @cur: 0 and r->next, 1 for a no-op, -errno
+ * with r->err. The commitlog's replay builds the schema with it too.
+ */
+int
+store_ddl_build(const struct sm_catalog *cur, struct sm_ddl_req *r)
 {
-	const struct sm_catalog *cur = ss->cat;
 	unsigned i;
 	int ret = 0;
 
-	ss->ddl_busy = r;
 	r->next = NULL;
 	r->err[0] = '\0';
 	switch (r->kind) {
@@ -955,8 +1125,28 @@ ddl_start(struct sm_ddl_req *r)
 		}
 		break;
 	}
+	return ret;
+}
+
+static void
+ddl_start(struct sm_ddl_req *r)
+{
+	unsigned i;
+	int ret;
+
+	ss->ddl_busy = r;
+	r->clog_pos = 0;
+	ret = store_ddl_build(ss->cat, r);
 	r->result = ret;
-	if (ret != 0) {
+	if (ret == 0 && sm_clog_mode != SM_CLOG_OFF) {
+		ret = store_log_ddl(r);
+		if (ret < 0) {
+			r->result = ret;
+			sm_catalog_put(r->next);
+			r->next = NULL;
+		}
+	}
+	if (r->result != 0) {
 		ddl_complete(r);
 		return;
 	}
@@ -1002,6 +1192,15 @@ sm_store_ddl(struct sm_ddl_req *r)
  * version: the first install message carries it. */
 static struct sm_catalog *initial_catalog;
 
+void
+store_set_initial_catalog(struct sm_catalog *c)
+{
+	struct sm_catalog *old = __atomic_exchange_n(&initial_catalog, c, __ATOMIC_ACQ_REL);
+
+	if (old != NULL)
+		sm_catalog_put(old);
+}
+
 int
 sm_store_shard_init(void)
 {
@@ -1011,6 +1210,8 @@ sm_store_shard_init(void)
 	if (ss == NULL)
 		return -ENOMEM;
 	ss->ddl_tail = &ss->ddl_head;
+	ss->logging = sm_clog_mode != SM_CLOG_OFF;
+	ss->inline_owner = ss->logging ? UINT_MAX : sm_shard_id();
 	ss->paxos = sm_paxos_table_create(&mut_ops);
 	if (ss->paxos == NULL)
 		goto free_ss;
@@ -1034,6 +1235,11 @@ sm_store_shard_init(void)
 	}
 	ss->cat = __atomic_load_n(&initial_catalog, __ATOMIC_ACQUIRE);
 	sm_catalog_get(ss->cat);
+	/* a catalog the commitlog rebuilt has tables: give them storage */
+	if (ss->cat->next_slot > 0 && sync_tables(ss->cat) < 0) {
+		SM_ERR("out of memory creating the tables of the replayed schema");
+		return -ENOMEM;
+	}
 	return 0;
 free_paxos:
 	sm_paxos_table_destroy(ss->paxos);

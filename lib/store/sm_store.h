@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "sm_build_config.h"
+#include "sm_commitlog.h"
 #include "sm_schema.h"
 #include "sm_token.h"
 #include "sm_types.h"
@@ -295,6 +296,8 @@ struct sm_store_req {
 	int64_t token; /* the partition key's, found once by sm_store_submit() */
 	void *index_job; /* a write to an indexed table: its view writes (sm_index.c) */
 	struct sm_scan_state scan;
+	/* batch commitlog: waiting for the sync (after scan: req_init leaves it) */
+	struct sm_clog_waiter clw;
 };
 
 void
@@ -375,6 +378,8 @@ struct sm_ddl_req {
 	struct sm_catalog *next;
 	unsigned pending;
 	struct sm_ddl_req *queue_next;
+	uint64_t clog_pos; /* shard 0's commitlog: where the change was logged (0: not) */
+	struct sm_clog_waiter clw;
 };
 
 void
@@ -385,6 +390,23 @@ int
 sm_store_shard_init(void);
 void
 sm_store_shard_fini(void);
+
+/*
+ * The commitlog (lib/commitlog, sm_store_log.c). Before the shards start,
+ * with sm_clog_init() done: rebuild the schema from shard 0's log (its
+ * schema changes in order), the first catalog every shard starts from.
+ * Returns 0 or -errno (logged).
+ */
+int
+sm_store_log_load_schema(void);
+
+/*
+ * On each shard after sm_store_shard_init() and before sm_clog_shard_init():
+ * replay the shard's own log into its tables (a progress line per segment,
+ * the counts at the end). Returns 0 or -errno (logged).
+ */
+int
+sm_store_log_replay(void);
 
 /* The calling shard's current catalog (valid until the next DDL installs). */
 const struct sm_catalog *

@@ -51,4 +51,17 @@ store_exec_here(struct sm_store_req *r);
 void
 store_req_finish(struct sm_store_req *r);
 
+/* Apply @m through the commitlog's hook (logged when the log is on). */
+int
+store_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, int32_t now, char *err,
+	    size_t errlen);
+
+/*
+ * After store_exec_here() in batch mode: true when @r logged a record that
+ * is not synced yet; @fn(@arg) runs once it is, r->clw.result < 0 if the
+ * log failed. False: nothing to wait for.
+ */
+bool
+store_log_wait(struct sm_store_req *r, void (*fn)(void *arg), void *arg);
+
 #endif /* STORE_PRIV_H */
