@@ -106,6 +106,7 @@ struct suite {
 	unsigned duration;
 	const char *loads_arg;
 	const char *json;
+	const char *html;
 	const char *csv;
 	FILE *csv_file; /* rows are appended as each load ends */
 	bool verbose;
@@ -146,6 +147,13 @@ o_json(void *c, const char *v, char *e, size_t l)
 }
 
 static int
+o_html(void *c, const char *v, char *e, size_t l)
+{
+	((struct suite *)c)->html = v;
+	return sm_app_check_output("--html", v, e, l);
+}
+
+static int
 o_csv(void *c, const char *v, char *e, size_t l)
 {
 	((struct suite *)c)->csv = v;
@@ -172,6 +180,10 @@ static const struct sm_cli_opt suite_opts[] = {
 	  "the keys if stress-cql-write did not run) [default: 2]",
 	  o_duration },
 	{ "--json", "FILE", "also write every load's full JSON result to FILE", o_json },
+	{ "--html", "FILE",
+	  "also write the suite's report to FILE (shardmark report's page: every load's "
+	  "figures and per-shard counters, self-contained)",
+	  o_html },
 	{ "--csv", "FILE",
 	  "also write one flat row per interval (per op type for stress) of every load to FILE: "
 	  "perf-simple-query's 1-second iterations, stress's report intervals, echo's whole run; "
@@ -721,6 +733,39 @@ print_machine(FILE *f, bool json)
 			sysconf(_SC_NPROCESSORS_ONLN), un.sysname, un.release);
 }
 
+/* The suite's JSON (--json): every load's own result, and the server's counters for stress. */
+static int
+write_suite_json(const struct suite *s, const char *path, char *const *results,
+		 const struct sm_bench_figures *figs)
+{
+	unsigned i;
+	FILE *jf;
+
+	jf = fopen(path, "w");
+	if (jf == NULL) {
+		int err = errno;
+
+		fprintf(stderr, "shardmark bench: cannot write %s: %s\n", path, strerror(err));
+		return -err;
+	}
+	fprintf(jf, "{\n  \"command\": \"bench\",\n  \"version\": \"%s\",\n", SM_VERSION);
+	print_machine(jf, true);
+	fprintf(jf, "  \"duration\": %u,\n  \"loads\": [\n", s->duration);
+	for (i = 0; i < s->nrun; i++) {
+		fprintf(jf, "    {\"name\": \"%s\", \"ok\": %s, \"result\": %s", s->run[i]->name,
+			results[i] ? "true" : "false", results[i] ? results[i] : "null");
+		if (s->run[i]->kind == SM_BENCH_STRESS && results[i] != NULL)
+			sm_bench_json_server(jf, &figs[i]);
+		fprintf(jf, "}%s\n", i + 1 < s->nrun ? "," : "");
+	}
+	fprintf(jf, "  ]\n}\n");
+	if (fclose(jf) != 0) {
+		fprintf(stderr, "shardmark bench: writing %s: %s\n", path, strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
 int
 sm_cmd_bench(int argc, char **argv)
 {
@@ -729,7 +774,6 @@ sm_cmd_bench(int argc, char **argv)
 	struct sm_bench_figures figs[MAX_LOADS];
 	unsigned nfwd = 0, i, failed = 0;
 	bool any_na = false, any_stress;
-	FILE *jf = NULL;
 	int ret, a;
 
 	if (argc >= 1 && strcmp(argv[0], "echo") == 0)
@@ -852,32 +896,27 @@ sm_cmd_bench(int argc, char **argv)
 		sm_perf_close(&probe);
 		printf("insns/op, cycles/op: n/a: %s\n", reason);
 	}
-	if (s.json != NULL) {
-		jf = fopen(s.json, "w");
-		if (jf == NULL) {
-			fprintf(stderr, "shardmark bench: cannot write %s: %s\n", s.json,
-				strerror(errno));
+	if (s.json != NULL || s.html != NULL) {
+		char tmp[256] = "";
+		const char *path = s.json;
+
+		/* --html reads the suite's JSON back: a temporary one without --json */
+		if (path == NULL && sm_app_tmp_file(tmp, sizeof(tmp), "shardmark-bench", ".json") == 0)
+			path = tmp;
+		if (path == NULL) {
+			fprintf(stderr, "shardmark bench: --html: no temporary file for the result\n");
 			failed++;
-		} else {
-			fprintf(jf, "{\n  \"command\": \"bench\",\n  \"version\": \"%s\",\n",
-				SM_VERSION);
-			print_machine(jf, true);
-			fprintf(jf, "  \"duration\": %u,\n  \"loads\": [\n", s.duration);
-			for (i = 0; i < s.nrun; i++) {
-				fprintf(jf, "    {\"name\": \"%s\", \"ok\": %s, \"result\": %s",
-					s.run[i]->name, results[i] ? "true" : "false",
-					results[i] ? results[i] : "null");
-				if (s.run[i]->kind == SM_BENCH_STRESS && results[i] != NULL)
-					sm_bench_json_server(jf, &figs[i]);
-				fprintf(jf, "}%s\n", i + 1 < s.nrun ? "," : "");
-			}
-			fprintf(jf, "  ]\n}\n");
-			if (fclose(jf) != 0) {
-				fprintf(stderr, "shardmark bench: writing %s: %s\n", s.json,
-					strerror(errno));
+		} else if (write_suite_json(&s, path, results, figs) < 0) {
+			failed++;
+		} else if (s.html != NULL) {
+			char *files[1] = { (char *)(uintptr_t)path };
+
+			if (sm_app_report(s.html, "shardmark bench", NULL, files, 1,
+					  "shardmark bench: --html", stderr) != SM_EXIT_OK)
 				failed++;
-			}
 		}
+		if (tmp[0] != '\0')
+			unlink(tmp);
 	}
 	for (i = 0; i < s.nrun; i++)
 		free(results[i]);

@@ -25,6 +25,7 @@ sm_stress_out(const char *fmt, ...)
 {
 	va_list ap;
 
+	sm_stress_progress_clear();
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -33,6 +34,16 @@ sm_stress_out(const char *fmt, ...)
 		vfprintf(sx->text_log, fmt, ap);
 		va_end(ap);
 	}
+}
+
+void
+sm_stress_progress_clear(void)
+{
+	if (sx == NULL || !sx->progress_shown)
+		return;
+	fputs("\r\033[K", stdout);
+	fflush(stdout);
+	sx->progress_shown = false;
 }
 
 const char *
@@ -143,6 +154,39 @@ sm_stress_csv_header(FILE *f)
 	      f);
 }
 
+/*
+ * The terminal's one-line view of a measured run, redrawn each interval
+ * below the rows: operations done, the last interval's rate and p99, and
+ * how long is left (from n= or duration=; a search's steps have no end
+ * known ahead). Only on a terminal: a pipe or a file gets the rows alone.
+ */
+static void
+progress_draw(uint64_t ops, double rate, double elapsed, const struct sm_hdr *h)
+{
+	double total_s = 0, left_s = -1, pct = -1;
+	char eta[32] = "";
+
+	if (sx->search == NULL && sx->s.n_ops > 0) {
+		pct = 100.0 * (double)ops / (double)sx->s.n_ops;
+		if (rate > 0)
+			left_s = (double)(sx->s.n_ops > ops ? sx->s.n_ops - ops : 0) / rate;
+	} else if (sx->search == NULL && sx->s.duration_ns > 0) {
+		total_s = (double)sx->s.duration_ns / 1e9;
+		pct = 100.0 * elapsed / total_s;
+		left_s = total_s > elapsed ? total_s - elapsed : 0;
+	}
+	if (left_s >= 0)
+		snprintf(eta, sizeof(eta), ", ETA %um%02us", (unsigned)(left_s / 60),
+			 (unsigned)left_s % 60);
+	fputs("\r\033[K", stdout);
+	if (pct >= 0)
+		printf("[%3.0f%%] ", pct > 100 ? 100 : pct);
+	printf("%" PRIu64 " ops, %.0f op/s, p99 %.3f ms%s", ops, rate,
+	       ms(sm_hdr_value_at_percentile(h, 99)), eta);
+	fflush(stdout);
+	sx->progress_shown = true;
+}
+
 void
 sm_stress_report_interval(void)
 {
@@ -199,6 +243,10 @@ sm_stress_report_interval(void)
 		     ops, d_ops, d_ops, errs - sx->last_errors, dt, elapsed, stderr_);
 logs:
 	fflush(stdout);
+	/* YCSB's and scylla-bench's own status lines are theirs alone */
+	if (sx->progress_tty && sx->phase == SM_STRESS_PH_MEASURE && sx->s.wl == NULL)
+		progress_draw(ops, dt > 0 ? (double)d_ops / dt : 0, elapsed,
+			      sx->s.rate.kind == SM_STRESS_RATE_FIXED ? &sx->tmp_rt : &sx->tmp_st);
 	if (sx->csv_log != NULL)
 		fflush(sx->csv_log);
 	if (sx->hdr_log != NULL) {

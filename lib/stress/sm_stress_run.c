@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sm_bench_cs.h"
 #include "sm_stress_run.h"
@@ -34,6 +35,7 @@ sm_stress_control_fail(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(sx->msg, sizeof(sx->msg), fmt, ap);
 	va_end(ap);
+	sm_stress_progress_clear();
 	fprintf(stderr, "shardmark stress: %s\n", sx->msg);
 	finish();
 }
@@ -175,6 +177,7 @@ stalled(uint64_t now)
 	}
 	if (now - sx->progress_ns < (uint64_t)sx->s.mode.request_timeout_ms * 1000000ull)
 		return false;
+	sm_stress_progress_clear();
 	fprintf(stderr,
 		"shardmark stress: no operation completed for %u ms with %" PRIu64
 		" in flight (-mode requestTimeout=%u): the server stopped answering; ending the "
@@ -479,6 +482,7 @@ int
 sm_stress_run_create(const struct sm_stress_run_opts *o, struct sm_stress_run **out)
 {
 	struct sm_stress_run *r;
+	const char *term;
 	unsigned k, i;
 
 	*out = NULL;
@@ -493,6 +497,8 @@ sm_stress_run_create(const struct sm_stress_run_opts *o, struct sm_stress_run **
 	r->csv_log = o->csv_log;
 	r->text_log = o->text_log;
 	r->tls = o->tls;
+	term = getenv("TERM");
+	r->progress_tty = isatty(STDOUT_FILENO) && term != NULL && strcmp(term, "dumb") != 0;
 	r->ncols = (unsigned)r->s.col.count.min;
 	for (k = 0; k < SM_STRESS_NR_OPS; k++) {
 		if (r->s.ratio[k] > 0) {

@@ -224,6 +224,8 @@ struct sm_stress_run {
 	double rate_sum, rate_sq; /* per-interval row rates for stderr */
 	unsigned rate_n;
 	FILE *hdr_log, *text_log, *csv_log;
+	/* stdout is a terminal: a progress line under the interval rows (never in a file) */
+	bool progress_tty, progress_shown;
 	unsigned csv_interval; /* the interval being reported, from 1 */
 	uint64_t hdr_base_ns;  /* the first measured phase's start: -log hdrfile= times */
 	/* -rate auto / threads>= / search: the steps so far; NULL for one measured run */
@@ -361,6 +363,10 @@ sm_stress_control_start(struct sm_stress_run *r);
 /* Print to stdout and, with -log file=, to the file too. */
 void
 sm_stress_out(const char *fmt, ...) SM_STRESS_PRINTF_LIKE(1, 2);
+
+/* Erase the terminal's progress line, if shown, before other output. */
+void
+sm_stress_progress_clear(void);
 
 /* "HTTP 404", "CQL error 0x1001 (Overloaded)", "client: ..." for an error code. */
 const char *

@@ -176,9 +176,9 @@ def test_bench_suite_runs_every_load(run_cli, tmp_path):
     """`shardmark bench` with defaults: a row per load, all measured, JSON per load."""
     if allowed_cpus() < 2:
         pytest.skip(f"needs 2 allowed CPUs for --smp 2, this process has {allowed_cpus()}")
-    out, csv_out = tmp_path / "suite.json", tmp_path / "suite.csv"
+    out, csv_out, html = tmp_path / "suite.json", tmp_path / "suite.csv", tmp_path / "suite.html"
     r = run_cli("bench", "--duration", "1", "--smp", "2", "--json", out, "--csv", csv_out,
-                timeout=300)
+                "--html", html, timeout=300)
     assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
     rows = {}
     for line in r.stdout.splitlines():
@@ -224,6 +224,11 @@ def test_bench_suite_runs_every_load(run_cli, tmp_path):
     # the reads found what the write load wrote (validated rows, no errors)
     assert by_name["stress-cql-read"]["read_validation_failures"] == 0
     assert "stress over loopback" in r.stdout, r.stdout
+    # --html: shardmark report's page of the suite's JSON, every load in it
+    page = html.read_text()
+    assert "<title>shardmark bench</title>" in page and "<svg" in page, page[:500]
+    for name in SUITE_LOADS:
+        assert name in page, name
     # --csv: one header, then every load's intervals in the same columns
     import csv
     rows = list(csv.DictReader(csv_out.open()))
@@ -297,9 +302,11 @@ def test_config_from_environment(shardmark_bin, tmp_path):
     ["stress", "write", "n=10", "-log", "file=/nonexistent/s.txt"],
     ["perf-simple-query", "--csv", "/nonexistent/p.csv"],
     ["bench", "--csv", "/nonexistent/b.csv"],
+    ["bench", "--html", "/nonexistent/b.html"],
+    ["perf-simple-query", "--html", "/nonexistent/p.html"],
     ["stress", "write", "n=10", "-log", "csv=/nonexistent/s.csv"],
 ], ids=["psq-json", "bench-json", "bench-echo-json", "stress-json", "stress-hdr", "stress-file",
-        "psq-csv", "bench-csv", "stress-csv"])
+        "psq-csv", "bench-csv", "bench-html", "psq-html", "stress-csv"])
 def test_output_path_checked_first(run_cli, args):
     r = run_cli(*args, timeout=60)
     assert r.returncode == 2, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"

@@ -380,6 +380,41 @@ def test_write_duration(cql):
     # A duration run lasts at least its duration (a lower bound, not a timing).
     assert float(rows[-1]["time"]) >= 1.9, rows[-1]
     assert num(res["errors"][0]) == 0, res["errors"]
+    assert "\x1b" not in r.stdout, "a pipe gets no progress line"
+
+
+def test_progress_line_on_a_terminal(server, shardmark_bin):
+    """On a terminal, a line under the interval rows says how far the run
+    is (ops, rate, p99, ETA), redrawn in place and erased before the next
+    row, so the rows and the Results block read as they do in a pipe."""
+    import os
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([str(shardmark_bin), "stress", "write", "duration=3s", "no-warmup",
+                          "-rate", "threads=8", "-node", "127.0.0.1", "-port",
+                          f"native={server.cql_port}", *CLIENT_SHARDS],
+                         stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE,
+                         env={**os.environ, "TERM": "xterm"})
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    assert p.wait(timeout=STRESS_TIMEOUT) == 0, p.stderr.read()
+    text = out.decode(errors="replace").replace("\r\n", "\n")
+    progress = re.findall(r"\r\x1b\[K\[\s*(\d+)%\] (\d+) ops, (\d+) op/s, p99 \d+\.\d{3} ms, "
+                          r"ETA 0m0\ds", text)
+    assert progress, text[-2000:]
+    assert all(0 <= int(pct) <= 100 and int(ops) > 0 for pct, ops, _ in progress), progress
+    # erased: what remains once every drawn line is removed parses as in a pipe
+    plain = re.sub(r"\r\x1b\[K(\[[^\n\r]*?ETA 0m0\ds)?", "", text)
+    assert interval_rows(plain) and parse_results(plain)["partitions"], plain[-2000:]
 
 
 @pytest.mark.parametrize("kind", ["fixed", "throttle"])
