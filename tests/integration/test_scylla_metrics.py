@@ -497,3 +497,35 @@ def test_coordinator_latencies(srv, cql):
     text = metrics_text(srv)
     assert re.search(r'^scylla_storage_proxy_coordinator_write_latency_summary\{quantile="0.99"\} \d+$',
                      text, re.MULTILINE)
+
+
+# replica/table.cc: scylla_column_family_{read,write}_latency per table (cf, ks), the shards
+# summed; their _count is the table's reads and writes
+def test_column_family_latencies(srv, cql):
+    session, t = cql
+    ks = t.split(".")[0]
+    session.execute(f"CREATE TABLE {ks}.cf2 (k int PRIMARY KEY, v int)")
+    ins = session.prepare(f"INSERT INTO {ks}.cf2 (k, v) VALUES (?, ?)")
+    labels = {"cf": "cf2", "ks": ks}
+    with Delta(srv) as d:
+        for k in range(4):  # prepared and bound on the shards they land on
+            session.execute(ins, (k, k))
+        session.execute(f"UPDATE {ks}.cf2 SET v = 9 WHERE k = 1")
+        session.execute(f"SELECT * FROM {ks}.cf2 WHERE k = 1")
+        session.execute(f"SELECT * FROM {ks}.cf2")
+        session.execute(f"SELECT * FROM {t} WHERE k = 1")
+    assert d("scylla_column_family_write_latency_count", labels) == 5
+    assert d("scylla_column_family_read_latency_count", labels) == 2
+    assert d("scylla_column_family_write_latency_bucket", {**labels, "le": "+Inf"}) == 5
+    assert d("scylla_column_family_read_latency_count", {"cf": "t", "ks": ks}) == 1
+    text = metrics_text(srv)
+    lines = [ln for ln in text.splitlines()
+             if ln.startswith("scylla_column_family_write_latency_count{") and 'cf="cf2"' in ln]
+    assert len(lines) == 1 and "shard=" not in lines[0]
+    assert 'scylla_column_family_write_latency_summary{cf="cf2"' in text
+    # the system keyspaces have none, as in ScyllaDB
+    session.execute("SELECT * FROM system.local")
+    assert 'ks="system' not in metrics_text(srv)
+    # a dropped table's counters go with it
+    session.execute(f"DROP TABLE {ks}.cf2")
+    assert 'cf="cf2"' not in metrics_text(srv)
