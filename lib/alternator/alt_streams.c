@@ -609,47 +609,43 @@ write_key_schema(struct sm_json_out *o, const struct alt_table *t)
 	sm_json_out_arr_end(o);
 }
 
-void
-alt_describe_stream(struct alt_op *op)
-{
-	int st = sm_json_get(&op->doc, op->root, "ExclusiveStartShardId");
-	struct sm_json_out *o = &op->out;
+static int
+skip_record(void *ctx, const struct sm_changelog_rec *r);
+
+/* DescribeStream's answer; @ends: each shard's last sequence number (a disabled stream), or NULL. */
+struct describe {
+	struct alt_op *op;
 	struct alt_stream_spec spec;
-	char arn[ARN_MAX], label[48], id[64], num[24];
-	unsigned i, nsh = sm_shard_count(), from = 0, shown;
-	int limit;
+	unsigned from, limit, pending;
+	struct sm_uuid table;
+	char arn[ARN_MAX];
+	uint64_t ends[]; /* by shard */
+};
 
-	if (stream_from_request(op, &spec, arn, sizeof(arn)) < 0 ||
-	    parse_limit(op, MAX_LIST_LIMIT, MAX_LIST_LIMIT, &limit) < 0)
-		return;
-	if (st >= 0) {
-		struct sm_bytes s;
-		int sh;
+static void
+describe_write(struct describe *d)
+{
+	struct alt_op *op = d->op;
+	struct sm_json_out *o = &op->out;
+	char label[48], id[64], num[24];
+	unsigned i, nsh = sm_shard_count(), shown;
 
-		/* a shard id that is not one starts past every shard, as DynamoDB has it */
-		if (sm_json_type(&op->doc, st) != SM_JSON_STRING ||
-		    alt_payload_str(op, &op->doc, st, &s) < 0 ||
-		    (sh = parse_shard(s, spec.created_ms)) < 0)
-			from = nsh;
-		else
-			from = (unsigned)sh + 1;
-	}
-	format_label(spec.created_ms, label, sizeof(label));
+	format_label(d->spec.created_ms, label, sizeof(label));
 	sm_json_out_reset(o);
 	sm_json_out_obj_begin(o);
 	sm_json_out_key(o, "StreamDescription");
 	sm_json_out_obj_begin(o);
 	sm_json_out_key(o, "StreamArn");
-	sm_json_out_str(o, arn);
+	sm_json_out_str(o, d->arn);
 	sm_json_out_key(o, "StreamLabel");
 	sm_json_out_str(o, label);
 	sm_json_out_key(o, "StreamStatus");
-	sm_json_out_str(o, spec.enabled ? "ENABLED" : "DISABLED");
+	sm_json_out_str(o, d->spec.enabled ? "ENABLED" : "DISABLED");
 	sm_json_out_key(o, "StreamViewType");
-	sm_json_out_str(o, view_names[spec.view]);
+	sm_json_out_str(o, view_names[d->spec.view]);
 	sm_json_out_key(o, "CreationRequestDateTime");
-	snprintf(num, sizeof(num), "%lld.%03lld", (long long)(spec.created_ms / 1000),
-		 (long long)(spec.created_ms % 1000));
+	snprintf(num, sizeof(num), "%lld.%03lld", (long long)(d->spec.created_ms / 1000),
+		 (long long)(d->spec.created_ms % 1000));
 	sm_json_out_num(o, num, strlen(num));
 	sm_json_out_key(o, "TableName");
 	sm_json_out_str(o, op->tab.name);
@@ -658,32 +654,110 @@ alt_describe_stream(struct alt_op *op)
 	 * One stream shard per store shard, in id order (zero-padded: the
 	 * lexical order DynamoDB's clients expect). The shard count is fixed
 	 * for the server's life, so no shard is ever split or closed and none
-	 * has a ParentShardId.
+	 * has a ParentShardId. A disabled stream's shards are closed: each one
+	 * ends at its last record (DynamoDB's EndingSequenceNumber), or where
+	 * it started when it has none.
 	 */
 	sm_json_out_key(o, "Shards");
 	sm_json_out_arr_begin(o);
-	for (i = from, shown = 0; i < nsh && shown < (unsigned)limit; i++, shown++) {
-		format_shard(spec.created_ms, i, id, sizeof(id));
+	for (i = d->from, shown = 0; i < nsh && shown < d->limit; i++, shown++) {
+		uint64_t first = start_seq(d->spec.created_ms);
+
+		format_shard(d->spec.created_ms, i, id, sizeof(id));
 		sm_json_out_obj_begin(o);
 		sm_json_out_key(o, "ShardId");
 		sm_json_out_str(o, id);
 		sm_json_out_key(o, "SequenceNumberRange");
 		sm_json_out_obj_begin(o);
 		sm_json_out_key(o, "StartingSequenceNumber");
-		snprintf(num, sizeof(num), "%" PRIu64, start_seq(spec.created_ms));
+		snprintf(num, sizeof(num), "%" PRIu64, first);
 		sm_json_out_str(o, num);
+		if (!d->spec.enabled) {
+			sm_json_out_key(o, "EndingSequenceNumber");
+			snprintf(num, sizeof(num), "%" PRIu64, SM_MAX(d->ends[i], first));
+			sm_json_out_str(o, num);
+		}
 		sm_json_out_obj_end(o);
 		sm_json_out_obj_end(o);
 	}
 	sm_json_out_arr_end(o);
 	if (i < nsh) {
-		format_shard(spec.created_ms, i - 1, id, sizeof(id));
+		format_shard(d->spec.created_ms, i - 1, id, sizeof(id));
 		sm_json_out_key(o, "LastEvaluatedShardId");
 		sm_json_out_str(o, id);
 	}
 	sm_json_out_obj_end(o);
 	sm_json_out_obj_end(o);
+	sm_free(d);
 	alt_finish(op);
+}
+
+/* On each shard of a disabled stream: where its log ends. */
+static void
+describe_remote(void *arg)
+{
+	struct describe *d = arg;
+	struct sm_changelog_info info;
+
+	sm_changelog_read(&d->table, (uint64_t)d->spec.created_ms, 0, true, 0, sm_store_now_us(),
+			  skip_record, NULL, &info);
+	d->ends[sm_shard_id() % sm_shard_count()] = info.last;
+}
+
+static void
+describe_done(void *arg)
+{
+	struct describe *d = arg;
+
+	if (--d->pending == 0)
+		describe_write(d);
+}
+
+void
+alt_describe_stream(struct alt_op *op)
+{
+	int st = sm_json_get(&op->doc, op->root, "ExclusiveStartShardId");
+	unsigned i, nsh = sm_shard_count();
+	struct describe *d;
+	int limit;
+
+	d = sm_calloc(1, sizeof(*d) + nsh * sizeof(d->ends[0]));
+	if (d == NULL) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	if (stream_from_request(op, &d->spec, d->arn, sizeof(d->arn)) < 0 ||
+	    parse_limit(op, MAX_LIST_LIMIT, MAX_LIST_LIMIT, &limit) < 0) {
+		sm_free(d);
+		return;
+	}
+	d->op = op;
+	d->limit = (unsigned)limit;
+	d->table = op->tab.t->id;
+	if (st >= 0) {
+		struct sm_bytes s;
+		int sh;
+
+		/* a shard id that is not one starts past every shard, as DynamoDB has it */
+		if (sm_json_type(&op->doc, st) != SM_JSON_STRING ||
+		    alt_payload_str(op, &op->doc, st, &s) < 0 ||
+		    (sh = parse_shard(s, d->spec.created_ms)) < 0)
+			d->from = nsh;
+		else
+			d->from = (unsigned)sh + 1;
+	}
+	if (d->spec.enabled) {
+		describe_write(d);
+		return;
+	}
+	/* the shards' logs are theirs: ask each where it ends (the stream writes no more) */
+	d->pending = 1;
+	for (i = 0; i < nsh; i++) {
+		d->pending++;
+		if (sm_submit_to(i, describe_remote, d, describe_done) < 0)
+			d->pending--;
+	}
+	describe_done(d);
 }
 
 /* ---- iterators ---- */

@@ -197,7 +197,10 @@ def test_create_with_stream(dynamodb, streams, view):
         sh = sd["Shards"][0]
         assert len(sh["ShardId"]) <= 65
         assert sh["SequenceNumberRange"]["StartingSequenceNumber"].isdecimal()
-        assert "ParentShardId" not in sh
+        # open shards have no end; the shard count never changes, so no shard has a parent
+        for sh in sd["Shards"]:
+            assert "ParentShardId" not in sh
+            assert "EndingSequenceNumber" not in sh["SequenceNumberRange"]
     finally:
         dynamodb.meta.client.delete_table(TableName=name)
     # the table's stream went with it
@@ -578,6 +581,17 @@ def test_disabled_stream_stays_readable(dynamodb, streams):
                 r = streams.get_records(ShardIterator=r["NextShardIterator"])
                 assert r["Records"] == [] and "NextShardIterator" not in r
         assert len(got) == 1
+        # closed shards end at their last record, the empty ones where they start
+        shards = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+        ends = []
+        for sh in shards:
+            rng = sh["SequenceNumberRange"]
+            assert "ParentShardId" not in sh
+            assert int(rng["EndingSequenceNumber"]) >= int(rng["StartingSequenceNumber"])
+            ends.append(int(rng["EndingSequenceNumber"]) - int(rng["StartingSequenceNumber"]))
+        seq = int(got[0]["dynamodb"]["SequenceNumber"])
+        start = int(shards[0]["SequenceNumberRange"]["StartingSequenceNumber"])
+        assert sorted(ends) == [0] * (len(shards) - 1) + [seq - start]
         # a write now leaves no record in the disabled stream
         table.put_item(Item={"p": "closed", "c": "y"})
         # enabled again: a new stream, the old one is gone
