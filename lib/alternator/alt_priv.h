@@ -819,11 +819,16 @@ struct alt_stream_spec {
 	uint8_t view; /* enum alt_stream_view */
 	bool enabled; /* false: disabled, still listed and readable */
 	int64_t created_ms;
+	int64_t disabled_ms; /* when it was disabled, 0 unknown or enabled */
 };
 
 /* The stream tag list @tags names into *@out; false when the table never had one. */
 bool
 alt_stream_spec_of(const char *tags, struct alt_stream_spec *out);
+/* The stream before it, disabled and still readable (24 hours, as DynamoDB's), into *@out;
+ * false when there is none. */
+bool
+alt_stream_prev_of(const char *tags, struct alt_stream_spec *out);
 /* Is string token @key the stream's tag (internal: not for TagResource)? */
 bool
 alt_stream_is_tag(const struct sm_json_doc *d, int key);

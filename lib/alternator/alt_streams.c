@@ -6,10 +6,12 @@
  * DynamoDB's where ScyllaDB differs from it for want of pre-images.
  *
  * A table's stream is kept, as TTL's attribute is, in a hidden tag
- * (system:stream = "E|D <StreamViewType> <creation ms>"), so that every
- * shard's overlay has it and a write sees it with its table. A disabled
- * stream stays listed and readable (StreamStatus DISABLED) until another
- * one replaces it.
+ * (system:stream = "E|D <StreamViewType> <creation ms> <disabled ms>"), so
+ * that every shard's overlay has it and a write sees it with its table. A
+ * disabled stream stays listed and readable (StreamStatus DISABLED); when
+ * another one replaces it, it moves to system:stream_prev and stays so for
+ * 24 hours after it was disabled, as DynamoDB keeps it (its log's records
+ * are past the retention by then anyway); the one before it goes.
  *
  * Records: a write to a table with a stream reads its pre-image in the
  * step that applies it on the owning shard (as an indexed table's does),
@@ -34,6 +36,9 @@
 #include "sm_changelog.h"
 
 #define STREAM_TAG "system:stream"
+/* the stream a re-enable replaced, readable until 24 hours after it was disabled */
+#define STREAM_PREV_TAG "system:stream_prev"
+#define PREV_LIFE_MS (24ll * 3600 * 1000)
 #define STREAM_ARN_INFIX "/stream/"
 #define SHARD_PREFIX "shardId-"
 /* DynamoDB's iterators expire after 15 minutes */
@@ -84,16 +89,17 @@ view_has_new(unsigned v)
 bool
 alt_stream_is_tag(const struct sm_json_doc *d, int key)
 {
-	return sm_json_str_eq(d, key, STREAM_TAG);
+	return sm_json_str_eq(d, key, STREAM_TAG) || sm_json_str_eq(d, key, STREAM_PREV_TAG);
 }
 
-bool
-alt_stream_spec_of(const char *tags, struct alt_stream_spec *out)
+/* The stream of tag @key in @tags: "E|D <view> <created ms> [<disabled ms>]". */
+static bool
+spec_of(const char *tags, const char *key, struct alt_stream_spec *out)
 {
 	struct sm_json_doc d;
 	char buf[64], view[32];
 	struct sm_bytes s;
-	long long ms;
+	long long ms, off = 0;
 	char st;
 	int e, v;
 
@@ -103,35 +109,57 @@ alt_stream_spec_of(const char *tags, struct alt_stream_spec *out)
 	sm_json_doc_init(&d);
 	if (sm_json_parse(&d, tags, strlen(tags), 0) == 0) {
 		for (e = sm_json_first(&d, 0); e >= 0; e = sm_json_next(&d, e)) {
-			if (!sm_json_str_eq(&d, sm_json_get(&d, e, "Key"), STREAM_TAG) ||
+			if (!sm_json_str_eq(&d, sm_json_get(&d, e, "Key"), key) ||
 			    sm_json_str(&d, sm_json_get(&d, e, "Value"), buf, sizeof(buf) - 1, &s) <
 				    0 ||
 			    s.len >= sizeof(buf))
 				continue;
 			memmove(buf, s.p, s.len);
 			buf[s.len] = '\0';
-			if (sscanf(buf, "%c %31s %lld", &st, view, &ms) != 3 || ms <= 0 ||
+			off = 0;
+			if (sscanf(buf, "%c %31s %lld %lld", &st, view, &ms, &off) < 3 || ms <= 0 ||
 			    (v = view_parse(view, strlen(view))) < 0)
 				continue;
 			out->view = (uint8_t)v;
 			out->enabled = st == 'E';
 			out->created_ms = ms;
+			out->disabled_ms = off > 0 ? off : 0;
 		}
 	}
 	sm_json_doc_release(&d);
 	return out->created_ms != 0;
 }
 
+bool
+alt_stream_spec_of(const char *tags, struct alt_stream_spec *out)
+{
+	return spec_of(tags, STREAM_TAG, out);
+}
+
+static int64_t
+now_ms(void);
+
+bool
+alt_stream_prev_of(const char *tags, struct alt_stream_spec *out)
+{
+	if (!spec_of(tags, STREAM_PREV_TAG, out))
+		return false;
+	out->enabled = false;
+	return out->disabled_ms == 0 || now_ms() - out->disabled_ms < PREV_LIFE_MS;
+}
+
 /* The tag delta that sets the stream (a JSON array for alt_table_set_tag()'s @add). */
 static void
-write_tag(struct sm_json_out *o, bool enabled, unsigned view, int64_t ms)
+write_tag(struct sm_json_out *o, const char *key, bool enabled, unsigned view, int64_t ms,
+	  int64_t disabled_ms)
 {
-	char v[64];
+	char v[80];
 
-	snprintf(v, sizeof(v), "%c %s %lld", enabled ? 'E' : 'D', view_names[view], (long long)ms);
+	snprintf(v, sizeof(v), "%c %s %lld %lld", enabled ? 'E' : 'D', view_names[view],
+		 (long long)ms, (long long)disabled_ms);
 	sm_json_out_obj_begin(o);
 	sm_json_out_key(o, "Key");
-	sm_json_out_str(o, STREAM_TAG);
+	sm_json_out_str(o, key);
 	sm_json_out_key(o, "Value");
 	sm_json_out_str(o, v);
 	sm_json_out_obj_end(o);
@@ -203,7 +231,7 @@ alt_stream_create_tags(struct alt_op *op, int spec, char **tags)
 	if (!enabled)
 		return 0;
 	sm_json_out_init(&o);
-	write_tag(&o, true, view, now_ms());
+	write_tag(&o, STREAM_TAG, true, view, now_ms(), 0);
 	n = *tags != NULL ? strlen(*tags) : 0;
 	res = o.err == 0 ? sm_malloc(n + o.len + 4) : NULL;
 	if (res == NULL) {
@@ -264,10 +292,15 @@ alt_stream_update_table(struct alt_op *op, int spec, struct sm_json_out **delta)
 		return -ENOMEM;
 	}
 	sm_json_out_arr_begin(*delta);
-	if (enabled)
-		write_tag(*delta, true, view, SM_MAX(now_ms(), cur.created_ms + 1));
-	else
-		write_tag(*delta, false, cur.view, cur.created_ms);
+	if (enabled) {
+		write_tag(*delta, STREAM_TAG, true, view, SM_MAX(now_ms(), cur.created_ms + 1), 0);
+		/* the disabled one it replaces stays readable a day (the one before it goes) */
+		if (cur.created_ms != 0)
+			write_tag(*delta, STREAM_PREV_TAG, false, cur.view, cur.created_ms,
+				  cur.disabled_ms);
+	} else {
+		write_tag(*delta, STREAM_TAG, false, cur.view, cur.created_ms, now_ms());
+	}
 	sm_json_out_arr_end(*delta);
 	if ((*delta)->err != 0) {
 		alt_fail(op, "InternalServerError", "out of memory");
@@ -386,6 +419,12 @@ stream_lookup(struct alt_op *op, struct sm_bytes arn, struct alt_stream_spec *sp
 	if (!alt_stream_spec_of(alt_table_tags(&op->tab), spec))
 		return -ENOENT;
 	format_arn(op->tab.name, spec->created_ms, want, sizeof(want));
+	if (strlen(want) == arn.len && memcmp(want, arn.p, arn.len) == 0)
+		return 0;
+	/* the stream a re-enable replaced */
+	if (!alt_stream_prev_of(alt_table_tags(&op->tab), spec))
+		return -ENOENT;
+	format_arn(op->tab.name, spec->created_ms, want, sizeof(want));
 	if (strlen(want) != arn.len || memcmp(want, arn.p, arn.len) != 0)
 		return -ENOENT;
 	return 0;
@@ -496,7 +535,7 @@ alt_list_streams(struct alt_op *op)
 	struct list_entry *e = NULL;
 	struct alt_stream_spec spec;
 	struct sm_bytes name = { 0 }, sarn = { 0 };
-	unsigned i, j, n = 0, cap = 0, first = 0, shown;
+	unsigned i, j, k, n = 0, cap = 0, first = 0, shown;
 	int limit;
 
 	if (parse_limit(op, MAX_LIST_LIMIT, MAX_LIST_LIMIT, &limit) < 0)
@@ -536,19 +575,24 @@ alt_list_streams(struct alt_op *op)
 			    (name.p != NULL && strcmp(t->name, (const char *)name.p) != 0) ||
 			    !alt_stream_spec_of(alt_table_tags_of(t), &spec))
 				continue;
-			if (n == cap) {
-				struct list_entry *ne;
+			/* the stream, and the one it replaced while that is readable */
+			for (k = 0; k < 2; k++) {
+				if (k == 1 && !alt_stream_prev_of(alt_table_tags_of(t), &spec))
+					break;
+				if (n == cap) {
+					struct list_entry *ne;
 
-				cap = cap ? cap * 2 : 16;
-				ne = sm_realloc(e, cap * sizeof(*e));
-				if (ne == NULL)
-					goto nomem;
-				e = ne;
+					cap = cap ? cap * 2 : 16;
+					ne = sm_realloc(e, cap * sizeof(*e));
+					if (ne == NULL)
+						goto nomem;
+					e = ne;
+				}
+				format_arn(t->name, spec.created_ms, e[n].arn, sizeof(e[n].arn));
+				format_label(spec.created_ms, e[n].label, sizeof(e[n].label));
+				e[n].table = t->name;
+				n++;
 			}
-			format_arn(t->name, spec.created_ms, e[n].arn, sizeof(e[n].arn));
-			format_label(spec.created_ms, e[n].label, sizeof(e[n].label));
-			e[n].table = t->name;
-			n++;
 		}
 	}
 	/* in ARN order, so that paging neither repeats nor skips a stream */
@@ -1359,7 +1403,9 @@ alt_get_records(struct alt_op *op)
 	if (alt_table_lookup_read(op, it.name, strlen(it.name), &op->tab) < 0 ||
 	    (op->have_tab = true, memcmp(&op->tab.t->id, &it.table, sizeof(it.table)) != 0) ||
 	    !alt_stream_spec_of(alt_table_tags(&op->tab), &spec) ||
-	    spec.created_ms != it.stream_ms) {
+	    (spec.created_ms != it.stream_ms &&
+	     (!alt_stream_prev_of(alt_table_tags(&op->tab), &spec) ||
+	      spec.created_ms != it.stream_ms))) {
 		alt_fail(op, "ResourceNotFoundException",
 			 "Requested resource not found: the stream of this iterator no longer "
 			 "exists");

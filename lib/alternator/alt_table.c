@@ -630,7 +630,7 @@ meta_apply(void *arg)
 
 	if (b->remove) {
 		meta_remove(&b->id);
-		sm_changelog_drop(&b->id, 0); /* the table's stream goes with it */
+		sm_changelog_drop(&b->id, 0, 0); /* the table's streams go with it */
 		return;
 	}
 	m = meta_find(&b->id, true);
@@ -649,9 +649,14 @@ meta_apply(void *arg)
 		sm_free(m->tags);
 		m->tags = s;
 		m->iso = -1;
-		/* one stream per table is remembered: a new one's predecessor goes */
-		if (alt_stream_spec_of(s, &sp))
-			sm_changelog_drop(&b->id, (uint64_t)sp.created_ms);
+		/* two streams per table are remembered: a new one and the one it replaced */
+		if (alt_stream_spec_of(s, &sp)) {
+			struct alt_stream_spec prev;
+
+			sm_changelog_drop(&b->id, (uint64_t)sp.created_ms,
+					  alt_stream_prev_of(s, &prev) ? (uint64_t)prev.created_ms
+								       : 0);
+		}
 	}
 	if (b->billing != NULL && (s = sm_strdup(b->billing)) != NULL) {
 		sm_free(m->billing);
