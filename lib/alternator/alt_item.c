@@ -719,9 +719,9 @@ consumed(struct alt_op *op, bool read)
 	uint64_t halves = op_units(op, read);
 
 	if (read)
-		ALT_STAT_ADD(rcu_halves, halves);
+		ALT_OP_STAT_ADD(op, rcu_halves, halves);
 	else
-		ALT_STAT_ADD(wcu[wcu_kind[op->wkind]], halves / 2);
+		ALT_OP_STAT_ADD(op, wcu[wcu_kind[op->wkind]], halves / 2);
 	if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE || op->icm))
 		consumed_write(op, read, halves);
 }
@@ -879,9 +879,9 @@ run_write(struct alt_op *op, struct write_ctx *w)
 	op->read_cols[0] = op->tab.attrs_col;
 	lwt = iso == SM_ALT_LWT_ALWAYS || (op->rmw && iso == SM_ALT_LWT_RMW_ONLY);
 	if (lwt)
-		ALT_STAT_INC(write_using_lwt);
+		ALT_OP_STAT_INC(op, write_using_lwt);
 	else if (op->rmw)
-		ALT_STAT_INC(reads_before_write);
+		ALT_OP_STAT_INC(op, reads_before_write);
 	/* a table with indexes or a stream needs every write's pre-image, read in the same step */
 	if (lwt || op->tab.idx->n > 0 || op->tab.stream) {
 		r->kind = SM_REQ_CAS;
@@ -1302,6 +1302,8 @@ batch_write_consumed(struct alt_op *op, bool answer)
 	}
 	for (t = sm_json_first(&op->doc, ri); t >= 0; t = sm_json_next(&op->doc, t)) {
 		int list = sm_json_member_value(&op->doc, t);
+		bool named = alt_payload_str(op, &op->doc, t, &name) == 0;
+		struct alt_tstats *ts = named ? alt_table_stats((const char *)name.p, name.len) : NULL;
 
 		halves = 0;
 		for (e = sm_json_first(&op->doc, list); e >= 0; e = sm_json_next(&op->doc, e)) {
@@ -1312,9 +1314,11 @@ batch_write_consumed(struct alt_op *op, bool answer)
 			/* ScyllaDB counts a batch's puts as PutItem's units, its deletes as
 			 * DeleteItem's */
 			ALT_STAT_ADD(wcu[put >= 0 ? ALT_WCU_PUT : ALT_WCU_DELETE], h / 2);
+			if (ts != NULL)
+				ts->st.wcu[put >= 0 ? ALT_WCU_PUT : ALT_WCU_DELETE] += h / 2;
 			halves += h;
 		}
-		if (!answer || alt_payload_str(op, &op->doc, t, &name) < 0)
+		if (!answer || !named)
 			continue;
 		alt_capacity_write(op, &op->out, alt_keep_str(op, name.p, name.len), halves, NULL);
 	}
@@ -1497,7 +1501,7 @@ alt_batch_write(struct alt_op *op)
 			 "constraint: every table must have between 1 and 25 write requests");
 		return;
 	}
-	alt_metrics_batch(true, total);
+	alt_metrics_batch(alt_st, true, total);
 	b = sm_calloc(1, sizeof(*b));
 	if (b == NULL) {
 		alt_fail(op, "InternalServerError", "out of memory");
@@ -1528,6 +1532,7 @@ alt_batch_write(struct alt_op *op)
 			return;
 		}
 		b->ntabs++;
+		alt_metrics_table_batch(op, tab->ts, true, sm_json_count(&op->doc, list));
 		op->tab = *tab; /* for the key helpers */
 		for (e = sm_json_first(&op->doc, list); e >= 0; e = sm_json_next(&op->doc, e)) {
 			int put = sm_json_get(&op->doc, e, "PutRequest");
@@ -1582,6 +1587,8 @@ alt_batch_write(struct alt_op *op)
 			}
 			if (tab->iso == SM_ALT_LWT_ALWAYS) {
 				ALT_STAT_INC(write_using_lwt);
+				if (tab->ts != NULL)
+					tab->ts->st.write_using_lwt++;
 				r->kind = SM_REQ_CAS;
 				r->cas.kind = SM_CAS_CUSTOM;
 				r->cas.decide = batch_decide_put;
@@ -1717,6 +1724,8 @@ batch_get_done(struct alt_op *op)
 						  : 0,
 					consistent);
 		ALT_STAT_ADD(rcu_halves, halves);
+		if (op->tab.ts != NULL)
+			op->tab.ts->st.rcu_halves += halves;
 		if (SM_UNLIKELY(op->cap_mode != ALT_CAP_NONE))
 			op->cap_half[op->cap_ti] += (uint32_t)halves;
 	}
@@ -1766,6 +1775,7 @@ batch_get_next(struct alt_op *op)
 				return;
 			}
 			op->have_tab = true;
+			alt_metrics_table_batch(op, op->tab.ts, false, n);
 			sm_ddb_expr_free(op->proj);
 			op->proj = NULL;
 			op->names_tok = sm_json_get(&op->doc, spec, "ExpressionAttributeNames");
@@ -1909,7 +1919,7 @@ alt_batch_get(struct alt_op *op)
 			 "Too many items requested for the BatchGetItem call");
 		return;
 	}
-	alt_metrics_batch(false, total);
+	alt_metrics_batch(alt_st, false, total);
 	if (alt_bytes_reserve(&op->keys, op->body_len * 2 + 4096) < 0) {
 		alt_fail(op, "InternalServerError", "out of memory");
 		return;

@@ -79,6 +79,8 @@ alt_op_get(void)
 	op->batch_i = 0;
 	op->empty_body = false;
 	op->lat_kind = -1;
+	op->op_row = -1;
+	op->ts = NULL;
 	sm_json_out_reset(&op->out);
 	sm_json_out_reset(&op->item);
 	sm_json_out_reset(&op->nitem);
@@ -146,6 +148,10 @@ op_release(struct alt_op *op)
 	if (op->have_tab) {
 		alt_table_release(&op->tab);
 		op->have_tab = false;
+	}
+	if (op->ts != NULL) {
+		alt_tstats_put(op->ts);
+		op->ts = NULL;
 	}
 	if (op_nfree >= OP_FREE_MAX) {
 		op_destroy(op);
@@ -223,8 +229,14 @@ alt_finish(struct alt_op *op)
 		alt_fail(op, "InternalServerError", "out of memory writing the response");
 		return;
 	}
-	if (op->lat_kind >= 0)
-		alt_metrics_latency(op->lat_kind, sm_cycles_to_us(sm_cycles() - op->start_cycles));
+	if (op->lat_kind >= 0) {
+		uint64_t us = sm_cycles_to_us(sm_cycles() - op->start_cycles);
+		unsigned b = sm_lat_hist_bucket(us);
+
+		alt_metrics_latency(alt_st, op->lat_kind, b, us);
+		if (op->ts != NULL)
+			alt_metrics_latency(&op->ts->st, op->lat_kind, b, us);
+	}
 	if (op->empty_body)
 		reply(op, 200, "", 0);
 	else if (op->out.len == 0)

@@ -100,6 +100,7 @@ struct alt_table {
 	int64_t stream_ms;
 	struct alt_index_set *idx;   /* held; every table has one (n may be 0) */
 	const struct alt_index *index; /* reading this index, or NULL */
+	struct alt_tstats *ts;	       /* held: the table's counters on this shard, or NULL */
 };
 
 /* An attribute value: the {"T": ...} object at @tok of @d. */
@@ -229,6 +230,8 @@ struct alt_op {
 	/* metrics: when the request began, and its latency histogram (-1: none) */
 	uint64_t start_cycles; /* sm_cycles() */
 	int lat_kind;
+	int op_row; /* the operation's row of sm_alternator.c's table, -1 uncounted */
+	struct alt_tstats *ts; /* the request table's counters (held), or NULL */
 	struct alt_op *next_free;
 };
 
@@ -287,16 +290,77 @@ extern __thread struct alt_stats *alt_st;
 #define ALT_STAT_ADD(field, n) (alt_st->field += (n))
 #define ALT_STAT_INC(field) ALT_STAT_ADD(field, 1)
 
+/*
+ * One table's counters on one shard (ScyllaDB's per-table stats,
+ * scylla_alternator_table_*): the same block as the shard's, written only
+ * by its shard, listed for /metrics under a lock taken only to create,
+ * free and read blocks. The shard's table metadata holds one reference
+ * and every op in flight on the table one more (plain counts: one
+ * shard); the last one gone (the table dropped) frees the block.
+ */
+struct alt_tstats {
+	struct alt_stats st;
+	uint32_t refs;
+	struct sm_uuid id;
+	char *ks, *cf;
+	void *raw; /* the allocation, st aligned inside it */
+	struct alt_tstats *next;
+};
+
+/* Add @n to @field of the shard's block and of @op's table's. */
+#define ALT_OP_STAT_ADD(op, field, n)                                                              \
+	do {                                                                                       \
+		uint64_t n_ = (n);                                                                 \
+		alt_st->field += n_;                                                               \
+		if ((op)->ts != NULL)                                                              \
+			(op)->ts->st.field += n_;                                                  \
+	} while (0)
+#define ALT_OP_STAT_INC(op, field) ALT_OP_STAT_ADD(op, field, 1)
+
+/* A new block of table @id (@ks.@cf) with one reference, NULL without memory. */
+struct alt_tstats *
+alt_tstats_new(const struct sm_uuid *id, const char *ks, const char *cf);
+/* Free a block (its last reference gone). */
+void
+alt_tstats_free(struct alt_tstats *ts);
+/* Drop a reference; the last one frees the block. */
+static inline void
+alt_tstats_put(struct alt_tstats *ts)
+{
+	if (ts != NULL && --ts->refs == 0)
+		alt_tstats_free(ts);
+}
+static inline struct alt_tstats *
+alt_tstats_get(struct alt_tstats *ts)
+{
+	if (ts != NULL)
+		ts->refs++;
+	return ts;
+}
+/* The counters of table @name's (NULL: none, or no memory), for the calling
+ * shard's synchronous use only (nothing held). */
+struct alt_tstats *
+alt_table_stats(const char *name, size_t len);
+
 void
 alt_metrics_shard_init(unsigned shard);
 /* The latency histogram of operation @name, -1 if it has none. */
 int
 alt_metrics_latency_kind(const char *name);
+static inline void
+alt_metrics_latency(struct alt_stats *s, int kind, unsigned bucket, uint64_t us)
+{
+	s->lat[kind][bucket]++;
+	s->lat_sum_us[kind] += us;
+	s->lat_count[kind]++;
+}
+/* A BatchGetItem (@write false) or BatchWriteItem of @items items, into @s. */
 void
-alt_metrics_latency(int kind, uint64_t us);
-/* A BatchGetItem (@write false) or BatchWriteItem of @items items. */
+alt_metrics_batch(struct alt_stats *s, bool write, unsigned items);
+/* A batch's table @ts (NULL: none): @op counted for it, and its @items items. */
 void
-alt_metrics_batch(bool write, unsigned items);
+alt_metrics_table_batch(const struct alt_op *op, struct alt_tstats *ts, bool write,
+			unsigned items);
 /* The page, every shard's; @op_names[i] is the name of ops[i]. */
 void
 alt_metrics_format(FILE *f, unsigned nshards, const char *const *op_names, unsigned nops);
@@ -755,11 +819,16 @@ struct alt_stream_spec {
 	uint8_t view; /* enum alt_stream_view */
 	bool enabled; /* false: disabled, still listed and readable */
 	int64_t created_ms;
+	int64_t disabled_ms; /* when it was disabled, 0 unknown or enabled */
 };
 
 /* The stream tag list @tags names into *@out; false when the table never had one. */
 bool
 alt_stream_spec_of(const char *tags, struct alt_stream_spec *out);
+/* The stream before it, disabled and still readable (24 hours, as DynamoDB's), into *@out;
+ * false when there is none. */
+bool
+alt_stream_prev_of(const char *tags, struct alt_stream_spec *out);
 /* Is string token @key the stream's tag (internal: not for TagResource)? */
 bool
 alt_stream_is_tag(const struct sm_json_doc *d, int key);

@@ -212,10 +212,10 @@ read_done(struct alt_op *op)
 		 * and kept */
 		sm_json_bool(&op->doc, op->consistent_tok, &consistent);
 		halves = alt_rcu_halves(op->page_bytes, consistent);
-		ALT_STAT_ADD(rcu_halves, halves);
+		ALT_OP_STAT_ADD(op, rcu_halves, halves);
 		if (op->filter != NULL || op->legacy_filter >= 0) {
-			ALT_STAT_ADD(filtered_rows_read, op->scanned);
-			ALT_STAT_ADD(filtered_rows_matched, op->returned);
+			ALT_OP_STAT_ADD(op, filtered_rows_read, op->scanned);
+			ALT_OP_STAT_ADD(op, filtered_rows_matched, op->returned);
 		}
 		if (op->cap_mode != ALT_CAP_NONE) {
 			sm_json_out_key(&op->out, "ConsumedCapacity");

@@ -6,10 +6,12 @@
  * DynamoDB's where ScyllaDB differs from it for want of pre-images.
  *
  * A table's stream is kept, as TTL's attribute is, in a hidden tag
- * (system:stream = "E|D <StreamViewType> <creation ms>"), so that every
- * shard's overlay has it and a write sees it with its table. A disabled
- * stream stays listed and readable (StreamStatus DISABLED) until another
- * one replaces it.
+ * (system:stream = "E|D <StreamViewType> <creation ms> <disabled ms>"), so
+ * that every shard's overlay has it and a write sees it with its table. A
+ * disabled stream stays listed and readable (StreamStatus DISABLED); when
+ * another one replaces it, it moves to system:stream_prev and stays so for
+ * 24 hours after it was disabled, as DynamoDB keeps it (its log's records
+ * are past the retention by then anyway); the one before it goes.
  *
  * Records: a write to a table with a stream reads its pre-image in the
  * step that applies it on the owning shard (as an indexed table's does),
@@ -34,6 +36,9 @@
 #include "sm_changelog.h"
 
 #define STREAM_TAG "system:stream"
+/* the stream a re-enable replaced, readable until 24 hours after it was disabled */
+#define STREAM_PREV_TAG "system:stream_prev"
+#define PREV_LIFE_MS (24ll * 3600 * 1000)
 #define STREAM_ARN_INFIX "/stream/"
 #define SHARD_PREFIX "shardId-"
 /* DynamoDB's iterators expire after 15 minutes */
@@ -84,16 +89,17 @@ view_has_new(unsigned v)
 bool
 alt_stream_is_tag(const struct sm_json_doc *d, int key)
 {
-	return sm_json_str_eq(d, key, STREAM_TAG);
+	return sm_json_str_eq(d, key, STREAM_TAG) || sm_json_str_eq(d, key, STREAM_PREV_TAG);
 }
 
-bool
-alt_stream_spec_of(const char *tags, struct alt_stream_spec *out)
+/* The stream of tag @key in @tags: "E|D <view> <created ms> [<disabled ms>]". */
+static bool
+spec_of(const char *tags, const char *key, struct alt_stream_spec *out)
 {
 	struct sm_json_doc d;
 	char buf[64], view[32];
 	struct sm_bytes s;
-	long long ms;
+	long long ms, off = 0;
 	char st;
 	int e, v;
 
@@ -103,35 +109,57 @@ alt_stream_spec_of(const char *tags, struct alt_stream_spec *out)
 	sm_json_doc_init(&d);
 	if (sm_json_parse(&d, tags, strlen(tags), 0) == 0) {
 		for (e = sm_json_first(&d, 0); e >= 0; e = sm_json_next(&d, e)) {
-			if (!sm_json_str_eq(&d, sm_json_get(&d, e, "Key"), STREAM_TAG) ||
+			if (!sm_json_str_eq(&d, sm_json_get(&d, e, "Key"), key) ||
 			    sm_json_str(&d, sm_json_get(&d, e, "Value"), buf, sizeof(buf) - 1, &s) <
 				    0 ||
 			    s.len >= sizeof(buf))
 				continue;
 			memmove(buf, s.p, s.len);
 			buf[s.len] = '\0';
-			if (sscanf(buf, "%c %31s %lld", &st, view, &ms) != 3 || ms <= 0 ||
+			off = 0;
+			if (sscanf(buf, "%c %31s %lld %lld", &st, view, &ms, &off) < 3 || ms <= 0 ||
 			    (v = view_parse(view, strlen(view))) < 0)
 				continue;
 			out->view = (uint8_t)v;
 			out->enabled = st == 'E';
 			out->created_ms = ms;
+			out->disabled_ms = off > 0 ? off : 0;
 		}
 	}
 	sm_json_doc_release(&d);
 	return out->created_ms != 0;
 }
 
+bool
+alt_stream_spec_of(const char *tags, struct alt_stream_spec *out)
+{
+	return spec_of(tags, STREAM_TAG, out);
+}
+
+static int64_t
+now_ms(void);
+
+bool
+alt_stream_prev_of(const char *tags, struct alt_stream_spec *out)
+{
+	if (!spec_of(tags, STREAM_PREV_TAG, out))
+		return false;
+	out->enabled = false;
+	return out->disabled_ms == 0 || now_ms() - out->disabled_ms < PREV_LIFE_MS;
+}
+
 /* The tag delta that sets the stream (a JSON array for alt_table_set_tag()'s @add). */
 static void
-write_tag(struct sm_json_out *o, bool enabled, unsigned view, int64_t ms)
+write_tag(struct sm_json_out *o, const char *key, bool enabled, unsigned view, int64_t ms,
+	  int64_t disabled_ms)
 {
-	char v[64];
+	char v[80];
 
-	snprintf(v, sizeof(v), "%c %s %lld", enabled ? 'E' : 'D', view_names[view], (long long)ms);
+	snprintf(v, sizeof(v), "%c %s %lld %lld", enabled ? 'E' : 'D', view_names[view],
+		 (long long)ms, (long long)disabled_ms);
 	sm_json_out_obj_begin(o);
 	sm_json_out_key(o, "Key");
-	sm_json_out_str(o, STREAM_TAG);
+	sm_json_out_str(o, key);
 	sm_json_out_key(o, "Value");
 	sm_json_out_str(o, v);
 	sm_json_out_obj_end(o);
@@ -203,7 +231,7 @@ alt_stream_create_tags(struct alt_op *op, int spec, char **tags)
 	if (!enabled)
 		return 0;
 	sm_json_out_init(&o);
-	write_tag(&o, true, view, now_ms());
+	write_tag(&o, STREAM_TAG, true, view, now_ms(), 0);
 	n = *tags != NULL ? strlen(*tags) : 0;
 	res = o.err == 0 ? sm_malloc(n + o.len + 4) : NULL;
 	if (res == NULL) {
@@ -264,10 +292,15 @@ alt_stream_update_table(struct alt_op *op, int spec, struct sm_json_out **delta)
 		return -ENOMEM;
 	}
 	sm_json_out_arr_begin(*delta);
-	if (enabled)
-		write_tag(*delta, true, view, SM_MAX(now_ms(), cur.created_ms + 1));
-	else
-		write_tag(*delta, false, cur.view, cur.created_ms);
+	if (enabled) {
+		write_tag(*delta, STREAM_TAG, true, view, SM_MAX(now_ms(), cur.created_ms + 1), 0);
+		/* the disabled one it replaces stays readable a day (the one before it goes) */
+		if (cur.created_ms != 0)
+			write_tag(*delta, STREAM_PREV_TAG, false, cur.view, cur.created_ms,
+				  cur.disabled_ms);
+	} else {
+		write_tag(*delta, STREAM_TAG, false, cur.view, cur.created_ms, now_ms());
+	}
 	sm_json_out_arr_end(*delta);
 	if ((*delta)->err != 0) {
 		alt_fail(op, "InternalServerError", "out of memory");
@@ -386,6 +419,12 @@ stream_lookup(struct alt_op *op, struct sm_bytes arn, struct alt_stream_spec *sp
 	if (!alt_stream_spec_of(alt_table_tags(&op->tab), spec))
 		return -ENOENT;
 	format_arn(op->tab.name, spec->created_ms, want, sizeof(want));
+	if (strlen(want) == arn.len && memcmp(want, arn.p, arn.len) == 0)
+		return 0;
+	/* the stream a re-enable replaced */
+	if (!alt_stream_prev_of(alt_table_tags(&op->tab), spec))
+		return -ENOENT;
+	format_arn(op->tab.name, spec->created_ms, want, sizeof(want));
 	if (strlen(want) != arn.len || memcmp(want, arn.p, arn.len) != 0)
 		return -ENOENT;
 	return 0;
@@ -496,7 +535,7 @@ alt_list_streams(struct alt_op *op)
 	struct list_entry *e = NULL;
 	struct alt_stream_spec spec;
 	struct sm_bytes name = { 0 }, sarn = { 0 };
-	unsigned i, j, n = 0, cap = 0, first = 0, shown;
+	unsigned i, j, k, n = 0, cap = 0, first = 0, shown;
 	int limit;
 
 	if (parse_limit(op, MAX_LIST_LIMIT, MAX_LIST_LIMIT, &limit) < 0)
@@ -536,19 +575,24 @@ alt_list_streams(struct alt_op *op)
 			    (name.p != NULL && strcmp(t->name, (const char *)name.p) != 0) ||
 			    !alt_stream_spec_of(alt_table_tags_of(t), &spec))
 				continue;
-			if (n == cap) {
-				struct list_entry *ne;
+			/* the stream, and the one it replaced while that is readable */
+			for (k = 0; k < 2; k++) {
+				if (k == 1 && !alt_stream_prev_of(alt_table_tags_of(t), &spec))
+					break;
+				if (n == cap) {
+					struct list_entry *ne;
 
-				cap = cap ? cap * 2 : 16;
-				ne = sm_realloc(e, cap * sizeof(*e));
-				if (ne == NULL)
-					goto nomem;
-				e = ne;
+					cap = cap ? cap * 2 : 16;
+					ne = sm_realloc(e, cap * sizeof(*e));
+					if (ne == NULL)
+						goto nomem;
+					e = ne;
+				}
+				format_arn(t->name, spec.created_ms, e[n].arn, sizeof(e[n].arn));
+				format_label(spec.created_ms, e[n].label, sizeof(e[n].label));
+				e[n].table = t->name;
+				n++;
 			}
-			format_arn(t->name, spec.created_ms, e[n].arn, sizeof(e[n].arn));
-			format_label(spec.created_ms, e[n].label, sizeof(e[n].label));
-			e[n].table = t->name;
-			n++;
 		}
 	}
 	/* in ARN order, so that paging neither repeats nor skips a stream */
@@ -609,47 +653,43 @@ write_key_schema(struct sm_json_out *o, const struct alt_table *t)
 	sm_json_out_arr_end(o);
 }
 
-void
-alt_describe_stream(struct alt_op *op)
-{
-	int st = sm_json_get(&op->doc, op->root, "ExclusiveStartShardId");
-	struct sm_json_out *o = &op->out;
+static int
+skip_record(void *ctx, const struct sm_changelog_rec *r);
+
+/* DescribeStream's answer; @ends: each shard's last sequence number (a disabled stream), or NULL. */
+struct describe {
+	struct alt_op *op;
 	struct alt_stream_spec spec;
-	char arn[ARN_MAX], label[48], id[64], num[24];
-	unsigned i, nsh = sm_shard_count(), from = 0, shown;
-	int limit;
+	unsigned from, limit, pending;
+	struct sm_uuid table;
+	char arn[ARN_MAX];
+	uint64_t ends[]; /* by shard */
+};
 
-	if (stream_from_request(op, &spec, arn, sizeof(arn)) < 0 ||
-	    parse_limit(op, MAX_LIST_LIMIT, MAX_LIST_LIMIT, &limit) < 0)
-		return;
-	if (st >= 0) {
-		struct sm_bytes s;
-		int sh;
+static void
+describe_write(struct describe *d)
+{
+	struct alt_op *op = d->op;
+	struct sm_json_out *o = &op->out;
+	char label[48], id[64], num[24];
+	unsigned i, nsh = sm_shard_count(), shown;
 
-		/* a shard id that is not one starts past every shard, as DynamoDB has it */
-		if (sm_json_type(&op->doc, st) != SM_JSON_STRING ||
-		    alt_payload_str(op, &op->doc, st, &s) < 0 ||
-		    (sh = parse_shard(s, spec.created_ms)) < 0)
-			from = nsh;
-		else
-			from = (unsigned)sh + 1;
-	}
-	format_label(spec.created_ms, label, sizeof(label));
+	format_label(d->spec.created_ms, label, sizeof(label));
 	sm_json_out_reset(o);
 	sm_json_out_obj_begin(o);
 	sm_json_out_key(o, "StreamDescription");
 	sm_json_out_obj_begin(o);
 	sm_json_out_key(o, "StreamArn");
-	sm_json_out_str(o, arn);
+	sm_json_out_str(o, d->arn);
 	sm_json_out_key(o, "StreamLabel");
 	sm_json_out_str(o, label);
 	sm_json_out_key(o, "StreamStatus");
-	sm_json_out_str(o, spec.enabled ? "ENABLED" : "DISABLED");
+	sm_json_out_str(o, d->spec.enabled ? "ENABLED" : "DISABLED");
 	sm_json_out_key(o, "StreamViewType");
-	sm_json_out_str(o, view_names[spec.view]);
+	sm_json_out_str(o, view_names[d->spec.view]);
 	sm_json_out_key(o, "CreationRequestDateTime");
-	snprintf(num, sizeof(num), "%lld.%03lld", (long long)(spec.created_ms / 1000),
-		 (long long)(spec.created_ms % 1000));
+	snprintf(num, sizeof(num), "%lld.%03lld", (long long)(d->spec.created_ms / 1000),
+		 (long long)(d->spec.created_ms % 1000));
 	sm_json_out_num(o, num, strlen(num));
 	sm_json_out_key(o, "TableName");
 	sm_json_out_str(o, op->tab.name);
@@ -658,32 +698,110 @@ alt_describe_stream(struct alt_op *op)
 	 * One stream shard per store shard, in id order (zero-padded: the
 	 * lexical order DynamoDB's clients expect). The shard count is fixed
 	 * for the server's life, so no shard is ever split or closed and none
-	 * has a ParentShardId.
+	 * has a ParentShardId. A disabled stream's shards are closed: each one
+	 * ends at its last record (DynamoDB's EndingSequenceNumber), or where
+	 * it started when it has none.
 	 */
 	sm_json_out_key(o, "Shards");
 	sm_json_out_arr_begin(o);
-	for (i = from, shown = 0; i < nsh && shown < (unsigned)limit; i++, shown++) {
-		format_shard(spec.created_ms, i, id, sizeof(id));
+	for (i = d->from, shown = 0; i < nsh && shown < d->limit; i++, shown++) {
+		uint64_t first = start_seq(d->spec.created_ms);
+
+		format_shard(d->spec.created_ms, i, id, sizeof(id));
 		sm_json_out_obj_begin(o);
 		sm_json_out_key(o, "ShardId");
 		sm_json_out_str(o, id);
 		sm_json_out_key(o, "SequenceNumberRange");
 		sm_json_out_obj_begin(o);
 		sm_json_out_key(o, "StartingSequenceNumber");
-		snprintf(num, sizeof(num), "%" PRIu64, start_seq(spec.created_ms));
+		snprintf(num, sizeof(num), "%" PRIu64, first);
 		sm_json_out_str(o, num);
+		if (!d->spec.enabled) {
+			sm_json_out_key(o, "EndingSequenceNumber");
+			snprintf(num, sizeof(num), "%" PRIu64, SM_MAX(d->ends[i], first));
+			sm_json_out_str(o, num);
+		}
 		sm_json_out_obj_end(o);
 		sm_json_out_obj_end(o);
 	}
 	sm_json_out_arr_end(o);
 	if (i < nsh) {
-		format_shard(spec.created_ms, i - 1, id, sizeof(id));
+		format_shard(d->spec.created_ms, i - 1, id, sizeof(id));
 		sm_json_out_key(o, "LastEvaluatedShardId");
 		sm_json_out_str(o, id);
 	}
 	sm_json_out_obj_end(o);
 	sm_json_out_obj_end(o);
+	sm_free(d);
 	alt_finish(op);
+}
+
+/* On each shard of a disabled stream: where its log ends. */
+static void
+describe_remote(void *arg)
+{
+	struct describe *d = arg;
+	struct sm_changelog_info info;
+
+	sm_changelog_read(&d->table, (uint64_t)d->spec.created_ms, 0, true, 0, sm_store_now_us(),
+			  skip_record, NULL, &info);
+	d->ends[sm_shard_id() % sm_shard_count()] = info.last;
+}
+
+static void
+describe_done(void *arg)
+{
+	struct describe *d = arg;
+
+	if (--d->pending == 0)
+		describe_write(d);
+}
+
+void
+alt_describe_stream(struct alt_op *op)
+{
+	int st = sm_json_get(&op->doc, op->root, "ExclusiveStartShardId");
+	unsigned i, nsh = sm_shard_count();
+	struct describe *d;
+	int limit;
+
+	d = sm_calloc(1, sizeof(*d) + nsh * sizeof(d->ends[0]));
+	if (d == NULL) {
+		alt_fail(op, "InternalServerError", "out of memory");
+		return;
+	}
+	if (stream_from_request(op, &d->spec, d->arn, sizeof(d->arn)) < 0 ||
+	    parse_limit(op, MAX_LIST_LIMIT, MAX_LIST_LIMIT, &limit) < 0) {
+		sm_free(d);
+		return;
+	}
+	d->op = op;
+	d->limit = (unsigned)limit;
+	d->table = op->tab.t->id;
+	if (st >= 0) {
+		struct sm_bytes s;
+		int sh;
+
+		/* a shard id that is not one starts past every shard, as DynamoDB has it */
+		if (sm_json_type(&op->doc, st) != SM_JSON_STRING ||
+		    alt_payload_str(op, &op->doc, st, &s) < 0 ||
+		    (sh = parse_shard(s, d->spec.created_ms)) < 0)
+			d->from = nsh;
+		else
+			d->from = (unsigned)sh + 1;
+	}
+	if (d->spec.enabled) {
+		describe_write(d);
+		return;
+	}
+	/* the shards' logs are theirs: ask each where it ends (the stream writes no more) */
+	d->pending = 1;
+	for (i = 0; i < nsh; i++) {
+		d->pending++;
+		if (sm_submit_to(i, describe_remote, d, describe_done) < 0)
+			d->pending--;
+	}
+	describe_done(d);
 }
 
 /* ---- iterators ---- */
@@ -1285,7 +1403,9 @@ alt_get_records(struct alt_op *op)
 	if (alt_table_lookup_read(op, it.name, strlen(it.name), &op->tab) < 0 ||
 	    (op->have_tab = true, memcmp(&op->tab.t->id, &it.table, sizeof(it.table)) != 0) ||
 	    !alt_stream_spec_of(alt_table_tags(&op->tab), &spec) ||
-	    spec.created_ms != it.stream_ms) {
+	    (spec.created_ms != it.stream_ms &&
+	     (!alt_stream_prev_of(alt_table_tags(&op->tab), &spec) ||
+	      spec.created_ms != it.stream_ms))) {
 		alt_fail(op, "ResourceNotFoundException",
 			 "Requested resource not found: the stream of this iterator no longer "
 			 "exists");

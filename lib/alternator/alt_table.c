@@ -48,6 +48,7 @@ struct alt_meta {
 	uint8_t stream;	  /* enum alt_stream_view of an enabled stream, 0 none */
 	int64_t stream_ms;
 	struct alt_index_set *idx; /* the table's indexes in idx->cat, or NULL */
+	struct alt_tstats *ts;	   /* the table's counters on this shard, made by its first op */
 	struct alt_meta *next;
 };
 
@@ -77,6 +78,7 @@ static void
 meta_free(struct alt_meta *m)
 {
 	alt_index_set_retire(m->idx);
+	alt_tstats_put(m->ts); /* a dropped table's counters go once its ops are done */
 	sm_free(m->tags);
 	sm_free(m->billing);
 	sm_free(m->throughput);
@@ -263,6 +265,9 @@ table_lookup(struct alt_op *op, const char *name, size_t len, struct alt_table *
 	m = meta_find(&t->id, true);
 	if (m == NULL)
 		return -ENOMEM;
+	/* without memory for them the table's counters are skipped, not its requests */
+	if (SM_UNLIKELY(m->ts == NULL))
+		m->ts = alt_tstats_new(&t->id, ks, tn);
 	out->idx = NULL;
 	if (indexes) {
 		out->idx = index_set(m, cat, t, ks);
@@ -270,6 +275,7 @@ table_lookup(struct alt_op *op, const char *name, size_t len, struct alt_table *
 			return -ENOMEM;
 		out->idx->refs++;
 	}
+	out->ts = alt_tstats_get(m->ts);
 	sm_table_get(t);
 	out->t = out->hold = t;
 	out->name = t->name;
@@ -317,8 +323,23 @@ alt_table_release(struct alt_table *t)
 	/* the common case inline: a reference that is not the last */
 	if (t->idx != NULL && (t->idx->refs > 1 ? (t->idx->refs--, false) : true))
 		alt_index_set_put(t->idx);
+	alt_tstats_put(t->ts);
 	t->t = t->hold = NULL;
 	t->idx = NULL;
+	t->ts = NULL;
+}
+
+struct alt_tstats *
+alt_table_stats(const char *name, size_t len)
+{
+	struct alt_table tab;
+	struct alt_tstats *ts;
+
+	if (table_lookup(NULL, name, len, &tab, false) < 0)
+		return NULL;
+	ts = tab.ts;
+	alt_table_release(&tab); /* the metadata keeps the block: the caller is synchronous */
+	return ts;
 }
 
 static int
@@ -396,6 +417,11 @@ table_from_request(struct alt_op *op, bool indexes)
 		return -ENOENT;
 	}
 	op->have_tab = true;
+	/* ScyllaDB's per-table stats count the operation once its table is known */
+	if (op->ts == NULL && (op->ts = alt_tstats_get(op->tab.ts)) != NULL && op->op_row >= 0) {
+		op->ts->st.ops[op->op_row]++;
+		op->ts->st.total_operations++;
+	}
 	return 0;
 }
 
@@ -604,7 +630,7 @@ meta_apply(void *arg)
 
 	if (b->remove) {
 		meta_remove(&b->id);
-		sm_changelog_drop(&b->id, 0); /* the table's stream goes with it */
+		sm_changelog_drop(&b->id, 0, 0); /* the table's streams go with it */
 		return;
 	}
 	m = meta_find(&b->id, true);
@@ -623,9 +649,14 @@ meta_apply(void *arg)
 		sm_free(m->tags);
 		m->tags = s;
 		m->iso = -1;
-		/* one stream per table is remembered: a new one's predecessor goes */
-		if (alt_stream_spec_of(s, &sp))
-			sm_changelog_drop(&b->id, (uint64_t)sp.created_ms);
+		/* two streams per table are remembered: a new one and the one it replaced */
+		if (alt_stream_spec_of(s, &sp)) {
+			struct alt_stream_spec prev;
+
+			sm_changelog_drop(&b->id, (uint64_t)sp.created_ms,
+					  alt_stream_prev_of(s, &prev) ? (uint64_t)prev.created_ms
+								       : 0);
+		}
 	}
 	if (b->billing != NULL && (s = sm_strdup(b->billing)) != NULL) {
 		sm_free(m->billing);

@@ -178,6 +178,7 @@ count_operation(struct alt_op *op, const struct alt_operation *o)
 
 	ALT_STAT_INC(ops[i]);
 	op->lat_kind = op_latency_kind[i];
+	op->op_row = (int)i;
 }
 
 /* ---- Content-Encoding ---- */

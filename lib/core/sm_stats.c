@@ -708,23 +708,28 @@ sm_lat_hist_print(FILE *f, const char *name, const char *labels, unsigned shard,
 		  const uint64_t *buckets, uint64_t sum_us, uint64_t count)
 {
 	const char *sep = labels != NULL && labels[0] != '\0' ? "," : "";
+	char sh[32] = "";
 	uint64_t cum = 0;
 	unsigned b;
 
 	if (labels == NULL)
 		labels = "";
+	if (shard != SM_LAT_HIST_NO_SHARD)
+		snprintf(sh, sizeof(sh), ",shard=\"%u\"", shard);
 	for (b = 0; b < SM_LAT_HIST_BUCKETS - 1; b++) {
 		cum += buckets[b];
-		fprintf(f, "%s_bucket{le=\"%llu.000000\"%s%s,shard=\"%u\"} %llu\n", name,
-			(unsigned long long)sm_lat_hist_bound(b), sep, labels, shard,
+		fprintf(f, "%s_bucket{le=\"%llu.000000\"%s%s%s} %llu\n", name,
+			(unsigned long long)sm_lat_hist_bound(b), sep, labels, sh,
 			(unsigned long long)cum);
 	}
+	/* _sum and _count: the labels, then the shard's without its comma when alone */
 	fprintf(f,
-		"%s_bucket{le=\"+Inf\"%s%s,shard=\"%u\"} %llu\n"
-		"%s_sum{%s%sshard=\"%u\"} %llu\n"
-		"%s_count{%s%sshard=\"%u\"} %llu\n",
-		name, sep, labels, shard, (unsigned long long)count, name, labels, sep, shard,
-		(unsigned long long)sum_us, name, labels, sep, shard, (unsigned long long)count);
+		"%s_bucket{le=\"+Inf\"%s%s%s} %llu\n"
+		"%s_sum{%s%s} %llu\n"
+		"%s_count{%s%s} %llu\n",
+		name, sep, labels, sh, (unsigned long long)count, name, labels,
+		sh + (labels[0] == '\0' && sh[0] != '\0'), (unsigned long long)sum_us, name, labels,
+		sh + (labels[0] == '\0' && sh[0] != '\0'), (unsigned long long)count);
 }
 
 void

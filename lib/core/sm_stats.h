@@ -128,6 +128,9 @@ sm_lat_hist_bound(unsigned i)
 	return (1ull << k) + ((uint64_t)(sub + 1) << (k - 2));
 }
 
+/* sm_lat_hist_print()'s @shard of a series summed over the shards: no shard label. */
+#define SM_LAT_HIST_NO_SHARD UINT32_MAX
+
 /*
  * Print histogram @buckets (SM_LAT_HIST_BUCKETS counts, @sum_us, @count) as
  * the Prometheus lines of @name{@labels,shard="@shard"}: _bucket (cumulative,

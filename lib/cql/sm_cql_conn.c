@@ -590,7 +590,8 @@ sm_cql_reply(struct sm_cql_req *req, struct sm_cql_buf *frame)
 	struct sm_cql_conn *cc = req->conn;
 
 	cc->nreplies++;
-	cql_metrics_answered(req->timeout_kind, sm_cycles() - req->start_cycles);
+	cql_metrics_answered(req->timeout_kind, sm_cycles() - req->start_cycles, req->cf);
+	req->cf = NULL;
 	if (SM_UNLIKELY(req->tstate != 0)) {
 		if (req->tstate & SM_CQL_REQ_PENDING)
 			pending_unlink(req);

@@ -59,6 +59,7 @@ struct sm_cql_req {
 	uint8_t tstate; /* SM_CQL_REQ_PENDING, SM_CQL_REQ_TIMED_OUT bits (0: neither) */
 	uint64_t deadline_ms;
 	uint64_t start_cycles; /* sm_cycles() when it arrived, for the latency metrics */
+	struct cql_cf_stats *cf; /* held: its table's metrics (the executor sets it), or NULL */
 	struct sm_cql_req *pend_prev, *pend_next;
 	struct sm_bufseg *seg; /* holds the body's memory */
 	struct sm_cql_req *next_free;

@@ -1230,6 +1230,9 @@ exec_statement(struct cql_op *op, const struct sm_cql_params *params)
 
 	op->params = params;
 	op->req->timeout_kind = op->ps->timeout_kind;
+	/* the table's latencies (scylla_column_family_*): statements on one table */
+	if (op->ps->table != NULL && !op->ps->system && op->req->cf == NULL)
+		op->req->cf = cql_cf_hold(op->ps->table);
 	CQL_STAT_INC(stmts[op->ps->metric_kind][op->ps->lwt]);
 	if (SM_UNLIKELY(op->ps->metric_kind == CQL_M_BATCH))
 		CQL_STAT_ADD(statements_in_batches[op->ps->lwt], s->batch.nstmts);
@@ -1553,6 +1556,7 @@ sm_cql_exec_shard_fini(void)
 
 	if (!cql_shard.ready)
 		return;
+	cql_cf_shard_fini();
 	if (sm_on_shard())
 		sm_shard_remove_idle_hook(&ops_idle);
 	for (i = 0; i < cql_shard.nbuckets; i++) {

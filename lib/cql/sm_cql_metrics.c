@@ -9,25 +9,127 @@
  * the coordinator latency histograms of scylla_storage_proxy_coordinator_*
  * (service/storage_proxy.cc: read, write, range and CAS latencies, with
  * ScyllaDB's buckets and a summary). The appliance is its own coordinator
- * and replica, so a request's latency is the coordinator's.
+ * and replica, so a request's latency is the coordinator's. And per CQL
+ * table, replica/table.cc's scylla_column_family_read_latency and
+ * _write_latency histograms (their _count the table's reads and writes) and
+ * their summaries, labelled cf and ks, the shards summed and empty tables
+ * and the system keyspaces left out, as ScyllaDB does.
  */
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cql_metrics_priv.h"
 #include "sm_cql.h"
+#include "sm_store.h"
 
 static SM_CACHE_ALIGNED struct cql_stats cql_stats_all[SM_MAX_SHARDS];
 static struct cql_stats cql_stats_offshard; /* threads that are not shards */
 __thread struct cql_stats *cql_st = &cql_stats_offshard;
 
+/* ---- per-table blocks ---- */
+
+/* Every shard's blocks; the lock is taken to create, free and read them, never to count. */
+static pthread_mutex_t cf_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cql_cf_stats *cf_list;
+__thread struct cql_cf_stats **cql_cf_slots;
+__thread uint32_t cql_cf_nslots;
+static pthread_once_t cf_hook_once = PTHREAD_ONCE_INIT;
+
+/* A table's storage goes on this shard: so does the cache's reference to its block. */
+static void
+cf_dropped(const struct sm_table *t)
+{
+	struct cql_cf_stats *c = t->slot < cql_cf_nslots ? cql_cf_slots[t->slot] : NULL;
+
+	if (c != NULL) {
+		cql_cf_slots[t->slot] = NULL;
+		cql_cf_put(c);
+	}
+}
+
+static void
+cf_hook_set(void)
+{
+	sm_store_set_drop_hook(cf_dropped);
+}
+
 void
 cql_metrics_shard_init(void)
 {
 	cql_st = &cql_stats_all[sm_shard_id() % SM_MAX_SHARDS];
+	pthread_once(&cf_hook_once, cf_hook_set);
+}
+
+struct cql_cf_stats *
+cql_cf_new(const struct sm_table *t)
+{
+	struct cql_cf_stats *c;
+
+	if (t->slot >= cql_cf_nslots) {
+		uint32_t n = SM_MAX(t->slot + 1, cql_cf_nslots * 2);
+		struct cql_cf_stats **v = sm_realloc(cql_cf_slots, n * sizeof(*v));
+
+		if (v == NULL)
+			return NULL;
+		memset(v + cql_cf_nslots, 0, (n - cql_cf_nslots) * sizeof(*v));
+		cql_cf_slots = v;
+		cql_cf_nslots = n;
+	}
+	c = sm_calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->ks = sm_strdup(t->ks);
+	c->cf = sm_strdup(t->name);
+	if (c->ks == NULL || c->cf == NULL) {
+		sm_free(c->ks);
+		sm_free(c->cf);
+		sm_free(c);
+		return NULL;
+	}
+	c->refs = 1; /* the cache's */
+	c->slot = t->slot;
+	c->id = t->id;
+	pthread_mutex_lock(&cf_lock);
+	c->next = cf_list;
+	cf_list = c;
+	pthread_mutex_unlock(&cf_lock);
+	cql_cf_slots[t->slot] = c;
+	return c;
+}
+
+void
+cql_cf_free(struct cql_cf_stats *c)
+{
+	struct cql_cf_stats **pp;
+
+	pthread_mutex_lock(&cf_lock);
+	for (pp = &cf_list; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	pthread_mutex_unlock(&cf_lock);
+	sm_free(c->ks);
+	sm_free(c->cf);
+	sm_free(c);
+}
+
+void
+cql_cf_shard_fini(void)
+{
+	uint32_t i;
+
+	for (i = 0; i < cql_cf_nslots; i++)
+		if (cql_cf_slots[i] != NULL)
+			cql_cf_put(cql_cf_slots[i]);
+	sm_free(cql_cf_slots);
+	cql_cf_slots = NULL;
+	cql_cf_nslots = 0;
 }
 
 /* ---- the page ---- */
@@ -166,6 +268,92 @@ print_latencies(FILE *f, const struct cql_stats *snap, unsigned n)
 	}
 }
 
+static int
+cf_cmp(const void *a, const void *b)
+{
+	const struct cql_cf_stats *x = *(const struct cql_cf_stats *const *)a;
+	const struct cql_cf_stats *y = *(const struct cql_cf_stats *const *)b;
+	int c = strcmp(x->ks, y->ks);
+
+	if (c == 0)
+		c = strcmp(x->cf, y->cf);
+	return c != 0 ? c : memcmp(&x->id, &y->id, sizeof(x->id));
+}
+
+/* One table's blocks summed over the shards, its labels. */
+struct cf_sum {
+	uint64_t lat[CQL_CF_N][SM_LAT_HIST_BUCKETS];
+	uint64_t lat_sum_us[CQL_CF_N];
+	char labels[2 * SM_CQL_KEYSPACE_MAX + 600];
+};
+
+static void
+print_tables(FILE *f)
+{
+	static const struct {
+		const char *name, *help, *summary, *shelp;
+	} m[CQL_CF_N] = {
+		[CQL_CF_READ] = { "scylla_column_family_read_latency", "Read latency histogram",
+				  "scylla_column_family_read_latency_summary",
+				  "Read latency summary" },
+		[CQL_CF_WRITE] = { "scylla_column_family_write_latency", "Write latency histogram",
+				   "scylla_column_family_write_latency_summary",
+				   "Write latency summary" },
+	};
+	struct cql_cf_stats **v = NULL, *c;
+	struct cf_sum *sums = NULL;
+	unsigned n = 0, nt = 0, i, k, b;
+	uint64_t count;
+
+	pthread_mutex_lock(&cf_lock);
+	for (c = cf_list; c != NULL; c = c->next)
+		n++;
+	if (n == 0 || (v = sm_calloc(n, sizeof(*v))) == NULL ||
+	    (sums = sm_calloc(n, sizeof(*sums))) == NULL) {
+		pthread_mutex_unlock(&cf_lock);
+		goto out;
+	}
+	n = 0;
+	for (c = cf_list; c != NULL; c = c->next)
+		if (strncmp(c->ks, "system", 6) != 0) /* ScyllaDB's internal keyspaces have none */
+			v[n++] = c;
+	qsort(v, n, sizeof(*v), cf_cmp);
+	for (i = 0; i < n; i++) {
+		if (nt == 0 || memcmp(&v[i]->id, &v[i - 1]->id, sizeof(v[i]->id)) != 0)
+			snprintf(sums[nt++].labels, sizeof(sums[0].labels), "cf=\"%s\",ks=\"%s\"",
+				 v[i]->cf, v[i]->ks);
+		/* relaxed, word by word: each shard keeps writing its own */
+		for (k = 0; k < CQL_CF_N; k++) {
+			for (b = 0; b < SM_LAT_HIST_BUCKETS; b++)
+				sums[nt - 1].lat[k][b] += SM_READ_ONCE(v[i]->lat[k][b]);
+			sums[nt - 1].lat_sum_us[k] += SM_READ_ONCE(v[i]->lat_sum_us[k]);
+		}
+	}
+	pthread_mutex_unlock(&cf_lock);
+	for (k = 0; k < CQL_CF_N; k++) {
+		header(f, m[k].name, "histogram", m[k].help);
+		for (i = 0; i < nt; i++) {
+			for (count = 0, b = 0; b < SM_LAT_HIST_BUCKETS; b++)
+				count += sums[i].lat[k][b];
+			if (count > 0)
+				sm_lat_hist_print(f, m[k].name, sums[i].labels, SM_LAT_HIST_NO_SHARD,
+						  sums[i].lat[k], sums[i].lat_sum_us[k], count);
+		}
+		header(f, m[k].summary, "summary", m[k].shelp);
+		for (i = 0; i < nt; i++) {
+			for (count = 0, b = 0; b < SM_LAT_HIST_BUCKETS; b++)
+				count += sums[i].lat[k][b];
+			if (count > 0)
+				sm_lat_hist_print_summary(f, m[k].summary, sums[i].labels,
+							  sums[i].lat[k], sums[i].lat_sum_us[k],
+							  count);
+		}
+	}
+out:
+	sm_free(sums);
+	sm_free(v);
+}
+
 void
 sm_cql_format_metrics(FILE *f, unsigned nshards)
 {
@@ -188,4 +376,5 @@ sm_cql_format_metrics(FILE *f, unsigned nshards)
 	print_transport(f, snap, n);
 	print_latencies(f, snap, n);
 	sm_free(snap);
+	print_tables(f);
 }

@@ -222,12 +222,13 @@ log_free(struct clog *l)
 }
 
 void
-sm_changelog_drop(const struct sm_uuid *table, uint64_t keep)
+sm_changelog_drop(const struct sm_uuid *table, uint64_t keep, uint64_t keep2)
 {
 	struct clog **pp = &logs, *l;
 
 	while ((l = *pp) != NULL) {
-		if (memcmp(&l->table, table, sizeof(*table)) == 0 && l->stream != keep) {
+		if (memcmp(&l->table, table, sizeof(*table)) == 0 && l->stream != keep &&
+		    l->stream != keep2) {
 			*pp = l->next;
 			log_free(l);
 			continue;

@@ -66,9 +66,10 @@ sm_changelog_read(const struct sm_uuid *table, uint64_t stream, uint64_t from, b
 		  int (*fn)(void *ctx, const struct sm_changelog_rec *r), void *ctx,
 		  struct sm_changelog_info *info);
 
-/* Forget @table's logs of streams other than @keep (0: all of them): table dropped, re-enabled. */
+/* Forget @table's logs of streams other than @keep and @keep2 (0: none kept): table dropped,
+ * stream re-enabled. */
 void
-sm_changelog_drop(const struct sm_uuid *table, uint64_t keep);
+sm_changelog_drop(const struct sm_uuid *table, uint64_t keep, uint64_t keep2);
 
 /* The byte bound of the calling shard's logs (0: the default, a share of the memory budget). */
 void

@@ -919,6 +919,14 @@ tables_reserve(uint32_t n)
 	return 0;
 }
 
+static void (*drop_hook)(const struct sm_table *t);
+
+void
+sm_store_set_drop_hook(void (*fn)(const struct sm_table *t))
+{
+	drop_hook = fn;
+}
+
 /* Make this shard's storage match @cat: new tables get storage, dropped
  * tables lose theirs (and their Paxos state). */
 static int
@@ -967,6 +975,8 @@ sync_tables(const struct sm_catalog *cat)
 			struct sm_ptable *pt = ss->tables[s];
 			const struct sm_table *t = sm_ptable_schema(pt);
 
+			if (drop_hook != NULL)
+				drop_hook(t);
 			sm_paxos_table_drop(ss->paxos, &t->id);
 			sm_ptable_free(pt);
 			sm_table_put(t);

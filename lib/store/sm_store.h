@@ -412,6 +412,14 @@ sm_store_log_replay(void);
 const struct sm_catalog *
 sm_store_catalog(void);
 
+/*
+ * Run @fn on each shard for every table whose storage a DDL drops there,
+ * before it goes (a table's per-shard state goes with it: lib/cql's
+ * per-table metrics). One hook; set it before the shards start.
+ */
+void
+sm_store_set_drop_hook(void (*fn)(const struct sm_table *t));
+
 /* Token of a partition key (one component raw, several in composite form). */
 int64_t
 sm_key_token(const struct sm_key *pk);

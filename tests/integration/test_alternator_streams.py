@@ -197,7 +197,10 @@ def test_create_with_stream(dynamodb, streams, view):
         sh = sd["Shards"][0]
         assert len(sh["ShardId"]) <= 65
         assert sh["SequenceNumberRange"]["StartingSequenceNumber"].isdecimal()
-        assert "ParentShardId" not in sh
+        # open shards have no end; the shard count never changes, so no shard has a parent
+        for sh in sd["Shards"]:
+            assert "ParentShardId" not in sh
+            assert "EndingSequenceNumber" not in sh["SequenceNumberRange"]
     finally:
         dynamodb.meta.client.delete_table(TableName=name)
     # the table's stream went with it
@@ -578,15 +581,54 @@ def test_disabled_stream_stays_readable(dynamodb, streams):
                 r = streams.get_records(ShardIterator=r["NextShardIterator"])
                 assert r["Records"] == [] and "NextShardIterator" not in r
         assert len(got) == 1
+        # closed shards end at their last record, the empty ones where they start
+        shards = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+        ends = []
+        for sh in shards:
+            rng = sh["SequenceNumberRange"]
+            assert "ParentShardId" not in sh
+            assert int(rng["EndingSequenceNumber"]) >= int(rng["StartingSequenceNumber"])
+            ends.append(int(rng["EndingSequenceNumber"]) - int(rng["StartingSequenceNumber"]))
+        seq = int(got[0]["dynamodb"]["SequenceNumber"])
+        start = int(shards[0]["SequenceNumberRange"]["StartingSequenceNumber"])
+        assert sorted(ends) == [0] * (len(shards) - 1) + [seq - start]
         # a write now leaves no record in the disabled stream
         table.put_item(Item={"p": "closed", "c": "y"})
-        # enabled again: a new stream, the old one is gone
+        # enabled again: a new stream; the old one stays readable (DynamoDB keeps it a day)
         r = c.update_table(TableName=table.name,
                            StreamSpecification={"StreamEnabled": True,
                                                 "StreamViewType": "NEW_IMAGE"})
         arn2 = r["TableDescription"]["LatestStreamArn"]
-        assert arn2 != arn and arn_of(streams, table) == arn2
+        assert arn2 != arn
+        listed = streams.list_streams(TableName=table.name)["Streams"]
+        assert sorted(x["StreamArn"] for x in listed) == sorted([arn, arn2])
+        old = streams.describe_stream(StreamArn=arn)["StreamDescription"]
+        assert old["StreamStatus"] == "DISABLED" and old["StreamViewType"] == "KEYS_ONLY"
+        assert old["Shards"] == shards
+        again = []
+        for sh in old["Shards"]:
+            it = streams.get_shard_iterator(StreamArn=arn, ShardId=sh["ShardId"],
+                                            ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+            again += streams.get_records(ShardIterator=it)["Records"]
+        assert [x["dynamodb"]["SequenceNumber"] for x in again] == \
+            [x["dynamodb"]["SequenceNumber"] for x in got]
+        # the new stream records the new writes, the old one none of them
+        its2 = iterators(streams, arn2, "TRIM_HORIZON")
+        table.put_item(Item={"p": "closed", "c": "z"})
+        new = []
+        fetch(streams, its2, new)
+        assert len(new) == 1 and new[0]["dynamodb"]["NewImage"]["c"] == {"S": "z"}
+        # disabled and enabled once more: the oldest goes, the last two stay
+        c.update_table(TableName=table.name, StreamSpecification={"StreamEnabled": False})
+        r = c.update_table(TableName=table.name,
+                           StreamSpecification={"StreamEnabled": True,
+                                                "StreamViewType": "KEYS_ONLY"})
+        arn3 = r["TableDescription"]["LatestStreamArn"]
+        listed = streams.list_streams(TableName=table.name)["Streams"]
+        assert sorted(x["StreamArn"] for x in listed) == sorted([arn2, arn3])
         alt_expect_error("ResourceNotFoundException", streams.describe_stream, StreamArn=arn)
+        assert streams.describe_stream(StreamArn=arn2)["StreamDescription"]["StreamStatus"] == \
+            "DISABLED"
     finally:
         table.delete()
 

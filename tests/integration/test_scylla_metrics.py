@@ -83,14 +83,20 @@ def op(name):
     return {"op": name}
 
 
-# test_item_operations
-def test_item_operations_are_counted(srv, table):
+def item_operations(srv, table):
+    """PutItem, GetItem, DeleteItem and UpdateItem of one key; -> their Delta."""
     p = rnd()
     with Delta(srv) as d:
         table.put_item(Item={"p": p})
         table.get_item(Key={"p": p})
         table.delete_item(Key={"p": p})
         table.update_item(Key={"p": p})
+    return d
+
+
+# test_item_operations
+def test_item_operations_are_counted(srv, table):
+    d = item_operations(srv, table)
     for name in ("PutItem", "GetItem", "DeleteItem", "UpdateItem"):
         assert d("scylla_alternator_operation", op(name)) >= 1, name
 
@@ -306,6 +312,109 @@ def test_expiration_metrics(srv, dynamodb):
         t.delete()
 
 
+# ---- per table: scylla_alternator_table_*, labelled cf and ks, the shards summed ----
+
+def cf(table, **labels):
+    return {"cf": table.name, **labels}
+
+
+# test_table_item_operations
+def test_table_item_operations(srv, table):
+    d = item_operations(srv, table)
+    for name in ("PutItem", "GetItem", "DeleteItem", "UpdateItem"):
+        assert d("scylla_alternator_table_operation", cf(table, op=name)) == 1, name
+    assert d("scylla_alternator_table_total_operations", cf(table)) == 4
+    text = metrics_text(srv)
+    # one series per table and operation: the shard label is aggregated away, and the
+    # keyspace is the table's
+    lines = [ln for ln in text.splitlines()
+             if ln.startswith("scylla_alternator_table_operation{")
+             and f'cf="{table.name}"' in ln and 'op="PutItem"' in ln]
+    assert len(lines) == 1 and "shard=" not in lines[0]
+    assert f'ks="alternator_{table.name}"' in lines[0]
+
+
+# test_table_batch_write_item
+def test_table_batch_write_item(srv, table):
+    with Delta(srv) as d:
+        table.meta.client.batch_write_item(RequestItems={
+            table.name: [{"PutRequest": {"Item": {"p": rnd(), "a": "hi"}}}]})
+    assert d("scylla_alternator_table_operation", cf(table, op="BatchWriteItem")) == 1
+
+
+# test_table_batch_write_item_histogram, test_table_batch_get_item_histogram
+def test_table_batch_item_histograms(srv, table):
+    c = table.meta.client
+    name = "scylla_alternator_table_batch_item_count_histogram_bucket"
+    with Delta(srv) as d:
+        c.batch_write_item(RequestItems={table.name: [
+            {"PutRequest": {"Item": {"p": rnd()}}} for _ in range(3)]})
+        c.batch_get_item(RequestItems={table.name: {
+            "Keys": [{"p": rnd()} for _ in range(3)], "ConsistentRead": True}})
+    for o in ("BatchWriteItem", "BatchGetItem"):
+        assert d(name, cf(table, op=o, le="2.000000")) == 0, o
+        assert d(name, cf(table, op=o, le="3.000000")) == 1, o
+        assert d("scylla_alternator_table_batch_item_count", cf(table, op=o)) == 3, o
+    with Delta(srv) as d:
+        for _ in range(2):
+            c.batch_write_item(RequestItems={table.name: [
+                {"PutRequest": {"Item": {"p": rnd()}}} for _ in range(25)]})
+    assert d(name, cf(table, op="BatchWriteItem", le="24.000000")) == 0
+    assert d(name, cf(table, op="BatchWriteItem", le="29.000000")) == 2
+
+
+# test_rcu_per_table, test_wcu_per_table
+def test_table_units(srv, table, dynamodb):
+    other = alt_create_table(dynamodb)
+    try:
+        p, val = rnd(), rnd()
+        val2 = "a" * (4 * KB - (len(p) + len(val) + len("pattanother")) + 1)
+        table.put_item(Item={"p": p, "att": val, "another": val2})
+        with Delta(srv) as d:
+            table.get_item(Key={"p": p}, ConsistentRead=True)
+            other.get_item(Key={"p": p})
+        assert d("scylla_alternator_table_rcu_total", cf(table)) == 2
+        assert d("scylla_alternator_table_rcu_total", cf(other)) == 0.5
+        val2 = "a" * (2 * KB - (len(p) + len(val) + len("pattanother")) + 1)
+        with Delta(srv) as d:
+            table.put_item(Item={"p": rnd(), "att": val, "another": val2})
+            table.meta.client.batch_write_item(RequestItems={table.name: [
+                {"PutRequest": {"Item": {"p": rnd(), "a": "hi"}}},
+                {"PutRequest": {"Item": {"p": rnd(), "a": "a" * KB}}}]})
+        assert d("scylla_alternator_table_wcu_total", cf(table, op="PutItem")) == 6
+        assert d("scylla_alternator_table_wcu_total", cf(other, op="PutItem")) == 0
+    finally:
+        other.delete()
+
+
+def test_table_latency_and_filtering(srv, table):
+    p = rnd()
+    table.put_item(Item={"p": p, "x": 1})
+    with Delta(srv) as d:
+        table.get_item(Key={"p": p})
+        r = table.scan(FilterExpression="x = :one", ExpressionAttributeValues={":one": 2})
+    assert r["Count"] == 0
+    assert d("scylla_alternator_table_op_latency_count", cf(table, op="GetItem")) == 1
+    assert d("scylla_alternator_table_op_latency_bucket",
+             cf(table, op="GetItem", le="+Inf")) == 1
+    assert d("scylla_alternator_table_operation", cf(table, op="Scan")) == 1
+    read = d("scylla_alternator_table_filtered_rows_read_total", cf(table))
+    assert read >= 1
+    assert d("scylla_alternator_table_filtered_rows_dropped_total", cf(table)) == read
+    # the tables have no summary (stats.cc), the global one has
+    text = metrics_text(srv)
+    assert "scylla_alternator_table_op_latency_summary" not in text
+
+
+def test_dropped_table_frees_its_counters(srv, dynamodb):
+    t = alt_create_table(dynamodb)
+    for _ in range(4):  # on every shard the requests land on
+        t.put_item(Item={"p": rnd()})
+    assert f'cf="{t.name}"' in metrics_text(srv)
+    t.delete()
+    assert f'cf="{t.name}"' not in metrics_text(srv)
+
+
 # ---- CQL: the query processor, the native transport, the coordinator ----
 
 @pytest.fixture(scope="module")
@@ -388,3 +497,35 @@ def test_coordinator_latencies(srv, cql):
     text = metrics_text(srv)
     assert re.search(r'^scylla_storage_proxy_coordinator_write_latency_summary\{quantile="0.99"\} \d+$',
                      text, re.MULTILINE)
+
+
+# replica/table.cc: scylla_column_family_{read,write}_latency per table (cf, ks), the shards
+# summed; their _count is the table's reads and writes
+def test_column_family_latencies(srv, cql):
+    session, t = cql
+    ks = t.split(".")[0]
+    session.execute(f"CREATE TABLE {ks}.cf2 (k int PRIMARY KEY, v int)")
+    ins = session.prepare(f"INSERT INTO {ks}.cf2 (k, v) VALUES (?, ?)")
+    labels = {"cf": "cf2", "ks": ks}
+    with Delta(srv) as d:
+        for k in range(4):  # prepared and bound on the shards they land on
+            session.execute(ins, (k, k))
+        session.execute(f"UPDATE {ks}.cf2 SET v = 9 WHERE k = 1")
+        session.execute(f"SELECT * FROM {ks}.cf2 WHERE k = 1")
+        session.execute(f"SELECT * FROM {ks}.cf2")
+        session.execute(f"SELECT * FROM {t} WHERE k = 1")
+    assert d("scylla_column_family_write_latency_count", labels) == 5
+    assert d("scylla_column_family_read_latency_count", labels) == 2
+    assert d("scylla_column_family_write_latency_bucket", {**labels, "le": "+Inf"}) == 5
+    assert d("scylla_column_family_read_latency_count", {"cf": "t", "ks": ks}) == 1
+    text = metrics_text(srv)
+    lines = [ln for ln in text.splitlines()
+             if ln.startswith("scylla_column_family_write_latency_count{") and 'cf="cf2"' in ln]
+    assert len(lines) == 1 and "shard=" not in lines[0]
+    assert 'scylla_column_family_write_latency_summary{cf="cf2"' in text
+    # the system keyspaces have none, as in ScyllaDB
+    session.execute("SELECT * FROM system.local")
+    assert 'ks="system' not in metrics_text(srv)
+    # a dropped table's counters go with it
+    session.execute(f"DROP TABLE {ks}.cf2")
+    assert 'cf="cf2"' not in metrics_text(srv)

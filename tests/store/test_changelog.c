@@ -143,7 +143,7 @@ test_byte_bound(void **state)
 	}
 	memset(&g, 0, sizeof(g));
 	assert_int_equal(sm_changelog_read(&tab_a, 1, 0, true, 100, T0, collect, &g, &info), 5);
-	sm_changelog_drop(&tab_a, 0);
+	sm_changelog_drop(&tab_a, 0, 0);
 	memset(&g, 0, sizeof(g));
 	assert_int_equal(sm_changelog_read(&tab_a, 1, 0, true, 100, T0, collect, &g, &info), 0);
 	assert_int_equal(sm_changelog_read(&tab_b, 1, 0, true, 100, T0, collect, &g, &info), 5);
