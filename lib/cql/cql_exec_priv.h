@@ -243,6 +243,9 @@ struct cql_op {
 	bool reversed;
 	bool submitting, completed; /* a store request completing inline */
 	struct cql_ix *ix; /* a read through a global index (sm_cql_exec_select.c) */
+	/* pk IN with ORDER BY, unpaged: rows sorted across partitions at the end */
+	struct cql_post_order *post;
+	bool post_on;
 	/* filters: relations that are not slices (ALLOW FILTERING) */
 	struct cql_filter *filters;
 	unsigned nfilters, filters_cap;

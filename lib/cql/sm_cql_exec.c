@@ -862,6 +862,7 @@ op_get(struct sm_cql_req *req)
 	op->nops = op->nconds = op->nin = op->nranges = op->nkeys = 0;
 	op->nsreqs = op->pending = 0;
 	op->wave = false;
+	op->post_on = false;
 	op->nmuts = 0;
 	op->nfilters = 0;
 	op->nspans = 0;

@@ -146,6 +146,143 @@ put_be(uint8_t *p, uint64_t v, unsigned n)
 		p[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
 }
 
+/*
+ * SELECT ... WHERE pk IN (...) ORDER BY c, unpaged: ScyllaDB reads every
+ * partition (LIMIT rows of each) and sorts the rows by the clustering key
+ * afterwards (select_statement.cc needs_post_query_ordering()). Each
+ * partition arrives in the asked order already; the rows' encoded bytes
+ * are noted where they start in the reply, with their clustering key, and
+ * put in order (then cut to LIMIT) before the reply ends.
+ */
+struct cql_post_row {
+	size_t off;   /* where the row starts in the reply */
+	size_t len;   /* its bytes */
+	size_t key;   /* its clustering key in keys[], sm_key_encode()d */
+	size_t klen;
+	uint32_t seq; /* arrival: equal keys keep it */
+};
+
+struct cql_post_order {
+	uint32_t limit; /* LIMIT, applied after the sort */
+	struct cql_post_row *rows;
+	unsigned nrows, rows_cap;
+	uint8_t *keys;
+	unsigned keys_len, keys_cap; /* below the reply's own size limit */
+};
+
+static void
+post_free(struct cql_op *op)
+{
+	if (op->post == NULL)
+		return;
+	sm_free(op->post->rows);
+	sm_free(op->post->keys);
+	sm_free(op->post);
+	op->post = NULL;
+}
+
+static int
+post_note(struct cql_op *op, const struct sm_row_view *r)
+{
+	struct cql_post_order *po = op->post;
+	struct cql_post_row *pr;
+	size_t need = 0;
+	unsigned i;
+
+	for (i = 0; i < r->ck->n; i++)
+		need += 4 + r->ck->part[i].len;
+	if (need > UINT32_MAX - po->keys_len ||
+	    cql_grow((void **)&po->rows, &po->rows_cap, po->nrows + 1, sizeof(*po->rows)) < 0 ||
+	    cql_grow((void **)&po->keys, &po->keys_cap, po->keys_len + (unsigned)need, 1) < 0)
+		return -ENOMEM;
+	pr = &po->rows[po->nrows];
+	pr->off = op->rw.b->len;
+	pr->seq = (uint32_t)po->nrows;
+	pr->key = po->keys_len;
+	pr->klen = sm_key_encode(r->ck, po->keys + po->keys_len, need);
+	po->keys_len += (unsigned)pr->klen;
+	if (po->nrows > 0)
+		po->rows[po->nrows - 1].len = pr->off - po->rows[po->nrows - 1].off;
+	po->nrows++;
+	return 0;
+}
+
+struct post_cmp_ctx {
+	const struct sm_table *t;
+	const uint8_t *keys;
+	bool reversed;
+};
+
+static int
+post_cmp(const void *a, const void *b, void *arg)
+{
+	const struct cql_post_row *x = a, *y = b;
+	const struct post_cmp_ctx *cx = arg;
+	struct sm_key kx, ky;
+	unsigned i;
+	int c = 0;
+
+	/* the keys were encoded here: they decode */
+	if (sm_key_decode(cx->keys + x->key, x->klen, &kx) < 0 ||
+	    sm_key_decode(cx->keys + y->key, y->klen, &ky) < 0)
+		return x->seq < y->seq ? -1 : 1;
+	for (i = 0; c == 0 && i < kx.n && i < ky.n; i++) {
+		const struct sm_column *col = &cx->t->cols[cx->t->npk + i];
+
+		c = sm_value_compare(col->type, kx.part[i], ky.part[i]);
+		if (col->desc)
+			c = -c;
+	}
+	if (c == 0)
+		c = kx.n < ky.n ? -1 : kx.n > ky.n; /* a static-only row first */
+	if (cx->reversed)
+		c = -c;
+	if (c == 0)
+		c = x->seq < y->seq ? -1 : 1;
+	return c;
+}
+
+/* Put the noted rows in clustering order and keep LIMIT of them. */
+static __attribute__((noinline)) int
+post_sort(struct cql_op *op)
+{
+	struct cql_post_order *po = op->post;
+	struct sm_cql_buf *b = op->rw.b;
+	struct post_cmp_ctx cx = { op->ps->table, po->keys, op->reversed };
+	size_t start, total, at = 0, i, keep;
+	uint8_t *tmp;
+
+	if (po->nrows == 0)
+		return 0;
+	po->rows[po->nrows - 1].len = b->len - po->rows[po->nrows - 1].off;
+	start = po->rows[0].off;
+	total = b->len - start;
+	/* a row the selection wrote nothing for is no row */
+	for (i = 0, keep = 0; i < po->nrows; i++)
+		if (po->rows[i].len > 0)
+			po->rows[keep++] = po->rows[i];
+	po->nrows = (unsigned)keep;
+	if (keep == 0) {
+		b->len = start;
+		op->rw.rows = 0;
+		return 0;
+	}
+	qsort_r(po->rows, po->nrows, sizeof(*po->rows), post_cmp, &cx);
+	keep = SM_MIN(po->nrows, (size_t)po->limit);
+	tmp = sm_malloc(total);
+	if (tmp == NULL)
+		return -ENOMEM;
+	for (i = 0; i < keep; i++) {
+		memcpy(tmp + at, b->p + po->rows[i].off, po->rows[i].len);
+		at += po->rows[i].len;
+	}
+	memcpy(b->p + start, tmp, at);
+	sm_free(tmp);
+	b->len = start + at;
+	op->rw.rows = (uint32_t)keep;
+	return 0;
+}
+
 static int
 sink_row(void *ctx, const struct sm_row_view *r)
 {
@@ -199,6 +336,18 @@ sink_row(void *ctx, const struct sm_row_view *r)
 	}
 	op->page_rows++;
 	return op->rw.b->err;
+}
+
+/* sink_row() of a post-ordered read: each row noted where it starts (a filtered
+ * row writes nothing and is dropped by post_sort()) */
+static int
+sink_row_post(void *ctx, const struct sm_row_view *r)
+{
+	struct cql_op *op = ctx;
+
+	if (post_note(op, r) < 0)
+		return -ENOMEM;
+	return sink_row(ctx, r);
 }
 
 /* ---- reads through a global secondary index ---- */
@@ -442,6 +591,7 @@ ix_advance(struct cql_op *op)
 void
 cql_select_ix_free(struct cql_op *op)
 {
+	post_free(op);
 	if (op->ix == NULL)
 		return;
 	sm_free(op->ix->buf);
@@ -560,8 +710,14 @@ finish_rows(struct cql_op *op, bool more)
 	struct sm_bytes st;
 	uint32_t len = sel->more ? sel->paging.len : 0;
 
-	if (!more)
+	if (!more) {
+		if (SM_UNLIKELY(op->post_on)) {
+			op->post_on = false;
+			if (post_sort(op) < 0)
+				return -ENOMEM;
+		}
 		return sm_cql_rows_end(&op->rw, NULL);
+	}
 	if (SM_UNLIKELY(op->ix != NULL))
 		return ix_finish_rows(op, len);
 	buf[0] = PAGING_VERSION;
@@ -1285,6 +1441,87 @@ ck_has_eq(const struct sm_cql_select *s, const struct sm_table *t, const struct 
 }
 
 /*
+ * Whether the result may take more than one page (query_pagers.cc
+ * may_need_paging()): not when at most one row can come back (LIMIT 1, or
+ * one partition with every clustering column fixed by an EQ).
+ */
+static bool
+in_order_needs_paging(const struct cql_op *op, const struct sm_cql_select *s,
+		      const struct sm_table *t)
+{
+	unsigned i;
+
+	if (op->limit_left <= 1)
+		return false;
+	if (op->nkeys > 1)
+		return true;
+	for (i = 0; i < t->nck; i++)
+		if (!ck_has_eq(s, t, &t->cols[t->npk + i]))
+			return true;
+	return false;
+}
+
+/*
+ * pk IN with ORDER BY: a query that may take more than a page is refused as
+ * ScyllaDB refuses it; otherwise, with several partitions, the rows are
+ * sorted at the end (post_sort()), each partition read LIMIT rows deep.
+ * 0, or -1 when @op failed.
+ */
+static __attribute__((noinline)) int
+post_order_setup(struct cql_op *op, const struct sm_cql_select *s)
+{
+	const struct sm_table *t = op->ps->table;
+	struct sm_select *sel = &op->sreqs[0].sel;
+	bool pk_in = false;
+	unsigned i;
+
+	if (op->ps->grouped)
+		return 0;
+
+	for (i = 0; i < s->nwhere; i++) {
+		const struct sm_cql_relation *r = &s->where[i];
+		const struct sm_column *c;
+
+		if (r->kind != SM_CQL_REL_COLUMN || r->op != SM_CQL_OP_IN)
+			continue;
+		c = sm_table_column(t, r->cols[0]);
+		pk_in |= c != NULL && c->kind == SM_COL_PARTITION;
+	}
+	if (!pk_in)
+		return 0;
+	if (op->page_size > 0 && in_order_needs_paging(op, s, t)) {
+		/* select_statement.cc: the rows of several partitions are sorted after
+		 * the read, which a page cannot be */
+		cql_op_fail(op, SM_CQL_ERR_INVALID,
+			    "Cannot page queries with both ORDER BY and a IN restriction on the "
+			    "partition key; you must either remove the ORDER BY or the IN and sort "
+			    "client side, or disable paging for this query");
+		return -1;
+	}
+	if (op->nkeys <= 1 || op->ix != NULL)
+		return 0;
+	if (op->post == NULL) {
+		op->post = sm_calloc(1, sizeof(*op->post));
+		if (op->post == NULL) {
+			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+			return -1;
+		}
+	}
+	op->post_on = true;
+	sel->sink.row = sink_row_post;
+	op->post->nrows = 0;
+	op->post->keys_len = 0;
+	op->post->limit = op->limit_left;
+	if (op->limit_left != UINT32_MAX)
+		sel->per_partition_limit = sel->per_partition_limit == 0
+						   ? op->limit_left
+						   : SM_MIN(sel->per_partition_limit, op->limit_left);
+	op->limit_left = UINT32_MAX;
+	op->page_size = 0; /* one reply: at most LIMIT rows of each partition */
+	return 0;
+}
+
+/*
  * Every ORDER BY term, checked as ScyllaDB does (select_statement.cc
  * verify_ordering_is_valid()): clustering columns in key order, all in the
  * table's order or all reversed, and a column skipped only when an EQ fixes
@@ -1625,6 +1862,8 @@ cql_exec_select(struct cql_op *op)
 	sel->sink.row = sink_row;
 	sel->sink.ctx = op;
 	op->page_size = !ps->grouped && pr->page_size > 0 ? (uint32_t)pr->page_size : 0;
+	if (SM_UNLIKELY(s->norder > 0) && post_order_setup(op, s) < 0)
+		return;
 	if (pr->paging_state.p != NULL && pr->paging_state.len > 0 && !ps->grouped) {
 		if (paging_decode(op, pr->paging_state, sel) < 0) {
 			cql_op_fail(op, SM_CQL_ERR_PROTOCOL, "Invalid paging state");

@@ -112,6 +112,53 @@ def test_clustering_ranges_order_and_limits(cql_env, grid):
     assert sorted(kc(rows)) == [(1, 0), (2, 0)]
 
 
+def test_in_with_order_by_sorts_across_partitions(cql_env, grid):
+    # ScyllaDB's select_statement.cc: pk IN with ORDER BY sorts the rows of all
+    # partitions by the clustering key (LIMIT after the sort), which a page
+    # cannot do: a query that may need paging is refused (cassandra_tests'
+    # select_order_by_test.py, testOrderByForInClause / testInOrderByWithoutPaging).
+    session = cql_env.session
+
+    def unpaged(q, *args):
+        return [(r.k, r.c) for r in session.execute(SimpleStatement(q, fetch_size=None), args)]
+
+    q = f"SELECT k, c FROM {grid} WHERE k IN (5, 1, 3) AND c < 3 ORDER BY c"
+    assert unpaged(q) == [(k, c) for c in range(3) for k in (5, 1, 3)]
+    assert unpaged(q + " DESC") == [(k, c) for c in (2, 1, 0) for k in (5, 1, 3)]
+    assert unpaged(q + " LIMIT 4") == [(5, 0), (1, 0), (3, 0), (5, 1)]
+    assert unpaged(q + " DESC LIMIT 2") == [(5, 2), (1, 2)]
+    ps = session.prepare(f"SELECT k, c FROM {grid} WHERE k IN ? ORDER BY c DESC LIMIT ?")
+    ps.fetch_size = None
+    assert [(r.k, r.c) for r in session.execute(ps, ([2, 7], 3))] == [(2, 9), (7, 9), (2, 8)]
+    with pytest.raises(InvalidRequest, match="Cannot page queries with both ORDER BY and a IN "
+                       "restriction on the partition key; you must either remove the ORDER BY "
+                       "or the IN and sort client side, or disable paging for this query"):
+        session.execute(SimpleStatement(q, fetch_size=100))
+    # at most one row back: no paging needed, no refusal
+    rows = session.execute(SimpleStatement(q + " LIMIT 1", fetch_size=100)).all()
+    assert [(r.k, r.c) for r in rows] == [(5, 0)]
+    rows = session.execute(SimpleStatement(
+        f"SELECT k, c FROM {grid} WHERE k IN (4) AND c = 2 ORDER BY c", fetch_size=100)).all()
+    assert [(r.k, r.c) for r in rows] == [(4, 2)]
+    # computed selections too (testOrderByForInClause, scylladb#9435)
+    t = f"{cql_env.ks}.in_order_fn"
+    session.execute(f"CREATE TABLE {t} (pk1 int, pk2 int, c int, v text, PRIMARY KEY ((pk1, pk2), c))")
+    for pk2, c, v in ((1, 2, "A"), (2, 1, "B"), (3, 3, "C"), (1, 4, "D")):
+        session.execute(f"INSERT INTO {t} (pk1, pk2, c, v) VALUES (1, {pk2}, {c}, '{v}')")
+    rows = session.execute(SimpleStatement(
+        f"SELECT v, ttl(v), c FROM {t} WHERE pk1 = 1 AND pk2 IN (1, 2) ORDER BY c",
+        fetch_size=None)).all()
+    assert [tuple(r) for r in rows] == [("B", None, 1), ("A", None, 2), ("D", None, 4)]
+    rows = session.execute(SimpleStatement(
+        f"SELECT v FROM {t} WHERE pk1 = 1 AND pk2 IN (1, 2) ORDER BY c LIMIT 2",
+        fetch_size=None)).all()
+    assert [r.v for r in rows] == ["B", "A"]
+    # without ORDER BY the partitions come one after the other, paged as ever
+    rows = session.execute(SimpleStatement(f"SELECT k, c FROM {grid} WHERE k IN (1, 2)",
+                                           fetch_size=3)).all()
+    assert sorted(kc(rows)) == [(k, c) for k in (1, 2) for c in range(GRID)]
+
+
 def test_descending_clustering_order_table(cql_env):
     session, ks = cql_env.session, cql_env.ks
     t = f"{ks}.desc_t"
