@@ -978,14 +978,14 @@ sm_stress_profile_ops(const struct sm_stress_profile *p, const char *spec, doubl
 			for (i = 0; i < p->ntrq; i++)
 				if (strcasecmp(p->trq[i].name, name) == 0)
 					break;
-			snprintf(err, errlen,
-				 i < p->ntrq ? "user: ops(): '%s' is a token_range_queries entry: "
-					       "token-range scans are not supported by shardmark "
-					       "stress yet"
-					     : "user: ops(): no query named '%s' in the profile "
-					       "(it has insert and its queries: entries)",
-				 name);
-			return -EINVAL;
+			if (i == p->ntrq) {
+				snprintf(err, errlen,
+					 "user: ops(): no query named '%s' in the profile (it has "
+					 "insert, its queries: and its token_range_queries: entries)",
+					 name);
+				return -EINVAL;
+			}
+			q = SM_STRESS_PROFILE_TRQ(i);
 		}
 		for (i = 0; i < n; i++)
 			if (what[i] == q) {
@@ -1005,6 +1005,16 @@ sm_stress_profile_ops(const struct sm_stress_profile *p, const char *spec, doubl
 		return -EINVAL;
 	}
 	return (int)n;
+}
+
+const char *
+sm_stress_profile_op_name(const struct sm_stress_profile *p, int what)
+{
+	if (what < 0)
+		return "insert";
+	if (what >= SM_STRESS_PROFILE_TRQ(0))
+		return p->trq[what - SM_STRESS_PROFILE_TRQ(0)].name;
+	return p->queries[what].name;
 }
 
 int

@@ -80,6 +80,9 @@ struct sm_stress_ptrq {
 	unsigned page_size; /* default 5000 */
 };
 
+/* ops()'s code for token_range_queries entry @t: past every queries: index. */
+#define SM_STRESS_PROFILE_TRQ(t) (SM_STRESS_PROFILE_MAX_QUERIES + (int)(t))
+
 enum sm_stress_batch_type {
 	SM_STRESS_BATCH_LOGGED,
 	SM_STRESS_BATCH_UNLOGGED,
@@ -145,13 +148,18 @@ sm_stress_profile_bind(const struct sm_stress_profile *p, struct sm_stress_pquer
 
 /*
  * user's ops(insert=1,q1=3) (@spec is what is inside the parentheses):
- * each name is "insert" or a query of @p, each weight a non-negative number.
- * Fills @weight[i] and @what[i] (-1 insert, else the query's index) for up
+ * each name is "insert", a query or a token_range_queries entry of @p, each
+ * weight a non-negative number. Fills @weight[i] and @what[i] (-1 insert,
+ * the query's index, or SM_STRESS_PROFILE_TRQ(entry)) for up
  * to @cap ops and returns how many, or -EINVAL with the message in @err.
  */
 int
 sm_stress_profile_ops(const struct sm_stress_profile *p, const char *spec, double *weight,
 		      int *what, unsigned cap, char *err, size_t errlen);
+
+/* The name of ops() code @what (-1 insert, a query, SM_STRESS_PROFILE_TRQ(t)). */
+const char *
+sm_stress_profile_op_name(const struct sm_stress_profile *p, int what);
 
 /*
  * One sub-option of -insert, overriding the profile's insert:

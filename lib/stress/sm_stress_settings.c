@@ -2250,8 +2250,7 @@ finish_user(struct ctx *c)
 		return n;
 	memset(s->ratio, 0, sizeof(s->ratio));
 	for (i = 0; i < n; i++) {
-		const char *name = s->user_op[i] < 0 ? "insert"
-						      : s->profile->queries[s->user_op[i]].name;
+		const char *name = sm_stress_profile_op_name(s->profile, s->user_op[i]);
 
 		snprintf(user_op_names[i], sizeof(user_op_names[i]), "%s", name);
 		s->ratio[SM_STRESS_OP_USER0 + i] = w[i];

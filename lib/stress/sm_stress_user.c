@@ -35,6 +35,19 @@
 #define USER_MAX_ELEMS 16  /* collection elements */
 #define USER_ELEM_TEXT 8   /* bytes of a text/blob element */
 #define USER_MAX_VALUE 8192 /* bytes of one text/blob value */
+#define TRQ_RANGES_PER_SHARD 64 /* token ranges each client shard pages through */
+#define TRQ_PAGING_STATE_MAX 512
+
+/* A worker's place in one token_range_queries entry (TokenRangeQuery.State). */
+struct user_trq {
+	uint32_t gen;	 /* the shard's phase_gen it belongs to */
+	bool active;	 /* a range is being paged */
+	uint64_t range;	 /* which of the ring's ranges */
+	int64_t last;	 /* the last row's token: a new one is a new partition */
+	bool has_last;
+	uint16_t ps_len; /* the paging state of the next page; 0: the first */
+	uint8_t ps[TRQ_PAGING_STATE_MAX];
+};
 
 struct user_worker {
 	struct sm_cql_value *vals; /* [row][bind] */
@@ -45,6 +58,7 @@ struct user_worker {
 	uint64_t row;	/* its row (samerow) */
 	unsigned nrows; /* rows of an insert */
 	bool checkable; /* a samerow point query: the row is known */
+	struct user_trq trq[SM_STRESS_PROFILE_MAX_QUERIES];
 };
 
 static const struct sm_stress_profile *
@@ -416,11 +430,55 @@ build_insert(char *out, size_t cap)
 		snprintf(out + off, cap - off, " %s", p->insert.condition);
 }
 
+/*
+ * A token range query (TokenRangeQuery.buildQuery()): token(pk) first, to
+ * count partitions, then the columns ("*": every column, by name, since
+ * "token(pk), *" is not CQL), over one range (lo, hi] of the ring, bound.
+ */
+static void
+build_trq(const struct sm_stress_ptrq *t, char *out, size_t cap)
+{
+	const struct sm_stress_profile *p = prof();
+	char tok[512], name[80];
+	size_t off = 0;
+	unsigned c;
+
+	off = (size_t)snprintf(tok, sizeof(tok), "token(");
+	for (c = 0; c < p->npk && off < sizeof(tok); c++) {
+		quote_name(name, sizeof(name), &p->cols[c]);
+		off += (size_t)snprintf(tok + off, sizeof(tok) - off, "%s%s", c ? ", " : "", name);
+	}
+	if (off < sizeof(tok))
+		snprintf(tok + off, sizeof(tok) - off, ")");
+	off = (size_t)snprintf(out, cap, "SELECT %s, ", tok);
+	if (strcmp(t->columns, "*") != 0) {
+		off += (size_t)snprintf(out + off, cap - off, "%s", t->columns);
+	} else {
+		for (c = 0; c < p->ncols && off < cap; c++) {
+			quote_name(name, sizeof(name), &p->cols[c]);
+			off += (size_t)snprintf(out + off, cap - off, "%s%s", c ? ", " : "", name);
+		}
+	}
+	/* too long for the statement buffer: the server's syntax error names it */
+	if (off < cap && snprintf(out + off, cap - off, " FROM %s.%s WHERE %s > ? AND %s <= ?",
+				  p->keyspace, p->table, tok, tok) >= (int)(cap - off))
+		out[cap - 1] = '\0';
+}
+
 /* The statement behind user op @k: -1 for the insert, else the query's index. */
 static int
 query_of(enum sm_stress_op op)
 {
 	return sx->s.user_op[op - SM_STRESS_OP_USER0];
+}
+
+/* The token_range_queries entry of op @op, or NULL for the insert or a query. */
+static const struct sm_stress_ptrq *
+trq_of(enum sm_stress_op op)
+{
+	int q = query_of(op);
+
+	return q >= SM_STRESS_PROFILE_TRQ(0) ? &prof()->trq[q - SM_STRESS_PROFILE_TRQ(0)] : NULL;
 }
 
 void
@@ -436,6 +494,8 @@ sm_stress_user_prepare(void)
 
 		if (q < 0)
 			build_insert(sx->stmt_text[op], sizeof(sx->stmt_text[op]));
+		else if (trq_of(op) != NULL)
+			build_trq(trq_of(op), sx->stmt_text[op], sizeof(sx->stmt_text[op]));
 		else
 			snprintf(sx->stmt_text[op], sizeof(sx->stmt_text[op]), "%s",
 				 p->queries[q].cql);
@@ -595,11 +655,70 @@ fill_query(struct sm_stress_worker *w, struct user_worker *u, const struct sm_st
 	return token;
 }
 
+/* The ring in equal ranges (lo, hi]; shard s pages ranges s, s + nshards, ... */
+static uint64_t
+trq_nranges(void)
+{
+	return (uint64_t)TRQ_RANGES_PER_SHARD * sx->nshards;
+}
+
+static int64_t
+trq_bound(uint64_t r)
+{
+	if (r >= trq_nranges())
+		return INT64_MAX;
+	/* INT64_MIN + r * (2^64 / n), in unsigned arithmetic; Murmur3 never yields INT64_MIN */
+	return (int64_t)((uint64_t)INT64_MIN + r * (UINT64_MAX / trq_nranges()));
+}
+
+bool
+sm_stress_user_exhausted(struct sm_stress_worker *w)
+{
+	struct sm_stress_shard *sh = w->sh;
+	struct user_worker *u = w->user;
+	struct user_trq *st;
+	unsigned t;
+	uint64_t r;
+
+	if (trq_of(w->op) == NULL)
+		return false;
+	t = (unsigned)(query_of(w->op) - SM_STRESS_PROFILE_TRQ(0));
+	st = &u->trq[t];
+	if (st->gen != sh->phase_gen) {
+		st->gen = sh->phase_gen;
+		st->active = false;
+	}
+	if (st->active)
+		return false;
+	/* TokenRangeIterator.next(): the next range of this shard's share, none at the end */
+	r = sh->id + sh->trq_next[t] * sx->nshards;
+	if (r >= trq_nranges())
+		return true;
+	sh->trq_next[t]++;
+	st->active = true;
+	st->range = r;
+	st->has_last = false;
+	st->ps_len = 0;
+	return false;
+}
+
 int64_t
 sm_stress_user_fill(struct sm_stress_worker *w)
 {
+	const struct sm_stress_ptrq *t = trq_of(w->op);
+	struct user_worker *u = w->user;
 	int q = query_of(w->op);
 
+	if (t != NULL) {
+		const struct user_trq *st = &u->trq[q - SM_STRESS_PROFILE_TRQ(0)];
+		int64_t hi = trq_bound(st->range + 1);
+
+		put_be(u->arena, (uint64_t)trq_bound(st->range), 8);
+		put_be(u->arena + 8, (uint64_t)hi, 8);
+		u->vals[0] = (struct sm_cql_value){ .v = { u->arena, 8 } };
+		u->vals[1] = (struct sm_cql_value){ .v = { u->arena + 8, 8 } };
+		return hi;
+	}
 	if (q < 0)
 		return fill_insert(w, w->user);
 	return fill_query(w, w->user, &prof()->queries[q]);
@@ -612,8 +731,9 @@ sm_stress_user_issue(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_cq
 	struct user_worker *u = w->user;
 	struct sm_bytes id = sm_cqlc_prepared_id(&c->stmt[w->op]);
 	int q = query_of(w->op);
-	int cl = q < 0 ? p->insert.cl : p->queries[q].cl;
-	int scl = q < 0 ? p->insert.serial_cl : p->queries[q].serial_cl;
+	bool query = q >= 0 && q < SM_STRESS_PROFILE_TRQ(0);
+	int cl = query ? p->queries[q].cl : p->insert.cl;
+	int scl = query ? p->queries[q].serial_cl : p->insert.serial_cl;
 	struct sm_cql_params params = {
 		.consistency = (uint16_t)(cl >= 0 ? cl : (int)sx->s.cl),
 		.flags = SM_CQL_QF_SERIAL_CONSISTENCY,
@@ -621,7 +741,24 @@ sm_stress_user_issue(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_cq
 		.serial_consistency = (uint16_t)(scl >= 0 ? scl : (int)sx->s.serial_cl),
 		.timestamp = INT64_MIN,
 	};
-	unsigned nbind = q < 0 ? p->ncols : p->queries[q].nbind, i;
+	const struct sm_stress_ptrq *t = trq_of(w->op);
+	unsigned nbind, i;
+
+	if (t != NULL) {
+		const struct user_trq *st = &u->trq[q - SM_STRESS_PROFILE_TRQ(0)];
+
+		params.consistency = (uint16_t)sx->s.cl;
+		params.page_size = (int32_t)t->page_size;
+		params.flags |= SM_CQL_QF_PAGE_SIZE;
+		if (st->ps_len > 0) {
+			params.paging_state = (struct sm_bytes){ st->ps, st->ps_len };
+			params.flags |= SM_CQL_QF_PAGING_STATE;
+		}
+		params.values = (struct sm_cql_values){ .v = u->vals, .n = 2 };
+		params.flags |= SM_CQL_QF_SKIP_METADATA;
+		return sm_cqlc_execute_params(c->cql, id, &params, cb, w);
+	}
+	nbind = q < 0 ? p->ncols : p->queries[q].nbind;
 
 	if (q < 0 && u->nrows > 1) {
 		struct sm_cql_batch b = {
@@ -669,6 +806,53 @@ sm_stress_user_prepared(struct sm_stress_conn *c, enum sm_stress_op op,
 }
 
 /*
+ * A token range page (TokenRangeQuery.JavaDriverRun.run()): its rows, the
+ * partitions not seen before in the range (rows come in token order, so a
+ * new token is a new partition), and the paging state of the next page;
+ * without one the range is done and the next operation takes another.
+ */
+static int32_t
+trq_check(struct sm_stress_worker *w, const struct sm_cqlc_result *r, uint64_t *rows)
+{
+	struct user_worker *u = w->user;
+	struct user_trq *st = &u->trq[query_of(w->op) - SM_STRESS_PROFILE_TRQ(0)];
+	struct sm_cqlc_rows_iter it;
+	struct sm_bytes cells[1];
+	uint32_t parts = 0;
+	struct sm_bytes ps = { 0 };
+
+	*rows = 0;
+	if (r->kind != SM_CQLC_ROWS || r->resp == NULL)
+		return -EPROTO;
+	*rows = r->nrows;
+	sm_cqlc_rows_iter(&it, r);
+	while (sm_cqlc_rows_next(&it, cells, 1)) {
+		int64_t tok = 0;
+		unsigned i;
+
+		if (cells[0].p == NULL || cells[0].len != 8)
+			return -EPROTO; /* token(pk) is a bigint */
+		for (i = 0; i < 8; i++)
+			tok = (int64_t)((uint64_t)tok << 8 | cells[0].p[i]);
+		if (!st->has_last || tok != st->last)
+			parts++;
+		st->last = tok;
+		st->has_last = true;
+	}
+	w->nparts = parts ? parts : SM_STRESS_NPARTS_NONE;
+	ps = r->resp->u.result.u.rows.meta.paging_state;
+	if (ps.p == NULL || ps.len == 0) {
+		st->active = false;
+		return 0;
+	}
+	if (ps.len > sizeof(st->ps))
+		return -EMSGSIZE;
+	memcpy(st->ps, ps.p, ps.len);
+	st->ps_len = (uint16_t)ps.len;
+	return 0;
+}
+
+/*
  * A query's answer: an LWT's [applied] counted, a samerow point read's
  * cells checked against the row it asked for, any row's partition key
  * against the partition. 0, or the validation error.
@@ -687,6 +871,8 @@ sm_stress_user_check(struct sm_stress_worker *w, struct sm_stress_conn *c,
 	uint8_t *want = u->arena;
 	unsigned i;
 
+	if (trq_of(w->op) != NULL)
+		return trq_check(w, r, rows);
 	if (q < 0)
 		*rows = u->nrows;
 	else
@@ -739,7 +925,8 @@ sm_stress_user_lwt_counts(enum sm_stress_op op, uint64_t *applied, uint64_t *not
 	if (prof() == NULL || op < SM_STRESS_OP_USER0)
 		return false;
 	q = query_of(op);
-	if (q < 0 ? prof()->insert.condition == NULL : !prof()->queries[q].lwt)
+	if (q >= SM_STRESS_PROFILE_TRQ(0) ||
+	    (q < 0 ? prof()->insert.condition == NULL : !prof()->queries[q].lwt))
 		return false;
 	for (s = 0; s < sx->nshards; s++) {
 		*applied += sx->sh[s].lwt_applied[op];

@@ -295,9 +295,13 @@ test_profile_ops_and_insert_option(void **state)
 	assert_int_equal(what[0], -1);
 	assert_int_equal(what[1], sm_stress_profile_query(&p, "single"));
 	assert_true(w[1] == 3 && w[2] == 0.5);
-	assert_int_equal(sm_stress_profile_ops(&p, "scan=1", w, what, 8, err, sizeof(err)),
-			 -EINVAL);
-	assert_non_null(strstr(err, "token-range"));
+	assert_int_equal(sm_stress_profile_ops(&p, "scan=1,insert=2", w, what, 8, err,
+					       sizeof(err)),
+			 2);
+	assert_int_equal(what[0], SM_STRESS_PROFILE_TRQ(0));
+	assert_string_equal(sm_stress_profile_op_name(&p, what[0]), "scan");
+	assert_string_equal(sm_stress_profile_op_name(&p, what[1]), "insert");
+	assert_int_equal(p.trq[0].page_size, 5000);
 	assert_int_equal(sm_stress_profile_ops(&p, "single=1,single=2", w, what, 8, err,
 					       sizeof(err)),
 			 -EINVAL);
