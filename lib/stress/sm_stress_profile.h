@@ -31,6 +31,8 @@
 #define SM_STRESS_PROFILE_MAX_QUERIES 8
 #define SM_STRESS_PROFILE_MAX_BINDS 64
 #define SM_STRESS_PROFILE_NAME_MAX 64
+#define SM_STRESS_PROFILE_MAX_UDTS 8
+#define SM_STRESS_PROFILE_MAX_STMTS 8
 
 enum sm_stress_col_role {
 	SM_STRESS_COL_PARTITION,
@@ -94,6 +96,12 @@ struct sm_stress_profile {
 	char *table, *table_definition;
 	char *extra_definitions[8];
 	unsigned n_extra;
+	/* keyspace_definition's statements after its first (CREATE TYPE ...) */
+	char *ks_more[SM_STRESS_PROFILE_MAX_STMTS];
+	unsigned n_ks_more;
+	/* the user types of CREATE TYPE in keyspace_definition or extra_definitions */
+	const struct sm_type *udts[SM_STRESS_PROFILE_MAX_UDTS];
+	unsigned nudts;
 	/* pk columns first (key order), then clustering (key order), then the rest */
 	struct sm_stress_pcol cols[SM_STRESS_PROFILE_MAX_COLS];
 	unsigned ncols, npk, nck;
@@ -156,6 +164,15 @@ sm_stress_profile_bind(const struct sm_stress_profile *p, struct sm_stress_pquer
 int
 sm_stress_profile_ops(const struct sm_stress_profile *p, const char *spec, double *weight,
 		      int *what, unsigned cap, char *err, size_t errlen);
+
+/*
+ * The @i-th statement to run after CREATE KEYSPACE and USE: the rest of
+ * keyspace_definition, the CREATE TYPEs of extra_definitions (before the
+ * table that may use them), table_definition, the other extra_definitions;
+ * NULL after the last.
+ */
+const char *
+sm_stress_profile_setup_statement(const struct sm_stress_profile *p, unsigned i);
 
 /* The name of ops() code @what (-1 insert, a query, SM_STRESS_PROFILE_TRQ(t)). */
 const char *

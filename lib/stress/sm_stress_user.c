@@ -236,6 +236,54 @@ encode_simple(enum sm_type_kind k, uint64_t h, uint32_t len, bool use_num, uint6
 	}
 }
 
+/* Elements of a collection nested in a collection, tuple or user type. */
+#define USER_NESTED_ELEMS 3
+/* Below this depth, a nested collection is empty and a tuple's fields null. */
+#define USER_MAX_DEPTH 3
+
+static bool
+is_composite(const struct sm_type *t)
+{
+	return t->kind == SM_TYPE_TUPLE || t->kind == SM_TYPE_UDT;
+}
+
+/* Whether @t is or holds a collection (whose order the server may change). */
+static bool
+has_collection(const struct sm_type *t)
+{
+	unsigned f;
+
+	if (sm_type_is_collection(t))
+		return true;
+	for (f = 0; is_composite(t) && f < t->nfields; f++)
+		if (has_collection(t->fields[f]))
+			return true;
+	return false;
+}
+
+/* The largest value of @t nested at @depth (a collection's element, a field), in bytes. */
+static size_t
+nested_max(const struct sm_type *t, unsigned depth)
+{
+	size_t n = 0;
+	unsigned f;
+
+	if (sm_type_is_collection(t)) {
+		if (depth >= USER_MAX_DEPTH)
+			return 4;
+		n = 4 + nested_max(t->elem, depth + 1);
+		if (t->val != NULL)
+			n += 4 + nested_max(t->val, depth + 1);
+		return 4 + USER_NESTED_ELEMS * n;
+	}
+	if (is_composite(t)) {
+		for (f = 0; f < t->nfields; f++)
+			n += 4 + (depth < USER_MAX_DEPTH ? nested_max(t->fields[f], depth + 1) : 0);
+		return n;
+	}
+	return SM_MAX((size_t)USER_ELEM_TEXT, (size_t)16);
+}
+
 /* The largest value of column @col, in bytes. */
 static size_t
 value_max(const struct sm_stress_pcol *col)
@@ -245,10 +293,11 @@ value_max(const struct sm_stress_pcol *col)
 
 	if (t->kind == SM_TYPE_TEXT || t->kind == SM_TYPE_ASCII || t->kind == SM_TYPE_BLOB)
 		return n;
-	if (t->kind == SM_TYPE_LIST || t->kind == SM_TYPE_SET)
-		return 4 + USER_MAX_ELEMS * (4 + 16);
-	if (t->kind == SM_TYPE_MAP)
-		return 4 + USER_MAX_ELEMS * 2 * (4 + 16);
+	if (sm_type_is_collection(t))
+		return 4 + USER_MAX_ELEMS * (4 + nested_max(t->elem, 1) +
+					     (t->val ? 4 + nested_max(t->val, 1) : 0));
+	if (is_composite(t))
+		return nested_max(t, 0);
 	return 16;
 }
 
@@ -260,32 +309,95 @@ text_len(const struct sm_stress_pcol *col, uint64_t h)
 	return n < 0 ? 0 : n > USER_MAX_VALUE ? USER_MAX_VALUE : (uint32_t)n;
 }
 
-/* A collection of @col for identity @h: [int n] then each element as [bytes]. */
 static uint32_t
-encode_collection(const struct sm_stress_pcol *col, uint64_t h, uint8_t *o)
+encode_nested(const struct sm_type *t, uint64_t h, bool use_num, uint64_t num, unsigned depth,
+	      uint8_t *o);
+
+/*
+ * A collection of @t for identity @h with @n elements: [int n] then each
+ * element (and a map's value) as [bytes], from its type's generator. Set
+ * elements and map keys of integer types are the element's index, distinct.
+ */
+static uint32_t
+encode_elems(const struct sm_type *t, uint64_t h, uint32_t n, unsigned depth, uint8_t *o)
 {
-	const struct sm_type *t = col->type;
-	int64_t n = sm_stress_xdist_at(&col->size, mix(h, 0xe1u));
 	uint32_t len = 4, e, part;
 
-	n = n < 0 ? 0 : n > USER_MAX_ELEMS ? USER_MAX_ELEMS : n;
-	put_be(o, (uint64_t)n, 4);
-	for (e = 0; e < (uint32_t)n; e++) {
+	put_be(o, n, 4);
+	for (e = 0; e < n; e++) {
 		const struct sm_type *parts[2] = { t->elem, t->val };
 
 		for (part = 0; part < (t->kind == SM_TYPE_MAP ? 2u : 1u); part++) {
-			/* nested collections are not generated: an empty one */
-			uint32_t l = sm_type_is_collection(parts[part])
-					     ? (put_be(o + len + 4, 0, 4), 4)
-					     : encode_simple(parts[part]->kind, mix(h, e * 2 + part),
-							     USER_ELEM_TEXT, t->kind != SM_TYPE_LIST,
-							     e, o + len + 4);
+			bool key = t->kind != SM_TYPE_LIST && part == 0;
+			uint32_t l = encode_nested(parts[part], mix(h, e * 2 + part), key, e,
+						   depth + 1, o + len + 4);
 
 			put_be(o + len, l, 4);
 			len += 4 + l;
 		}
 	}
 	return len;
+}
+
+/*
+ * A tuple or user type for identity @h: each field as [bytes], from its
+ * type's generator and the field's own hash (cassandra-stress's UDT
+ * generator makes each field with its type's generator); null below
+ * USER_MAX_DEPTH.
+ */
+static uint32_t
+encode_fields(const struct sm_type *t, uint64_t h, unsigned depth, uint8_t *o)
+{
+	uint32_t len = 0, f, l;
+
+	for (f = 0; f < t->nfields; f++) {
+		if (depth >= USER_MAX_DEPTH) {
+			put_be(o + len, SM_FIELD_NULL, 4);
+			len += 4;
+			continue;
+		}
+		l = encode_nested(t->fields[f], mix(h, 0xf1e1du + f), false, 0, depth + 1,
+				  o + len + 4);
+		put_be(o + len, l, 4);
+		len += 4 + l;
+	}
+	return len;
+}
+
+/* A value of @t inside a collection, tuple or user type (at @depth), into @o; its length. */
+static uint32_t
+encode_nested(const struct sm_type *t, uint64_t h, bool use_num, uint64_t num, unsigned depth,
+	      uint8_t *o)
+{
+	uint32_t n = depth < USER_MAX_DEPTH ? (uint32_t)(h % (USER_NESTED_ELEMS + 1)) : 0;
+
+	if (sm_type_is_collection(t))
+		return encode_elems(t, h, n, depth, o);
+	if (is_composite(t))
+		return encode_fields(t, h, depth, o);
+	return encode_simple(t->kind, h, USER_ELEM_TEXT, use_num, num, o);
+}
+
+/* A collection column's value: as many elements as its size distribution draws. */
+static uint32_t
+encode_collection(const struct sm_stress_pcol *col, uint64_t h, uint8_t *o)
+{
+	int64_t n = sm_stress_xdist_at(&col->size, mix(h, 0xe1u));
+
+	n = n < 0 ? 0 : n > USER_MAX_ELEMS ? USER_MAX_ELEMS : n;
+	return encode_elems(col->type, h, (uint32_t)n, 0, o);
+}
+
+/* Column @col's value for identity @h (an integer column takes @num), into @o. */
+static uint32_t
+encode_col(const struct sm_stress_pcol *col, uint64_t h, uint64_t num, uint8_t *o)
+{
+	if (sm_type_is_collection(col->type))
+		return encode_collection(col, h, o);
+	if (is_composite(col->type))
+		return encode_fields(col->type, h, 0, o);
+	return encode_simple(col->type->kind, h, text_len(col, h), is_int_like(col->type->kind),
+			     num, o);
 }
 
 /* The value of column @c in row @row of partition @seed, into @o; its length. */
@@ -308,16 +420,14 @@ gen_value(unsigned c, uint64_t seed, uint64_t row, const uint64_t *below, uint8_
 			      ? seed
 			      : seed % (uint64_t)(col->population.max - col->population.min + 1));
 		h = mix(col_seed(c), id);
-		return encode_simple(col->type->kind, h, text_len(col, h),
-				     is_int_like(col->type->kind), id, o);
+		return encode_col(col, h, id, o);
 	case SM_STRESS_COL_CLUSTERING: {
 		unsigned l = c - p->npk;
 		uint64_t prefix = row / below[l];
 		uint64_t digit = prefix % (l == 0 ? prefix + 1 : below[l - 1] / below[l]);
 
 		h = mix(base, prefix);
-		return encode_simple(col->type->kind, h, text_len(col, h),
-				     is_int_like(col->type->kind), digit, o);
+		return encode_col(col, h, digit, o);
 	}
 	case SM_STRESS_COL_STATIC:
 		row = 0;
@@ -326,10 +436,7 @@ gen_value(unsigned c, uint64_t seed, uint64_t row, const uint64_t *below, uint8_
 		/* numbers are the population's pick itself, as cassandra-stress's generators */
 		id = (uint64_t)sm_stress_xdist_at(&col->population, mix(base, row));
 		h = mix(col_seed(c), id);
-		if (sm_type_is_collection(col->type))
-			return encode_collection(col, h, o);
-		return encode_simple(col->type->kind, h, text_len(col, h),
-				     is_int_like(col->type->kind), id, o);
+		return encode_col(col, h, id, o);
 	}
 }
 
@@ -515,11 +622,7 @@ sm_stress_user_setup_statement(unsigned i)
 		snprintf(use, sizeof(use), "USE %s", p->keyspace);
 		return use;
 	}
-	if (i == 2)
-		return p->table_definition;
-	if (i - 3 < p->n_extra)
-		return p->extra_definitions[i - 3];
-	return NULL;
+	return sm_stress_profile_setup_statement(p, i - 2);
 }
 
 /* ---- workers ---- */
@@ -903,7 +1006,7 @@ sm_stress_user_check(struct sm_stress_worker *w, struct sm_stress_conn *c,
 				continue;
 			role = p->cols[k].role;
 			if (role != SM_STRESS_COL_PARTITION &&
-			    (!u->checkable || sm_type_is_collection(p->cols[k].type)))
+			    (!u->checkable || has_collection(p->cols[k].type)))
 				continue;
 			if (cells[i].p == NULL)
 				return SM_STRESS_VALIDATION_ERROR;
