@@ -469,7 +469,6 @@ static int64_t
 partition_token(uint64_t seed, uint8_t *scratch)
 {
 	const struct sm_stress_profile *p = prof();
-	uint8_t one[USER_MAX_VALUE + 16];
 	size_t off = 0;
 	unsigned c;
 
@@ -478,12 +477,12 @@ partition_token(uint64_t seed, uint8_t *scratch)
 
 		return sm_ring_token_of(scratch, n);
 	}
+	/* in place: a user-type key can be larger than any fixed buffer (the arena fits it) */
 	for (c = 0; c < p->npk; c++) {
-		uint32_t n = gen_value(c, seed, 0, NULL, one);
+		uint32_t n = gen_value(c, seed, 0, NULL, scratch + off + 2);
 
 		scratch[off] = (uint8_t)(n >> 8);
 		scratch[off + 1] = (uint8_t)n;
-		memcpy(scratch + off + 2, one, n);
 		off += 2 + n;
 		scratch[off++] = 0;
 	}
@@ -653,7 +652,9 @@ sm_stress_user_worker_init(struct sm_stress_worker *w)
 		return -ENOMEM;
 	for (c = 0; c < p->ncols; c++)
 		row += value_max(&p->cols[c]);
-	u->arena_len = SM_MAX(row * rows, (size_t)USER_MAX_VALUE * 2 + 64);
+	/* a composite key's CompositeType form adds 3 bytes a column (partition_token()) */
+	u->arena_len = SM_MAX(row * rows + 3 * SM_STRESS_PROFILE_MAX_COLS,
+			      (size_t)USER_MAX_VALUE * 2 + 64);
 	u->vals = sm_calloc((size_t)rows * SM_STRESS_PROFILE_MAX_BINDS, sizeof(*u->vals));
 	u->stmts = sm_calloc(rows, sizeof(*u->stmts));
 	u->arena = sm_malloc(u->arena_len);
