@@ -763,7 +763,7 @@ fill_query(struct sm_stress_worker *w, struct user_worker *u, const struct sm_st
 static uint64_t
 trq_nranges(void)
 {
-	return (uint64_t)TRQ_RANGES_PER_SHARD * sx->nshards;
+	return (uint64_t)TRQ_RANGES_PER_SHARD * sx->nshards * SM_MAX(sx->s.tokenrange.splits, 1u);
 }
 
 static int64_t
@@ -796,6 +796,10 @@ sm_stress_user_exhausted(struct sm_stress_worker *w)
 		return false;
 	/* TokenRangeIterator.next(): the next range of this shard's share, none at the end */
 	r = sh->id + sh->trq_next[t] * sx->nshards;
+	if (r >= trq_nranges() && sx->s.tokenrange.wrap) {
+		sh->trq_next[t] = 0; /* -tokenrange wrap: the ring again */
+		r = sh->id;
+	}
 	if (r >= trq_nranges())
 		return true;
 	sh->trq_next[t]++;

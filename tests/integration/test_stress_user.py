@@ -198,6 +198,13 @@ def test_token_range_queries_count_every_row_written(user, tmp_path):
         assert o["rows"] == 1500 and o["errors"] == 0, j
         # one operation a page: pages of 7 rows take at least 1500 / 7 of them
         assert o["ops"] >= 1500 // page, j
+    # -tokenrange wrap: the ring again and again, until n= (more pages than one pass has)
+    out = tmp_path / "wrap.json"
+    r = user(prof, "all_rows=1", "n=2000", "-tokenrange", "wrap", "splits=2", "-log",
+             f"json={out}")
+    assert r.returncode == 0, describe(r)
+    o = json.loads(out.read_text())["ops_by_type"]["all_rows"]
+    assert o["ops"] == 2000 and o["rows"] > 1500 and o["errors"] == 0, o
 
 
 def test_user_types_are_generated_field_by_field(user, server, cql_connect, tmp_path):
