@@ -343,6 +343,12 @@ struct sm_stress_settings {
 	/* user mode: the profile (owned), and what each user op runs: -1 the insert, else a query */
 	struct sm_stress_profile *profile;
 	int user_op[SM_STRESS_MAX_USER_OPS];
+	/* -tokenrange: token range queries start the ring again when read (wrap), and
+	 * cut each of their ranges in splits (0: 1) */
+	struct {
+		bool wrap;
+		unsigned splits;
+	} tokenrange;
 	/*
 	 * A workload of another tool run on this engine (YCSB, scylla-bench):
 	 * its hooks, NULL for cassandra-stress's commands, and its state (owned).

@@ -209,8 +209,14 @@ static void
 cql_send_user(struct sm_stress_worker *w)
 {
 	const struct sm_stress_workload_ops *wl = sx->s.wl;
-	struct sm_stress_conn *c = route(w, wl != NULL ? wl->fill(w) : sm_stress_user_fill(w));
+	struct sm_stress_conn *c;
 	int ret;
+
+	if (wl == NULL && sm_stress_user_exhausted(w)) {
+		sm_stress_worker_park(w);
+		return;
+	}
+	c = route(w, wl != NULL ? wl->fill(w) : sm_stress_user_fill(w));
 
 	if (!c->ready) {
 		sm_stress_worker_finish(w, -ENOTCONN, 0);

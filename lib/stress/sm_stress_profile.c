@@ -270,6 +270,171 @@ order_columns(struct sm_stress_profile *p)
 	memcpy(p->cols, tmp, n * sizeof(tmp[0]));
 }
 
+/* A column's or field's type, up to a top-level , or ) or a keyword, into @out. */
+static bool
+scan_type(struct scan *sc, char *out, size_t cap)
+{
+	const char *t0;
+	int depth = 0;
+	size_t n;
+
+	skip_ws(sc);
+	t0 = sc->s;
+	while (sc->s < sc->end) {
+		if (*sc->s == '<')
+			depth++;
+		else if (*sc->s == '>')
+			depth--;
+		else if (depth == 0 && (*sc->s == ',' || *sc->s == ')'))
+			break;
+		else if (depth == 0 && isspace((unsigned char)*sc->s)) {
+			struct scan look = *sc;
+
+			if (word(&look, "static") || word(&look, "primary"))
+				break;
+		}
+		sc->s++;
+	}
+	n = (size_t)(sc->s - t0);
+	while (n > 0 && isspace((unsigned char)t0[n - 1]))
+		n--;
+	if (n == 0 || n >= cap)
+		return false;
+	memcpy(out, t0, n);
+	out[n] = '\0';
+	return true;
+}
+
+/* sm_type_parse_in()'s lookup: the profile's CREATE TYPEs (one keyspace: the profile's). */
+static const struct sm_type *
+find_udt(void *ctx, const char *ks, const char *name)
+{
+	const struct sm_stress_profile *p = ctx;
+	unsigned i;
+
+	(void)ks;
+	for (i = 0; i < p->nudts; i++)
+		if (strcmp(p->udts[i]->name, name) == 0)
+			return p->udts[i];
+	return NULL;
+}
+
+/* Whether @stmt is a CREATE TYPE (run before the table, which may use it). */
+static bool
+is_create_type(const char *stmt)
+{
+	struct scan sc = { stmt, stmt + strlen(stmt) };
+
+	return word(&sc, "create") && word(&sc, "type");
+}
+
+/*
+ * CREATE TYPE [IF NOT EXISTS] [ks.]name (field type, ...): the user type,
+ * its fields' types read as the table's are (earlier types may be used).
+ */
+static int
+parse_udt(struct pctx *c, const char *stmt)
+{
+	struct sm_stress_profile *p = c->p;
+	struct scan sc = { stmt, stmt + strlen(stmt) };
+	struct sm_type_resolver res = { find_udt, p, p->keyspace };
+	char name[SM_STRESS_PROFILE_NAME_MAX], fname[SM_STRESS_PROFILE_MAX_COLS][64];
+	const char *names[SM_STRESS_PROFILE_MAX_COLS];
+	const struct sm_type *fields[SM_STRESS_PROFILE_MAX_COLS];
+	char type[256], why[200];
+	unsigned n = 0, i;
+	bool q;
+	int ret;
+
+	word(&sc, "create");
+	word(&sc, "type");
+	if (word(&sc, "if") && !(word(&sc, "not") && word(&sc, "exists")))
+		return perr(c, NULL, "CREATE TYPE: expected IF NOT EXISTS");
+	if (!ident(&sc, name, sizeof(name), &q))
+		return perr(c, NULL, "CREATE TYPE: no type name");
+	if (punct(&sc, '.') && !ident(&sc, name, sizeof(name), &q))
+		return perr(c, NULL, "CREATE TYPE: no type name after the keyspace");
+	if (p->nudts == SM_STRESS_PROFILE_MAX_UDTS)
+		return perr(c, NULL, "more than %d CREATE TYPE", SM_STRESS_PROFILE_MAX_UDTS);
+	if (!punct(&sc, '('))
+		return perr(c, NULL, "CREATE TYPE %s: expected ( after the name", name);
+	ret = 0;
+	do {
+		if (n == SM_STRESS_PROFILE_MAX_COLS) {
+			ret = perr(c, NULL, "CREATE TYPE %s: more than %d fields", name,
+				   SM_STRESS_PROFILE_MAX_COLS);
+			break;
+		}
+		if (!ident(&sc, fname[n], sizeof(fname[n]), &q) || !scan_type(&sc, type, sizeof(type))) {
+			ret = perr(c, NULL, "CREATE TYPE %s: expected a field name and type", name);
+			break;
+		}
+		if ((ret = sm_type_parse_in(type, &res, &fields[n], why, sizeof(why))) < 0) {
+			if (ret != -ENOMEM)
+				ret = perr(c, NULL, "CREATE TYPE %s: field %s: type '%s': %s", name,
+					   fname[n], type, why);
+			break;
+		}
+		names[n] = fname[n];
+		n++;
+	} while (punct(&sc, ','));
+	if (ret == 0 && !punct(&sc, ')'))
+		ret = perr(c, NULL, "CREATE TYPE %s: expected , or ) after a field", name);
+	if (ret < 0) {
+		for (i = 0; i < n; i++)
+			sm_type_free(fields[i]);
+		return ret;
+	}
+	/* takes the field types, even on failure */
+	ret = sm_type_udt(p->keyspace, name, names, fields, n, &p->udts[p->nudts], why,
+			  sizeof(why));
+	if (ret < 0)
+		return ret == -ENOMEM ? ret : perr(c, NULL, "CREATE TYPE %s: %s", name, why);
+	p->nudts++;
+	return 0;
+}
+
+/*
+ * keyspace_definition may hold several statements (CREATE KEYSPACE ...;
+ * CREATE TYPE ...;): the first stays, the others go to ks_more, each run
+ * on its own. A ; inside quotes is not a separator.
+ */
+static int
+split_keyspace_definition(struct pctx *c)
+{
+	struct sm_stress_profile *p = c->p;
+	char *s = p->keyspace_definition, *start = NULL, quote = 0;
+
+	for (; *s; s++) {
+		if (quote != 0) {
+			if (*s == quote)
+				quote = 0;
+			continue;
+		}
+		if (*s == '\'' || *s == '"') {
+			quote = *s;
+		} else if (*s == ';') {
+			*s = '\0';
+			if (start != NULL && strspn(start, " \t\r\n") != strlen(start)) {
+				if (p->n_ks_more == SM_STRESS_PROFILE_MAX_STMTS)
+					return perr(c, NULL, "keyspace_definition: more than %d "
+							     "statements", SM_STRESS_PROFILE_MAX_STMTS + 1);
+				if ((p->ks_more[p->n_ks_more++] = sm_strdup(start)) == NULL)
+					return -ENOMEM;
+			}
+			start = s + 1;
+		}
+	}
+	if (start != NULL && strspn(start, " \t\r\n") != strlen(start)) {
+		if (p->n_ks_more == SM_STRESS_PROFILE_MAX_STMTS)
+			return perr(c, NULL, "keyspace_definition: more than %d statements",
+				    SM_STRESS_PROFILE_MAX_STMTS + 1);
+		if ((p->ks_more[p->n_ks_more++] = sm_strdup(start)) == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int
 parse_table(struct pctx *c)
 {
@@ -277,6 +442,7 @@ parse_table(struct pctx *c)
 	const char *def = p->table_definition;
 	struct scan sc = { def, def + strlen(def) };
 	char name[SM_STRESS_PROFILE_NAME_MAX], tname[SM_STRESS_PROFILE_NAME_MAX];
+	struct sm_type_resolver res = { find_udt, p, p->keyspace };
 	bool q;
 	int ret;
 
@@ -295,10 +461,7 @@ parse_table(struct pctx *c)
 		return perr(c, NULL, "table_definition: expected ( after the table name");
 	for (;;) {
 		struct sm_stress_pcol *col;
-		const char *t0;
 		char type[256], why[200];
-		int depth = 0;
-		size_t n;
 
 		skip_ws(&sc);
 		if (word(&sc, "primary")) {
@@ -319,36 +482,15 @@ parse_table(struct pctx *c)
 			snprintf(col->name, sizeof(col->name), "%s", name);
 			col->quoted = q;
 			col->role = SM_STRESS_COL_REGULAR;
-			skip_ws(&sc);
-			t0 = sc.s;
-			/* the type runs to a top-level , or ) or a keyword */
-			while (sc.s < sc.end) {
-				if (*sc.s == '<')
-					depth++;
-				else if (*sc.s == '>')
-					depth--;
-				else if (depth == 0 && (*sc.s == ',' || *sc.s == ')'))
-					break;
-				else if (depth == 0 && isspace((unsigned char)*sc.s)) {
-					struct scan look = sc;
-
-					if (word(&look, "static") || word(&look, "primary"))
-						break;
-				}
-				sc.s++;
-			}
-			n = (size_t)(sc.s - t0);
-			while (n > 0 && isspace((unsigned char)t0[n - 1]))
-				n--;
-			if (n == 0 || n >= sizeof(type))
+			if (!scan_type(&sc, type, sizeof(type)))
 				return perr(c, NULL, "table_definition: column %s has no type", name);
-			memcpy(type, t0, n);
-			type[n] = '\0';
-			if (sm_type_parse(type, &col->type, why, sizeof(why)) < 0)
-				return perr(c, NULL,
-					    "table_definition: column %s: type '%s': %s (user-defined "
-					    "types are not supported: the server has no CREATE TYPE)",
-					    name, type, why);
+			if ((ret = sm_type_parse_in(type, &res, &col->type, why, sizeof(why))) < 0)
+				return ret == -ENOMEM ? ret
+						      : perr(c, NULL,
+							     "table_definition: column %s: type '%s': "
+							     "%s (a user type needs its CREATE TYPE in "
+							     "keyspace_definition or extra_definitions)",
+							     name, type, why);
 			p->ncols++;
 			if (word(&sc, "static"))
 				col->role = SM_STRESS_COL_STATIC;
@@ -829,6 +971,15 @@ walk(struct pctx *c, yaml_node_t *root)
 				return ret;
 		}
 	}
+	if (p->keyspace_definition != NULL && (ret = split_keyspace_definition(c)) < 0)
+		return ret;
+	for (i = 0; i < p->n_ks_more; i++)
+		if (is_create_type(p->ks_more[i]) && (ret = parse_udt(c, p->ks_more[i])) < 0)
+			return ret;
+	for (i = 0; i < p->n_extra; i++)
+		if (is_create_type(p->extra_definitions[i]) &&
+		    (ret = parse_udt(c, p->extra_definitions[i])) < 0)
+			return ret;
 	if ((ret = parse_table(c)) < 0)
 		return ret;
 	set_defaults(p);
@@ -929,6 +1080,10 @@ sm_stress_profile_free(struct sm_stress_profile *p)
 	sm_free(p->insert.condition);
 	for (i = 0; i < p->n_extra; i++)
 		sm_free(p->extra_definitions[i]);
+	for (i = 0; i < p->n_ks_more; i++)
+		sm_free(p->ks_more[i]);
+	for (i = 0; i < p->nudts; i++)
+		sm_type_free(p->udts[i]);
 	for (i = 0; i < p->ncols; i++)
 		sm_type_free(p->cols[i].type);
 	for (i = 0; i < p->nqueries; i++)
@@ -978,14 +1133,14 @@ sm_stress_profile_ops(const struct sm_stress_profile *p, const char *spec, doubl
 			for (i = 0; i < p->ntrq; i++)
 				if (strcasecmp(p->trq[i].name, name) == 0)
 					break;
-			snprintf(err, errlen,
-				 i < p->ntrq ? "user: ops(): '%s' is a token_range_queries entry: "
-					       "token-range scans are not supported by shardmark "
-					       "stress yet"
-					     : "user: ops(): no query named '%s' in the profile "
-					       "(it has insert and its queries: entries)",
-				 name);
-			return -EINVAL;
+			if (i == p->ntrq) {
+				snprintf(err, errlen,
+					 "user: ops(): no query named '%s' in the profile (it has "
+					 "insert, its queries: and its token_range_queries: entries)",
+					 name);
+				return -EINVAL;
+			}
+			q = SM_STRESS_PROFILE_TRQ(i);
 		}
 		for (i = 0; i < n; i++)
 			if (what[i] == q) {
@@ -1005,6 +1160,36 @@ sm_stress_profile_ops(const struct sm_stress_profile *p, const char *spec, doubl
 		return -EINVAL;
 	}
 	return (int)n;
+}
+
+const char *
+sm_stress_profile_op_name(const struct sm_stress_profile *p, int what)
+{
+	if (what < 0)
+		return "insert";
+	if (what >= SM_STRESS_PROFILE_TRQ(0))
+		return p->trq[what - SM_STRESS_PROFILE_TRQ(0)].name;
+	return p->queries[what].name;
+}
+
+const char *
+sm_stress_profile_setup_statement(const struct sm_stress_profile *p, unsigned i)
+{
+	unsigned k;
+
+	/* the keyspace's statements, the user types, the table, the other definitions */
+	if (i < p->n_ks_more)
+		return p->ks_more[i];
+	i -= p->n_ks_more;
+	for (k = 0; k < p->n_extra; k++)
+		if (is_create_type(p->extra_definitions[k]) && i-- == 0)
+			return p->extra_definitions[k];
+	if (i-- == 0)
+		return p->table_definition;
+	for (k = 0; k < p->n_extra; k++)
+		if (!is_create_type(p->extra_definitions[k]) && i-- == 0)
+			return p->extra_definitions[k];
+	return NULL;
 }
 
 int

@@ -31,6 +31,8 @@
 #define SM_STRESS_PROFILE_MAX_QUERIES 8
 #define SM_STRESS_PROFILE_MAX_BINDS 64
 #define SM_STRESS_PROFILE_NAME_MAX 64
+#define SM_STRESS_PROFILE_MAX_UDTS 8
+#define SM_STRESS_PROFILE_MAX_STMTS 8
 
 enum sm_stress_col_role {
 	SM_STRESS_COL_PARTITION,
@@ -80,6 +82,9 @@ struct sm_stress_ptrq {
 	unsigned page_size; /* default 5000 */
 };
 
+/* ops()'s code for token_range_queries entry @t: past every queries: index. */
+#define SM_STRESS_PROFILE_TRQ(t) (SM_STRESS_PROFILE_MAX_QUERIES + (int)(t))
+
 enum sm_stress_batch_type {
 	SM_STRESS_BATCH_LOGGED,
 	SM_STRESS_BATCH_UNLOGGED,
@@ -91,6 +96,12 @@ struct sm_stress_profile {
 	char *table, *table_definition;
 	char *extra_definitions[8];
 	unsigned n_extra;
+	/* keyspace_definition's statements after its first (CREATE TYPE ...) */
+	char *ks_more[SM_STRESS_PROFILE_MAX_STMTS];
+	unsigned n_ks_more;
+	/* the user types of CREATE TYPE in keyspace_definition or extra_definitions */
+	const struct sm_type *udts[SM_STRESS_PROFILE_MAX_UDTS];
+	unsigned nudts;
 	/* pk columns first (key order), then clustering (key order), then the rest */
 	struct sm_stress_pcol cols[SM_STRESS_PROFILE_MAX_COLS];
 	unsigned ncols, npk, nck;
@@ -145,13 +156,27 @@ sm_stress_profile_bind(const struct sm_stress_profile *p, struct sm_stress_pquer
 
 /*
  * user's ops(insert=1,q1=3) (@spec is what is inside the parentheses):
- * each name is "insert" or a query of @p, each weight a non-negative number.
- * Fills @weight[i] and @what[i] (-1 insert, else the query's index) for up
+ * each name is "insert", a query or a token_range_queries entry of @p, each
+ * weight a non-negative number. Fills @weight[i] and @what[i] (-1 insert,
+ * the query's index, or SM_STRESS_PROFILE_TRQ(entry)) for up
  * to @cap ops and returns how many, or -EINVAL with the message in @err.
  */
 int
 sm_stress_profile_ops(const struct sm_stress_profile *p, const char *spec, double *weight,
 		      int *what, unsigned cap, char *err, size_t errlen);
+
+/*
+ * The @i-th statement to run after CREATE KEYSPACE and USE: the rest of
+ * keyspace_definition, the CREATE TYPEs of extra_definitions (before the
+ * table that may use them), table_definition, the other extra_definitions;
+ * NULL after the last.
+ */
+const char *
+sm_stress_profile_setup_statement(const struct sm_stress_profile *p, unsigned i);
+
+/* The name of ops() code @what (-1 insert, a query, SM_STRESS_PROFILE_TRQ(t)). */
+const char *
+sm_stress_profile_op_name(const struct sm_stress_profile *p, int what);
 
 /*
  * One sub-option of -insert, overriding the profile's insert:

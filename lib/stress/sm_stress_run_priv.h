@@ -42,6 +42,9 @@
 #define SM_STRESS_VALIDATION_ERROR 0x7fffffff	/* a row with other values than its key makes */
 #define SM_STRESS_VALIDATION_MISSING 0x7ffffffe /* no row at all: the key was never written */
 
+/* sm_stress_worker.nparts of an operation that met no partition (a token range page) */
+#define SM_STRESS_NPARTS_NONE UINT32_MAX
+
 #define SM_STRESS_PRINTF_LIKE(a, b) __attribute__((format(printf, a, b)))
 
 enum sm_stress_phase {
@@ -95,7 +98,7 @@ struct sm_stress_worker {
 	char *json;   /* Alternator request body */
 	size_t json_cap;
 	struct sm_stress_worker *next_idle;
-	uint32_t nparts; /* partitions the operation wrote or read; 0: one */
+	uint32_t nparts; /* partitions the operation wrote or read; 0: one; SM_STRESS_NPARTS_NONE */
 	void *user;	 /* user mode's request state (sm_stress_user.c) */
 	struct sm_stress_conn *conn; /* user mode: where the operation went */
 };
@@ -129,6 +132,10 @@ struct sm_stress_shard {
 	uint64_t misrouted, routed, validation_failures;
 	uint64_t lwt_applied[SM_STRESS_NR_OPS], lwt_not_applied[SM_STRESS_NR_OPS];
 	uint64_t last_written; /* -pop read-lookback: the highest seed a write took */
+	/* user mode's token_range_queries: the phase (a worker's range is of one) and
+	 * each entry's ranges this shard has handed out in it */
+	uint32_t phase_gen;
+	uint64_t trq_next[SM_STRESS_PROFILE_MAX_QUERIES];
 	double cpu0, cpu1; /* thread CPU seconds at measure start and end */
 	/* the reactor's busy and idle-polling time at measure start and end (ns) */
 	uint64_t busy0, busy1, idle0, idle1;
@@ -281,6 +288,14 @@ sm_stress_worker_idle(struct sm_stress_worker *w)
 	sm_stress_schedule_pump(sh);
 }
 
+/*
+ * @w's operation has nothing left to do in this phase (its token ranges are
+ * read): it did not start, and @w starts nothing more until the next phase;
+ * the shard is done when every worker is. Called from the pump's send.
+ */
+void
+sm_stress_worker_park(struct sm_stress_worker *w);
+
 /* The operation of @w failed with @err_code: retry it, or count it and free @w. */
 void
 sm_stress_worker_failed(struct sm_stress_worker *w, int32_t err_code);
@@ -303,7 +318,7 @@ sm_stress_worker_finish(struct sm_stress_worker *w, int32_t err_code, uint64_t r
 	}
 	if (sh->recording) {
 		o->ops++;
-		o->partitions += w->nparts ? w->nparts : 1;
+		o->partitions += w->nparts == SM_STRESS_NPARTS_NONE ? 0 : w->nparts ? w->nparts : 1;
 		o->rows += rows;
 		sm_hdr_record(&o->rt[sh->active], (int64_t)(end - w->due_ns));
 		sm_hdr_record(&o->st[sh->active], (int64_t)(end - w->start_ns));
@@ -402,6 +417,10 @@ int
 sm_stress_user_worker_init(struct sm_stress_worker *w);
 void
 sm_stress_user_worker_fini(struct sm_stress_worker *w);
+
+/* A token range query of @w with no range left for this shard (@w is to park). */
+bool
+sm_stress_user_exhausted(struct sm_stress_worker *w);
 
 /* Generate @w's request from its partition seed; the partition's token, to route it. */
 int64_t

@@ -1936,6 +1936,35 @@ parse_insert(struct ctx *c, char **p, int n)
 	return 0;
 }
 
+/* -tokenrange [wrap] [splits=N] (SettingsTokenRange): how token range queries cut the ring. */
+static int
+parse_tokenrange(struct ctx *c, char **p, int n)
+{
+	static const char where[] = "-tokenrange";
+	unsigned seen = 0;
+	uint64_t x;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		const char *v;
+
+		if (is(p[i], "wrap")) {
+			if ((rc = once(c, where, &seen, 0, "wrap")) < 0)
+				return rc;
+			c->s->tokenrange.wrap = true;
+		} else if ((v = after(p[i], "splits=")) != NULL) {
+			if ((rc = once(c, where, &seen, 1, "splits=")) < 0)
+				return rc;
+			if (parse_count(v, false, &x) < 0 || x == 0 || x > 65536)
+				return fail(c, "-tokenrange: '%s': splits= takes 1 to 65536", p[i]);
+			c->s->tokenrange.splits = (unsigned)x;
+		} else {
+			return fail(c, "-tokenrange: '%s': use wrap and splits=N", p[i]);
+		}
+	}
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	opt_fn fn;
@@ -2036,7 +2065,11 @@ static const struct {
 	  "        certificate for require_client_auth; Java keystores (JKS) are not read:\n"
 	  "        keytool -importkeystore -deststoretype PKCS12 converts them\n" },
 	{ "-sendto", NULL, "there is no stress daemon: run shardmark stress on each loader" },
-	{ "-tokenrange", NULL, "token-range scans belong to user profiles" },
+	{ "-tokenrange", parse_tokenrange, NULL,
+	  "  -tokenrange [wrap] [splits=N]\n"
+	  "        user mode's token_range_queries: read the ring again when it is\n"
+	  "        read (without wrap a worker stops there), and cut each of the\n"
+	  "        ring's 64 ranges per client shard in N (default 1)\n" },
 	{ "-sample", NULL, "cassandra-stress dropped it too; latencies are HDR histograms" },
 	{ "-reporting", NULL, "it is not a cassandra-stress 3.x option: use -log interval=" },
 };
@@ -2250,8 +2283,7 @@ finish_user(struct ctx *c)
 		return n;
 	memset(s->ratio, 0, sizeof(s->ratio));
 	for (i = 0; i < n; i++) {
-		const char *name = s->user_op[i] < 0 ? "insert"
-						      : s->profile->queries[s->user_op[i]].name;
+		const char *name = sm_stress_profile_op_name(s->profile, s->user_op[i]);
 
 		snprintf(user_op_names[i], sizeof(user_op_names[i]), "%s", name);
 		s->ratio[SM_STRESS_OP_USER0 + i] = w[i];
@@ -2843,8 +2875,7 @@ static const char usage_dist[] =
 
 static const char usage_unsupported[] =
 	"Not supported (refused with an error): print, legacy, the err< run-until-stable\n"
-	"mode, -sendto, -graph op=, -tokenrange, token_range_queries\n"
-	"in ops(), -insert visits=/revisit=, -mode thrift/simplenative/auth-provider=,\n"
+	"mode, -sendto, -graph op=, -insert visits=/revisit=, -mode thrift/simplenative/auth-provider=,\n"
 	"compression=snappy, -col names=. Accepted and ignored: -port jmx=/thrift=,\n"
 	"-mode port=, -pop contents=, -errors skip-unsupported-columns.\n";
 

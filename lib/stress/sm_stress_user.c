@@ -35,6 +35,19 @@
 #define USER_MAX_ELEMS 16  /* collection elements */
 #define USER_ELEM_TEXT 8   /* bytes of a text/blob element */
 #define USER_MAX_VALUE 8192 /* bytes of one text/blob value */
+#define TRQ_RANGES_PER_SHARD 64 /* token ranges each client shard pages through */
+#define TRQ_PAGING_STATE_MAX 512
+
+/* A worker's place in one token_range_queries entry (TokenRangeQuery.State). */
+struct user_trq {
+	uint32_t gen;	 /* the shard's phase_gen it belongs to */
+	bool active;	 /* a range is being paged */
+	uint64_t range;	 /* which of the ring's ranges */
+	int64_t last;	 /* the last row's token: a new one is a new partition */
+	bool has_last;
+	uint16_t ps_len; /* the paging state of the next page; 0: the first */
+	uint8_t ps[TRQ_PAGING_STATE_MAX];
+};
 
 struct user_worker {
 	struct sm_cql_value *vals; /* [row][bind] */
@@ -45,6 +58,7 @@ struct user_worker {
 	uint64_t row;	/* its row (samerow) */
 	unsigned nrows; /* rows of an insert */
 	bool checkable; /* a samerow point query: the row is known */
+	struct user_trq trq[SM_STRESS_PROFILE_MAX_QUERIES];
 };
 
 static const struct sm_stress_profile *
@@ -222,6 +236,54 @@ encode_simple(enum sm_type_kind k, uint64_t h, uint32_t len, bool use_num, uint6
 	}
 }
 
+/* Elements of a collection nested in a collection, tuple or user type. */
+#define USER_NESTED_ELEMS 3
+/* Below this depth, a nested collection is empty and a tuple's fields null. */
+#define USER_MAX_DEPTH 3
+
+static bool
+is_composite(const struct sm_type *t)
+{
+	return t->kind == SM_TYPE_TUPLE || t->kind == SM_TYPE_UDT;
+}
+
+/* Whether @t is or holds a collection (whose order the server may change). */
+static bool
+has_collection(const struct sm_type *t)
+{
+	unsigned f;
+
+	if (sm_type_is_collection(t))
+		return true;
+	for (f = 0; is_composite(t) && f < t->nfields; f++)
+		if (has_collection(t->fields[f]))
+			return true;
+	return false;
+}
+
+/* The largest value of @t nested at @depth (a collection's element, a field), in bytes. */
+static size_t
+nested_max(const struct sm_type *t, unsigned depth)
+{
+	size_t n = 0;
+	unsigned f;
+
+	if (sm_type_is_collection(t)) {
+		if (depth >= USER_MAX_DEPTH)
+			return 4;
+		n = 4 + nested_max(t->elem, depth + 1);
+		if (t->val != NULL)
+			n += 4 + nested_max(t->val, depth + 1);
+		return 4 + USER_NESTED_ELEMS * n;
+	}
+	if (is_composite(t)) {
+		for (f = 0; f < t->nfields; f++)
+			n += 4 + (depth < USER_MAX_DEPTH ? nested_max(t->fields[f], depth + 1) : 0);
+		return n;
+	}
+	return SM_MAX((size_t)USER_ELEM_TEXT, (size_t)16);
+}
+
 /* The largest value of column @col, in bytes. */
 static size_t
 value_max(const struct sm_stress_pcol *col)
@@ -231,10 +293,11 @@ value_max(const struct sm_stress_pcol *col)
 
 	if (t->kind == SM_TYPE_TEXT || t->kind == SM_TYPE_ASCII || t->kind == SM_TYPE_BLOB)
 		return n;
-	if (t->kind == SM_TYPE_LIST || t->kind == SM_TYPE_SET)
-		return 4 + USER_MAX_ELEMS * (4 + 16);
-	if (t->kind == SM_TYPE_MAP)
-		return 4 + USER_MAX_ELEMS * 2 * (4 + 16);
+	if (sm_type_is_collection(t))
+		return 4 + USER_MAX_ELEMS * (4 + nested_max(t->elem, 1) +
+					     (t->val ? 4 + nested_max(t->val, 1) : 0));
+	if (is_composite(t))
+		return nested_max(t, 0);
 	return 16;
 }
 
@@ -246,32 +309,95 @@ text_len(const struct sm_stress_pcol *col, uint64_t h)
 	return n < 0 ? 0 : n > USER_MAX_VALUE ? USER_MAX_VALUE : (uint32_t)n;
 }
 
-/* A collection of @col for identity @h: [int n] then each element as [bytes]. */
 static uint32_t
-encode_collection(const struct sm_stress_pcol *col, uint64_t h, uint8_t *o)
+encode_nested(const struct sm_type *t, uint64_t h, bool use_num, uint64_t num, unsigned depth,
+	      uint8_t *o);
+
+/*
+ * A collection of @t for identity @h with @n elements: [int n] then each
+ * element (and a map's value) as [bytes], from its type's generator. Set
+ * elements and map keys of integer types are the element's index, distinct.
+ */
+static uint32_t
+encode_elems(const struct sm_type *t, uint64_t h, uint32_t n, unsigned depth, uint8_t *o)
 {
-	const struct sm_type *t = col->type;
-	int64_t n = sm_stress_xdist_at(&col->size, mix(h, 0xe1u));
 	uint32_t len = 4, e, part;
 
-	n = n < 0 ? 0 : n > USER_MAX_ELEMS ? USER_MAX_ELEMS : n;
-	put_be(o, (uint64_t)n, 4);
-	for (e = 0; e < (uint32_t)n; e++) {
+	put_be(o, n, 4);
+	for (e = 0; e < n; e++) {
 		const struct sm_type *parts[2] = { t->elem, t->val };
 
 		for (part = 0; part < (t->kind == SM_TYPE_MAP ? 2u : 1u); part++) {
-			/* nested collections are not generated: an empty one */
-			uint32_t l = sm_type_is_collection(parts[part])
-					     ? (put_be(o + len + 4, 0, 4), 4)
-					     : encode_simple(parts[part]->kind, mix(h, e * 2 + part),
-							     USER_ELEM_TEXT, t->kind != SM_TYPE_LIST,
-							     e, o + len + 4);
+			bool key = t->kind != SM_TYPE_LIST && part == 0;
+			uint32_t l = encode_nested(parts[part], mix(h, e * 2 + part), key, e,
+						   depth + 1, o + len + 4);
 
 			put_be(o + len, l, 4);
 			len += 4 + l;
 		}
 	}
 	return len;
+}
+
+/*
+ * A tuple or user type for identity @h: each field as [bytes], from its
+ * type's generator and the field's own hash (cassandra-stress's UDT
+ * generator makes each field with its type's generator); null below
+ * USER_MAX_DEPTH.
+ */
+static uint32_t
+encode_fields(const struct sm_type *t, uint64_t h, unsigned depth, uint8_t *o)
+{
+	uint32_t len = 0, f, l;
+
+	for (f = 0; f < t->nfields; f++) {
+		if (depth >= USER_MAX_DEPTH) {
+			put_be(o + len, SM_FIELD_NULL, 4);
+			len += 4;
+			continue;
+		}
+		l = encode_nested(t->fields[f], mix(h, 0xf1e1du + f), false, 0, depth + 1,
+				  o + len + 4);
+		put_be(o + len, l, 4);
+		len += 4 + l;
+	}
+	return len;
+}
+
+/* A value of @t inside a collection, tuple or user type (at @depth), into @o; its length. */
+static uint32_t
+encode_nested(const struct sm_type *t, uint64_t h, bool use_num, uint64_t num, unsigned depth,
+	      uint8_t *o)
+{
+	uint32_t n = depth < USER_MAX_DEPTH ? (uint32_t)(h % (USER_NESTED_ELEMS + 1)) : 0;
+
+	if (sm_type_is_collection(t))
+		return encode_elems(t, h, n, depth, o);
+	if (is_composite(t))
+		return encode_fields(t, h, depth, o);
+	return encode_simple(t->kind, h, USER_ELEM_TEXT, use_num, num, o);
+}
+
+/* A collection column's value: as many elements as its size distribution draws. */
+static uint32_t
+encode_collection(const struct sm_stress_pcol *col, uint64_t h, uint8_t *o)
+{
+	int64_t n = sm_stress_xdist_at(&col->size, mix(h, 0xe1u));
+
+	n = n < 0 ? 0 : n > USER_MAX_ELEMS ? USER_MAX_ELEMS : n;
+	return encode_elems(col->type, h, (uint32_t)n, 0, o);
+}
+
+/* Column @col's value for identity @h (an integer column takes @num), into @o. */
+static uint32_t
+encode_col(const struct sm_stress_pcol *col, uint64_t h, uint64_t num, uint8_t *o)
+{
+	if (sm_type_is_collection(col->type))
+		return encode_collection(col, h, o);
+	if (is_composite(col->type))
+		return encode_fields(col->type, h, 0, o);
+	return encode_simple(col->type->kind, h, text_len(col, h), is_int_like(col->type->kind),
+			     num, o);
 }
 
 /* The value of column @c in row @row of partition @seed, into @o; its length. */
@@ -294,16 +420,14 @@ gen_value(unsigned c, uint64_t seed, uint64_t row, const uint64_t *below, uint8_
 			      ? seed
 			      : seed % (uint64_t)(col->population.max - col->population.min + 1));
 		h = mix(col_seed(c), id);
-		return encode_simple(col->type->kind, h, text_len(col, h),
-				     is_int_like(col->type->kind), id, o);
+		return encode_col(col, h, id, o);
 	case SM_STRESS_COL_CLUSTERING: {
 		unsigned l = c - p->npk;
 		uint64_t prefix = row / below[l];
 		uint64_t digit = prefix % (l == 0 ? prefix + 1 : below[l - 1] / below[l]);
 
 		h = mix(base, prefix);
-		return encode_simple(col->type->kind, h, text_len(col, h),
-				     is_int_like(col->type->kind), digit, o);
+		return encode_col(col, h, digit, o);
 	}
 	case SM_STRESS_COL_STATIC:
 		row = 0;
@@ -312,10 +436,7 @@ gen_value(unsigned c, uint64_t seed, uint64_t row, const uint64_t *below, uint8_
 		/* numbers are the population's pick itself, as cassandra-stress's generators */
 		id = (uint64_t)sm_stress_xdist_at(&col->population, mix(base, row));
 		h = mix(col_seed(c), id);
-		if (sm_type_is_collection(col->type))
-			return encode_collection(col, h, o);
-		return encode_simple(col->type->kind, h, text_len(col, h),
-				     is_int_like(col->type->kind), id, o);
+		return encode_col(col, h, id, o);
 	}
 }
 
@@ -348,7 +469,6 @@ static int64_t
 partition_token(uint64_t seed, uint8_t *scratch)
 {
 	const struct sm_stress_profile *p = prof();
-	uint8_t one[USER_MAX_VALUE + 16];
 	size_t off = 0;
 	unsigned c;
 
@@ -357,12 +477,12 @@ partition_token(uint64_t seed, uint8_t *scratch)
 
 		return sm_ring_token_of(scratch, n);
 	}
+	/* in place: a user-type key can be larger than any fixed buffer (the arena fits it) */
 	for (c = 0; c < p->npk; c++) {
-		uint32_t n = gen_value(c, seed, 0, NULL, one);
+		uint32_t n = gen_value(c, seed, 0, NULL, scratch + off + 2);
 
 		scratch[off] = (uint8_t)(n >> 8);
 		scratch[off + 1] = (uint8_t)n;
-		memcpy(scratch + off + 2, one, n);
 		off += 2 + n;
 		scratch[off++] = 0;
 	}
@@ -416,11 +536,55 @@ build_insert(char *out, size_t cap)
 		snprintf(out + off, cap - off, " %s", p->insert.condition);
 }
 
+/*
+ * A token range query (TokenRangeQuery.buildQuery()): token(pk) first, to
+ * count partitions, then the columns ("*": every column, by name, since
+ * "token(pk), *" is not CQL), over one range (lo, hi] of the ring, bound.
+ */
+static void
+build_trq(const struct sm_stress_ptrq *t, char *out, size_t cap)
+{
+	const struct sm_stress_profile *p = prof();
+	char tok[512], name[80];
+	size_t off = 0;
+	unsigned c;
+
+	off = (size_t)snprintf(tok, sizeof(tok), "token(");
+	for (c = 0; c < p->npk && off < sizeof(tok); c++) {
+		quote_name(name, sizeof(name), &p->cols[c]);
+		off += (size_t)snprintf(tok + off, sizeof(tok) - off, "%s%s", c ? ", " : "", name);
+	}
+	if (off < sizeof(tok))
+		snprintf(tok + off, sizeof(tok) - off, ")");
+	off = (size_t)snprintf(out, cap, "SELECT %s, ", tok);
+	if (strcmp(t->columns, "*") != 0) {
+		off += (size_t)snprintf(out + off, cap - off, "%s", t->columns);
+	} else {
+		for (c = 0; c < p->ncols && off < cap; c++) {
+			quote_name(name, sizeof(name), &p->cols[c]);
+			off += (size_t)snprintf(out + off, cap - off, "%s%s", c ? ", " : "", name);
+		}
+	}
+	/* too long for the statement buffer: the server's syntax error names it */
+	if (off < cap && snprintf(out + off, cap - off, " FROM %s.%s WHERE %s > ? AND %s <= ?",
+				  p->keyspace, p->table, tok, tok) >= (int)(cap - off))
+		out[cap - 1] = '\0';
+}
+
 /* The statement behind user op @k: -1 for the insert, else the query's index. */
 static int
 query_of(enum sm_stress_op op)
 {
 	return sx->s.user_op[op - SM_STRESS_OP_USER0];
+}
+
+/* The token_range_queries entry of op @op, or NULL for the insert or a query. */
+static const struct sm_stress_ptrq *
+trq_of(enum sm_stress_op op)
+{
+	int q = query_of(op);
+
+	return q >= SM_STRESS_PROFILE_TRQ(0) ? &prof()->trq[q - SM_STRESS_PROFILE_TRQ(0)] : NULL;
 }
 
 void
@@ -436,6 +600,8 @@ sm_stress_user_prepare(void)
 
 		if (q < 0)
 			build_insert(sx->stmt_text[op], sizeof(sx->stmt_text[op]));
+		else if (trq_of(op) != NULL)
+			build_trq(trq_of(op), sx->stmt_text[op], sizeof(sx->stmt_text[op]));
 		else
 			snprintf(sx->stmt_text[op], sizeof(sx->stmt_text[op]), "%s",
 				 p->queries[q].cql);
@@ -455,11 +621,7 @@ sm_stress_user_setup_statement(unsigned i)
 		snprintf(use, sizeof(use), "USE %s", p->keyspace);
 		return use;
 	}
-	if (i == 2)
-		return p->table_definition;
-	if (i - 3 < p->n_extra)
-		return p->extra_definitions[i - 3];
-	return NULL;
+	return sm_stress_profile_setup_statement(p, i - 2);
 }
 
 /* ---- workers ---- */
@@ -490,7 +652,9 @@ sm_stress_user_worker_init(struct sm_stress_worker *w)
 		return -ENOMEM;
 	for (c = 0; c < p->ncols; c++)
 		row += value_max(&p->cols[c]);
-	u->arena_len = SM_MAX(row * rows, (size_t)USER_MAX_VALUE * 2 + 64);
+	/* a composite key's CompositeType form adds 3 bytes a column (partition_token()) */
+	u->arena_len = SM_MAX(row * rows + 3 * SM_STRESS_PROFILE_MAX_COLS,
+			      (size_t)USER_MAX_VALUE * 2 + 64);
 	u->vals = sm_calloc((size_t)rows * SM_STRESS_PROFILE_MAX_BINDS, sizeof(*u->vals));
 	u->stmts = sm_calloc(rows, sizeof(*u->stmts));
 	u->arena = sm_malloc(u->arena_len);
@@ -595,11 +759,74 @@ fill_query(struct sm_stress_worker *w, struct user_worker *u, const struct sm_st
 	return token;
 }
 
+/* The ring in equal ranges (lo, hi]; shard s pages ranges s, s + nshards, ... */
+static uint64_t
+trq_nranges(void)
+{
+	return (uint64_t)TRQ_RANGES_PER_SHARD * sx->nshards * SM_MAX(sx->s.tokenrange.splits, 1u);
+}
+
+static int64_t
+trq_bound(uint64_t r)
+{
+	if (r >= trq_nranges())
+		return INT64_MAX;
+	/* INT64_MIN + r * (2^64 / n), in unsigned arithmetic; Murmur3 never yields INT64_MIN */
+	return (int64_t)((uint64_t)INT64_MIN + r * (UINT64_MAX / trq_nranges()));
+}
+
+bool
+sm_stress_user_exhausted(struct sm_stress_worker *w)
+{
+	struct sm_stress_shard *sh = w->sh;
+	struct user_worker *u = w->user;
+	struct user_trq *st;
+	unsigned t;
+	uint64_t r;
+
+	if (trq_of(w->op) == NULL)
+		return false;
+	t = (unsigned)(query_of(w->op) - SM_STRESS_PROFILE_TRQ(0));
+	st = &u->trq[t];
+	if (st->gen != sh->phase_gen) {
+		st->gen = sh->phase_gen;
+		st->active = false;
+	}
+	if (st->active)
+		return false;
+	/* TokenRangeIterator.next(): the next range of this shard's share, none at the end */
+	r = sh->id + sh->trq_next[t] * sx->nshards;
+	if (r >= trq_nranges() && sx->s.tokenrange.wrap) {
+		sh->trq_next[t] = 0; /* -tokenrange wrap: the ring again */
+		r = sh->id;
+	}
+	if (r >= trq_nranges())
+		return true;
+	sh->trq_next[t]++;
+	st->active = true;
+	st->range = r;
+	st->has_last = false;
+	st->ps_len = 0;
+	return false;
+}
+
 int64_t
 sm_stress_user_fill(struct sm_stress_worker *w)
 {
+	const struct sm_stress_ptrq *t = trq_of(w->op);
+	struct user_worker *u = w->user;
 	int q = query_of(w->op);
 
+	if (t != NULL) {
+		const struct user_trq *st = &u->trq[q - SM_STRESS_PROFILE_TRQ(0)];
+		int64_t hi = trq_bound(st->range + 1);
+
+		put_be(u->arena, (uint64_t)trq_bound(st->range), 8);
+		put_be(u->arena + 8, (uint64_t)hi, 8);
+		u->vals[0] = (struct sm_cql_value){ .v = { u->arena, 8 } };
+		u->vals[1] = (struct sm_cql_value){ .v = { u->arena + 8, 8 } };
+		return hi;
+	}
 	if (q < 0)
 		return fill_insert(w, w->user);
 	return fill_query(w, w->user, &prof()->queries[q]);
@@ -612,8 +839,9 @@ sm_stress_user_issue(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_cq
 	struct user_worker *u = w->user;
 	struct sm_bytes id = sm_cqlc_prepared_id(&c->stmt[w->op]);
 	int q = query_of(w->op);
-	int cl = q < 0 ? p->insert.cl : p->queries[q].cl;
-	int scl = q < 0 ? p->insert.serial_cl : p->queries[q].serial_cl;
+	bool query = q >= 0 && q < SM_STRESS_PROFILE_TRQ(0);
+	int cl = query ? p->queries[q].cl : p->insert.cl;
+	int scl = query ? p->queries[q].serial_cl : p->insert.serial_cl;
 	struct sm_cql_params params = {
 		.consistency = (uint16_t)(cl >= 0 ? cl : (int)sx->s.cl),
 		.flags = SM_CQL_QF_SERIAL_CONSISTENCY,
@@ -621,7 +849,24 @@ sm_stress_user_issue(struct sm_stress_worker *w, struct sm_stress_conn *c, sm_cq
 		.serial_consistency = (uint16_t)(scl >= 0 ? scl : (int)sx->s.serial_cl),
 		.timestamp = INT64_MIN,
 	};
-	unsigned nbind = q < 0 ? p->ncols : p->queries[q].nbind, i;
+	const struct sm_stress_ptrq *t = trq_of(w->op);
+	unsigned nbind, i;
+
+	if (t != NULL) {
+		const struct user_trq *st = &u->trq[q - SM_STRESS_PROFILE_TRQ(0)];
+
+		params.consistency = (uint16_t)sx->s.cl;
+		params.page_size = (int32_t)t->page_size;
+		params.flags |= SM_CQL_QF_PAGE_SIZE;
+		if (st->ps_len > 0) {
+			params.paging_state = (struct sm_bytes){ st->ps, st->ps_len };
+			params.flags |= SM_CQL_QF_PAGING_STATE;
+		}
+		params.values = (struct sm_cql_values){ .v = u->vals, .n = 2 };
+		params.flags |= SM_CQL_QF_SKIP_METADATA;
+		return sm_cqlc_execute_params(c->cql, id, &params, cb, w);
+	}
+	nbind = q < 0 ? p->ncols : p->queries[q].nbind;
 
 	if (q < 0 && u->nrows > 1) {
 		struct sm_cql_batch b = {
@@ -669,6 +914,53 @@ sm_stress_user_prepared(struct sm_stress_conn *c, enum sm_stress_op op,
 }
 
 /*
+ * A token range page (TokenRangeQuery.JavaDriverRun.run()): its rows, the
+ * partitions not seen before in the range (rows come in token order, so a
+ * new token is a new partition), and the paging state of the next page;
+ * without one the range is done and the next operation takes another.
+ */
+static int32_t
+trq_check(struct sm_stress_worker *w, const struct sm_cqlc_result *r, uint64_t *rows)
+{
+	struct user_worker *u = w->user;
+	struct user_trq *st = &u->trq[query_of(w->op) - SM_STRESS_PROFILE_TRQ(0)];
+	struct sm_cqlc_rows_iter it;
+	struct sm_bytes cells[1];
+	uint32_t parts = 0;
+	struct sm_bytes ps = { 0 };
+
+	*rows = 0;
+	if (r->kind != SM_CQLC_ROWS || r->resp == NULL)
+		return -EPROTO;
+	*rows = r->nrows;
+	sm_cqlc_rows_iter(&it, r);
+	while (sm_cqlc_rows_next(&it, cells, 1)) {
+		int64_t tok = 0;
+		unsigned i;
+
+		if (cells[0].p == NULL || cells[0].len != 8)
+			return -EPROTO; /* token(pk) is a bigint */
+		for (i = 0; i < 8; i++)
+			tok = (int64_t)((uint64_t)tok << 8 | cells[0].p[i]);
+		if (!st->has_last || tok != st->last)
+			parts++;
+		st->last = tok;
+		st->has_last = true;
+	}
+	w->nparts = parts ? parts : SM_STRESS_NPARTS_NONE;
+	ps = r->resp->u.result.u.rows.meta.paging_state;
+	if (ps.p == NULL || ps.len == 0) {
+		st->active = false;
+		return 0;
+	}
+	if (ps.len > sizeof(st->ps))
+		return -EMSGSIZE;
+	memcpy(st->ps, ps.p, ps.len);
+	st->ps_len = (uint16_t)ps.len;
+	return 0;
+}
+
+/*
  * A query's answer: an LWT's [applied] counted, a samerow point read's
  * cells checked against the row it asked for, any row's partition key
  * against the partition. 0, or the validation error.
@@ -687,6 +979,8 @@ sm_stress_user_check(struct sm_stress_worker *w, struct sm_stress_conn *c,
 	uint8_t *want = u->arena;
 	unsigned i;
 
+	if (trq_of(w->op) != NULL)
+		return trq_check(w, r, rows);
 	if (q < 0)
 		*rows = u->nrows;
 	else
@@ -717,7 +1011,7 @@ sm_stress_user_check(struct sm_stress_worker *w, struct sm_stress_conn *c,
 				continue;
 			role = p->cols[k].role;
 			if (role != SM_STRESS_COL_PARTITION &&
-			    (!u->checkable || sm_type_is_collection(p->cols[k].type)))
+			    (!u->checkable || has_collection(p->cols[k].type)))
 				continue;
 			if (cells[i].p == NULL)
 				return SM_STRESS_VALIDATION_ERROR;
@@ -739,7 +1033,8 @@ sm_stress_user_lwt_counts(enum sm_stress_op op, uint64_t *applied, uint64_t *not
 	if (prof() == NULL || op < SM_STRESS_OP_USER0)
 		return false;
 	q = query_of(op);
-	if (q < 0 ? prof()->insert.condition == NULL : !prof()->queries[q].lwt)
+	if (q >= SM_STRESS_PROFILE_TRQ(0) ||
+	    (q < 0 ? prof()->insert.condition == NULL : !prof()->queries[q].lwt))
 		return false;
 	for (s = 0; s < sx->nshards; s++) {
 		*applied += sx->sh[s].lwt_applied[op];

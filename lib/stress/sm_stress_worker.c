@@ -178,6 +178,19 @@ sm_stress_worker_failed(struct sm_stress_worker *w, int32_t err_code)
 	sm_stress_worker_idle(w);
 }
 
+void
+sm_stress_worker_park(struct sm_stress_worker *w)
+{
+	struct sm_stress_shard *sh = w->sh;
+
+	/* off the idle list already (the pump took it); not started after all */
+	w->busy = false;
+	sh->busy--;
+	sh->started--;
+	if (sh->busy == 0 && sh->idle == NULL)
+		sh->stopping = true; /* every worker parked: the pump sets done */
+}
+
 /*
  * -pop read-lookback=DIST: a write records the highest seed written; a
  * read takes that seed less a draw of DIST (SettingsPopulation's
@@ -284,6 +297,8 @@ sm_stress_shard_start_phase(void *arg)
 	sh->failed_run = false;
 	SM_WRITE_ONCE(sh->done, false);
 	sh->started = sh->completed = 0;
+	sh->phase_gen++;
+	memset(sh->trq_next, 0, sizeof(sh->trq_next));
 	if (ph == SM_STRESS_PH_WARMUP) {
 		total = sx->s.warmup_ops * sx->nops;
 		workers = sx->s.warmup_threads; /* min(100, threads or threads<=) */

@@ -22,6 +22,12 @@
 //
 //   node tests/bench/driver_load.js write|read --port P [--host H] [--n N]
 //       [--concurrency C] [--warmup W] [--dc DC] [--json FILE]
+//       [--workload standard1|blogposts|ycsb-a|sb-timeseries]
+//
+// The other workloads are driver_load.py's (see there): the tables
+// shardmark's tools made, the same statements, keys of the driver's own
+// written and then read back, rows counted; the blog insert is
+// client.batch() of 10 prepared UPDATEs, unlogged.
 'use strict';
 
 const fs = require('fs');
@@ -91,7 +97,7 @@ function rng(seed) {
 
 function parseArgs(argv) {
   const a = { host: '127.0.0.1', port: 0, n: 50000, concurrency: 64, warmup: -1, check: 1000,
-    seed: 1, dc: 'datacenter1', json: null, load: null };
+    seed: 1, dc: 'datacenter1', json: null, load: null, workload: 'standard1' };
   for (let k = 0; k < argv.length; k++) {
     const o = argv[k];
     const v = () => {
@@ -109,6 +115,7 @@ function parseArgs(argv) {
       case '--seed': a.seed = parseInt(v(), 10); break;
       case '--dc': a.dc = v(); break;
       case '--json': a.json = v(); break;
+      case '--workload': a.workload = v(); break;
       default: throw new Error(`unknown argument ${o}`);
     }
   }
@@ -140,8 +147,164 @@ async function runLoops(client, query, params, concurrency, opts, onResult) {
   return { errors, firstError };
 }
 
+const BLOG_WRITE = 'UPDATE stresscql.blogposts SET url = ?, title = ?, author = ?, body = ?, ' +
+  'tags = tags + ? WHERE domain = ? AND published_date = ?';
+const BLOG_READ = 'SELECT url, title, published_date FROM stresscql.blogposts WHERE domain = ? LIMIT 10';
+const YCSB_FIELDS = [...Array(10).keys()].map((f) => `field${f}`);
+const YCSB_INSERT = `INSERT INTO ycsb.usertable (y_id, ${YCSB_FIELDS.join(', ')}) VALUES ` +
+  `(?${', ?'.repeat(YCSB_FIELDS.length)})`;
+const YCSB_READ = 'SELECT * FROM ycsb.usertable WHERE y_id = ? LIMIT 1';
+const YCSB_UPDATE = 'UPDATE ycsb.usertable SET field0 = ? WHERE y_id = ?';
+const SB_WRITE = 'INSERT INTO scylla_bench.test (pk, ck, v) VALUES (?, ?, ?)';
+const SB_READ = 'SELECT ck, v FROM scylla_bench.test WHERE pk = ? AND ck >= ? LIMIT 1';
+const SB_PARTITIONS = 100;
+const SB_BASE = 2 ** 40;
+
+const TEXT_POOL = (() => {
+  const abc = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  const r = rng(7);
+  let s = '';
+  for (let k = 0; k < 1 << 16; k++) s += abc[Math.floor(r() * abc.length)];
+  return s;
+})();
+
+// n characters at a random place of a random pool (made before the measured phase).
+function text(rand, n) {
+  const off = Math.floor(rand() * (TEXT_POOL.length - n));
+  return TEXT_POOL.slice(off, off + n);
+}
+
+// [{ q, p } or { batch }] of n operations, and the rows a read expects of each (null: any).
+function otherOps(a, rand) {
+  const n = a.n;
+  const ops = [];
+  const pick = () => Math.floor(rand() * n);
+  if (a.workload === 'blogposts') {
+    if (a.load === 'read') {
+      for (let i = 0; i < n; i++) ops.push({ q: BLOG_READ, p: [`drv-${pick()}`] });
+      return [ops, 10];
+    }
+    for (let i = 0; i < n; i++) {
+      const batch = [];
+      for (let k = 0; k < 10; k++) {
+        const u = Buffer.alloc(16);
+        u.writeUIntBE(i * 10 + k, 0, 6); // time_low and time_mid
+        u[6] = 0x10; // version 1
+        u[8] = 0x80; // the IETF variant
+        batch.push({ query: BLOG_WRITE, params: [text(rand, 165), text(rand, 105), text(rand, 12),
+          text(rand, 550), [text(rand, 8), text(rand, 8)], `drv-${i}`,
+          new cassandra.types.TimeUuid(u)] });
+      }
+      ops.push({ batch });
+    }
+    return [ops, 0];
+  }
+  if (a.workload === 'ycsb-a') {
+    for (let i = 0; i < n; i++) {
+      if (a.load === 'write') {
+        ops.push({ q: YCSB_INSERT, p: [`drv${i}`, ...YCSB_FIELDS.map(() => text(rand, 100))] });
+      } else {
+        const k = `drv${pick()}`;
+        ops.push(rand() < 0.5 ? { q: YCSB_READ, p: [k] } : { q: YCSB_UPDATE, p: [text(rand, 100), k] });
+      }
+    }
+    return [ops, a.load === 'write' ? 0 : null];
+  }
+  for (let i = 0; i < n; i++) {
+    if (a.load === 'write') {
+      const v = Buffer.alloc(4);
+      v.writeUInt32BE(Math.floor(rand() * 2 ** 32));
+      ops.push({ q: SB_WRITE, p: [cassandra.types.Long.fromNumber(SB_BASE + (i % SB_PARTITIONS)),
+        cassandra.types.Long.fromNumber(SB_BASE + i), v] });
+    } else {
+      ops.push({ q: SB_READ, p: [cassandra.types.Long.fromNumber(SB_BASE + Math.floor(rand() * SB_PARTITIONS)),
+        cassandra.types.Long.fromNumber(SB_BASE)] });
+    }
+  }
+  return [ops, a.load === 'write' ? 0 : 1];
+}
+
+// A connected client: protocol v4 at most, the driver's default policies.
+async function connectClient(a) {
+  const client = new cassandra.Client({
+    contactPoints: [a.host],
+    localDataCenter: a.dc,
+    protocolOptions: { port: a.port, maxVersion: 4 },
+  });
+  await client.connect();
+  return client;
+}
+
+function driverPackage() {
+  return JSON.parse(fs.readFileSync(path.join(path.dirname(require.resolve('cassandra-driver')),
+    'package.json'), 'utf8'));
+}
+
+async function runOther(a) {
+  const rand = rng(a.seed);
+  const [ops, want] = otherOps(a, rand);
+  const client = await connectClient(a);
+  const opts = { prepare: true };
+  const batchOpts = { prepare: true, logged: false };
+  let next = 0;
+  let errors = 0;
+  let firstError = null;
+  let rows = 0;
+  const run = (list) => async () => {
+    for (;;) {
+      const j = next++;
+      if (j >= list.length) return;
+      const o = list[j];
+      try {
+        const rs = o.batch ? await client.batch(o.batch, batchOpts) : await client.execute(o.q, o.p, opts);
+        if (a.load === 'read') rows += rs.rowLength || 0;
+      } catch (e) {
+        errors++;
+        if (firstError === null) firstError = String(e);
+      }
+    }
+  };
+  const all = async (list) => {
+    next = 0;
+    const loops = [];
+    for (let k = 0; k < a.concurrency; k++) loops.push(run(list)());
+    await Promise.all(loops);
+  };
+  if (a.warmup > 0) await all(ops.slice(0, a.warmup));
+  else await all(ops.slice(0, 1)); // prepares the statement
+  rows = 0;
+  errors = 0;
+  const c0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  await all(ops);
+  const t1 = process.hrtime.bigint();
+  const cu = process.cpuUsage(c0);
+  await client.shutdown();
+  const cpu = (cu.user + cu.system) / 1e6;
+  const wall = Number(t1 - t0) / 1e9;
+  const pkg = driverPackage();
+  const out = {
+    client: 'node', driver: `cassandra-driver (node) ${pkg.version}`, node: process.version,
+    workload: a.workload, load: a.load, concurrency: a.concurrency, ops: a.n, errors,
+    first_error: firstError, rows, wall_s: wall, ops_per_s: wall > 0 ? a.n / wall : 0,
+    client_cpu_s: cpu, ops_per_client_cpu_s: cpu > 0 ? a.n / cpu : 0,
+  };
+  console.log(`node ${a.workload} ${a.load}: ${a.n} ops in ${wall.toFixed(3)} s; client CPU ` +
+    `${cpu.toFixed(3)} s = ${out.ops_per_client_cpu_s.toFixed(0)} ops per client CPU-second; ` +
+    `${errors} errors; ${rows} rows`);
+  if (a.json) fs.writeFileSync(a.json, JSON.stringify(out, null, 1));
+  if (errors || (want && rows !== want * a.n) || (want === null && rows === 0)) {
+    console.error(`driver_load.js: ${errors} errors (first: ${firstError}), ${rows} rows`);
+    process.exit(1);
+  }
+}
+
 async function main() {
   const a = parseArgs(process.argv.slice(2));
+  if (a.workload !== 'standard1') {
+    await runOther(a);
+    return;
+  }
   const rand = rng(a.seed);
   const isRead = a.load === 'read';
 
@@ -158,12 +321,7 @@ async function main() {
   const params = idx.map((i) => (isRead ? [stressKey(i)] : writeParams(i)));
   const query = isRead ? READ_CQL : WRITE_CQL;
 
-  const client = new cassandra.Client({
-    contactPoints: [a.host],
-    localDataCenter: a.dc,
-    protocolOptions: { port: a.port, maxVersion: 4 },
-  });
-  await client.connect();
+  const client = await connectClient(a);
   const opts = { prepare: true };
   // Prepare (and check the statement works) before the measured phase.
   await client.execute(query, params[0], opts);
@@ -223,8 +381,7 @@ async function main() {
 
   const cpu = (cu.user + cu.system) / 1e6;
   const wall = Number(t1 - t0) / 1e9;
-  const pkg = JSON.parse(fs.readFileSync(path.join(path.dirname(require.resolve('cassandra-driver')),
-    'package.json'), 'utf8'));
+  const pkg = driverPackage();
   const out = {
     client: 'node',
     driver: `cassandra-driver (node) ${pkg.version}`,

@@ -26,7 +26,19 @@
 #
 #   /usr/bin/python3 tests/bench/driver_load.py write|read --port P [--host H]
 #       [--n N] [--concurrency C] [--warmup W] [--row-factory named_tuple|tuple]
-#       [--json FILE]
+#       [--workload standard1|blogposts|ycsb-a|sb-timeseries] [--json FILE]
+#
+# The other workloads use the tables shardmark's own tools made first
+# (stress user with docs/profiles/blogposts.yaml, ycsb load, scylla-bench),
+# with the same statements; the driver writes keys of its own and then reads
+# them back, counting rows (no value checks):
+#   blogposts      write: an UNLOGGED batch of one domain's 10 posts (the
+#                  profile's insert); read: the timeline query (10 rows)
+#   ycsb-a         write: YCSB's load (INSERT of 10 fields of 100 bytes);
+#                  read: workload A's run, 50% reads and 50% one-field
+#                  updates of uniformly drawn loaded keys
+#   sb-timeseries  write: INSERT (pk, ck, v) of 4-byte values, ck growing
+#                  under 100 partitions; read: pk = ? AND ck >= ? LIMIT 1
 import argparse
 import json
 import random
@@ -84,6 +96,112 @@ def write_params(i):
     return tuple(stress_value(i, c) for c in range(NCOLS)) + (stress_key(i),)
 
 
+BLOG_WRITE = ("UPDATE stresscql.blogposts SET url = ?, title = ?, author = ?, body = ?, "
+              "tags = tags + ? WHERE domain = ? AND published_date = ?")
+BLOG_READ = ("SELECT url, title, published_date FROM stresscql.blogposts WHERE domain = ? "
+             "LIMIT 10")
+YCSB_FIELDS = ["field%d" % f for f in range(10)]
+YCSB_INSERT = ("INSERT INTO ycsb.usertable (y_id, %s) VALUES (?%s)"
+               % (", ".join(YCSB_FIELDS), ", ?" * len(YCSB_FIELDS)))
+YCSB_READ = "SELECT * FROM ycsb.usertable WHERE y_id = ? LIMIT 1"
+YCSB_UPDATE = "UPDATE ycsb.usertable SET field0 = ? WHERE y_id = ?"
+SB_WRITE = "INSERT INTO scylla_bench.test (pk, ck, v) VALUES (?, ?, ?)"
+SB_READ = "SELECT ck, v FROM scylla_bench.test WHERE pk = ? AND ck >= ? LIMIT 1"
+SB_PARTITIONS = 100
+SB_BASE = 1 << 40  # pk and ck far from scylla-bench's own
+
+
+TEXT_POOL = "".join(random.Random(7).choice("abcdefghijklmnopqrstuvwxyz0123456789")
+                    for _ in range(1 << 16))
+
+
+def text(rng, n):
+    """n characters at a random place of a random pool (cheap: made before the measured phase)."""
+    off = rng.randrange(len(TEXT_POOL) - n)
+    return TEXT_POOL[off:off + n]
+
+
+def other_ops(session, workload, load, n, rng):
+    """[(statement, params)] of n operations, and rows a read expects of each."""
+    from cassandra.query import BatchStatement, BatchType
+    import uuid
+    if workload == "blogposts":
+        if load == "write":
+            st = session.prepare(BLOG_WRITE)
+            ops = []
+            for i in range(n):
+                b = BatchStatement(batch_type=BatchType.UNLOGGED)
+                for k in range(10):
+                    b.add(st, (text(rng, 165), text(rng, 105), text(rng, 12), text(rng, 550),
+                               {text(rng, 8) for _ in range(2)}, "drv-%d" % i,
+                               uuid.UUID(int=(i * 10 + k) << 80 | 1 << 76 | 1 << 63)))
+                ops.append((b, None))
+            return ops, 0
+        st = session.prepare(BLOG_READ)
+        return [(st, ("drv-%d" % rng.randrange(n),)) for _ in range(n)], 10
+    if workload == "ycsb-a":
+        if load == "write":
+            st = session.prepare(YCSB_INSERT)
+            return [(st, ("drv%d" % i,) + tuple(text(rng, 100) for _ in YCSB_FIELDS))
+                    for i in range(n)], 0
+        rd, up = session.prepare(YCSB_READ), session.prepare(YCSB_UPDATE)
+        ops = []
+        for _ in range(n):
+            k = "drv%d" % rng.randrange(n)
+            ops.append((rd, (k,)) if rng.random() < 0.5 else (up, (text(rng, 100), k)))
+        return ops, None  # updates return no rows
+    if load == "write":
+        st = session.prepare(SB_WRITE)
+        return [(st, (SB_BASE + i % SB_PARTITIONS, SB_BASE + i, rng.randbytes(4)))
+                for i in range(n)], 0
+    st = session.prepare(SB_READ)
+    return [(st, (SB_BASE + rng.randrange(SB_PARTITIONS), SB_BASE)) for _ in range(n)], 1
+
+
+def run_other(a):
+    """The loads beside standard1: the measured phase as for standard1."""
+    from cassandra.concurrent import execute_concurrent
+    rng = random.Random(a.seed)
+    warmup = min(50000, a.n // 4) if a.warmup < 0 else a.warmup
+    kw = {}
+    if a.row_factory == "tuple":
+        kw["execution_profiles"] = {EXEC_PROFILE_DEFAULT: ExecutionProfile(row_factory=tuple_factory)}
+    cluster = Cluster([a.host], port=a.port, protocol_version=4, **kw)
+    session = cluster.connect()
+    ops, want = other_ops(session, a.workload, a.load, a.n, rng)
+    if warmup:
+        execute_concurrent(session, ops[:warmup], concurrency=a.concurrency)
+    c0 = time.process_time()
+    t0 = time.perf_counter()
+    errors = rows = 0
+    first_error = None
+    for ok, res in execute_concurrent(session, ops, concurrency=a.concurrency,
+                                      raise_on_first_error=False, results_generator=True):
+        if not ok:
+            errors += 1
+            first_error = first_error or repr(res)
+        elif a.load == "read":
+            rows += len(res.current_rows)
+    t1 = time.perf_counter()
+    c1 = time.process_time()
+    cluster.shutdown()
+    cpu, wall = c1 - c0, t1 - t0
+    out = {"client": "python", "driver": "cassandra-driver (python) %s" % cassandra.__version__,
+           "workload": a.workload, "load": a.load, "concurrency": a.concurrency,
+           "warmup": warmup, "ops": a.n, "errors": errors,
+           "first_error": first_error, "rows": rows, "wall_s": wall,
+           "ops_per_s": a.n / wall if wall > 0 else 0, "client_cpu_s": cpu,
+           "ops_per_client_cpu_s": a.n / cpu if cpu > 0 else 0}
+    print("python %s %s: %d ops in %.3f s; client CPU %.3f s = %.0f ops per client CPU-second; "
+          "%d errors; %d rows" % (a.workload, a.load, a.n, wall, cpu,
+                                  out["ops_per_client_cpu_s"], errors, rows))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
+    if errors or (want and rows != want * a.n) or (want is None and rows == 0 and a.load == "read"):
+        sys.exit("driver_load.py: %d errors (first: %s), %d rows" % (errors, first_error, rows))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("load", choices=("write", "read"))
@@ -97,8 +215,13 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--row-factory", choices=("named_tuple", "tuple"), default="named_tuple",
                     help="named_tuple: the driver's default")
+    ap.add_argument("--workload", default="standard1",
+                    choices=("standard1", "blogposts", "ycsb-a", "sb-timeseries"))
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
+    if a.workload != "standard1":
+        run_other(a)
+        return
     warmup = min(50000, a.n // 4) if a.warmup < 0 else a.warmup
     rng = random.Random(a.seed)
 

@@ -56,6 +56,21 @@
 #                       (the driver's default named_tuple_factory builds a
 #                       namedtuple class per result); 0: skip it
 #   PYTHON=/usr/bin/python3  NODE=/usr/bin/node  NPM=npm
+#   WORKLOADS="blogposts ycsb-a sb-timeseries"   the workloads beside
+#                       standard1 (empty: none), each a write and a read:
+#       blogposts      shardmark stress user with docs/profiles/blogposts.yaml
+#                      (a clustering row profile): ops(insert=1) (a batch of
+#                      a domain's 10 posts) and ops(timeline=1) (10 rows)
+#       ycsb-a         shardmark ycsb load / run with config/ycsb/workloada
+#                      (recordcount=operationcount=N)
+#       sb-timeseries  shardmark scylla-bench -workload timeseries, -mode
+#                      write then read, 100 partitions, SB_DURATION (5s) each
+#                      the drivers run the same statements on keys of their
+#                      own (tests/bench/driver_load.py --workload); shardmark's
+#                      figure there is its "Client:" line's busy CPU (reactor
+#                      rounds with work, idle polling left out), the drivers'
+#                      their process CPU over the measured phase
+#   SB_DURATION=5s
 #   KEEP=1              keep the work directory (logs, JSON reports)
 #
 # Exit status: 0 when every row ran; 1 when a step failed (the other rows
@@ -113,9 +128,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # Free TCP ports (bound to 0 by the kernel, then released).
-read -r port_cql port_sa port_prom < <("$PYTHON" - <<'EOF'
+read -r port_cql port_sa port_prom port_api < <("$PYTHON" - <<'EOF'
 import socket
-ss = [socket.socket() for _ in range(3)]
+ss = [socket.socket() for _ in range(4)]
 for s in ss:
     s.bind(("127.0.0.1", 0))
 print(*[s.getsockname()[1] for s in ss])
@@ -135,7 +150,7 @@ show() {
 server_cmd=(taskset -c "$SERVER_CPUS" "$bin" serve --smp "$SERVER_SMP" --cpuset "$SERVER_CPUS"
 	--listen-address 127.0.0.1 --native-transport-port "$port_cql"
 	--native-shard-aware-transport-port "$port_sa" --alternator-port 0
-	--prometheus-port "$port_prom" --drain-timeout-ms 2000)
+	--prometheus-port "$port_prom" --api-port "$port_api" --drain-timeout-ms 2000)
 echo "shardmark: $bin ($("$bin" version 2>/dev/null | head -1))"
 echo "machine: $(nproc) CPUs allowed (${cpus[*]}); server on CPU(s) $SERVER_CPUS, clients on CPU(s) $CLIENT_CPUS; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "concurrency $CONCURRENCY; shardmark stress n=$N, drivers n=$DRIVER_N per load"
@@ -397,6 +412,109 @@ for load in write read; do
 	echo "shardmark $load: $(grep -m1 '^Warming up' "$tmp/sm-$load.out"); $(jget "$f" errors) errors;" \
 		"$(jget "$f" read_validation_failures) read validation failures; $(grep -m1 '^Routing: [0-9]' "$tmp/sm-$load.out")"
 done
+
+# ---- the other workloads ----
+WORKLOADS=${WORKLOADS-blogposts ycsb-a sb-timeseries}
+SB_DURATION=${SB_DURATION:-5s}
+: >"$tmp/wl.tsv"
+# wl_shardmark WORKLOAD LOAD -- command: run it, keep its "Client:" line's figures.
+wl_shardmark() {
+	local w=$1 l=$2 out=$tmp/wl-$1-$2.out rc line
+	shift 3
+	show "$@"
+	"$@" >"$out" 2>&1
+	rc=$?
+	line=$(grep -m1 '^Client: ' "$out")
+	echo "  $line"
+	if [ "$rc" != 0 ] || [ -z "$line" ]; then
+		failures+=("shardmark $w $l: exit status $rc: $(tail -3 "$out" | tr '\n' ' ')")
+		printf '%s\t%s\tshardmark\t-\t-\t-\t-\n' "$w" "$l" >>"$tmp/wl.tsv"
+		return 1
+	fi
+	# Client: 1 shard, C threads; loader CPU X s for N ops: busy B s = U us/op (R ops per busy CPU-second), ...
+	sed -E 's/.*loader CPU ([0-9.]+) s for ([0-9]+) ops: busy ([0-9.]+) s = [0-9.]+ us\/op \(([0-9]+) ops per busy.*/\2 \1 \3 \4/' <<<"$line" |
+		{ read -r n cpu busy r; printf '%s\t%s\tshardmark\t%s\t%s\t%s\t%s\n' "$w" "$l" "$n" "$cpu" "$busy" "$r"; } >>"$tmp/wl.tsv"
+}
+# wl_driver WORKLOAD LOAD CLIENT -- command (writes JSON to $tmp/wl-CLIENT-WORKLOAD-LOAD.json)
+wl_driver() {
+	local w=$1 l=$2 c=$3 json=$tmp/wl-$3-$1-$2.json rc
+	shift 4
+	show "$@"
+	"$@" >"$tmp/wl-$c-$w-$l.out" 2>&1
+	rc=$?
+	echo "  $(tail -1 "$tmp/wl-$c-$w-$l.out")"
+	if [ "$rc" != 0 ] || [ ! -s "$json" ]; then
+		failures+=("$c $w $l: exit status $rc: $(tail -2 "$tmp/wl-$c-$w-$l.out" | tr '\n' ' ')")
+		printf '%s\t%s\t%s\t-\t-\t-\t-\n' "$w" "$l" "$c" >>"$tmp/wl.tsv"
+		return 1
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$l" "$c" "$(jget "$json" ops)" "$(jget "$json" client_cpu_s)" \
+		"$(jget "$json" client_cpu_s)" "$(jget "$json" ops_per_client_cpu_s)" >>"$tmp/wl.tsv"
+}
+sm_common=(-node 127.0.0.1 -port "native=$port_cql" -shards 1 -log no-settings)
+for w in $WORKLOADS; do
+	echo
+	echo "== workload $w"
+	for l in write read; do
+		case $w:$l in
+		blogposts:write) op=insert ;;
+		blogposts:read) op=timeline ;;
+		esac
+		case $w in
+		blogposts)
+			wl_shardmark "$w" "$l" -- taskset -c "$CLIENT_CPUS" "$bin" stress user \
+				"profile=$root/docs/profiles/blogposts.yaml" "ops($op=1)" "n=$N" -pop "seq=1..$N" \
+				-rate "threads=$CONCURRENCY" "${sm_common[@]}" ;;
+		ycsb-a)
+			wl_shardmark "$w" "$l" -- taskset -c "$CLIENT_CPUS" "$bin" ycsb \
+				"$([ "$l" = write ] && echo load || echo run)" cassandra-cql -P "$root/config/ycsb/workloada" \
+				-p hosts=127.0.0.1 -p "port=$port_cql" -p "recordcount=$N" -p "operationcount=$N" \
+				-threads "$CONCURRENCY" -shards 1 ;;
+		sb-timeseries)
+			wl_shardmark "$w" "$l" -- taskset -c "$CLIENT_CPUS" "$bin" scylla-bench -mode "$l" \
+				-workload timeseries -partition-count 100 -duration "$SB_DURATION" -nodes 127.0.0.1 \
+				-port "$port_cql" -concurrency "$CONCURRENCY" -shards 1 ;;
+		*) die "WORKLOADS: unknown workload '$w' (blogposts, ycsb-a, sb-timeseries)" ;;
+		esac
+		wl_driver "$w" "$l" python -- taskset -c "$CLIENT_CPUS" "$PYTHON" "$here/driver_load.py" "$l" \
+			--workload "$w" --host 127.0.0.1 --port "$port_cql" --n "$DRIVER_N" \
+			--concurrency "$CONCURRENCY" --json "$tmp/wl-python-$w-$l.json"
+		if [ -z "$node_why" ]; then
+			wl_driver "$w" "$l" node -- taskset -c "$CLIENT_CPUS" "$NODE" "$here/driver_load.js" "$l" \
+				--workload "$w" --host 127.0.0.1 --port "$port_cql" --n "$DRIVER_N" \
+				--concurrency "$CONCURRENCY" --json "$tmp/wl-node-$w-$l.json"
+		fi
+	done
+done
+if [ -s "$tmp/wl.tsv" ]; then
+	echo
+	echo "Workloads (shardmark: busy CPU of its client shard, from its Client: line; drivers: process CPU"
+	echo "over the measured phase; ratios of ops per CPU-second)"
+	awk -F'\t' '
+	BEGIN { printf "%-14s %-5s %-9s %8s %8s %8s %14s\n", "workload", "load", "client", "ops", "CPU s",
+		"busy s", "ops per CPU-s" }
+	{
+		if ($4 == "-")
+			printf "%-14s %-5s %-9s %8s %8s %8s %14s\n", $1, $2, $3, "-", "-", "-", "FAILED"
+		else
+			printf "%-14s %-5s %-9s %8d %8.3f %8.3f %14.0f\n", $1, $2, $3, $4, $5, $6, $7
+		r[$1 " " $2 " " $3] = $7
+		if (!(($1 " " $2) in seen)) { seen[$1 " " $2] = 1; order[++n] = $1 " " $2 }
+	}
+	END {
+		for (k = 1; k <= n; k++) {
+			a = r[order[k] " shardmark"]
+			line = sprintf("  %-20s", order[k])
+			split("python node", cl, " ")
+			for (j = 1; j <= 2; j++) {
+				b = r[order[k] " " cl[j]]
+				line = line sprintf("  shardmark/%s %s", cl[j],
+					(a != "" && a != "-" && b != "" && b != "-" && b > 0) ? sprintf("%.1f", a / b) : "-")
+			}
+			print line
+		}
+	}' "$tmp/wl.tsv"
+fi
 
 echo
 echo "Commands:"

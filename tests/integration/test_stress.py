@@ -270,7 +270,7 @@ def test_no_arguments_is_a_usage_error(stress_bin):
     (["write", "n=10", "-sendto", "127.0.0.1"], "-sendto"),
     (["write", "n=10", "-transport", "truststore=x"], "-transport"),
     (["write", "n=10", "-insert", "partitions=fixed(1)"], "-insert"),
-    (["write", "n=10", "-tokenrange", "wrap"], "-tokenrange"),
+    (["write", "n=10", "-tokenrange", "splits=0"], "-tokenrange"),
     (["write", "err<0.02"], "err<"),
     (["write", "n=10", "-mode", "thrift"], "thrift"),
     (["no_such_command", "n=10"], "no_such_command"),

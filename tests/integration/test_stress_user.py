@@ -9,6 +9,10 @@ to end against a real `shardmark serve --smp 2`.
 - reads of what the insert wrote are validated (a profile that generates
   other values than the ones written fails the run);
 - the LWT profile counts applied and not-applied conditions;
+- token_range_queries page through the whole ring, split between the client
+  shards, and count every row the insert wrote;
+- user types and tuples (frozen and not, inside collections, a collection
+  inside a user type) get a value in every field, and read back as written;
 - -insert overrides the profile's insert; bad profiles and ops(...) are
   refused with an error naming the cause.
 
@@ -155,6 +159,81 @@ def test_lwt_profile_counts_applied_and_not_applied(user, tmp_path):
     assert two["lwt_applied"] > 0 and two["lwt_not_applied"] > 0, j
     assert "lwt_applied" not in j["select"]
     assert re.search(r"^LWT lwt_update_two_columns: \d+ applied", r.stdout, re.M), r.stdout
+
+
+TRQ_PROFILE = """\
+keyspace: trqks
+keyspace_definition: |
+  CREATE KEYSPACE trqks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1};
+table: rows
+table_definition: CREATE TABLE rows (pk bigint, ck int, v text, PRIMARY KEY (pk, ck))
+columnspec:
+  - name: ck
+    cluster: fixed(5)
+  - name: v
+    size: fixed(20)
+token_range_queries:
+  all_rows:
+    columns: '*'
+    page_size: 7
+  keys_only:
+    columns: pk
+"""
+
+
+def test_token_range_queries_count_every_row_written(user, tmp_path):
+    prof = tmp_path / "trq.yaml"
+    prof.write_text(TRQ_PROFILE)
+    # 300 partitions of 5 clustering rows: 1500 rows in a keyspace of its own
+    r = user(prof, "insert=1", "n=300", "no-warmup", "-pop", "seq=1..300")
+    assert r.returncode == 0, describe(r)
+    for name, page in (("all_rows", 7), ("keys_only", 5000)):
+        out = tmp_path / f"{name}.json"
+        # n= far above the pages: each shard stops when its share of the ring is read
+        r = user(prof, f"{name}=1", "n=1000000", "-log", f"json={out}")
+        assert r.returncode == 0, describe(r)
+        assert set(results(r.stdout)["Op rate"]) == {name}, r.stdout
+        j = json.loads(out.read_text())
+        o = j["ops_by_type"][name]
+        assert o["rows"] == 1500 and o["errors"] == 0, j
+        # one operation a page: pages of 7 rows take at least 1500 / 7 of them
+        assert o["ops"] >= 1500 // page, j
+    # -tokenrange wrap: the ring again and again, until n= (more pages than one pass has)
+    out = tmp_path / "wrap.json"
+    r = user(prof, "all_rows=1", "n=2000", "-tokenrange", "wrap", "splits=2", "-log",
+             f"json={out}")
+    assert r.returncode == 0, describe(r)
+    o = json.loads(out.read_text())["ops_by_type"]["all_rows"]
+    assert o["ops"] == 2000 and o["rows"] > 1500 and o["errors"] == 0, o
+
+
+def test_user_types_are_generated_field_by_field(user, server, cql_connect, tmp_path):
+    prof = PROFILES / "udt.yaml"
+    r = user(prof, "insert=1", "n=300", "no-warmup", "-pop", "seq=1..300")
+    assert r.returncode == 0, describe(r)
+    out = tmp_path / "byid.json"
+    r = user(prof, "byid=1", "n=600", "-pop", "seq=1..300", "-log", f"json={out}")
+    assert r.returncode == 0, describe(r)
+    j = json.loads(out.read_text())
+    # every point read finds its row, whose user-type and tuple cells match the insert
+    assert j["ops_by_type"]["byid"]["rows"] == j["ops_by_type"]["byid"]["ops"], j
+    assert j["read_validation_failures"] == 0 and j["errors"] == 0, j
+    _, s = cql_connect(server, "udtks")
+    rows = list(s.execute("SELECT * FROM users"))
+    assert len(rows) == 300
+    for row in rows:
+        for addr in [row.home, row.work] + list(row.past.values() if row.past else []):
+            assert addr.street and addr.city and addr.zip is not None, row
+        assert 1 <= len(row.phones) <= 4, row
+        assert all(ph.kind and ph.number is not None for ph in row.phones), row
+        assert row.badge.kind and len(row.loc) == 2, row
+    # with another field order the values the read expects are not the ones written
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(prof.read_text().replace("phone (kind text, number bigint)",
+                                            "phone (number bigint, kind text)"))
+    r = user(bad, "byid=1", "n=200", "-pop", "seq=1..300")
+    assert r.returncode != 0, describe(r)
+    assert "read validation failed on byid" in r.stderr + r.stdout, describe(r)
 
 
 def test_insert_option_overrides_the_profile(user):

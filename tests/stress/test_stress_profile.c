@@ -295,9 +295,13 @@ test_profile_ops_and_insert_option(void **state)
 	assert_int_equal(what[0], -1);
 	assert_int_equal(what[1], sm_stress_profile_query(&p, "single"));
 	assert_true(w[1] == 3 && w[2] == 0.5);
-	assert_int_equal(sm_stress_profile_ops(&p, "scan=1", w, what, 8, err, sizeof(err)),
-			 -EINVAL);
-	assert_non_null(strstr(err, "token-range"));
+	assert_int_equal(sm_stress_profile_ops(&p, "scan=1,insert=2", w, what, 8, err,
+					       sizeof(err)),
+			 2);
+	assert_int_equal(what[0], SM_STRESS_PROFILE_TRQ(0));
+	assert_string_equal(sm_stress_profile_op_name(&p, what[0]), "scan");
+	assert_string_equal(sm_stress_profile_op_name(&p, what[1]), "insert");
+	assert_int_equal(p.trq[0].page_size, 5000);
 	assert_int_equal(sm_stress_profile_ops(&p, "single=1,single=2", w, what, 8, err,
 					       sizeof(err)),
 			 -EINVAL);
@@ -314,6 +318,49 @@ test_profile_ops_and_insert_option(void **state)
 	assert_int_equal(p.insert.batch, SM_STRESS_BATCH_LOGGED);
 	assert_int_equal(sm_stress_profile_insert_option(&p, "visits=fixed(2)", err, sizeof(err)),
 			 -EINVAL);
+	sm_stress_profile_free(&p);
+}
+
+static const char udt_text[] =
+	"keyspace: k\n"
+	"keyspace_definition: |\n"
+	"  CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'x': 'a;b'};\n"
+	"  CREATE TYPE IF NOT EXISTS addr (street text, zip int, tags frozen<set<text>>);\n"
+	"extra_definitions:\n"
+	"  - CREATE INDEX ON t (name)\n"
+	"  - CREATE TYPE k.phone (kind text, number bigint, home frozen<addr>)\n"
+	"table: t\n"
+	"table_definition: CREATE TABLE t (id int PRIMARY KEY, name text, a addr, "
+	"p list<frozen<phone>>, tu frozen<tuple<int, addr>>)\n";
+
+static void
+test_profile_user_types(void **state)
+{
+	struct sm_stress_profile p;
+	const struct sm_type *t;
+
+	(void)state;
+	parse_ok(&p, udt_text);
+	assert_int_equal(p.nudts, 2);
+	assert_string_equal(p.udts[0]->name, "addr");
+	assert_int_equal(p.udts[0]->nfields, 3);
+	assert_int_equal(p.udts[1]->nfields, 3);
+	assert_int_equal(p.udts[1]->fields[2]->kind, SM_TYPE_UDT);
+	/* the ; inside quotes does not split the keyspace's statement */
+	assert_non_null(strstr(p.keyspace_definition, "'a;b'"));
+	assert_int_equal(p.n_ks_more, 1);
+	/* the keyspace's rest and the types, then the table, then the other definitions */
+	assert_non_null(strstr(sm_stress_profile_setup_statement(&p, 0), "TYPE IF NOT EXISTS addr"));
+	assert_non_null(strstr(sm_stress_profile_setup_statement(&p, 1), "k.phone"));
+	assert_ptr_equal(sm_stress_profile_setup_statement(&p, 2), p.table_definition);
+	assert_non_null(strstr(sm_stress_profile_setup_statement(&p, 3), "CREATE INDEX"));
+	assert_null(sm_stress_profile_setup_statement(&p, 4));
+	t = p.cols[sm_stress_profile_col(&p, "a")].type;
+	assert_true(t->kind == SM_TYPE_UDT && !t->frozen);
+	t = p.cols[sm_stress_profile_col(&p, "p")].type;
+	assert_true(t->kind == SM_TYPE_LIST && t->elem->kind == SM_TYPE_UDT && t->elem->frozen);
+	t = p.cols[sm_stress_profile_col(&p, "tu")].type;
+	assert_true(t->kind == SM_TYPE_TUPLE && t->fields[1]->kind == SM_TYPE_UDT);
 	sm_stress_profile_free(&p);
 }
 
@@ -341,7 +388,13 @@ test_profile_errors(void **state)
 		"no PRIMARY KEY");
 	refused("keyspace: k\ntable: t\ntable_definition: CREATE TABLE t (a frozen<addr> "
 		"PRIMARY KEY)\n",
-		"user-defined types");
+		"needs its CREATE TYPE");
+	refused("keyspace: k\ntable: t\ntable_definition: CREATE TABLE t (a int PRIMARY KEY)\n"
+		"extra_definitions:\n  - CREATE TYPE u (x int, x text)\n",
+		"CREATE TYPE u");
+	refused("keyspace: k\ntable: t\ntable_definition: CREATE TABLE t (a int PRIMARY KEY)\n"
+		"extra_definitions:\n  - CREATE TYPE u (x nosuch)\n",
+		"field x");
 	refused("keyspace: k\ntable: u\ntable_definition: CREATE TABLE t (a int PRIMARY KEY)\n",
 		"creates 't'");
 	refused("keyspace: k\ntable: t\ntable_definition: CREATE TABLE t (a int PRIMARY KEY, "
@@ -381,6 +434,7 @@ main(void)
 		cmocka_unit_test(test_profile_parse),
 		cmocka_unit_test(test_profile_ops_and_insert_option),
 		cmocka_unit_test(test_profile_errors),
+		cmocka_unit_test(test_profile_user_types),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

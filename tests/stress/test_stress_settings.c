@@ -91,6 +91,8 @@ test_write_doc_example(void **state)
 	assert_int_equal(s.cmd, SM_STRESS_CMD_WRITE);
 	assert_int_equal(s.n_ops, 1000000);
 	assert_int_equal(s.duration_ns, 0);
+	assert_false(s.tokenrange.wrap);
+	assert_int_equal(s.tokenrange.splits, 0);
 	assert_int_equal(s.cl, SM_STRESS_CL_ONE);
 	assert_int_equal(s.cl, 1);
 	assert_int_equal(s.rate.threads, 50);
@@ -709,6 +711,18 @@ test_graph(void **state)
 }
 
 static void
+test_tokenrange(void **state)
+{
+	struct sm_stress_settings s;
+
+	(void)state;
+	assert_int_equal(parse_line("write n=10 -tokenrange wrap splits=4", &s), 0);
+	assert_true(s.tokenrange.wrap);
+	assert_int_equal(s.tokenrange.splits, 4);
+	sm_stress_settings_free(&s);
+}
+
+static void
 test_unsupported_named(void **state)
 {
 	(void)state;
@@ -717,7 +731,9 @@ test_unsupported_named(void **state)
 	expect_error("write n=10 -rate auto -graph file=x.html", "-graph", "auto", NULL);
 	expect_error("write n=10 -insert partitions=fixed(1)", "-insert", "user command", NULL);
 	expect_error("write n=10 -sendto host", "-sendto", "not supported", NULL);
-	expect_error("write n=10 -tokenrange wrap", "-tokenrange", "not supported", NULL);
+	expect_error("write n=10 -tokenrange splits=0", "-tokenrange", "1 to 65536", NULL);
+	expect_error("write n=10 -tokenrange wrap wrap", "-tokenrange", "more than once", NULL);
+	expect_error("write n=10 -tokenrange all", "-tokenrange", "wrap and splits=N", NULL);
 	expect_error("user profile=/nonexistent/a.yaml ops(insert=1) n=1", "cannot read",
 		     "/nonexistent/a.yaml", NULL);
 	expect_error("print dist=uniform(1..10)", "print", "not supported", NULL);
@@ -1118,6 +1134,7 @@ main(void)
 		cmocka_unit_test(test_rate_search),
 		cmocka_unit_test(test_graph),
 		cmocka_unit_test(test_unsupported_named),
+		cmocka_unit_test(test_tokenrange),
 		cmocka_unit_test(test_transport),
 		cmocka_unit_test(test_user_command),
 		cmocka_unit_test(test_pop_other_distributions_and_lookback),
