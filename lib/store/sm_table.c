@@ -1454,7 +1454,7 @@ sm_ptable_apply_at(struct sm_ptable *pt, const struct sm_mutation *m, int64_t to
 	struct row *r = NULL;
 	int32_t ttl = m->ttl == SM_TTL_DEFAULT ? t->default_ttl : m->ttl;
 	int32_t ldt = ttl > 0 ? now + ttl : 0;
-	bool need_row = (m->flags & (SM_MUT_ROW_MARKER | SM_MUT_DELETE_ROW)) != 0;
+	bool need_row = (m->flags & (SM_MUT_ROW_MARKER | SM_MUT_DELETE_ROW | SM_MUT_REPLACE_ROW)) != 0;
 	unsigned i;
 	int ret;
 
@@ -1570,6 +1570,10 @@ sm_ptable_apply_at(struct sm_ptable *pt, const struct sm_mutation *m, int64_t to
 		r = row_get(t, p, &m->ck, true);
 		if (r == NULL)
 			goto nomem;
+	}
+	if (m->flags & SM_MUT_REPLACE_ROW) {
+		r->del_ts = TS_NONE;
+		row_purge(t, r, t->nregular, INT64_MAX);
 	}
 	if ((m->flags & SM_MUT_DELETE_ROW) && ts > r->del_ts) {
 		r->del_ts = ts;
@@ -1928,6 +1932,10 @@ emit_row(struct sm_select *s, const struct sm_table *t, const struct part *p, co
 	rv.ck = ck;
 	rv.cells = cells;
 	rv.ncells = s->ncols;
+	rv.marker.present = r != NULL && r->marker_ts != TS_NONE && r->marker_ts > shadow &&
+			    !expired(r->marker_ldt, now);
+	rv.marker.writetime = r != NULL ? r->marker_ts : 0;
+	rv.marker.ttl = r != NULL && r->marker_ldt ? r->marker_ldt - now : 0;
 	ret = s->sink.row(s->sink.ctx, &rv);
 	return ret < 0 ? ret : 0;
 }
