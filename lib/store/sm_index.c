@@ -2007,6 +2007,55 @@ backfill_step_done(struct idx_job *job)
 static void
 mv_backfill_step(struct backfill_shard *bs, const struct sm_table *view);
 
+/*
+ * Scan up to BACKFILL_STEP_ROWS rows of @base on this shard into @im, and
+ * the job for their view writes; NULL when the shard is done with an error.
+ */
+static struct idx_job *
+backfill_scan(struct backfill_shard *bs, const struct sm_table *base, const uint16_t *cols,
+	      unsigned ncols, bool statics, struct image *im, int *ret)
+{
+	uint32_t budget = BACKFILL_STEP_ROWS;
+	struct sm_select sel;
+	struct idx_job *job;
+
+	memset(im, 0, sizeof(*im));
+	im->with_pk = true;
+	im->ncols = ncols;
+	memset(&sel, 0, sizeof(sel));
+	sel.table = base;
+	sel.token_start = INT64_MIN;
+	sel.token_end = INT64_MAX;
+	sel.cols = cols;
+	sel.ncols = ncols;
+	sel.per_partition_limit = statics ? 1 : 0;
+	sel.sink.row = image_row;
+	sel.sink.ctx = im;
+	*ret = sm_store_scan_local(&sel, &bs->pos, &budget);
+	job = job_new(NULL);
+	if (job == NULL || (*ret < 0 && *ret != -ENOENT) || im->err < 0) {
+		bs->result = *ret < 0 ? *ret : -ENOMEM;
+		image_free(im);
+		if (job != NULL)
+			job_free(job);
+		backfill_shard_done(bs);
+		return NULL;
+	}
+	job->done = backfill_step_done;
+	job->arg = bs;
+	return job;
+}
+
+/* Send a step's view writes; the job's done() schedules the next step (@ret 1: more). */
+static void
+backfill_step_end(struct backfill_shard *bs, struct idx_job *job, struct image *im, int ret)
+{
+	image_free(im);
+	job->result = bs->result < 0 ? bs->result : (ret == 1 ? 0 : 1);
+	job_submit(job);
+	job_put(job);
+}
+
 /* One bounded step: up to BACKFILL_STEP_ROWS base rows of this shard into the view. */
 static void
 backfill_step(void *arg)
@@ -2017,9 +2066,7 @@ backfill_step(void *arg)
 	const struct idx_set *s = NULL;
 	struct sm_index_info info;
 	struct image im;
-	struct sm_select sel;
 	struct idx_job *job;
-	uint32_t budget = BACKFILL_STEP_ROWS;
 	unsigned xi = 0, i;
 	int ret;
 
@@ -2039,30 +2086,9 @@ backfill_step(void *arg)
 		backfill_shard_done(bs); /* dropped meanwhile: nothing to fill */
 		return;
 	}
-	memset(&im, 0, sizeof(im));
-	im.with_pk = true;
-	memset(&sel, 0, sizeof(sel));
-	sel.table = base;
-	sel.token_start = INT64_MIN;
-	sel.token_end = INT64_MAX;
-	sel.cols = s->cols;
-	sel.ncols = s->n;
-	sel.per_partition_limit = s->idx[xi].tkind == SM_COL_STATIC ? 1 : 0;
-	sel.sink.row = image_row;
-	sel.sink.ctx = &im;
-	im.ncols = s->n;
-	ret = sm_store_scan_local(&sel, &bs->pos, &budget);
-	job = job_new(NULL);
-	if (job == NULL || (ret < 0 && ret != -ENOENT) || im.err < 0) {
-		bs->result = ret < 0 ? ret : -ENOMEM;
-		image_free(&im);
-		if (job != NULL)
-			job_free(job);
-		backfill_shard_done(bs);
+	job = backfill_scan(bs, base, s->cols, s->n, s->idx[xi].tkind == SM_COL_STATIC, &im, &ret);
+	if (job == NULL)
 		return;
-	}
-	job->done = backfill_step_done;
-	job->arg = bs;
 	for (i = 0; i < im.nrows && ret >= 0; i++) {
 		const struct img_row *q = &im.rows[i];
 		struct sm_key pk;
@@ -2079,11 +2105,7 @@ backfill_step(void *arg)
 			break;
 		}
 	}
-	image_free(&im);
-	/* 1: this shard has more; the job's done() schedules the next step */
-	job->result = bs->result < 0 ? bs->result : (ret == 1 ? 0 : 1);
-	job_submit(job);
-	job_put(job);
+	backfill_step_end(bs, job, &im, ret);
 }
 
 /* backfill_step() for a materialized view: each base row's view row, whole. */
@@ -2093,8 +2115,6 @@ mv_backfill_step(struct backfill_shard *bs, const struct sm_table *view)
 	const struct sm_table *base = NULL;
 	const struct idx_set *s = NULL;
 	const struct mv_rt *x = NULL;
-	uint32_t budget = BACKFILL_STEP_ROWS;
-	struct sm_select sel;
 	struct idx_job *job;
 	struct image im;
 	unsigned i;
@@ -2110,29 +2130,9 @@ mv_backfill_step(struct backfill_shard *bs, const struct sm_table *view)
 		backfill_shard_done(bs); /* dropped meanwhile: nothing to fill */
 		return;
 	}
-	memset(&im, 0, sizeof(im));
-	im.with_pk = true;
-	im.ncols = x->ncols;
-	memset(&sel, 0, sizeof(sel));
-	sel.table = base;
-	sel.token_start = INT64_MIN;
-	sel.token_end = INT64_MAX;
-	sel.cols = x->cols;
-	sel.ncols = x->ncols;
-	sel.sink.row = image_row;
-	sel.sink.ctx = &im;
-	ret = sm_store_scan_local(&sel, &bs->pos, &budget);
-	job = job_new(NULL);
-	if (job == NULL || (ret < 0 && ret != -ENOENT) || im.err < 0) {
-		bs->result = ret < 0 ? ret : -ENOMEM;
-		image_free(&im);
-		if (job != NULL)
-			job_free(job);
-		backfill_shard_done(bs);
+	job = backfill_scan(bs, base, x->cols, x->ncols, false, &im, &ret);
+	if (job == NULL)
 		return;
-	}
-	job->done = backfill_step_done;
-	job->arg = bs;
 	for (i = 0; i < im.nrows; i++) {
 		const struct img_row *q = &im.rows[i];
 		struct sm_key pk;
@@ -2149,10 +2149,7 @@ mv_backfill_step(struct backfill_shard *bs, const struct sm_table *view)
 			break;
 		}
 	}
-	image_free(&im);
-	job->result = bs->result < 0 ? bs->result : (ret == 1 ? 0 : 1);
-	job_submit(job);
-	job_put(job);
+	backfill_step_end(bs, job, &im, ret);
 }
 
 static void
