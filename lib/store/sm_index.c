@@ -958,7 +958,7 @@ struct view_req {
  * the steady state (a job, its view requests and the images are reused).
  */
 #define POOL_MAX 256u
-#define POOL_KEY_BYTES 256u
+#define POOL_KEY_BYTES 1024u
 static __thread struct view_req *free_vrs;
 static __thread unsigned nfree_vrs;
 static __thread struct idx_job *free_jobs;
