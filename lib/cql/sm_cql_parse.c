@@ -1332,9 +1332,17 @@ create_view(struct cql_parser *p, struct sm_cql_create_view *v)
 	if (cql_accept_kw(p, "where")) {
 		do {
 			TRY(add_name(p, &v->not_null, &v->nnot_null, &cap));
-			if (!cql_accept_kw(p, "is"))
+			if (!cql_accept_kw(p, "is")) {
+				const struct cql_tok *t = cql_peek(p, 1);
+
+				/* create_view_statement.cc prepare() */
+				if (t->type == T_QMARK || cql_tok_is_punct(p, t, ":"))
+					return cql_fail(p, -EINVAL,
+							"Cannot use query parameters in CREATE "
+							"MATERIALIZED VIEW statements");
 				return cql_unsupported(p, "a materialized view's WHERE restriction "
 							  "other than IS NOT NULL");
+			}
 			TRY(cql_expect_kw(p, "not"));
 			TRY(cql_expect_kw(p, "null"));
 		} while (cql_accept_kw(p, "and"));

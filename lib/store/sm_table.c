@@ -1365,8 +1365,10 @@ check_key(const struct sm_table *t, const struct sm_key *k, unsigned want, unsig
 
 		/* a compound key's serialized form is never empty (ScyllaDB's
 		 * validation.cc validate_cql_key()): only a single empty component
-		 * is; an index's view keeps the empty value it indexes */
-		if (k->part[i].len == 0 && first == 0 && want == 1 && !sm_table_is_index(t)) {
+		 * is; an index's view keeps the empty value it indexes, a
+		 * materialized view the empty value of its key column */
+		if (k->part[i].len == 0 && first == 0 && want == 1 && !sm_table_is_index(t) &&
+		    !sm_table_is_mv(t)) {
 			snprintf(err, errlen, "Key may not be empty");
 			return -EINVAL;
 		}

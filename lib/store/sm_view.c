@@ -194,6 +194,22 @@ check_view(const struct sm_catalog *cur, const struct sm_table *base,
 			 def->name, base->name, missing);
 		return -EINVAL;
 	}
+	at = 0;
+	for (i = 0; i < def->nnot_null; i++)
+		if (!listed(def->pk, def->npk, def->not_null[i]) &&
+		    !listed(def->ck, def->nck, def->not_null[i]) && at < sizeof(missing))
+			at += (size_t)snprintf(missing + at, sizeof(missing) - at, "%s%s",
+					       at ? ", " : "", def->not_null[i]);
+	if (at > 0) {
+		/* strict_is_not_null_in_views=true, ScyllaDB's default */
+		snprintf(err, errlen,
+			 "The IS NOT NULL restriction is allowed only columns which are part of the "
+			 "view's primary key, found columns: %s. The flag strict_is_not_null_in_views "
+			 "can be used to turn this error into a warning, or to silence it. (true - "
+			 "error, warn - warning, false - silent)",
+			 missing);
+		return -EINVAL;
+	}
 	if (def->npk == 0) {
 		snprintf(err, errlen, "Must select at least a column for a Materialized View");
 		return -EINVAL;

@@ -227,3 +227,115 @@ def test_ddl(cql_env):
     with pytest.raises(InvalidRequest, match="Cannot drop non existing materialized view"):
         s.execute(f"DROP MATERIALIZED VIEW {ks}.{n}")
     s.execute(f"DROP TABLE {t}")
+
+
+def test_mv_empty_string_partition_key(cql_env):
+    # test_mv_empty_string_partition_key: the view's partition key may be ''
+    s = cql_env.session
+    t = table(cql_env, "(p int PRIMARY KEY, v text)")
+    v = view(cql_env, t, "* FROM BASE WHERE v IS NOT NULL AND p IS NOT NULL PRIMARY KEY (v, p)")
+    s.execute(f"INSERT INTO {t} (p, v) VALUES (123, '')")
+    assert rows(s, f"SELECT * FROM {v}") == [('', 123)]
+    assert rows(s, f"SELECT * FROM {v} WHERE v = ''") == [('', 123)]
+
+
+def test_view_of_frozen_and_clustering_desc(cql_env):
+    # test_mv_frozen_collection / CLUSTERING ORDER BY of the view
+    s = cql_env.session
+    t = table(cql_env, "(p int, c int, f frozen<list<int>>, PRIMARY KEY (p, c))")
+    v = view(cql_env, t, "* FROM BASE WHERE c IS NOT NULL AND f IS NOT NULL "
+             "PRIMARY KEY (p, f, c) WITH CLUSTERING ORDER BY (f DESC, c ASC)")
+    s.execute(f"INSERT INTO {t} (p, c, f) VALUES (1, 1, [1, 2])")
+    s.execute(f"INSERT INTO {t} (p, c, f) VALUES (1, 2, [3])")
+    assert rows(s, f"SELECT f, c FROM {v} WHERE p = 1") == [([3], 2), ([1, 2], 1)]
+    m = table(cql_env, "(p int PRIMARY KEY, m map<int, int>)")
+    with pytest.raises(InvalidRequest, match="non-frozen collection"):
+        view(cql_env, m, "* FROM BASE WHERE p IS NOT NULL PRIMARY KEY (p)")
+    # a view leaving the map out is fine
+    view(cql_env, m, "p FROM BASE WHERE p IS NOT NULL PRIMARY KEY (p)")
+
+
+def test_writetime_and_ttl_copied(cql_env):
+    # view cells carry their base cells' write times and TTLs
+    s = cql_env.session
+    t = table(cql_env, "(p int PRIMARY KEY, x int, y int)")
+    v = view(cql_env, t, "* FROM BASE WHERE p IS NOT NULL PRIMARY KEY (p)")
+    s.execute(f"INSERT INTO {t} (p, x) VALUES (1, 1) USING TIMESTAMP 1000")
+    s.execute(f"UPDATE {t} USING TIMESTAMP 2000 AND TTL 500 SET y = 2 WHERE p = 1")
+    r = rows(s, f"SELECT x, writetime(x), y, writetime(y), ttl(y) FROM {v} WHERE p = 1")
+    assert r[0][:4] == (1, 1000, 2, 2000) and 400 < r[0][4] <= 500
+    # an older write loses in the base, so in the view too
+    s.execute(f"UPDATE {t} USING TIMESTAMP 1500 SET y = 9 WHERE p = 1")
+    assert rows(s, f"SELECT y FROM {v}") == [(2,)]
+
+
+def test_mv_is_not_null(cql_env):
+    # test_mv_is_not_null: a null view key keeps the row out of the view
+    s = cql_env.session
+    t = table(cql_env, "(p int PRIMARY KEY, v text)")
+    v = view(cql_env, t, "* FROM BASE WHERE v IS NOT NULL AND p IS NOT NULL PRIMARY KEY (v, p)")
+    s.execute(f"INSERT INTO {t} (p, v) VALUES (123, 'dog')")
+    s.execute(f"INSERT INTO {t} (p, v) VALUES (17, null)")
+    assert rows(s, f"SELECT * FROM {v}") == [('dog', 123)]
+    s.execute(f"UPDATE {t} SET v = null WHERE p = 123")
+    assert rows(s, f"SELECT * FROM {v}") == []
+    s.execute(f"UPDATE {t} SET v = 'cat' WHERE p = 123")
+    assert rows(s, f"SELECT * FROM {v}") == [('cat', 123)]
+    s.execute(f"DELETE v FROM {t} WHERE p = 123")
+    assert rows(s, f"SELECT * FROM {v}") == []
+
+
+@pytest.mark.parametrize("build", [False, True])
+def test_mv_quoted_column_names(cql_env, build):
+    # test_mv_quoted_column_names and test_mv_quoted_column_names_build
+    s = cql_env.session
+    for col in ['"dog"', '"Dog"', 'DOG', '"to"', '"int"']:
+        t = table(cql_env, f"(p int PRIMARY KEY, {col} int)")
+        if build:
+            s.execute(f"INSERT INTO {t} (p, {col}) VALUES (1, 2)")
+        v = view(cql_env, t, f"* FROM BASE WHERE {col} IS NOT NULL AND p IS NOT NULL "
+                 f"PRIMARY KEY ({col}, p)")
+        if not build:
+            s.execute(f"INSERT INTO {t} (p, {col}) VALUES (1, 2)")
+        assert rows(s, f"SELECT * FROM {v}") == [(2, 1)]
+
+
+def test_refusals_from_scylla(cql_env):
+    # test_static_columns_are_disallowed, test_is_not_operator_must_be_null,
+    # test_is_not_null_forbidden_in_filter, test_mv_select_stmt_bound_values
+    from cassandra.protocol import SyntaxException
+    s = cql_env.session
+    ks = cql_env.ks
+    t = table(cql_env, "(p int, c int, v int, s int static, PRIMARY KEY (p, c))")
+    n = f"{ks}.{cql_unique_name('mv')}"
+    for q in (f"SELECT p, s FROM {t} PRIMARY KEY (p)", f"SELECT * FROM {t} PRIMARY KEY (p)",
+              f"SELECT p, s FROM {t} WHERE s IS NOT NULL PRIMARY KEY (s, p)"):
+        with pytest.raises(InvalidRequest, match="[Ss]tatic column"):
+            s.execute(f"CREATE MATERIALIZED VIEW {n} AS {q}")
+    t2 = table(cql_env, "(p int PRIMARY KEY, xyz int)")
+    with pytest.raises(SyntaxException, match="NULL"):
+        s.execute(f"CREATE MATERIALIZED VIEW {n} AS SELECT * FROM {t2} WHERE p IS NOT 42 "
+                  "PRIMARY KEY (p)")
+    with pytest.raises(InvalidRequest, match="xyz"):
+        s.execute(f"CREATE MATERIALIZED VIEW {n} AS SELECT * FROM {t2} WHERE p IS NOT NULL "
+                  "AND xyz IS NOT NULL PRIMARY KEY (p)")
+    with pytest.raises(InvalidRequest, match="CREATE MATERIALIZED VIEW"):
+        s.execute(f"CREATE MATERIALIZED VIEW {n} AS SELECT * FROM {t2} WHERE p = ? "
+                  "PRIMARY KEY (p)")
+    s.execute(f"DROP MATERIALIZED VIEW IF EXISTS {n}")
+
+
+def test_view_builder_suspend_with_partition_tombstone(cql_env):
+    # test_view_builder_suspend_with_partition_tombstone: more rows than one
+    # backfill step (128), half of them deleted before the view exists
+    s = cql_env.session
+    t = table(cql_env, "(pk int, ck int, v int, PRIMARY KEY (pk, ck))")
+    ins = s.prepare(f"INSERT INTO {t} (pk, ck, v) VALUES (?, ?, ?)")
+    for ck in range(0, 512, 2):
+        s.execute(ins, (0, ck, ck))
+    s.execute(f"DELETE FROM {t} WHERE pk = 0")
+    for ck in range(1, 512, 2):
+        s.execute(ins, (0, ck, ck))
+    v = view(cql_env, t, "* FROM BASE WHERE v IS NOT NULL AND pk IS NOT NULL AND ck IS NOT NULL "
+             "PRIMARY KEY (v, pk, ck)")
+    assert sorted(r.v for r in s.execute(f"SELECT * FROM {v}")) == list(range(1, 512, 2))
