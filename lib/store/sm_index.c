@@ -923,6 +923,7 @@ read_image(struct sm_ptable *pt, const uint16_t *cols, unsigned ncols, const str
 	sel.nranges = nranges;
 	sel.cols = cols;
 	sel.ncols = ncols;
+	sel.marker = true;
 	sel.limit = statics ? 1 : 0;
 	sel.sink.row = image_row;
 	sel.sink.ctx = im;
@@ -2029,6 +2030,7 @@ backfill_scan(struct backfill_shard *bs, const struct sm_table *base, const uint
 	sel.cols = cols;
 	sel.ncols = ncols;
 	sel.per_partition_limit = statics ? 1 : 0;
+	sel.marker = true;
 	sel.sink.row = image_row;
 	sel.sink.ctx = im;
 	*ret = sm_store_scan_local(&sel, &bs->pos, &budget);

@@ -124,7 +124,7 @@ struct sm_row_view {
 	const struct sm_key *ck;	  /* n == 0: a partition with only static cells */
 	const struct sm_cell_view *cells; /* one per selected column */
 	unsigned ncells;
-	struct sm_cell_view marker; /* the live row marker (INSERT's), its value empty */
+	struct sm_cell_view marker; /* sm_select.marker: the live row marker, its value empty */
 };
 
 /* Return < 0 to stop the read (the error is the read's result). */
@@ -167,6 +167,7 @@ struct sm_select {
 	bool resume;		      /* continue from @paging */
 	struct sm_paging paging;      /* in: where to resume; out: where it stopped */
 	int32_t now;		      /* seconds, 0: the current time */
+	bool marker;		      /* fill in the rows' marker (a materialized view's read) */
 	struct sm_row_sink sink;
 	/* out */
 	uint32_t rows; /* rows returned */

@@ -1934,10 +1934,12 @@ emit_row(struct sm_select *s, const struct sm_table *t, const struct part *p, co
 	rv.ck = ck;
 	rv.cells = cells;
 	rv.ncells = s->ncols;
-	rv.marker.present = r != NULL && r->marker_ts != TS_NONE && r->marker_ts > shadow &&
-			    !expired(r->marker_ldt, now);
-	rv.marker.writetime = r != NULL ? r->marker_ts : 0;
-	rv.marker.ttl = r != NULL && r->marker_ldt ? r->marker_ldt - now : 0;
+	if (SM_UNLIKELY(s->marker)) {
+		rv.marker.present = r != NULL && r->marker_ts != TS_NONE && r->marker_ts > shadow &&
+				    !expired(r->marker_ldt, now);
+		rv.marker.writetime = r != NULL ? r->marker_ts : 0;
+		rv.marker.ttl = r != NULL && r->marker_ldt ? r->marker_ldt - now : 0;
+	}
 	ret = s->sink.row(s->sink.ctx, &rv);
 	return ret < 0 ? ret : 0;
 }
