@@ -787,7 +787,8 @@ struct image {
 	struct img_cell *cells;
 	size_t ncells, cells_cap;
 	unsigned ncols;
-	bool with_pk; /* a scan: rows of several partitions */
+	bool with_pk;	  /* a scan: rows of several partitions */
+	bool with_marker; /* a view's: the rows' markers too */
 	int err;
 };
 
@@ -859,9 +860,11 @@ image_row(void *ctx, const struct sm_row_view *r)
 	memset(row, 0, sizeof(*row));
 	row->token = r->token;
 	row->cells = im->ncells;
-	row->marker.present = r->marker.present;
-	row->marker.wt = r->marker.writetime;
-	row->marker.ttl = r->marker.ttl;
+	if (im->with_marker) {
+		row->marker.present = r->marker.present;
+		row->marker.wt = r->marker.writetime;
+		row->marker.ttl = r->marker.ttl;
+	}
 	if ((im->with_pk && image_key(im, r->pk, &row->pk_off, &row->pk_len) < 0) ||
 	    image_key(im, r->ck, &row->ck_off, &row->ck_len) < 0)
 		goto nomem;
@@ -923,7 +926,7 @@ read_image(struct sm_ptable *pt, const uint16_t *cols, unsigned ncols, const str
 	sel.nranges = nranges;
 	sel.cols = cols;
 	sel.ncols = ncols;
-	sel.marker = true;
+	sel.marker = im->with_marker;
 	sel.limit = statics ? 1 : 0;
 	sel.sink.row = image_row;
 	sel.sink.ctx = im;
@@ -1708,13 +1711,14 @@ image_big(const struct image *im)
 	return im->cap > IMAGE_KEEP || im->cells_cap * sizeof(struct img_cell) > IMAGE_KEEP;
 }
 
+/* True when the images of a write to a table with @nmv views grew past what is kept. */
 static bool
-images_big(const struct images *ims)
+images_big(const struct images *ims, unsigned nmv)
 {
 	unsigned i;
 	bool big = image_big(&ims->pre) || image_big(&ims->post);
 
-	for (i = 0; i < SM_VIEW_MAX_PER_TABLE && !big; i++)
+	for (i = 0; i < nmv && !big; i++)
 		big = image_big(&ims->mpre[i]) || image_big(&ims->mpost[i]);
 	return big;
 }
@@ -1725,8 +1729,9 @@ images_big(const struct images *ims)
  */
 static __thread struct images scratch;
 
+/* The images for a write to a table with @nmv views (only theirs are reset). */
 static struct images *
-images_get(void)
+images_get(unsigned nmv)
 {
 	unsigned i;
 
@@ -1734,7 +1739,7 @@ images_get(void)
 	image_reset(&scratch.post);
 	image_reset(&scratch.spre);
 	image_reset(&scratch.spost);
-	for (i = 0; i < SM_VIEW_MAX_PER_TABLE; i++) {
+	for (i = 0; i < nmv; i++) {
 		image_reset(&scratch.mpre[i]);
 		image_reset(&scratch.mpost[i]);
 	}
@@ -1774,9 +1779,11 @@ images_read(struct sm_ptable *pt, const struct idx_set *s, const struct sm_mutat
 	if (ret == 0 && s->has_static)
 		ret = read_image(pt, s->cols, s->n, &m->pk, NULL, 0, true, now,
 				 after ? &ims->spost : &ims->spre);
-	for (i = 0; ret == 0 && ims->rows && i < s->nmv; i++)
+	for (i = 0; ret == 0 && ims->rows && i < s->nmv; i++) {
+		(after ? &ims->mpost[i] : &ims->mpre[i])->with_marker = true;
 		ret = read_image(pt, s->mv[i]->cols, s->mv[i]->ncols, &m->pk, &ims->rg,
 				 ims->nranges, false, now, after ? &ims->mpost[i] : &ims->mpre[i]);
+	}
 	return ret;
 }
 
@@ -1826,7 +1833,7 @@ store_index_mutate(struct sm_store_req *r, struct sm_ptable *pt, int64_t ts, int
 
 	if (s == NULL)
 		return false;
-	ims = images_get();
+	ims = images_get(s->nmv);
 	job = job_for(r);
 	if (job == NULL || images_read(pt, s, &r->mut, false, now, ims) < 0) {
 		r->result = -ENOMEM;
@@ -1838,7 +1845,7 @@ store_index_mutate(struct sm_store_req *r, struct sm_ptable *pt, int64_t ts, int
 		images_apply(job, s, base, &r->mut, ims, ts);
 out:
 	/* what a partition's deletion needed is not kept for every write */
-	if (images_big(ims))
+	if (images_big(ims, s->nmv))
 		images_free(ims);
 	if (job != NULL && job != r->index_job)
 		job_put(job);
@@ -2030,7 +2037,7 @@ backfill_scan(struct backfill_shard *bs, const struct sm_table *base, const uint
 	sel.cols = cols;
 	sel.ncols = ncols;
 	sel.per_partition_limit = statics ? 1 : 0;
-	sel.marker = true;
+	sel.marker = im->with_marker = !statics;
 	sel.sink.row = image_row;
 	sel.sink.ctx = im;
 	*ret = sm_store_scan_local(&sel, &bs->pos, &budget);
