@@ -165,9 +165,12 @@ struct sm_select {
 	uint32_t limit;		      /* rows, 0: none */
 	uint32_t per_partition_limit; /* 0: none */
 	bool resume;		      /* continue from @paging */
+	/* fill in the rows' marker: a direct sm_ptable_read() or scan of
+	 * the store's own (a materialized view's images); sm_store_submit()
+	 * clears it */
+	bool marker;
 	struct sm_paging paging;      /* in: where to resume; out: where it stopped */
 	int32_t now;		      /* seconds, 0: the current time */
-	bool marker;		      /* fill in the rows' marker (a materialized view's read) */
 	struct sm_row_sink sink;
 	/* out */
 	uint32_t rows; /* rows returned */
