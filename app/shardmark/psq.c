@@ -214,6 +214,14 @@ o_alternator(void *c, const char *v, char *e, size_t l)
 							    : "unsafe";
 	return 0;
 }
+
+/* CQL's workloads on a table with a view to keep up to date: a secondary index's or a materialized one. */
+static bool
+cql_view_workload(const char *w)
+{
+	return strcmp(w, "write_index") == 0 || strcmp(w, "write_view") == 0;
+}
+
 static int
 o_workload(void *c, const char *v, char *e, size_t l)
 {
@@ -222,7 +230,7 @@ o_workload(void *c, const char *v, char *e, size_t l)
 	if (sm_psq_mode_parse(v, &m) < 0) {
 		snprintf(e, l,
 			 "--workload: expected read, write, write_rmw, write_gsi, write_ttl, "
-			 "write_stream, write_index or delete, got '%s'",
+			 "write_stream, write_index, write_view or delete, got '%s'",
 			 v);
 		return -EINVAL;
 	}
@@ -273,7 +281,8 @@ static const struct sm_cli_opt psq_opts[] = {
 	{ "--workload", "W",
 	  "Alternator: read, write, write_rmw (conditional UpdateItem), write_gsi (a table with "
 	  "a GSI), write_ttl (TTL on), write_stream (a NEW_AND_OLD_IMAGES stream) or delete; "
-	  "CQL: read, write, delete or write_index (a table with a secondary index on C0)",
+	  "CQL: read, write, delete, write_index (a table with a secondary index on C0) or "
+	  "write_view (a table with a materialized view keyed by C0)",
 	  o_workload },
 	IGNORED("--flush", NULL, "the store is in memory (no memtable flush)"),
 	IGNORED("--enable-cache", "BOOL", "there is no row cache, only memory"),
@@ -327,27 +336,29 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 		sm_config_free(&ctx.cfg);
 		return SM_EXIT_USAGE;
 	}
-	if (ctx.workload != NULL && !ctx.alternator && strcmp(ctx.workload, "write_index") != 0 &&
+	if (ctx.workload != NULL && !ctx.alternator && !cql_view_workload(ctx.workload) &&
 	    strcmp(ctx.workload, "read") != 0 && strcmp(ctx.workload, "write") != 0 &&
 	    strcmp(ctx.workload, "delete") != 0) {
 		fprintf(stderr,
 			"shardmark perf-simple-query: --workload is for the Alternator frontend "
-			"(add --alternator MODE), except CQL's read, write, delete and write_index: "
+			"(add --alternator MODE), except CQL's read, write, delete, write_index and "
+			"write_view: "
 			"got %s\n",
 			ctx.workload);
 		sm_config_free(&ctx.cfg);
 		return SM_EXIT_USAGE;
 	}
-	if (ctx.workload != NULL && ctx.alternator && strcmp(ctx.workload, "write_index") == 0) {
-		fprintf(stderr, "shardmark perf-simple-query: --workload write_index is CQL's (a "
-				"secondary index): Alternator's is write_gsi\n");
+	if (ctx.workload != NULL && ctx.alternator && cql_view_workload(ctx.workload)) {
+		fprintf(stderr, "shardmark perf-simple-query: --workload %s is CQL's (a "
+				"secondary index or view): Alternator's is write_gsi\n", ctx.workload);
 		sm_config_free(&ctx.cfg);
 		return SM_EXIT_USAGE;
 	}
 	if (ctx.workload != NULL && !ctx.alternator && ctx.prm.counters &&
-	    strcmp(ctx.workload, "write_index") == 0) {
-		fprintf(stderr, "shardmark perf-simple-query: --workload write_index and --counters "
-				"are mutually exclusive (counter tables have no indexes)\n");
+	    cql_view_workload(ctx.workload)) {
+		fprintf(stderr, "shardmark perf-simple-query: --workload %s and --counters "
+				"are mutually exclusive (counter tables have no indexes or views)\n",
+			ctx.workload);
 		sm_config_free(&ctx.cfg);
 		return SM_EXIT_USAGE;
 	}

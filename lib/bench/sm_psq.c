@@ -32,7 +32,7 @@ static const char *const mode_names[] = {
 	[SM_PSQ_DELETE] = "delete",	  [SM_PSQ_WRITE_RMW] = "write_rmw",
 	[SM_PSQ_WRITE_GSI] = "write_gsi", [SM_PSQ_WRITE_TTL] = "write_ttl",
 	[SM_PSQ_WRITE_STREAM] = "write_stream",
-	[SM_PSQ_WRITE_INDEX] = "write_index",
+	[SM_PSQ_WRITE_INDEX] = "write_index", [SM_PSQ_WRITE_VIEW] = "write_view",
 };
 
 const char *
@@ -432,7 +432,8 @@ control_step(void *arg)
 		psq->wl->setup(psq);
 		return;
 	case S_POPULATE:
-		if (psq->prm.mode == SM_PSQ_WRITE || psq->prm.mode == SM_PSQ_WRITE_INDEX) {
+		if (psq->prm.mode == SM_PSQ_WRITE || psq->prm.mode == SM_PSQ_WRITE_INDEX ||
+		    psq->prm.mode == SM_PSQ_WRITE_VIEW) {
 			control_next(S_ITER_START);
 			return;
 		}

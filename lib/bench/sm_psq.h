@@ -38,6 +38,7 @@
  * write_stream: write's UpdateItem to a table with a NEW_AND_OLD_IMAGES
  * stream, C0 changing every request so that each leaves a record (CDC's cost).
  * write_index: CQL writes to a table with a secondary index on C0.
+ * write_view: CQL writes to a table with a materialized view keyed by C0.
  */
 enum sm_psq_mode {
 	SM_PSQ_READ,
@@ -48,10 +49,11 @@ enum sm_psq_mode {
 	SM_PSQ_WRITE_TTL,
 	SM_PSQ_WRITE_STREAM,
 	SM_PSQ_WRITE_INDEX,
+	SM_PSQ_WRITE_VIEW,
 };
 
 /* "read", "write", "delete", "write_rmw", "write_gsi", "write_ttl", "write_stream",
- * "write_index". */
+ * "write_index", "write_view". */
 const char *
 sm_psq_mode_name(enum sm_psq_mode mode);
 

@@ -695,8 +695,9 @@ cql_bind(struct cql_prepared *ps, const char *session_ks, char *err, size_t errl
 			return -ENOENT;
 		if (!ps->system)
 			sm_table_get(ps->table);
-		/* modification_statement.cc: an index's view is written by its base only */
-		if (!ps->system && s->kind != SM_CQL_SELECT && sm_table_is_index(ps->table)) {
+		/* modification_statement.cc: a view is written by its base only */
+		if (!ps->system && s->kind != SM_CQL_SELECT &&
+		    (sm_table_is_index(ps->table) || sm_table_is_mv(ps->table))) {
 			snprintf(err, errlen, "Cannot directly modify a materialized view");
 			return -EINVAL;
 		}
@@ -1255,6 +1256,8 @@ exec_statement(struct cql_op *op, const struct sm_cql_params *params)
 	case SM_CQL_DROP_TYPE:
 	case SM_CQL_CREATE_INDEX:
 	case SM_CQL_DROP_INDEX:
+	case SM_CQL_CREATE_VIEW:
+	case SM_CQL_DROP_VIEW:
 		cql_exec_ddl(op);
 		return;
 	case SM_CQL_SELECT:

@@ -31,6 +31,8 @@ struct ddl_ctx {
 	struct sm_keyspace_alter ks_alter;
 	struct sm_index_def index_def;
 	char index_base[SM_NAME_MAX + 1]; /* DROP INDEX: the table it indexed */
+	struct sm_view_def view_def;
+	bool *view_desc; /* CREATE MATERIALIZED VIEW: per clustering column */
 };
 
 static void
@@ -39,6 +41,7 @@ ddl_ctx_free(struct ddl_ctx *d)
 	sm_free(d->cols);
 	sm_free(d->opts);
 	sm_free(d->repl);
+	sm_free(d->view_desc);
 	cql_table_opts_free(&d->topts);
 	sm_free(d);
 }
@@ -100,6 +103,20 @@ struct trunc_views {
 	char view[2 * SM_NAME_MAX + 48];
 };
 
+/* The @i-th table that @base's writes keep up to date: an index's view or a materialized view. */
+static const struct sm_table *
+dependent_nth(const struct sm_keyspace *k, const struct sm_table *base, unsigned i)
+{
+	const struct sm_table *v = sm_index_nth(k, base, i);
+	unsigned n;
+
+	if (v != NULL)
+		return v;
+	for (n = 0; sm_index_nth(k, base, n) != NULL; n++)
+		;
+	return i >= n ? sm_view_nth(k, base, i - n) : NULL;
+}
+
 static void
 truncate_next_view(struct sm_ddl_req *r)
 {
@@ -108,7 +125,7 @@ truncate_next_view(struct sm_ddl_req *r)
 	const struct sm_table *base = sm_catalog_table(sm_store_catalog(), d->r.ks_name,
 						       d->r.table_name);
 	const struct sm_table *v =
-		sm_index_nth(sm_catalog_keyspace(sm_store_catalog(), d->r.ks_name), base, tv->next++);
+		dependent_nth(sm_catalog_keyspace(sm_store_catalog(), d->r.ks_name), base, tv->next++);
 
 	if (r->result < 0 && d->r.result == 0) {
 		d->r.result = r->result;
@@ -204,6 +221,124 @@ apply_drop_table(const struct sm_catalog *cur, const void *arg, struct sm_catalo
 
 	return sm_catalog_drop_table_indexed(cur, d->r.ks_name, d->r.table_name, d->r.if_exists,
 					     next, err, errlen);
+}
+
+/* CREATE MATERIALIZED VIEW answers once the view holds the base's existing rows. */
+static void
+view_backfilled(void *arg, int result)
+{
+	struct ddl_ctx *d = arg;
+
+	if (result < 0) {
+		d->r.result = result;
+		snprintf(d->r.err, sizeof(d->r.err), "building materialized view %s failed: %s",
+			 d->view_def.name, strerror(-result));
+	}
+	ddl_done(&d->r);
+}
+
+static void
+view_ddl_done(struct sm_ddl_req *r)
+{
+	struct ddl_ctx *d = r->ctx;
+	const struct sm_table *v = sm_catalog_table(sm_store_catalog(), d->view_def.ks,
+						    d->view_def.name);
+
+	if (r->result != 0 || v == NULL || !sm_table_is_mv(v) ||
+	    sm_view_backfill(v, view_backfilled, d) < 0)
+		ddl_done(r);
+}
+
+static int
+apply_create_view(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		  char *err, size_t errlen)
+{
+	const struct ddl_ctx *d = arg;
+
+	return sm_catalog_create_view(cur, &d->view_def, next, err, errlen);
+}
+
+static int
+apply_drop_view(const struct sm_catalog *cur, const void *arg, struct sm_catalog **next,
+		char *err, size_t errlen)
+{
+	const struct ddl_ctx *d = arg;
+
+	return sm_catalog_drop_view(cur, d->r.ks_name, d->r.table_name, d->r.if_exists, next, err,
+				    errlen);
+}
+
+static int
+ddl_table_props(struct ddl_ctx *d, const struct sm_cql_prop *props, unsigned n, bool alter);
+
+/* CREATE and DROP MATERIALIZED VIEW (create_view_statement.cc, drop_view_statement.cc) */
+static int
+ddl_view(struct ddl_ctx *d, const struct sm_cql_stmt *s, const char *ks)
+{
+	const struct sm_cql_create_view *cv = &s->create_view;
+	struct sm_view_def *vd = &d->view_def;
+	unsigned i, j;
+	int ret;
+
+	d->r.kind = SM_DDL_CATALOG;
+	d->r.apply_arg = d;
+	d->r.ks_name = ks;
+	d->target = SM_CQL_TARGET_TABLE;
+	if (s->kind == SM_CQL_DROP_VIEW) {
+		d->r.table_name = s->drop_view.table.name;
+		d->r.if_exists = s->drop_view.if_exists;
+		d->r.apply = apply_drop_view;
+		d->change = SM_CQL_CHANGE_DROPPED;
+		return 0;
+	}
+	if (cv->key.compact_storage) {
+		snprintf(d->r.err, sizeof(d->r.err),
+			 "Cannot use 'COMPACT STORAGE' when defining a materialized view");
+		return -EINVAL;
+	}
+	ret = ddl_table_props(d, cv->key.props, cv->key.nprops, false);
+	if (ret < 0)
+		return ret;
+	d->view_desc = sm_calloc(cv->key.nck + 1, sizeof(*d->view_desc));
+	if (d->view_desc == NULL)
+		return -ENOMEM;
+	for (i = 0; i < cv->key.nclustering_order; i++) {
+		const struct sm_cql_order *o = &cv->key.clustering_order[i];
+
+		for (j = 0; j < cv->key.nck && strcmp(cv->key.ck[j], o->col) != 0; j++)
+			;
+		if (j == cv->key.nck) {
+			snprintf(d->r.err, sizeof(d->r.err),
+				 "CLUSTERING ORDER BY lists %s which is not a clustering column in "
+				 "the view",
+				 o->col);
+			return -EINVAL;
+		}
+		d->view_desc[j] = o->desc;
+	}
+	vd->ks = ks;
+	vd->name = cv->view.name;
+	vd->base_ks = cv->base.ks != NULL ? cv->base.ks : ks;
+	vd->base = cv->base.name;
+	vd->if_not_exists = cv->if_not_exists;
+	vd->star = cv->star;
+	vd->cols = cv->cols;
+	vd->ncols = cv->ncols;
+	vd->not_null = cv->not_null;
+	vd->nnot_null = cv->nnot_null;
+	vd->pk = cv->key.pk;
+	vd->npk = cv->key.npk;
+	vd->ck = cv->key.ck;
+	vd->ck_desc = d->view_desc;
+	vd->nck = cv->key.nck;
+	vd->options = d->topts.opts;
+	vd->noptions = d->topts.n;
+	vd->default_ttl = d->topts.has_default_ttl ? d->topts.default_ttl : 0;
+	d->r.table_name = cv->view.name;
+	d->r.apply = apply_create_view;
+	d->r.done = view_ddl_done;
+	d->change = SM_CQL_CHANGE_CREATED;
+	return 0;
 }
 
 /* CREATE INDEX and DROP INDEX: the base table changes (ScyllaDB's event). */
@@ -670,6 +805,58 @@ ddl_type(struct ddl_ctx *d, const struct sm_cql_stmt *s, const char *ks)
 	}
 }
 
+static __thread const char *view_col; /* view_needs(): the column it found */
+
+/* A materialized view of @t that ALTER TABLE @a would break, or NULL. */
+static const struct sm_table *
+view_needs(const struct sm_table *t, const struct sm_table_alter *a)
+{
+	const struct sm_keyspace *k = sm_catalog_keyspace(sm_store_catalog(), t->ks);
+	const struct sm_table *v;
+	unsigned i, j;
+
+	for (j = 0; (v = sm_view_nth(k, t, j)) != NULL; j++) {
+		const char *all = sm_option_get(v->options, v->noptions, SM_VIEW_OPT_ALL);
+
+		if (a->kind == SM_TABLE_ALTER_ADD && all != NULL && strcmp(all, "1") == 0)
+			return v;
+		for (i = 0; a->kind != SM_TABLE_ALTER_ADD && i < a->ncols; i++)
+			if (sm_table_column(v, a->cols[i].name) != NULL) {
+				view_col = a->cols[i].name;
+				return v;
+			}
+		for (i = 0; a->kind == SM_TABLE_ALTER_RENAME && i < a->nrenames; i++)
+			if (sm_table_column(v, a->from[i]) != NULL) {
+				view_col = a->from[i];
+				return v;
+			}
+	}
+	return NULL;
+}
+
+/* ALTER MATERIALIZED VIEW: WITH options of a view only (alter_view_statement.cc). */
+static int
+refuse_alter_view(struct ddl_ctx *d, const struct sm_cql_stmt *s, const struct sm_table *t)
+{
+	if (!s->alter_table.view) {
+		snprintf(d->r.err, sizeof(d->r.err), "Cannot use ALTER TABLE on Materialized View");
+		return -EINVAL;
+	}
+	if (!sm_table_is_mv(t)) {
+		snprintf(d->r.err, sizeof(d->r.err),
+			 "Cannot use ALTER MATERIALIZED VIEW on Table");
+		return -EINVAL;
+	}
+	if (d->table_alter.set_default_ttl && d->table_alter.default_ttl > 0) {
+		snprintf(d->r.err, sizeof(d->r.err),
+			 "Cannot set or alter default_time_to_live for a materialized view. Data in "
+			 "a materialized view always expire at the same time than the corresponding "
+			 "data in the parent table.");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * An index's view changes with its index only (ScyllaDB's drop_table_,
  * alter_table_ and truncate_statement.cc), and a renamed key column would
@@ -689,13 +876,34 @@ refuse_view_ddl(struct ddl_ctx *d, const struct sm_cql_stmt *s)
 		t = sm_catalog_table(cat, d->table_alter.ks, d->table_alter.name);
 	if (t == NULL)
 		return 0;
-	if (sm_table_is_index(t)) {
+	if (s->kind == SM_CQL_ALTER_TABLE && (s->alter_table.view || sm_table_is_mv(t)))
+		return refuse_alter_view(d, s, t);
+	if (sm_table_is_index(t) || sm_table_is_mv(t)) {
 		snprintf(d->r.err, sizeof(d->r.err), "%s",
 			 s->kind == SM_CQL_DROP_TABLE ? "Cannot use DROP TABLE on Materialized View"
 			 : s->kind == SM_CQL_TRUNCATE
 				 ? "Cannot TRUNCATE materialized view directly; must truncate base "
 				   "table instead"
 				 : "Cannot use ALTER TABLE on Materialized View");
+		return -EINVAL;
+	}
+	if (s->kind == SM_CQL_ALTER_TABLE && (v = view_needs(t, &d->table_alter)) != NULL) {
+		if (d->table_alter.kind == SM_TABLE_ALTER_ADD)
+			snprintf(d->r.err, sizeof(d->r.err),
+				 "not supported by shardmark yet: ALTER TABLE %s ADD on a table "
+				 "with a SELECT * materialized view (%s)",
+				 t->name, v->name);
+		else if (d->table_alter.kind == SM_TABLE_ALTER_DROP)
+			/* alter_table_statement.cc's message */
+			snprintf(d->r.err, sizeof(d->r.err),
+				 "Cannot drop column %s from base table %s.%s: materialized view "
+				 "%s needs this column",
+				 view_col, t->ks, t->name, v->name);
+		else
+			snprintf(d->r.err, sizeof(d->r.err),
+				 "not supported by shardmark yet: altering or renaming column %s, "
+				 "which materialized view %s has",
+				 view_col, v->name);
 		return -EINVAL;
 	}
 	if (s->kind != SM_CQL_ALTER_TABLE || d->table_alter.kind != SM_TABLE_ALTER_RENAME)
@@ -794,15 +1002,15 @@ cql_exec_ddl(struct cql_op *op)
 		d->r.ks_name = ks;
 		d->r.table_name = s->drop_table.table.name;
 		if (s->kind == SM_CQL_TRUNCATE &&
-		    sm_index_nth(sm_catalog_keyspace(sm_store_catalog(), ks),
-				 sm_catalog_table(sm_store_catalog(), ks, s->drop_table.table.name),
-				 0) != NULL)
+		    dependent_nth(sm_catalog_keyspace(sm_store_catalog(), ks),
+				  sm_catalog_table(sm_store_catalog(), ks, s->drop_table.table.name),
+				  0) != NULL)
 			d->r.done = truncate_done;
 		if (s->kind == SM_CQL_DROP_TABLE &&
-		    sm_index_nth(sm_catalog_keyspace(sm_store_catalog(), ks),
-				 sm_catalog_table(sm_store_catalog(), ks, s->drop_table.table.name),
-				 0) != NULL) {
-			/* its indexes go with it */
+		    dependent_nth(sm_catalog_keyspace(sm_store_catalog(), ks),
+				  sm_catalog_table(sm_store_catalog(), ks, s->drop_table.table.name),
+				  0) != NULL) {
+			/* its indexes go with it; its views refuse it */
 			d->r.kind = SM_DDL_CATALOG;
 			d->r.apply = apply_drop_table;
 			d->r.apply_arg = d;
@@ -832,6 +1040,16 @@ cql_exec_ddl(struct cql_op *op)
 		break;
 	case SM_CQL_ALTER_KEYSPACE:
 		ret = ddl_alter_keyspace(d, &s->alter_keyspace);
+		break;
+	case SM_CQL_CREATE_VIEW:
+	case SM_CQL_DROP_VIEW:
+		ks = ddl_keyspace(op, s->kind == SM_CQL_CREATE_VIEW ? s->create_view.view.ks
+								    : s->drop_view.table.ks);
+		if (ks == NULL) {
+			sm_free(d);
+			return;
+		}
+		ret = ddl_view(d, s, ks);
 		break;
 	case SM_CQL_CREATE_INDEX:
 	case SM_CQL_DROP_INDEX:

@@ -540,12 +540,28 @@ create_table(struct cql_parser *p, struct sm_cql_create_table *t)
 	return 0;
 }
 
+/* WITH property = value [AND ...] of ALTER TABLE and ALTER MATERIALIZED VIEW */
+static int
+alter_view_with(struct cql_parser *p, struct sm_cql_alter_table *a)
+{
+	unsigned pcap = 0;
+
+	TRY(cql_expect_kw(p, "with"));
+	a->kind = SM_CQL_ALTER_WITH;
+	do {
+		TRY(prop(p, &a->props, &a->nprops, &pcap));
+	} while (cql_accept_kw(p, "and"));
+	TRY(props_unique(p, a->props, a->nprops));
+	default_ttl_prop(a->props, a->nprops, &a->has_default_ttl, &a->default_ttl);
+	return 0;
+}
+
 /* ALTER TABLE name ..., after TABLE (ScyllaDB's alterTableStatement) */
 static int
 alter_table(struct cql_parser *p, struct sm_cql_alter_table *a)
 {
 	struct sm_cql_coldef *c;
-	unsigned cap = 0, pcap = 0;
+	unsigned cap = 0;
 	struct sm_cql_attrs attrs;
 	bool paren;
 
@@ -591,15 +607,8 @@ alter_table(struct cql_parser *p, struct sm_cql_alter_table *a)
 		a->kind = SM_CQL_ALTER_RENAME;
 		return rename_list(p, &a->from, &a->to, &a->nrenames);
 	}
-	if (cql_accept_kw(p, "with")) {
-		a->kind = SM_CQL_ALTER_WITH;
-		do {
-			TRY(prop(p, &a->props, &a->nprops, &pcap));
-		} while (cql_accept_kw(p, "and"));
-		TRY(props_unique(p, a->props, a->nprops));
-		default_ttl_prop(a->props, a->nprops, &a->has_default_ttl, &a->default_ttl);
-		return 0;
-	}
+	if (cql_tok_is_kw(p, cql_peek(p, 0), "with"))
+		return alter_view_with(p, a);
 	if (cql_tok_is_kw(p, cql_peek(p, 0), "ttl"))
 		return cql_unsupported(p, "ALTER TABLE ... TTL (per-row TTL)");
 	return cql_expect_error(p, "K_ALTER, K_ADD, K_DROP, K_WITH, K_RENAME or K_TTL");
@@ -1283,6 +1292,69 @@ create_index(struct cql_parser *p, struct sm_cql_create_index *x)
 	return 0;
 }
 
+/* ---- CREATE MATERIALIZED VIEW (ScyllaDB's createViewStatement) ---- */
+
+static int
+view_select(struct cql_parser *p, struct sm_cql_create_view *v)
+{
+	unsigned cap = 0;
+
+	if (cql_accept_punct(p, "*")) {
+		v->star = true;
+		return 0;
+	}
+	do {
+		TRY(add_name(p, &v->cols, &v->ncols, &cap));
+		/* create_view_statement.cc's messages */
+		if (cql_tok_is_kw(p, cql_peek(p, 0), "as"))
+			return cql_fail(p, -EINVAL, "Cannot use alias when defining a materialized view");
+		if (cql_tok_is_punct(p, cql_peek(p, 0), "(") || cql_tok_is_punct(p, cql_peek(p, 0), "["))
+			return cql_fail(p, -EINVAL,
+					"Cannot use general expressions when defining a materialized view");
+	} while (cql_accept_punct(p, ","));
+	return 0;
+}
+
+static int
+create_view(struct cql_parser *p, struct sm_cql_create_view *v)
+{
+	unsigned cap = 0;
+	int rc;
+
+	v->if_not_exists = if_not_exists(p, &rc);
+	TRY(rc);
+	TRY(cql_qname(p, &v->view));
+	TRY(cql_expect_kw(p, "as"));
+	TRY(cql_expect_kw(p, "select"));
+	TRY(view_select(p, v));
+	TRY(cql_expect_kw(p, "from"));
+	TRY(cql_qname(p, &v->base));
+	if (cql_accept_kw(p, "where")) {
+		do {
+			TRY(add_name(p, &v->not_null, &v->nnot_null, &cap));
+			if (!cql_accept_kw(p, "is")) {
+				const struct cql_tok *t = cql_peek(p, 1);
+
+				/* create_view_statement.cc prepare() */
+				if (t->type == T_QMARK || cql_tok_is_punct(p, t, ":"))
+					return cql_fail(p, -EINVAL,
+							"Cannot use query parameters in CREATE "
+							"MATERIALIZED VIEW statements");
+				return cql_unsupported(p, "a materialized view's WHERE restriction "
+							  "other than IS NOT NULL");
+			}
+			TRY(cql_expect_kw(p, "not"));
+			TRY(cql_expect_kw(p, "null"));
+		} while (cql_accept_kw(p, "and"));
+	}
+	TRY(cql_expect_kw(p, "primary"));
+	TRY(cql_expect_kw(p, "key"));
+	TRY(primary_key(p, &v->key));
+	if (cql_accept_kw(p, "with"))
+		TRY(table_options(p, &v->key));
+	return 0;
+}
+
 /* ---- statements ---- */
 
 static int
@@ -1304,8 +1376,11 @@ parse_create(struct cql_parser *p, struct sm_cql_stmt *s)
 	}
 	if (cql_tok_is_kw(p, t, "custom"))
 		return cql_unsupported(p, "CREATE CUSTOM INDEX");
-	if (cql_tok_is_kw(p, t, "materialized"))
-		return cql_unsupported(p, "CREATE MATERIALIZED VIEW");
+	if (cql_accept_kw(p, "materialized")) {
+		TRY(cql_expect_kw(p, "view"));
+		s->kind = SM_CQL_CREATE_VIEW;
+		return create_view(p, &s->create_view);
+	}
 	if (cql_accept_kw(p, "type")) {
 		s->kind = SM_CQL_CREATE_TYPE;
 		return create_type(p, &s->create_type);
@@ -1347,8 +1422,13 @@ parse_drop(struct cql_parser *p, struct sm_cql_stmt *s)
 		TRY(rc);
 		return cql_qname(p, &s->drop_index.table);
 	}
-	if (cql_tok_is_kw(p, t, "materialized"))
-		return cql_unsupported(p, "DROP MATERIALIZED VIEW");
+	if (cql_accept_kw(p, "materialized")) {
+		TRY(cql_expect_kw(p, "view"));
+		s->kind = SM_CQL_DROP_VIEW;
+		s->drop_view.if_exists = if_exists(p, &rc);
+		TRY(rc);
+		return cql_qname(p, &s->drop_view.table);
+	}
 	if (cql_accept_kw(p, "type")) {
 		s->kind = SM_CQL_DROP_TYPE;
 		s->drop_type.if_exists = if_exists(p, &rc);
@@ -1418,8 +1498,15 @@ parse_stmt(struct cql_parser *p, struct sm_cql_stmt *s, bool in_batch)
 		} else if (cql_accept_kw(p, "keyspace")) {
 			s->kind = SM_CQL_ALTER_KEYSPACE;
 			rc = alter_keyspace(p, &s->alter_keyspace);
-		} else if (cql_tok_is_kw(p, cql_peek(p, 0), "materialized")) {
-			rc = cql_unsupported(p, "ALTER MATERIALIZED VIEW");
+		} else if (cql_accept_kw(p, "materialized")) {
+			/* alterViewStatement: WITH properties only */
+			s->kind = SM_CQL_ALTER_TABLE;
+			s->alter_table.view = true;
+			rc = cql_expect_kw(p, "view");
+			if (rc == 0)
+				rc = cql_qname(p, &s->alter_table.table);
+			if (rc == 0)
+				rc = alter_view_with(p, &s->alter_table);
 		} else if (cql_peek(p, 0)->type == T_IDENT) {
 			rc = cql_unsupported(p, "ALTER ROLE, USER or SERVICE_LEVEL");
 		} else {

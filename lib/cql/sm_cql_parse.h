@@ -305,6 +305,8 @@ enum sm_cql_stmt_kind {
 	SM_CQL_DROP_TYPE,
 	SM_CQL_CREATE_INDEX,
 	SM_CQL_DROP_INDEX,
+	SM_CQL_CREATE_VIEW,
+	SM_CQL_DROP_VIEW,
 	SM_CQL_SELECT,
 	SM_CQL_INSERT,
 	SM_CQL_UPDATE,
@@ -390,6 +392,7 @@ struct sm_cql_alter_table {
 	bool has_default_ttl;
 	int32_t default_ttl;
 	struct sm_cql_term *timestamp; /* DROP ... USING TIMESTAMP, or NULL */
+	bool view; /* ALTER MATERIALIZED VIEW name WITH ... */
 };
 
 /* ALTER KEYSPACE ks WITH property = value [AND ...] */
@@ -431,6 +434,23 @@ struct sm_cql_create_index {
 	const char *fn;		/* NULL, or "keys", "values", "entries", "full" */
 	const char **local_pk;	/* a local index's partition key columns */
 	unsigned nlocal_pk;
+};
+
+/*
+ * CREATE MATERIALIZED VIEW [IF NOT EXISTS] [ks.]v AS SELECT * | c, ...
+ * FROM [ks.]t WHERE c IS NOT NULL [AND ...] PRIMARY KEY (...) [WITH ...]:
+ * key holds the view's PRIMARY KEY and WITH options (its cols are unused).
+ */
+struct sm_cql_create_view {
+	struct sm_cql_qname view;
+	struct sm_cql_qname base;
+	bool if_not_exists;
+	bool star;
+	const char **cols; /* the selected columns, when not star */
+	unsigned ncols;
+	const char **not_null; /* the WHERE clause's IS NOT NULL columns, in order */
+	unsigned nnot_null;
+	struct sm_cql_create_table key;
 };
 
 /* ALTER TYPE name ADD f type | ALTER f TYPE type | RENAME a TO b [AND c TO d ...] */
@@ -615,6 +635,8 @@ struct sm_cql_stmt {
 		struct sm_cql_table_ref drop_type;
 		struct sm_cql_create_index create_index;
 		struct sm_cql_table_ref drop_index; /* table: [ks.]index name */
+		struct sm_cql_create_view create_view;
+		struct sm_cql_table_ref drop_view;
 		struct sm_cql_select select;
 		struct sm_cql_insert insert;
 		struct sm_cql_update update;

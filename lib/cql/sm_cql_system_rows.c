@@ -717,11 +717,41 @@ gen_tables(struct sys_state *s)
 		if (!ks_wanted(s, i, k))
 			continue;
 		for (j = 0; j < k->ntables; j++) {
-			if (sm_table_is_index(k->tables[j]))
-				continue; /* system_schema.indexes lists it */
+			if (sm_table_is_index(k->tables[j]) || sm_table_is_mv(k->tables[j]))
+				continue; /* system_schema.indexes or .views lists it */
 			if (!row_begin(s))
 				return;
 			gen_table_row(s, k->tables[j]);
+			row_end(s);
+		}
+	}
+}
+
+/* system_schema.views: the table options, then what the view is of */
+static void
+gen_views(struct sys_state *s)
+{
+	const struct sm_keyspace *k;
+	unsigned i, j;
+
+	for (i = 0; (k = ks_at(s, i)) != NULL; i++) {
+		if (!ks_wanted(s, i, k))
+			continue;
+		for (j = 0; j < k->ntables; j++) {
+			const struct sm_table *v = k->tables[j], *base = NULL;
+			const char *bn = sm_view_base(v);
+			const char *all = sm_option_get(v->options, v->noptions, SM_VIEW_OPT_ALL);
+			const char *where = sm_option_get(v->options, v->noptions, SM_VIEW_OPT_WHERE);
+
+			if (bn != NULL)
+				base = sm_catalog_table(sm_store_catalog(), k->name, bn);
+			if (base == NULL || !row_begin(s))
+				continue;
+			gen_table_row(s, v);
+			put_uuid(s, VW_BASE_TABLE_ID, &base->id);
+			put_text(s, VW_BASE_TABLE_NAME, base->name);
+			put_bool(s, VW_INCLUDE_ALL_COLUMNS, all != NULL && strcmp(all, "1") == 0);
+			put_text(s, VW_WHERE_CLAUSE, where != NULL ? where : "");
 			row_end(s);
 		}
 	}
@@ -1002,6 +1032,9 @@ cql_system_generate(struct sys_state *s, enum sys_table_index index)
 		break;
 	case SYS_INDEXES:
 		gen_indexes(s);
+		break;
+	case SYS_VIEWS:
+		gen_views(s);
 		break;
 	case SYS_SCYLLA_LOCAL:
 		gen_scylla_local(s);

@@ -212,7 +212,7 @@ check_target(const struct sm_table *base, const struct sm_column *c, const struc
 		snprintf(err, errlen, "Secondary indexes are not supported on counter tables");
 		return -EINVAL;
 	}
-	if (sm_table_is_index(base)) {
+	if (sm_table_is_index(base) || sm_table_is_mv(base)) {
 		snprintf(err, errlen, "Secondary indexes are not supported on materialized views");
 		return -EINVAL;
 	}
@@ -437,6 +437,22 @@ sm_catalog_drop_table_indexed(const struct sm_catalog *cur, const char *ks, cons
 	char vname[2 * SM_NAME_MAX + 32];
 	int ret;
 
+	if (base != NULL && sm_view_nth(sm_catalog_keyspace(cur, ks), base, 0) != NULL) {
+		/* migration_manager.cc prepare_column_family_drop_announcement() */
+		size_t at = (size_t)snprintf(err, errlen,
+					     "Cannot drop table when materialized views still "
+					     "depend on it (%s.{", ks);
+		unsigned i;
+
+		for (i = 0; (v = sm_view_nth(sm_catalog_keyspace(cur, ks), base, i)) != NULL &&
+			    at < errlen;
+		     i++)
+			at += (size_t)snprintf(err + at, errlen - at, "%s%s", i ? ", " : "", v->name);
+		if (at < errlen)
+			snprintf(err + at, errlen - at, "})");
+		*next = NULL;
+		return -EINVAL;
+	}
 	ret = sm_catalog_drop_table(cur, ks, table, if_exists, next, err, errlen);
 	if (ret != 0 || base == NULL)
 		return ret;
@@ -491,12 +507,31 @@ struct idx_rt {
 	int32_t src[2 * SM_MAX_KEY_PARTS + 2]; /* base column id, or SRC_TOKEN */
 };
 
+/*
+ * A materialized view: the base columns its rows are made of. The image
+ * reads cols[]: the selected regular columns first (nsel, written to view
+ * columns vcols[]), then those that keep a view row alive without being
+ * in it (ScyllaDB's virtual columns; none when the view key has a regular
+ * column, whose liveness is the view row's), then that key column.
+ */
+struct mv_rt {
+	const struct sm_table *view;
+	unsigned nkey;
+	uint16_t ksrc[2 * SM_MAX_KEY_PARTS]; /* base column of each view key column */
+	int32_t keycell;		     /* image cell of the regular key column, or -1 */
+	unsigned nsel, ncols;
+	uint16_t *cols;
+	uint16_t *vcols;
+};
+
 struct idx_set {
 	unsigned n;
 	bool has_static; /* an index on a static column: read the partition's static row */
-	bool has_rows;	 /* an index on anything else: read the rows written */
+	bool has_rows;	 /* an index on anything else, or a view: read the rows written */
 	uint16_t cols[8];
 	struct idx_rt idx[8];
+	unsigned nmv;
+	struct mv_rt *mv[SM_VIEW_MAX_PER_TABLE];
 };
 
 static __thread unsigned index_tables; /* base tables with an index (store_set_index_tables()) */
@@ -511,8 +546,16 @@ store_index_fini(void)
 {
 	uint32_t i;
 
-	for (i = 0; i < nslots; i++)
-		sm_free(by_slot[i]);
+	for (i = 0; i < nslots; i++) {
+		struct idx_set *s = by_slot[i];
+		unsigned j;
+
+		for (j = 0; s != NULL && j < s->nmv; j++) {
+			sm_free(s->mv[j]->cols);
+			sm_free(s->mv[j]);
+		}
+		sm_free(s);
+	}
 	sm_free(by_slot);
 	by_slot = NULL;
 	nslots = 0;
@@ -567,6 +610,113 @@ rt_build(const struct sm_table *base, const struct sm_table *view, const struct 
 	return 0;
 }
 
+/* The set of @base's indexes and views, made when it has none yet; NULL when out of memory. */
+static struct idx_set *
+set_for(const struct sm_catalog *cat, const struct sm_table *base)
+{
+	struct idx_set *s;
+
+	if (by_slot == NULL) {
+		nslots = cat->next_slot;
+		by_slot = sm_calloc(nslots ? nslots : 1, sizeof(*by_slot));
+		if (by_slot == NULL) {
+			nslots = 0;
+			return NULL;
+		}
+	}
+	if (base->slot >= nslots)
+		return NULL;
+	s = by_slot[base->slot];
+	if (s == NULL) {
+		s = sm_calloc(1, sizeof(*s));
+		if (s == NULL)
+			return NULL;
+		by_slot[base->slot] = s;
+		index_tables++;
+	}
+	return s;
+}
+
+static struct mv_rt *
+mv_build(const struct sm_table *base, const struct sm_table *view)
+{
+	struct mv_rt *x = sm_calloc(1, sizeof(*x));
+	const struct sm_column *key = NULL;
+	unsigned j;
+
+	if (x == NULL)
+		return NULL;
+	x->view = view;
+	x->keycell = -1;
+	x->nkey = (unsigned)view->npk + view->nck;
+	x->cols = sm_calloc(2 * (size_t)base->ncols + 1, sizeof(*x->cols));
+	if (x->cols == NULL || x->nkey > SM_ARRAY_SIZE(x->ksrc))
+		goto fail;
+	x->vcols = x->cols + base->ncols + 1;
+	for (j = 0; j < x->nkey; j++) {
+		const struct sm_column *c = sm_table_column(base, view->cols[j].name);
+
+		if (c == NULL)
+			goto fail;
+		x->ksrc[j] = c->id;
+		if (c->kind == SM_COL_REGULAR)
+			key = c;
+	}
+	for (j = x->nkey; j < view->ncols; j++) {
+		const struct sm_column *c = sm_table_column(base, view->cols[j].name);
+
+		if (c == NULL || c->kind != SM_COL_REGULAR)
+			goto fail;
+		x->vcols[x->nsel] = view->cols[j].id;
+		x->cols[x->nsel++] = c->id;
+	}
+	x->ncols = x->nsel;
+	for (j = 0; j < base->ncols && key == NULL; j++) {
+		const struct sm_column *c = &base->cols[j];
+
+		if (c->kind == SM_COL_REGULAR && sm_table_column(view, c->name) == NULL)
+			x->cols[x->ncols++] = c->id;
+	}
+	if (key != NULL) {
+		x->keycell = (int32_t)x->ncols;
+		x->cols[x->ncols++] = key->id;
+	}
+	return x;
+fail:
+	sm_free(x->cols);
+	sm_free(x);
+	return NULL;
+}
+
+/* Each materialized view of the catalog, in the set of its base. */
+static void
+mv_sync(const struct sm_catalog *cat)
+{
+	unsigned k, i;
+
+	for (k = 0; k < cat->nks; k++) {
+		const struct sm_keyspace *ks = cat->ks[k];
+
+		for (i = 0; i < ks->ntables; i++) {
+			const struct sm_table *v = ks->tables[i], *base;
+			const char *b = sm_view_base(v);
+			struct idx_set *s;
+			struct mv_rt *x;
+
+			if (b == NULL || (base = sm_catalog_table(cat, ks->name, b)) == NULL)
+				continue;
+			s = set_for(cat, base);
+			x = s != NULL && s->nmv < SM_ARRAY_SIZE(s->mv) ? mv_build(base, v) : NULL;
+			if (x == NULL) {
+				SM_ERR("materialized view %s.%s is not maintained", ks->name, v->name);
+				continue;
+			}
+			s->mv[s->nmv++] = x;
+			s->has_rows = true;
+		}
+	}
+}
+
 void
 store_index_sync(const struct sm_catalog *cat)
 {
@@ -587,29 +737,8 @@ store_index_sync(const struct sm_catalog *cat)
 			base = sm_catalog_table(cat, ks->name, b);
 			if (base == NULL || sm_index_info(v, base, &info) < 0)
 				continue;
-			if (by_slot == NULL) {
-				nslots = cat->next_slot;
-				by_slot = sm_calloc(nslots ? nslots : 1, sizeof(*by_slot));
-				if (by_slot == NULL) {
-					SM_ERR("out of memory: secondary indexes are not maintained");
-					nslots = 0;
-					return;
-				}
-			}
-			if (base->slot >= nslots)
-				continue;
-			s = by_slot[base->slot];
-			if (s == NULL) {
-				s = sm_calloc(1, sizeof(*s));
-				if (s == NULL) {
-					SM_ERR("out of memory: an index of %s.%s is not maintained",
-					       ks->name, base->name);
-					continue;
-				}
-				by_slot[base->slot] = s;
-				index_tables++;
-			}
-			if (s->n >= SM_ARRAY_SIZE(s->idx) ||
+			s = set_for(cat, base);
+			if (s == NULL || s->n >= SM_ARRAY_SIZE(s->idx) ||
 			    rt_build(base, v, &info, &s->idx[s->n]) < 0) {
 				SM_ERR("index %s of %s.%s is not maintained", info.name, ks->name,
 				       base->name);
@@ -623,6 +752,7 @@ store_index_sync(const struct sm_catalog *cat)
 			s->n++;
 		}
 	}
+	mv_sync(cat);
 	store_set_index_tables(index_tables);
 }
 
@@ -646,6 +776,7 @@ struct img_row {
 	uint32_t ck_off, ck_len;
 	int64_t token;
 	size_t cells; /* first of the set's n cells */
+	struct img_cell marker;
 };
 
 struct image {
@@ -656,7 +787,8 @@ struct image {
 	struct img_cell *cells;
 	size_t ncells, cells_cap;
 	unsigned ncols;
-	bool with_pk; /* a scan: rows of several partitions */
+	bool with_pk;	  /* a scan: rows of several partitions */
+	bool with_marker; /* a view's: the rows' markers too */
 	int err;
 };
 
@@ -728,6 +860,11 @@ image_row(void *ctx, const struct sm_row_view *r)
 	memset(row, 0, sizeof(*row));
 	row->token = r->token;
 	row->cells = im->ncells;
+	if (im->with_marker) {
+		row->marker.present = r->marker.present;
+		row->marker.wt = r->marker.writetime;
+		row->marker.ttl = r->marker.ttl;
+	}
 	if ((im->with_pk && image_key(im, r->pk, &row->pk_off, &row->pk_len) < 0) ||
 	    image_key(im, r->ck, &row->ck_off, &row->ck_len) < 0)
 		goto nomem;
@@ -775,7 +912,7 @@ row_scope(const struct sm_table *t, const struct sm_mutation *m, struct sm_ck_ra
 }
 
 static int
-read_image(struct sm_ptable *pt, const struct idx_set *s, const struct sm_key *pk,
+read_image(struct sm_ptable *pt, const uint16_t *cols, unsigned ncols, const struct sm_key *pk,
 	   const struct sm_ck_range *rg, unsigned nranges, bool statics, int32_t now,
 	   struct image *im)
 {
@@ -787,12 +924,13 @@ read_image(struct sm_ptable *pt, const struct idx_set *s, const struct sm_key *p
 	sel.pk = *pk;
 	sel.ranges = nranges ? rg : NULL;
 	sel.nranges = nranges;
-	sel.cols = s->cols;
-	sel.ncols = s->n;
+	sel.cols = cols;
+	sel.ncols = ncols;
+	sel.marker = im->with_marker;
 	sel.limit = statics ? 1 : 0;
 	sel.sink.row = image_row;
 	sel.sink.ctx = im;
-	im->ncols = s->n;
+	im->ncols = ncols;
 	ret = sm_ptable_read(pt, &sel, now);
 	return im->err ? im->err : ret;
 }
@@ -824,7 +962,7 @@ struct view_req {
  * the steady state (a job, its view requests and the images are reused).
  */
 #define POOL_MAX 256u
-#define POOL_KEY_BYTES 256u
+#define POOL_KEY_BYTES 1024u
 static __thread struct view_req *free_vrs;
 static __thread unsigned nfree_vrs;
 static __thread struct idx_job *free_jobs;
@@ -968,6 +1106,25 @@ row_value(const struct sm_table *base, int32_t col, const struct sm_key *pk, con
 	return (struct sm_bytes){ 0 };
 }
 
+/* The view key @parts of @m, copied to @p: the partition key, then the clustering key. */
+static void
+put_key(struct sm_mutation *m, const struct sm_table *view, const struct sm_bytes *parts,
+	unsigned nkey, uint8_t *p)
+{
+	unsigned j;
+
+	for (j = 0; j < nkey; j++) {
+		struct sm_key *k = j < view->npk ? &m->pk : &m->ck;
+		unsigned b = k->n++;
+
+		k->part[b].p = p;
+		k->part[b].len = parts[j].len;
+		if (parts[j].len)
+			memcpy(p, parts[j].p, parts[j].len);
+		p += parts[j].len;
+	}
+}
+
 /* Queue one view write: a row marker (@del false) or a row tombstone. */
 static int
 view_write(struct idx_job *job, const struct idx_rt *x, const struct sm_table *base,
@@ -980,8 +1137,7 @@ view_write(struct idx_job *job, const struct idx_rt *x, const struct sm_table *b
 	struct view_req *vr;
 	struct sm_mutation *m;
 	size_t bytes = 0;
-	unsigned j, b;
-	uint8_t *p;
+	unsigned j;
 
 	for (j = 0; j < 8; j++)
 		tok[j] = (uint8_t)((uint64_t)token >> (56 - 8 * j));
@@ -1004,17 +1160,7 @@ view_write(struct idx_job *job, const struct idx_rt *x, const struct sm_table *b
 	m->ts = ts;
 	m->ttl = ttl;
 	m->flags = del ? SM_MUT_DELETE_ROW : SM_MUT_ROW_MARKER;
-	p = vr->key;
-	for (j = 0; j < x->nkey; j++) {
-		struct sm_key *k = j < x->view->npk ? &m->pk : &m->ck;
-
-		b = k->n++;
-		k->part[b].p = p;
-		k->part[b].len = parts[j].len;
-		if (parts[j].len)
-			memcpy(p, parts[j].p, parts[j].len);
-		p += parts[j].len;
-	}
+	put_key(m, x->view, parts, x->nkey, vr->key);
 	job->reqs[job->nreqs++] = &vr->r;
 	return 0;
 }
@@ -1271,6 +1417,265 @@ diff(struct idx_job *job, const struct idx_set *s, const struct sm_table *base,
 	return 0;
 }
 
+/* ---- materialized views ---- */
+
+/* The view key of image row @row, in @parts; false when a part is null. */
+static bool
+mv_key(const struct mv_rt *x, const struct sm_table *base, const struct sm_key *pk,
+       const struct sm_key *ck, const struct image *im, const struct img_row *row,
+       struct sm_bytes *parts)
+{
+	unsigned j;
+
+	if (x->keycell >= 0 && !im->cells[row->cells + x->keycell].present)
+		return false;
+	for (j = 0; j < x->nkey; j++) {
+		const struct sm_column *c = &base->cols[x->ksrc[j]];
+
+		if (c->kind == SM_COL_PARTITION) {
+			parts[j] = pk->part[c->pos];
+		} else if (c->kind == SM_COL_CLUSTERING) {
+			if (ck->n <= c->pos)
+				return false;
+			parts[j] = ck->part[c->pos];
+		} else {
+			const struct img_cell *ic = &im->cells[row->cells + x->keycell];
+
+			parts[j] = (struct sm_bytes){ im->buf + ic->off, ic->len };
+		}
+	}
+	return true;
+}
+
+/*
+ * Queue one view mutation: a row tombstone (@cells NULL, @flags
+ * SM_MUT_DELETE_ROW) or the cells of @cells that @pick marks, with @flags.
+ */
+static int
+mv_write(struct idx_job *job, const struct mv_rt *x, const struct sm_bytes *parts, uint32_t flags,
+	 int64_t ts, int32_t ttl, const struct image *im, const struct img_cell *cells,
+	 const bool *pick)
+{
+	size_t bytes = 0, nops = 0;
+	struct sm_cell_op *ops;
+	struct view_req *vr;
+	struct sm_mutation *m;
+	unsigned j;
+	uint8_t *p;
+
+	for (j = 0; j < x->nkey; j++)
+		bytes += parts[j].len;
+	for (j = 0; cells != NULL && j < x->nsel; j++)
+		if (pick[j]) {
+			bytes += cells[j].len;
+			nops++;
+		}
+	bytes += nops * sizeof(*ops);
+	if (grow((void **)&job->reqs, &job->reqs_cap, job->nreqs + 1, sizeof(*job->reqs)) < 0)
+		return -ENOMEM;
+	vr = vr_get(bytes + 1);
+	if (vr == NULL)
+		return -ENOMEM;
+	sm_store_req_init(&vr->r, SM_REQ_MUTATE);
+	vr->job = job;
+	vr->r.done = view_done;
+	m = &vr->r.mut;
+	m->table = x->view;
+	m->ts = ts;
+	m->ttl = ttl > 0 ? ttl : 0;
+	m->flags = flags;
+	/* the ops first: key[] is aligned as the struct is */
+	ops = (struct sm_cell_op *)(void *)vr->key;
+	p = vr->key + nops * sizeof(*ops);
+	for (j = 0; cells != NULL && j < x->nsel; j++) {
+		struct sm_cell_op *op;
+
+		if (!pick[j])
+			continue;
+		op = &ops[m->nops++];
+		memset(op, 0, sizeof(*op));
+		op->col = x->vcols[j];
+		op->kind = SM_CELL_SET;
+		op->value.p = p;
+		op->value.len = cells[j].len;
+		if (cells[j].len)
+			memcpy(p, im->buf + cells[j].off, cells[j].len);
+		p += cells[j].len;
+	}
+	m->ops = m->nops ? ops : NULL;
+	put_key(m, x->view, parts, x->nkey, p);
+	job->reqs[job->nreqs++] = &vr->r;
+	return 0;
+}
+
+/* @c's TTL within the view row's: a view row whose key column expires goes whole. */
+static int32_t
+mv_ttl(int32_t ttl, int32_t row_ttl)
+{
+	return row_ttl > 0 && (ttl <= 0 || ttl > row_ttl) ? row_ttl : (ttl > 0 ? ttl : 0);
+}
+
+static __thread bool *mv_pick; /* two per selected column: in this mutation, written */
+static __thread unsigned mv_pick_cap;
+
+/*
+ * Write view row @parts whole from base row @q: one mutation that replaces
+ * the row (its marker and the cells of one timestamp and TTL), then one per
+ * other timestamp and TTL. The marker's liveness is the key column's when
+ * the view key has a regular column, else the most lasting of the base
+ * row's marker and of the base cells the view does not hold (ScyllaDB's
+ * virtual columns).
+ */
+static int
+mv_replace(struct idx_job *job, const struct mv_rt *x, const struct image *im,
+	   const struct img_row *q, const struct sm_bytes *parts, int64_t del_ts)
+{
+	const struct img_cell *cells = &im->cells[q->cells];
+	int32_t key_ttl = x->keycell >= 0 ? cells[x->keycell].ttl : 0;
+	uint32_t flags = SM_MUT_REPLACE_ROW;
+	bool live = false, *pick, *written;
+	int64_t gts = 0;
+	int32_t gttl = 0;
+	unsigned i, j;
+	int ret;
+
+	if (2 * x->nsel > mv_pick_cap) {
+		bool *v = sm_realloc(mv_pick, 2 * x->nsel * sizeof(*v));
+
+		if (v == NULL)
+			return -ENOMEM;
+		mv_pick = v;
+		mv_pick_cap = 2 * x->nsel;
+	}
+	pick = mv_pick;
+	written = mv_pick + x->nsel;
+	if (x->keycell >= 0) {
+		live = true;
+		gts = cells[x->keycell].wt;
+		gttl = mv_ttl(key_ttl, 0);
+	} else {
+		for (i = x->nsel; i <= x->ncols; i++) {
+			const struct img_cell *c = i < x->ncols ? &cells[i] : &q->marker;
+
+			if (!c->present)
+				continue;
+			gttl = !live ? mv_ttl(c->ttl, 0) : (gttl == 0 || c->ttl <= 0) ? 0
+							 : SM_MAX(gttl, c->ttl);
+			gts = !live ? c->wt : SM_MAX(gts, c->wt);
+			live = true;
+		}
+	}
+	for (j = 0; j < x->nsel; j++)
+		written[j] = !cells[j].present;
+	for (j = 0; j < x->nsel && written[j]; j++)
+		;
+	if (!live && j == x->nsel) /* nothing holds the row */
+		return mv_write(job, x, parts, SM_MUT_DELETE_ROW, del_ts, 0, im, NULL, NULL);
+	if (live)
+		flags |= SM_MUT_ROW_MARKER;
+	else
+		gts = cells[j].wt, gttl = mv_ttl(cells[j].ttl, key_ttl);
+	for (;;) {
+		for (j = 0; j < x->nsel; j++) {
+			pick[j] = !written[j] && cells[j].wt == gts &&
+				  mv_ttl(cells[j].ttl, key_ttl) == gttl;
+			written[j] |= pick[j];
+		}
+		ret = mv_write(job, x, parts, flags, gts, gttl, im, cells, pick);
+		for (j = 0; j < x->nsel && written[j]; j++)
+			;
+		if (ret < 0 || j == x->nsel)
+			return ret;
+		flags = 0;
+		gts = cells[j].wt;
+		gttl = mv_ttl(cells[j].ttl, key_ttl);
+	}
+}
+
+static bool
+same_cell(const struct image *a, const struct img_cell *x, const struct image *b,
+	  const struct img_cell *y)
+{
+	if (x->present != y->present)
+		return false;
+	return !x->present || (x->wt == y->wt && x->ttl == y->ttl && same_value(a, x, b, y));
+}
+
+/*
+ * One base row before (@p) and after (@q) the write, either NULL: delete
+ * the view row the row no longer has (its key changed or went null), and
+ * write the one it has whole when anything of it changed.
+ */
+static int
+mv_row(struct idx_job *job, const struct mv_rt *x, const struct sm_table *base,
+       const struct sm_key *pk, const struct image *pre, const struct img_row *p,
+       const struct image *post, const struct img_row *q, int64_t ts)
+{
+	struct sm_bytes kp[2 * SM_MAX_KEY_PARTS], kq[2 * SM_MAX_KEY_PARTS];
+	struct sm_key pck, qck;
+	bool pl = false, ql = false, same_key, changed;
+	unsigned j;
+	int ret;
+
+	if (p != NULL) {
+		sm_key_decode(pre->buf + p->ck_off, p->ck_len, &pck);
+		pl = mv_key(x, base, pk, &pck, pre, p, kp);
+	}
+	if (q != NULL) {
+		sm_key_decode(post->buf + q->ck_off, q->ck_len, &qck);
+		ql = mv_key(x, base, pk, &qck, post, q, kq);
+	}
+	same_key = pl && ql &&
+		   (x->keycell < 0 || same_value(pre, &pre->cells[p->cells + x->keycell], post,
+						 &post->cells[q->cells + x->keycell]));
+	if (pl && !same_key) {
+		ret = mv_write(job, x, kp, SM_MUT_DELETE_ROW, ts, 0, pre, NULL, NULL);
+		if (ret < 0)
+			return ret;
+	}
+	if (!ql)
+		return 0;
+	changed = !same_key || !same_cell(pre, &p->marker, post, &q->marker);
+	for (j = 0; j < x->ncols && !changed; j++)
+		changed = !same_cell(pre, &pre->cells[p->cells + j], post, &post->cells[q->cells + j]);
+	return changed ? mv_replace(job, x, post, q, kq, ts) : 0;
+}
+
+/* A view over the images of one partition, matched row by row as diff() does. */
+static int
+mv_diff(struct idx_job *job, const struct mv_rt *x, const struct sm_table *base,
+	const struct sm_key *pk, const struct image *pre, const struct image *post, int64_t ts)
+{
+	unsigned i, j;
+	int ret;
+
+	for (i = 0, j = 0; i < pre->nrows; i++) {
+		const struct img_row *p = &pre->rows[i], *q = NULL;
+
+		if (p->ck_len == 0 && base->nck > 0)
+			continue; /* the static-only row */
+		if (j < post->nrows && same_ck(pre, p, post, &post->rows[j]))
+			q = &post->rows[j++];
+		ret = mv_row(job, x, base, pk, pre, p, post, q, ts);
+		if (ret < 0)
+			return ret;
+	}
+	if (j == post->nrows)
+		return 0;
+	for (j = 0; j < post->nrows; j++) {
+		const struct img_row *q = &post->rows[j];
+		bool seen = false;
+
+		if (q->ck_len == 0 && base->nck > 0)
+			continue;
+		for (i = 0; i < pre->nrows && !seen; i++)
+			seen = same_ck(pre, &pre->rows[i], post, q);
+		if (!seen && (ret = mv_row(job, x, base, pk, pre, NULL, post, q, ts)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
 /* ---- the write paths ---- */
 
 static int32_t
@@ -1283,6 +1688,7 @@ key_ttl_of(const struct sm_table *base, const struct sm_mutation *m)
 
 struct images {
 	struct image pre, post, spre, spost;
+	struct image mpre[SM_VIEW_MAX_PER_TABLE], mpost[SM_VIEW_MAX_PER_TABLE];
 	struct sm_ck_range rg;
 	unsigned nranges;
 	bool rows;
@@ -1299,19 +1705,44 @@ image_reset(struct image *im)
 	im->with_pk = false;
 }
 
+static bool
+image_big(const struct image *im)
+{
+	return im->cap > IMAGE_KEEP || im->cells_cap * sizeof(struct img_cell) > IMAGE_KEEP;
+}
+
+/* True when the images of a write to a table with @nmv views grew past what is kept. */
+static bool
+images_big(const struct images *ims, unsigned nmv)
+{
+	unsigned i;
+	bool big = image_big(&ims->pre) || image_big(&ims->post);
+
+	for (i = 0; i < nmv && !big; i++)
+		big = image_big(&ims->mpre[i]) || image_big(&ims->mpost[i]);
+	return big;
+}
+
 /*
  * The calling shard's images, reused by every write: a write's images are
  * done with before anything it calls back can start another write.
  */
 static __thread struct images scratch;
 
+/* The images for a write to a table with @nmv views (only theirs are reset). */
 static struct images *
-images_get(void)
+images_get(unsigned nmv)
 {
+	unsigned i;
+
 	image_reset(&scratch.pre);
 	image_reset(&scratch.post);
 	image_reset(&scratch.spre);
 	image_reset(&scratch.spost);
+	for (i = 0; i < nmv; i++) {
+		image_reset(&scratch.mpre[i]);
+		image_reset(&scratch.mpost[i]);
+	}
 	scratch.nranges = 0;
 	scratch.rows = false;
 	return &scratch;
@@ -1320,10 +1751,16 @@ images_get(void)
 static void
 images_free(struct images *ims)
 {
+	unsigned i;
+
 	image_free(&ims->pre);
 	image_free(&ims->post);
 	image_free(&ims->spre);
 	image_free(&ims->spost);
+	for (i = 0; i < SM_VIEW_MAX_PER_TABLE; i++) {
+		image_free(&ims->mpre[i]);
+		image_free(&ims->mpost[i]);
+	}
 }
 
 static int
@@ -1331,15 +1768,22 @@ images_read(struct sm_ptable *pt, const struct idx_set *s, const struct sm_mutat
 	    int32_t now, struct images *ims)
 {
 	const struct sm_table *base = sm_ptable_schema(pt);
+	unsigned i;
 	int ret = 0;
 
 	if (!after)
 		ims->rows = s->has_rows && row_scope(base, m, &ims->rg, &ims->nranges);
-	if (ims->rows)
-		ret = read_image(pt, s, &m->pk, &ims->rg, ims->nranges, false, now,
+	if (ims->rows && s->n > 0)
+		ret = read_image(pt, s->cols, s->n, &m->pk, &ims->rg, ims->nranges, false, now,
 				 after ? &ims->post : &ims->pre);
 	if (ret == 0 && s->has_static)
-		ret = read_image(pt, s, &m->pk, NULL, 0, true, now, after ? &ims->spost : &ims->spre);
+		ret = read_image(pt, s->cols, s->n, &m->pk, NULL, 0, true, now,
+				 after ? &ims->spost : &ims->spre);
+	for (i = 0; ret == 0 && ims->rows && i < s->nmv; i++) {
+		(after ? &ims->mpost[i] : &ims->mpre[i])->with_marker = true;
+		ret = read_image(pt, s->mv[i]->cols, s->mv[i]->ncols, &m->pk, &ims->rg,
+				 ims->nranges, false, now, after ? &ims->mpost[i] : &ims->mpre[i]);
+	}
 	return ret;
 }
 
@@ -1349,12 +1793,15 @@ images_apply(struct idx_job *job, const struct idx_set *s, const struct sm_table
 	     const struct sm_mutation *m, struct images *ims, int64_t ts)
 {
 	int32_t kt = key_ttl_of(base, m);
+	unsigned i;
 	int ret = 0;
 
 	if (ims->rows)
 		ret = diff(job, s, base, &m->pk, &ims->pre, &ims->post, false, ts, kt, m);
 	if (ret == 0 && s->has_static)
 		ret = diff(job, s, base, &m->pk, &ims->spre, &ims->spost, true, ts, kt, m);
+	for (i = 0; ret == 0 && ims->rows && i < s->nmv; i++)
+		ret = mv_diff(job, s->mv[i], base, &m->pk, &ims->mpre[i], &ims->mpost[i], ts);
 	if (ret < 0) {
 		job_drop_reqs(job);
 		SM_ERR("out of memory updating the indexes of %s.%s: they miss this write",
@@ -1386,7 +1833,7 @@ store_index_mutate(struct sm_store_req *r, struct sm_ptable *pt, int64_t ts, int
 
 	if (s == NULL)
 		return false;
-	ims = images_get();
+	ims = images_get(s->nmv);
 	job = job_for(r);
 	if (job == NULL || images_read(pt, s, &r->mut, false, now, ims) < 0) {
 		r->result = -ENOMEM;
@@ -1398,8 +1845,7 @@ store_index_mutate(struct sm_store_req *r, struct sm_ptable *pt, int64_t ts, int
 		images_apply(job, s, base, &r->mut, ims, ts);
 out:
 	/* what a partition's deletion needed is not kept for every write */
-	if (ims->pre.cap > IMAGE_KEEP || ims->post.cap > IMAGE_KEEP ||
-	    ims->pre.cells_cap * sizeof(struct img_cell) > IMAGE_KEEP)
+	if (images_big(ims, s->nmv))
 		images_free(ims);
 	if (job != NULL && job != r->index_job)
 		job_put(job);
@@ -1514,6 +1960,7 @@ struct backfill {
 	int result;
 	void (*done)(void *arg, int result);
 	void *arg;
+	bool mv; /* a materialized view, not an index */
 	char ks[SM_NAME_MAX + 1];
 	char view[2 * SM_NAME_MAX + 32];
 };
@@ -1565,6 +2012,59 @@ backfill_step_done(struct idx_job *job)
 	sm_task_schedule(&bs->task); /* the next step after what else the shard has to do */
 }
 
+static void
+mv_backfill_step(struct backfill_shard *bs, const struct sm_table *view);
+
+/*
+ * Scan up to BACKFILL_STEP_ROWS rows of @base on this shard into @im, and
+ * the job for their view writes; NULL when the shard is done with an error.
+ */
+static struct idx_job *
+backfill_scan(struct backfill_shard *bs, const struct sm_table *base, const uint16_t *cols,
+	      unsigned ncols, bool statics, struct image *im, int *ret)
+{
+	uint32_t budget = BACKFILL_STEP_ROWS;
+	struct sm_select sel;
+	struct idx_job *job;
+
+	memset(im, 0, sizeof(*im));
+	im->with_pk = true;
+	im->ncols = ncols;
+	memset(&sel, 0, sizeof(sel));
+	sel.table = base;
+	sel.token_start = INT64_MIN;
+	sel.token_end = INT64_MAX;
+	sel.cols = cols;
+	sel.ncols = ncols;
+	sel.per_partition_limit = statics ? 1 : 0;
+	sel.marker = im->with_marker = !statics;
+	sel.sink.row = image_row;
+	sel.sink.ctx = im;
+	*ret = sm_store_scan_local(&sel, &bs->pos, &budget);
+	job = job_new(NULL);
+	if (job == NULL || (*ret < 0 && *ret != -ENOENT) || im->err < 0) {
+		bs->result = *ret < 0 ? *ret : -ENOMEM;
+		image_free(im);
+		if (job != NULL)
+			job_free(job);
+		backfill_shard_done(bs);
+		return NULL;
+	}
+	job->done = backfill_step_done;
+	job->arg = bs;
+	return job;
+}
+
+/* Send a step's view writes; the job's done() schedules the next step (@ret 1: more). */
+static void
+backfill_step_end(struct backfill_shard *bs, struct idx_job *job, struct image *im, int ret)
+{
+	image_free(im);
+	job->result = bs->result < 0 ? bs->result : (ret == 1 ? 0 : 1);
+	job_submit(job);
+	job_put(job);
+}
+
 /* One bounded step: up to BACKFILL_STEP_ROWS base rows of this shard into the view. */
 static void
 backfill_step(void *arg)
@@ -1575,12 +2075,14 @@ backfill_step(void *arg)
 	const struct idx_set *s = NULL;
 	struct sm_index_info info;
 	struct image im;
-	struct sm_select sel;
 	struct idx_job *job;
-	uint32_t budget = BACKFILL_STEP_ROWS;
 	unsigned xi = 0, i;
 	int ret;
 
+	if (bs->bf->mv) {
+		mv_backfill_step(bs, view);
+		return;
+	}
 	if (view != NULL) {
 		base = sm_catalog_table(sm_store_catalog(), bs->bf->ks,
 					sm_option_get(view->options, view->noptions,
@@ -1593,30 +2095,9 @@ backfill_step(void *arg)
 		backfill_shard_done(bs); /* dropped meanwhile: nothing to fill */
 		return;
 	}
-	memset(&im, 0, sizeof(im));
-	im.with_pk = true;
-	memset(&sel, 0, sizeof(sel));
-	sel.table = base;
-	sel.token_start = INT64_MIN;
-	sel.token_end = INT64_MAX;
-	sel.cols = s->cols;
-	sel.ncols = s->n;
-	sel.per_partition_limit = s->idx[xi].tkind == SM_COL_STATIC ? 1 : 0;
-	sel.sink.row = image_row;
-	sel.sink.ctx = &im;
-	im.ncols = s->n;
-	ret = sm_store_scan_local(&sel, &bs->pos, &budget);
-	job = job_new(NULL);
-	if (job == NULL || (ret < 0 && ret != -ENOENT) || im.err < 0) {
-		bs->result = ret < 0 ? ret : -ENOMEM;
-		image_free(&im);
-		if (job != NULL)
-			job_free(job);
-		backfill_shard_done(bs);
+	job = backfill_scan(bs, base, s->cols, s->n, s->idx[xi].tkind == SM_COL_STATIC, &im, &ret);
+	if (job == NULL)
 		return;
-	}
-	job->done = backfill_step_done;
-	job->arg = bs;
 	for (i = 0; i < im.nrows && ret >= 0; i++) {
 		const struct img_row *q = &im.rows[i];
 		struct sm_key pk;
@@ -1633,11 +2114,51 @@ backfill_step(void *arg)
 			break;
 		}
 	}
-	image_free(&im);
-	/* 1: this shard has more; the job's done() schedules the next step */
-	job->result = bs->result < 0 ? bs->result : (ret == 1 ? 0 : 1);
-	job_submit(job);
-	job_put(job);
+	backfill_step_end(bs, job, &im, ret);
+}
+
+/* backfill_step() for a materialized view: each base row's view row, whole. */
+static void
+mv_backfill_step(struct backfill_shard *bs, const struct sm_table *view)
+{
+	const struct sm_table *base = NULL;
+	const struct idx_set *s = NULL;
+	const struct mv_rt *x = NULL;
+	struct idx_job *job;
+	struct image im;
+	unsigned i;
+	int ret;
+
+	if (view != NULL && (base = sm_catalog_table(sm_store_catalog(), bs->bf->ks,
+						     sm_view_base(view))) != NULL)
+		s = set_of(base);
+	for (i = 0; s != NULL && i < s->nmv && x == NULL; i++)
+		if (s->mv[i]->view == view)
+			x = s->mv[i];
+	if (x == NULL) {
+		backfill_shard_done(bs); /* dropped meanwhile: nothing to fill */
+		return;
+	}
+	job = backfill_scan(bs, base, x->cols, x->ncols, false, &im, &ret);
+	if (job == NULL)
+		return;
+	for (i = 0; i < im.nrows; i++) {
+		const struct img_row *q = &im.rows[i];
+		struct sm_key pk;
+		int err;
+
+		if (q->ck_len == 0 && base->nck > 0)
+			continue;
+		sm_key_decode(im.buf + q->pk_off, q->pk_len, &pk);
+		/* a write to the row after this step replaces the view row again */
+		err = mv_row(job, x, base, &pk, NULL, NULL, &im, q, 1);
+		if (err < 0) {
+			job_drop_reqs(job);
+			bs->result = err;
+			break;
+		}
+	}
+	backfill_step_end(bs, job, &im, ret);
 }
 
 static void
@@ -1649,8 +2170,8 @@ backfill_start(void *arg)
 	backfill_step(bs);
 }
 
-int
-sm_index_backfill(const struct sm_table *view, void (*done)(void *arg, int result), void *arg)
+static int
+backfill(const struct sm_table *view, bool mv, void (*done)(void *arg, int result), void *arg)
 {
 	struct backfill *bf = sm_calloc(1, sizeof(*bf));
 	unsigned i, n = sm_shard_count() ? sm_shard_count() : 1;
@@ -1658,6 +2179,7 @@ sm_index_backfill(const struct sm_table *view, void (*done)(void *arg, int resul
 	if (bf == NULL)
 		return -ENOMEM;
 	bf->origin = sm_shard_id();
+	bf->mv = mv;
 	bf->done = done;
 	bf->arg = arg;
 	snprintf(bf->ks, sizeof(bf->ks), "%s", view->ks);
@@ -1683,11 +2205,26 @@ sm_index_backfill(const struct sm_table *view, void (*done)(void *arg, int resul
 	return 0;
 }
 
+int
+sm_index_backfill(const struct sm_table *view, void (*done)(void *arg, int result), void *arg)
+{
+	return backfill(view, false, done, arg);
+}
+
+int
+sm_view_backfill(const struct sm_table *view, void (*done)(void *arg, int result), void *arg)
+{
+	return backfill(view, true, done, arg);
+}
+
 static void
 pools_fini(void)
 {
 	unsigned i;
 
+	sm_free(mv_pick);
+	mv_pick = NULL;
+	mv_pick_cap = 0;
 	while (free_vrs != NULL) {
 		struct view_req *vr = free_vrs;
 

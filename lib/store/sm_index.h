@@ -101,4 +101,73 @@ sm_index_by_name(const struct sm_keyspace *k, const char *name);
 int
 sm_index_backfill(const struct sm_table *view, void (*done)(void *arg, int result), void *arg);
 
+/*
+ * CQL materialized views (ScyllaDB's cql3/statements/create_view_statement.cc,
+ * db/view/view.cc): a view is a table of its own whose rows the store
+ * keeps as a copy of the base rows, keyed by the view's primary key (every
+ * base key column, and at most one base regular column). Each base row has
+ * at most one view row; both are written on the base partition's shard
+ * (the view row is replaced as a whole from the base row's post-image, so
+ * a view row that moved away and back carries no stale tombstone: the
+ * outcome of ScyllaDB's shadowable tombstone).
+ */
+#define SM_VIEW_OPT_BASE "cql:view_base"   /* the base table, same keyspace */
+#define SM_VIEW_OPT_ALL "cql:view_all"	   /* "1": SELECT * */
+#define SM_VIEW_OPT_WHERE "cql:view_where" /* the WHERE clause, as CQL text */
+#define SM_VIEW_MAX_PER_TABLE 8u
+
+struct sm_view_def {
+	const char *ks;
+	const char *name;
+	const char *base_ks; /* NULL: ks */
+	const char *base;
+	bool if_not_exists;
+	bool star;
+	const char *const *cols; /* selected columns (not star) */
+	unsigned ncols;
+	const char *const *not_null; /* IS NOT NULL columns */
+	unsigned nnot_null;
+	const char *const *pk;
+	unsigned npk;
+	const char *const *ck;
+	const bool *ck_desc; /* one per ck */
+	unsigned nck;
+	const struct sm_option *options; /* checked WITH options */
+	unsigned noptions;
+	int32_t default_ttl;
+};
+
+/* True when @t is a materialized view (hidden from system_schema.tables). */
+bool
+sm_table_is_mv(const struct sm_table *t);
+
+/* The base table's name of view @t, or NULL when @t is no materialized view. */
+const char *
+sm_view_base(const struct sm_table *t);
+
+/* The @i-th materialized view of @base in keyspace @k (i from 0), or NULL past the last. */
+const struct sm_table *
+sm_view_nth(const struct sm_keyspace *k, const struct sm_table *base, unsigned i);
+
+/*
+ * CREATE MATERIALIZED VIEW with ScyllaDB's checks and messages. 0 and
+ * *next, 1 for an IF NOT EXISTS no-op, -errno with the message (-ENOENT
+ * no keyspace or base, -EEXIST the name is taken, -EINVAL invalid).
+ */
+int
+sm_catalog_create_view(const struct sm_catalog *cur, const struct sm_view_def *def,
+		       struct sm_catalog **next, char *err, size_t errlen);
+
+/* DROP MATERIALIZED VIEW [IF EXISTS]: 0, 1 (IF EXISTS no-op) or -errno with the message. */
+int
+sm_catalog_drop_view(const struct sm_catalog *cur, const char *ks, const char *name,
+		     bool if_exists, struct sm_catalog **next, char *err, size_t errlen);
+
+/*
+ * Fill materialized view @view from its base's existing rows, in bounded
+ * steps on every shard, as sm_index_backfill().
+ */
+int
+sm_view_backfill(const struct sm_table *view, void (*done)(void *arg, int result), void *arg);
+
 #endif /* SM_INDEX_H */

@@ -858,6 +858,11 @@ sm_store_submit(struct sm_store_req *r)
 	ss->inflight++;
 	if (SM_UNLIKELY(ss->index_tables != 0) && store_index_route(r))
 		return;
+	/* a request made as another kind and turned into a read (Alternator's
+	 * read-modify-write) holds that kind's bytes there: only the store's
+	 * own reads of a view's images want the markers */
+	if (r->kind == SM_REQ_SELECT || r->kind == SM_REQ_SERIAL_SELECT)
+		r->sel.marker = false;
 	if (r->kind == SM_REQ_SELECT && r->sel.range) {
 		scan_start(r);
 		return;

@@ -90,6 +90,9 @@ enum sm_mutation_flags {
 	SM_MUT_DELETE_ROW = 1u << 1,	   /* row tombstone at ck */
 	SM_MUT_DELETE_PARTITION = 1u << 2, /* partition tombstone */
 	SM_MUT_DELETE_RANGE = 1u << 3,	   /* range tombstone over @range */
+	/* a materialized view's row, written whole: what the row held before
+	 * (marker, cells, row tombstone) goes first (sm_index.h) */
+	SM_MUT_REPLACE_ROW = 1u << 4,
 };
 
 /* Every change to one partition of one table, at one timestamp and TTL. */
@@ -121,6 +124,7 @@ struct sm_row_view {
 	const struct sm_key *ck;	  /* n == 0: a partition with only static cells */
 	const struct sm_cell_view *cells; /* one per selected column */
 	unsigned ncells;
+	struct sm_cell_view marker; /* sm_select.marker: the live row marker, its value empty */
 };
 
 /* Return < 0 to stop the read (the error is the read's result). */
@@ -161,6 +165,10 @@ struct sm_select {
 	uint32_t limit;		      /* rows, 0: none */
 	uint32_t per_partition_limit; /* 0: none */
 	bool resume;		      /* continue from @paging */
+	/* fill in the rows' marker: a direct sm_ptable_read() or scan of
+	 * the store's own (a materialized view's images); sm_store_submit()
+	 * clears it */
+	bool marker;
 	struct sm_paging paging;      /* in: where to resume; out: where it stopped */
 	int32_t now;		      /* seconds, 0: the current time */
 	struct sm_row_sink sink;

@@ -1365,8 +1365,10 @@ check_key(const struct sm_table *t, const struct sm_key *k, unsigned want, unsig
 
 		/* a compound key's serialized form is never empty (ScyllaDB's
 		 * validation.cc validate_cql_key()): only a single empty component
-		 * is; an index's view keeps the empty value it indexes */
-		if (k->part[i].len == 0 && first == 0 && want == 1 && !sm_table_is_index(t)) {
+		 * is; an index's view keeps the empty value it indexes, a
+		 * materialized view the empty value of its key column */
+		if (k->part[i].len == 0 && first == 0 && want == 1 && !sm_table_is_index(t) &&
+		    !sm_table_is_mv(t)) {
 			snprintf(err, errlen, "Key may not be empty");
 			return -EINVAL;
 		}
@@ -1454,7 +1456,7 @@ sm_ptable_apply_at(struct sm_ptable *pt, const struct sm_mutation *m, int64_t to
 	struct row *r = NULL;
 	int32_t ttl = m->ttl == SM_TTL_DEFAULT ? t->default_ttl : m->ttl;
 	int32_t ldt = ttl > 0 ? now + ttl : 0;
-	bool need_row = (m->flags & (SM_MUT_ROW_MARKER | SM_MUT_DELETE_ROW)) != 0;
+	bool need_row = (m->flags & (SM_MUT_ROW_MARKER | SM_MUT_DELETE_ROW | SM_MUT_REPLACE_ROW)) != 0;
 	unsigned i;
 	int ret;
 
@@ -1570,6 +1572,10 @@ sm_ptable_apply_at(struct sm_ptable *pt, const struct sm_mutation *m, int64_t to
 		r = row_get(t, p, &m->ck, true);
 		if (r == NULL)
 			goto nomem;
+	}
+	if (m->flags & SM_MUT_REPLACE_ROW) {
+		r->del_ts = TS_NONE;
+		row_purge(t, r, t->nregular, INT64_MAX);
 	}
 	if ((m->flags & SM_MUT_DELETE_ROW) && ts > r->del_ts) {
 		r->del_ts = ts;
@@ -1928,6 +1934,12 @@ emit_row(struct sm_select *s, const struct sm_table *t, const struct part *p, co
 	rv.ck = ck;
 	rv.cells = cells;
 	rv.ncells = s->ncols;
+	if (SM_UNLIKELY(s->marker)) {
+		rv.marker.present = r != NULL && r->marker_ts != TS_NONE && r->marker_ts > shadow &&
+				    !expired(r->marker_ldt, now);
+		rv.marker.writetime = r != NULL ? r->marker_ts : 0;
+		rv.marker.ttl = r != NULL && r->marker_ldt ? r->marker_ldt - now : 0;
+	}
 	ret = s->sink.row(s->sink.ctx, &rv);
 	return ret < 0 ? ret : 0;
 }

@@ -55,6 +55,8 @@ measure "CQL delete" --delete
 measure "CQL counter write" --counters --write
 # the cost of a secondary index on C0: the write's pre- and post-image and the view write
 measure "CQL write_index" --workload write_index
+# the cost of a materialized view keyed by C0: the pre- and post-image and the view row written whole
+measure "CQL write_view" --workload write_view
 for mode in forbid_rmw unsafe always_use_lwt only_rmw_uses_lwt; do
 	measure "Alternator read ($mode)" --alternator "$mode" --workload read
 	measure "Alternator write ($mode)" --alternator "$mode" --workload write

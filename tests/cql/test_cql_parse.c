@@ -911,7 +911,8 @@ test_unsupported(void **state)
 	bad("CREATE CUSTOM INDEX i ON t (v)", -ENOTSUP, "not supported by shardmark: CREATE CUSTOM INDEX");
 	bad("CREATE INDEX i ON t (v) USING 'org.x'", -ENOTSUP, "CUSTOM INDEX");
 	bad("CREATE INDEX i ON t (a, b)", -ENOTSUP, "several columns");
-	bad("CREATE MATERIALIZED VIEW v AS SELECT * FROM t", -ENOTSUP, "MATERIALIZED VIEW");
+	bad("CREATE MATERIALIZED VIEW v AS SELECT * FROM t WHERE a = 1 PRIMARY KEY (a)", -ENOTSUP,
+	    "WHERE restriction other than IS NOT NULL");
 	bad("CREATE FUNCTION f() RETURNS int", -ENOTSUP, "FUNCTION");
 	bad("CREATE OR REPLACE FUNCTION f()", -ENOTSUP, "FUNCTION");
 	bad("CREATE ROLE r", -ENOTSUP, "ROLE");
@@ -919,10 +920,62 @@ test_unsupported(void **state)
 	bad("GRANT SELECT ON ks TO r", -ENOTSUP, "GRANT");
 	bad("REVOKE SELECT ON ks FROM r", -ENOTSUP, "REVOKE");
 	bad("LIST ROLES", -ENOTSUP, "LIST");
-	bad("DROP MATERIALIZED VIEW v", -ENOTSUP, "VIEW");
-	bad("ALTER MATERIALIZED VIEW v WITH comment = 'x'", -ENOTSUP, "VIEW");
 	bad("CREATE TABLE t (a frozen<ks.udt> PRIMARY KEY, b ks.x.y)", -EBADMSG, NULL);
 	bad("SELECT * FROM t WHERE a LIKE 'x'", -ENOTSUP, "LIKE");
+}
+
+/* CREATE / DROP / ALTER MATERIALIZED VIEW (ScyllaDB's Cql.g createViewStatement). */
+static void
+test_create_view(void **state)
+{
+	struct sm_cql_stmt *s;
+
+	(void)state;
+	s = ok("CREATE MATERIALIZED VIEW IF NOT EXISTS ks.v AS SELECT a, \"B\" FROM t WHERE a IS "
+	       "NOT NULL AND c IS NOT NULL PRIMARY KEY ((a, b), c) WITH CLUSTERING ORDER BY (c "
+	       "DESC) AND comment = 'x'");
+	assert_int_equal(s->kind, SM_CQL_CREATE_VIEW);
+	assert_true(s->create_view.if_not_exists);
+	assert_string_equal(s->create_view.view.ks, "ks");
+	assert_string_equal(s->create_view.view.name, "v");
+	assert_null(s->create_view.base.ks);
+	assert_string_equal(s->create_view.base.name, "t");
+	assert_false(s->create_view.star);
+	assert_int_equal(s->create_view.ncols, 2);
+	assert_string_equal(s->create_view.cols[1], "B");
+	assert_int_equal(s->create_view.nnot_null, 2);
+	assert_string_equal(s->create_view.not_null[1], "c");
+	assert_int_equal(s->create_view.key.npk, 2);
+	assert_int_equal(s->create_view.key.nck, 1);
+	assert_int_equal(s->create_view.key.nclustering_order, 1);
+	assert_true(s->create_view.key.clustering_order[0].desc);
+	assert_int_equal(s->create_view.key.nprops, 1);
+	sm_cql_stmt_free(s);
+	s = ok("CREATE MATERIALIZED VIEW v AS SELECT * FROM t PRIMARY KEY (a)");
+	assert_true(s->create_view.star);
+	assert_int_equal(s->create_view.nnot_null, 0);
+	sm_cql_stmt_free(s);
+	s = ok("DROP MATERIALIZED VIEW IF EXISTS ks.v");
+	assert_int_equal(s->kind, SM_CQL_DROP_VIEW);
+	assert_true(s->drop_view.if_exists);
+	assert_string_equal(s->drop_view.table.name, "v");
+	sm_cql_stmt_free(s);
+	s = ok("ALTER MATERIALIZED VIEW ks.v WITH comment = 'x' AND gc_grace_seconds = 1");
+	assert_int_equal(s->kind, SM_CQL_ALTER_TABLE);
+	assert_true(s->alter_table.view);
+	assert_int_equal(s->alter_table.kind, SM_CQL_ALTER_WITH);
+	assert_int_equal(s->alter_table.nprops, 2);
+	sm_cql_stmt_free(s);
+	bad("CREATE MATERIALIZED VIEW v AS SELECT * FROM t WHERE a IS NOT 1 PRIMARY KEY (a)",
+	    -EBADMSG, NULL);
+	bad("CREATE MATERIALIZED VIEW v AS SELECT * FROM t", -EBADMSG, NULL);
+	bad("CREATE MATERIALIZED VIEW v AS SELECT a AS b FROM t PRIMARY KEY (a)", -EINVAL,
+	    "Cannot use alias when defining a materialized view");
+	bad("CREATE MATERIALIZED VIEW v AS SELECT f(a) FROM t PRIMARY KEY (a)", -EINVAL,
+	    "Cannot use general expressions");
+	bad("CREATE MATERIALIZED VIEW v AS SELECT * FROM t WHERE a = ? PRIMARY KEY (a)", -EINVAL,
+	    "Cannot use query parameters in CREATE MATERIALIZED VIEW statements");
+	bad("ALTER MATERIALIZED VIEW v ADD x int", -EBADMSG, NULL);
 }
 
 /* CREATE INDEX's targets (ScyllaDB's Cql.g indexIdent) and DROP INDEX. */
@@ -1291,6 +1344,7 @@ main(void)
 		cmocka_unit_test(test_duplicate_properties),
 		cmocka_unit_test(test_unsupported),
 		cmocka_unit_test(test_create_index),
+		cmocka_unit_test(test_create_view),
 		cmocka_unit_test(test_user_types),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_large),

@@ -240,6 +240,27 @@ def cql_seeds():
         "TRUNCATE ks.wide",
         "DROP TABLE ks.coll"),
         tables=("wide", "coll"))
+    session("views", (
+        "INSERT INTO ks.wide (pk, ck, v, s) VALUES (1, 'a', 0x01, 7)",
+        "CREATE MATERIALIZED VIEW ks.bv AS SELECT * FROM ks.wide WHERE v IS NOT NULL AND "
+        "ck IS NOT NULL PRIMARY KEY (v, pk, ck)",
+        "CREATE MATERIALIZED VIEW IF NOT EXISTS ks.ck AS SELECT pk, ck FROM ks.wide WHERE "
+        "ck IS NOT NULL PRIMARY KEY (ck, pk) WITH CLUSTERING ORDER BY (pk DESC)",
+        "CREATE MATERIALIZED VIEW ks.bad AS SELECT s FROM ks.wide PRIMARY KEY (pk)",
+        "INSERT INTO ks.wide (pk, ck, v) VALUES (2, 'b', 0x01) USING TTL 100",
+        "UPDATE ks.wide SET v = 0x02 WHERE pk = 1 AND ck = 'a'",
+        "UPDATE ks.wide SET v = null WHERE pk = 2 AND ck = 'b'",
+        "SELECT * FROM ks.bv WHERE v = 0x02",
+        "SELECT * FROM ks.ck WHERE ck = 'a' AND pk < 5",
+        "INSERT INTO ks.bv (v, pk, ck) VALUES (0x01, 1, 'a')",
+        "DELETE FROM ks.wide WHERE pk = 1 AND ck >= 'a'",
+        "ALTER MATERIALIZED VIEW ks.ck WITH comment = 'c'",
+        "SELECT * FROM system_schema.views",
+        "DROP TABLE ks.wide",
+        "DROP MATERIALIZED VIEW ks.bv",
+        "DROP MATERIALIZED VIEW IF EXISTS ks.nope",
+        "TRUNCATE ks.wide"),
+        tables=("wide",))
     def counters(s):
         for q in ("UPDATE ks.cnt SET c = c + 5 WHERE k = 1",
                   "UPDATE ks.cnt SET c = c - 2 WHERE k = 1", "SELECT c FROM ks.cnt WHERE k = 1"):

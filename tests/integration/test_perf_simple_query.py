@@ -41,6 +41,7 @@ def iterations(out):
     (["--workload", "write_rmw"], "--workload is for the Alternator frontend"),
     (["--alternator", "o", "--workload", "write_index"], "Alternator's is write_gsi"),
     (["--counters", "--workload", "write_index"], "counter tables have no indexes"),
+    (["--alternator", "o", "--workload", "write_view"], "Alternator's is write_gsi"),
     (["--alternator", "o", "--workload", "fly"], "--workload: expected read, write"),
     (["--no-such-option"], "no-such-option"),
 ])
@@ -110,6 +111,7 @@ def test_cql_read_output_and_json(run_cli, tmp_path):
     (["--query-single-key"], "read"),
     (["--workload", "write_index"], "write_index"),
     (["--workload", "write_index", "--shard-aware", "false"], "write_index"),
+    (["--workload", "write_view"], "write_view"),
 ])
 def test_cql_modes(run_cli, tmp_path, args, kind):
     out = tmp_path / "r.json"

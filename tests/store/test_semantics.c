@@ -1055,6 +1055,31 @@ test_row_tombstone(void **state)
 	CHECK(READ(PK(3), "ck,v,w"), "1|'new'|null");
 }
 
+/* A materialized view's row written whole (SM_MUT_REPLACE_ROW, sm_index.h). */
+static void
+test_replace_row(void **state)
+{
+	(void)state;
+	open_basic();
+	INSERT(PK(1), CK(1), 100, 0, op_set("v", T("a")), op_set("w", I(1)));
+	UPDATE(PK(1), NOKEY, 100, 0, op_set("s", I(5)));
+	/* what the row held goes, cells of other columns included */
+	must_apply(__LINE__, SM_MUT_REPLACE_ROW | SM_MUT_ROW_MARKER, PK(1), CK(1), NULL, 90, 0,
+		   OPS(op_set("v", T("b"))));
+	CHECK(READ(PK(1), "ck,v,w,s"), "1|'b'|null|5");
+	/* a row deleted at 200 comes back with older timestamps: the outcome of
+	 * ScyllaDB's shadowable tombstone */
+	DEL_ROW(PK(1), CK(1), 200);
+	CHECK(READ(PK(1), "ck,v"), "null|null"); /* the static row */
+	must_apply(__LINE__, SM_MUT_REPLACE_ROW, PK(1), CK(1), NULL, 120, 0,
+		   OPS(op_set("w", I(2))));
+	must_apply(__LINE__, 0, PK(1), CK(1), NULL, 110, 0, OPS(op_set("v", T("c"))));
+	CHECK(READ(PK(1), "ck,v,w"), "1|'c'|2");
+	/* without a marker the row lives by its cells only */
+	UPDATE(PK(1), CK(1), 300, 0, op_del("v"), op_del("w"));
+	CHECK(READ(PK(1), "ck,v,w"), "null|null|null");
+}
+
 static void
 test_cell_tombstone(void **state)
 {
@@ -2750,6 +2775,7 @@ main(void)
 		T_(test_ttl_default_time_to_live),
 		T_(test_partition_tombstone),
 		T_(test_row_tombstone),
+		T_(test_replace_row),
 		T_(test_cell_tombstone),
 		T_(test_range_tombstone_bounds),
 		T_(test_range_tombstone_vs_writes),
