@@ -1539,13 +1539,15 @@ mv_replace(struct idx_job *job, const struct mv_rt *x, const struct image *im,
 	unsigned i, j;
 	int ret;
 
-	if (2 * x->nsel > mv_pick_cap) {
-		bool *v = sm_realloc(mv_pick, 2 * x->nsel * sizeof(*v));
+	/* never NULL, even for a view of key columns only (nsel 0): written = pick + 0 */
+	if (mv_pick == NULL || 2 * x->nsel > mv_pick_cap) {
+		unsigned cap = SM_MAX(2 * x->nsel, 2u);
+		bool *v = sm_realloc(mv_pick, cap * sizeof(*v));
 
 		if (v == NULL)
 			return -ENOMEM;
 		mv_pick = v;
-		mv_pick_cap = 2 * x->nsel;
+		mv_pick_cap = cap;
 	}
 	pick = mv_pick;
 	written = mv_pick + x->nsel;
