@@ -63,6 +63,12 @@ op_reset(const char *body, size_t len, bool sort_key)
 	op.names_tok = op.values_tok = op.atg_tok = -1;
 	op.ntmp = 0;
 	op.keys.len = op.vals.len = op.last.len = op.names.len = op.inflated.len = 0;
+	/* as alt_op.c's reset: remembered names point into op.names, emptied above */
+	op.nresolved = 0;
+	if (op.name_memo_n > 0) {
+		memset(op.name_memo, 0, op.name_memo_cap * sizeof(*op.name_memo));
+		op.name_memo_n = 0;
+	}
 	op.errmsg[0] = '\0';
 	op.body = body;
 	op.body_len = len;
