@@ -406,18 +406,36 @@ history_path(char *buf, size_t len)
 static int
 interactive(struct sm_cqlsh *sh)
 {
-	EditLine *el = el_init("shardmark", stdin, stdout, stderr);
-	History *hist = history_init();
+	struct termios saved, quiet;
+	bool restore = false;
+	EditLine *el;
+	History *hist;
 	HistEvent ev;
 	char path[4096];
 	const char *line;
 	int n, ret = 0;
 
+	/*
+	 * Ctrl-C is a key for the whole session, not only inside el_gets():
+	 * typed while a statement runs, or just after a prompt and before
+	 * libedit has switched the terminal, it would be SIGINT, which ends the
+	 * runtime and so the shell. Set before el_init(), which takes the
+	 * terminal's modes as the ones to return to between lines.
+	 */
+	if (tcgetattr(STDIN_FILENO, &saved) == 0) {
+		quiet = saved;
+		quiet.c_lflag &= ~(tcflag_t)ISIG;
+		restore = tcsetattr(STDIN_FILENO, TCSANOW, &quiet) == 0;
+	}
+	el = el_init("shardmark", stdin, stdout, stderr);
+	hist = history_init();
 	if (el == NULL || hist == NULL) {
 		if (el != NULL)
 			el_end(el);
 		if (hist != NULL)
 			history_end(hist);
+		if (restore)
+			tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 		return -ENOMEM;
 	}
 	the_shell = sh;
@@ -466,6 +484,8 @@ interactive(struct sm_cqlsh *sh)
 	history(hist, &ev, H_SAVE, path);
 	history_end(hist);
 	el_end(el);
+	if (restore)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 	return ret < 0 ? ret : 0;
 }
 #endif
