@@ -999,6 +999,28 @@ vr_get(size_t bytes)
 }
 
 static void
+view_done(struct sm_store_req *r);
+
+/* A view write of @job to @view with @bytes of keys and values, room for it in job->reqs. */
+static struct view_req *
+view_req_new(struct idx_job *job, const struct sm_table *view, size_t bytes, int64_t ts)
+{
+	struct view_req *vr;
+
+	if (grow((void **)&job->reqs, &job->reqs_cap, job->nreqs + 1, sizeof(*job->reqs)) < 0)
+		return NULL;
+	vr = vr_get(bytes + 1);
+	if (vr == NULL)
+		return NULL;
+	sm_store_req_init(&vr->r, SM_REQ_MUTATE);
+	vr->job = job;
+	vr->r.done = view_done;
+	vr->r.mut.table = view;
+	vr->r.mut.ts = ts;
+	return vr;
+}
+
+static void
 job_free(struct idx_job *job)
 {
 	if (nfree_jobs >= POOL_MAX) {
@@ -1147,17 +1169,10 @@ view_write(struct idx_job *job, const struct idx_rt *x, const struct sm_table *b
 						   : row_value(base, x->src[j], pk, ck, im, row, s);
 		bytes += parts[j].len;
 	}
-	if (grow((void **)&job->reqs, &job->reqs_cap, job->nreqs + 1, sizeof(*job->reqs)) < 0)
-		return -ENOMEM;
-	vr = vr_get(bytes + 1);
+	vr = view_req_new(job, x->view, bytes, ts);
 	if (vr == NULL)
 		return -ENOMEM;
-	sm_store_req_init(&vr->r, SM_REQ_MUTATE);
-	vr->job = job;
-	vr->r.done = view_done;
 	m = &vr->r.mut;
-	m->table = x->view;
-	m->ts = ts;
 	m->ttl = ttl;
 	m->flags = del ? SM_MUT_DELETE_ROW : SM_MUT_ROW_MARKER;
 	put_key(m, x->view, parts, x->nkey, vr->key);
@@ -1471,17 +1486,10 @@ mv_write(struct idx_job *job, const struct mv_rt *x, const struct sm_bytes *part
 			nops++;
 		}
 	bytes += nops * sizeof(*ops);
-	if (grow((void **)&job->reqs, &job->reqs_cap, job->nreqs + 1, sizeof(*job->reqs)) < 0)
-		return -ENOMEM;
-	vr = vr_get(bytes + 1);
+	vr = view_req_new(job, x->view, bytes, ts);
 	if (vr == NULL)
 		return -ENOMEM;
-	sm_store_req_init(&vr->r, SM_REQ_MUTATE);
-	vr->job = job;
-	vr->r.done = view_done;
 	m = &vr->r.mut;
-	m->table = x->view;
-	m->ts = ts;
 	m->ttl = ttl > 0 ? ttl : 0;
 	m->flags = flags;
 	/* the ops first: key[] is aligned as the struct is */
