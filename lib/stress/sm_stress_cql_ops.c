@@ -324,7 +324,13 @@ use_cb(void *arg, const struct sm_cqlc_result *r)
 	struct sm_stress_conn *c = arg;
 
 	if (r->kind != SM_CQLC_SET_KEYSPACE) {
-		sm_stress_conn_failed(c, -EINVAL, "USE of the profile's keyspace failed");
+		char why[400];
+
+		snprintf(why, sizeof(why), "%s: %.*s", setup_statement(1),
+			 r->kind == SM_CQLC_ERROR ? (int)r->error_message.len : 40,
+			 r->kind == SM_CQLC_ERROR ? (const char *)r->error_message.p
+						  : sm_cqlc_error_text(c->cql));
+		sm_stress_conn_failed(c, -EINVAL, why);
 		return;
 	}
 	conn_prepare_next(c);

@@ -87,7 +87,7 @@ add_host_addr(const char *addr)
 void
 sm_stress_start_connect(void)
 {
-	unsigned i;
+	unsigned i, k;
 
 	if (sx->ring_ok) {
 		for (i = 0; i < sx->ring.nhosts; i++)
@@ -107,6 +107,8 @@ sm_stress_start_connect(void)
 			sm_stress_control_fail("out of memory");
 			return;
 		}
+		for (k = 0; k < sh->conns_per_host * sx->nhosts; k++)
+			sm_timer_init(&sh->conns[k].redial, NULL, NULL);
 	}
 	sx->phase = SM_STRESS_PH_CONNECT;
 	to_all(sm_stress_shard_connect, NULL, NULL);

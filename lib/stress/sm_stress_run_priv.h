@@ -37,6 +37,9 @@
 #define SM_STRESS_HDR_HIGHEST 3600000000000ll /* 1 hour in ns */
 #define SM_STRESS_HDR_SIGFIGS 3
 #define SM_STRESS_POLL_MS 20
+/* a connection's setup: tries in all, and the pause between two */
+#define SM_STRESS_CONN_SETUP_TRIES 3
+#define SM_STRESS_CONN_REDIAL_MS 200
 
 /* Error codes of our own, beside CQL's codes, HTTP statuses and -errno. */
 #define SM_STRESS_VALIDATION_ERROR 0x7fffffff	/* a row with other values than its key makes */
@@ -78,7 +81,9 @@ struct sm_stress_conn {
 	unsigned server_shard; /* SCYLLA_SHARD, or UINT32_MAX when unknown */
 	bool ready;
 	bool failed;
-	unsigned prepared; /* statements prepared so far */
+	unsigned setup_tries;	 /* connection setups that failed before it was ready */
+	struct sm_timer redial; /* the next setup try, after a pause */
+	unsigned prepared;	 /* statements prepared so far */
 	struct sm_cqlc_prepared stmt[SM_STRESS_NR_OPS];
 	/* user mode: the profile column of each result column, 0xff for none */
 	uint8_t colmap[SM_STRESS_NR_OPS][SM_STRESS_PROFILE_MAX_COLS];

@@ -378,6 +378,61 @@ sm_stress_conn_ready(struct sm_stress_conn *c)
 	SM_WRITE_ONCE(c->sh->nready, c->sh->nready + 1);
 }
 
+static int
+conn_dial(struct sm_stress_conn *c, unsigned slot)
+{
+	int ret;
+
+	c->prepared = 0;
+	c->server_shard = UINT32_MAX;
+	ret = sx->proto->connect(c, slot);
+	if (ret < 0) {
+		c->cql = NULL;
+		c->http = NULL;
+	}
+	return ret;
+}
+
+static void
+conn_redial(void *arg)
+{
+	struct sm_stress_conn *c = arg;
+	struct sm_stress_shard *sh = c->sh;
+	unsigned slot = (unsigned)(c - sh->conns) % sh->conns_per_host;
+	int ret;
+
+	if (sh->stopping)
+		return;
+	sx->proto->close(c);
+	c->failed = false;
+	ret = conn_dial(c, slot);
+	if (ret < 0)
+		sm_stress_conn_failed(c, ret, strerror(-ret));
+}
+
+/*
+ * A connection that fails while it is being set up (connect, STARTUP, USE,
+ * PREPARE) is dialled again after a pause, as the drivers' reconnection
+ * policies do, a few times before the run gives up: one refused handshake
+ * on a busy node should not end a run of hours. Each try is said on stderr.
+ * Refused credentials and a stopping runtime are final.
+ */
+static bool
+conn_setup_retry(struct sm_stress_conn *c, int err, const char *why)
+{
+	if (c->ready || err == -EACCES || c->sh->stopping ||
+	    c->setup_tries >= SM_STRESS_CONN_SETUP_TRIES - 1)
+		return false;
+	c->setup_tries++;
+	fprintf(stderr,
+		"shardmark stress: a connection to %s:%u failed during its setup: %s; "
+		"dialling again in %u ms (try %u of %u)\n",
+		sx->addrs[c->host], sx->proto->conn_port(), why, SM_STRESS_CONN_REDIAL_MS,
+		c->setup_tries + 1, SM_STRESS_CONN_SETUP_TRIES);
+	sm_timer_init(&c->redial, conn_redial, c);
+	return sm_timer_arm(&c->redial, SM_STRESS_CONN_REDIAL_MS) == 0;
+}
+
 void
 sm_stress_conn_failed(struct sm_stress_conn *c, int err, const char *why)
 {
@@ -391,6 +446,8 @@ sm_stress_conn_failed(struct sm_stress_conn *c, int err, const char *why)
 		c->ready = false;
 		return;
 	}
+	if (conn_setup_retry(c, err, why))
+		return;
 	c->ready = false;
 	if (sh->first_err == 0) {
 		sh->first_err = err;
@@ -414,13 +471,9 @@ sm_stress_shard_connect(void *arg)
 
 			c->sh = sh;
 			c->host = h;
-			c->server_shard = UINT32_MAX;
-			ret = sx->proto->connect(c, k);
-			if (ret < 0) {
-				c->cql = NULL;
-				c->http = NULL;
+			ret = conn_dial(c, k);
+			if (ret < 0)
 				sm_stress_conn_failed(c, ret, strerror(-ret));
-			}
 		}
 	}
 }
@@ -435,6 +488,8 @@ sm_stress_shard_close(void *arg)
 	sh->stopping = true;
 	sm_timer_cancel(&sh->pump_timer);
 	for (i = 0; sh->conns != NULL && i < sh->conns_per_host * sx->nhosts; i++) {
+		if (sm_timer_armed(&sh->conns[i].redial))
+			sm_timer_cancel(&sh->conns[i].redial);
 		sx->proto->close(&sh->conns[i]);
 		sh->conns[i].ready = false;
 	}

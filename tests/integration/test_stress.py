@@ -784,3 +784,73 @@ def test_errors_counted_by_code(serve, stress_bin, tmp_path):
     assert r.returncode == 1, describe(r)
     parse_results(r.stdout, end="FAILURE")
     assert "HTTP 400" in r.stderr, describe(r)
+
+
+class DropNthProxy:
+    """A TCP proxy in front of the server's CQL port that closes the
+    accepted connections numbered in @drop (0 is the first) at once and
+    forwards the others both ways."""
+
+    def __init__(self, port, drop):
+        import socket
+        import threading
+        self.port_to, self.drop, self.accepted = port, set(drop), 0
+        self.ls = socket.socket()
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(64)
+        self.port = self.ls.getsockname()[1]
+        self.threading, self.socket = threading, socket
+        threading.Thread(target=self.accept_loop, daemon=True).start()
+
+    def pump(self, a, b):
+        try:
+            while (data := a.recv(65536)):
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            try:
+                s.shutdown(self.socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def accept_loop(self):
+        while True:
+            try:
+                c, _ = self.ls.accept()
+            except OSError:
+                return
+            n, self.accepted = self.accepted, self.accepted + 1
+            if n in self.drop:
+                c.close()
+                continue
+            up = self.socket.create_connection(("127.0.0.1", self.port_to))
+            for a, b in ((c, up), (up, c)):
+                self.threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+
+    def close(self):
+        self.ls.close()
+
+
+def test_a_connection_failing_its_setup_is_dialled_again(server, stress_bin):
+    # connection 0 is the control connection; 1 is a worker's, closed before STARTUP
+    proxy = DropNthProxy(server.cql_port, drop=[1])
+    try:
+        r = stress_bin("write", "n=200", "-node", "127.0.0.1", "-port",
+                       f"native={proxy.port}", "-route", "no-shard-aware", *CLIENT_SHARDS)
+    finally:
+        proxy.close()
+    assert r.returncode == 0, describe(r)
+    assert "failed during its setup" in r.stderr and "try 2 of 3" in r.stderr, r.stderr
+    assert parse_results(r.stdout)["partitions"][0].replace(",", "") == "200", r.stdout
+
+
+def test_a_connection_failing_every_setup_fails_the_run(server, stress_bin):
+    proxy = DropNthProxy(server.cql_port, drop=range(1, 1000))
+    try:
+        r = stress_bin("write", "n=200", "-node", "127.0.0.1", "-port",
+                       f"native={proxy.port}", "-route", "no-shard-aware", *CLIENT_SHARDS)
+    finally:
+        proxy.close()
+    assert r.returncode != 0, describe(r)
+    assert "try 3 of 3" in r.stderr and "connections failed" in r.stderr, r.stderr
