@@ -243,6 +243,8 @@ struct cql_op {
 	bool reversed;
 	bool submitting, completed; /* a store request completing inline */
 	struct cql_ix *ix; /* a read through a global index (sm_cql_exec_select.c) */
+	/* a conditional batch over several rows (sm_cql_exec_modify.c), or NULL */
+	struct cql_lwt_rows *lwtr;
 	/* pk IN with ORDER BY, unpaged: rows sorted across partitions at the end */
 	struct cql_post_order *post;
 	bool post_on;

@@ -894,6 +894,7 @@ op_destroy(struct cql_op *op)
 	sm_free(op->ranges);
 	sm_free(op->keys);
 	cql_select_ix_free(op);
+	sm_free(op->lwtr);
 	sm_free(op->sreqs);
 	sm_free(op->muts);
 	sm_free(op->filters);
@@ -933,6 +934,9 @@ op_release(struct cql_op *op)
 		sm_cql_buf_release(&op->out);
 	if (SM_LIKELY(op->big_grows == cql_big_grows))
 		goto keep;
+	/* a conditional batch's rows (sm_cql_exec_modify.c), which asked for this path */
+	sm_free(op->lwtr);
+	op->lwtr = NULL;
 	cql_select_ix_free(op);
 	op_shrink((void **)&op->binds, &op->bind_cap, sizeof(*op->binds));
 	op_shrink((void **)&op->ops, &op->ops_cap, sizeof(*op->ops));

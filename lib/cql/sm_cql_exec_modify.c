@@ -18,6 +18,7 @@
 #include "cql_exec_priv.h"
 #include "cql_metrics_priv.h"
 #include "cql_json_priv.h"
+#include "sm_index.h"
 
 #define MAX_TTL 630720000 /* 20 years, as Cassandra */
 #define MAX_PK_IN CQL_MAX_IN_PARTITIONS
@@ -1183,6 +1184,220 @@ cas_sink(void *ctx, const struct sm_row_view *r)
 	return 0;
 }
 
+/*
+ * A conditional batch over several rows: ScyllaDB's cas_request
+ * (cql3/statements/cas_request.cc) makes every statement a row update of
+ * the one partition; each reads its row, every condition must hold, and
+ * then all apply in one Paxos round. The result has a row per statement:
+ * [applied], then the primary key and the union of the statements' result
+ * columns (all of them for IF EXISTS and IF NOT EXISTS, the conditioned
+ * ones for IF) in table order, from that statement's row before the batch;
+ * a missing row gives [applied] and nulls (batch_statement.cc
+ * build_cas_result_set_metadata(), cas_request.cc build_cas_result_set()).
+ */
+struct cql_lwt_row {
+	struct cql_op *op;
+	unsigned idx;
+	bool no_row; /* a range or partition deletion */
+	int64_t applied_at; /* offset of the row's [applied] byte in op->out */
+};
+
+struct cql_lwt_rows {
+	unsigned n;	/* rows: one per statement */
+	unsigned next;	/* the next row the result has not emitted */
+	unsigned ncols; /* table columns of the result, after [applied] */
+	struct sm_cas *cas;
+	struct sm_mut_link *links; /* the rows' mutations, chained */
+	struct cql_lwt_row *row;
+	uint16_t *cols;
+	struct sm_cql_colspec *specs; /* ncols + 1 */
+};
+
+/* Row @i of the result, its cells from @pre (NULL: the row did not exist). */
+static int
+lwt_row_emit(struct cql_op *op, unsigned i, const struct sm_row_view *pre)
+{
+	struct cql_lwt_rows *lr = op->lwtr;
+	uint8_t *p = sm_cql_rows_cell_space(&op->rw, 1);
+	unsigned c;
+
+	if (p == NULL)
+		return -ENOMEM;
+	*p = 0; /* patched when Paxos is done */
+	lr->row[i].applied_at = (int64_t)(p - op->out.p);
+	for (c = 0; c < lr->ncols; c++) {
+		const struct sm_cell_view *cv = pre != NULL ? &pre->cells[c] : NULL;
+
+		sm_cql_rows_cell(&op->rw, cv != NULL && cv->present ? cv->value
+								 : (struct sm_bytes){ 0 });
+	}
+	return op->out.err;
+}
+
+/* The rows before @upto whose row was missing (the store called no sink for them). */
+static int
+lwt_rows_fill(struct cql_op *op, unsigned upto)
+{
+	struct cql_lwt_rows *lr = op->lwtr;
+	int ret = 0;
+
+	for (; lr->next < upto && ret == 0; lr->next++)
+		ret = lwt_row_emit(op, lr->next, NULL);
+	return ret;
+}
+
+static int
+lwt_row_sink(void *ctx, const struct sm_row_view *r)
+{
+	struct cql_lwt_row *row = ctx;
+	struct cql_op *op = row->op;
+	int ret;
+
+	if (row->idx < op->lwtr->next || r->ncells < op->lwtr->ncols)
+		return -EINVAL; /* the store reads the rows in order, each once */
+	ret = lwt_rows_fill(op, row->idx);
+	if (ret == 0)
+		ret = lwt_row_emit(op, row->idx, r);
+	op->lwtr->next = row->idx + 1;
+	return ret;
+}
+
+/* The result columns of a conditional batch on @t, want[] by column id. */
+static void
+lwt_rows_columns(struct cql_op *op, const struct sm_table *t, bool *want)
+{
+	unsigned i, j;
+
+	for (i = 0; i < t->ncols; i++)
+		want[i] = t->cols[i].kind == SM_COL_PARTITION || t->cols[i].kind == SM_COL_CLUSTERING;
+	for (i = 0; i < op->nsreqs; i++) {
+		const struct sm_store_req *r = &op->sreqs[i];
+		const struct sm_condition *cd = op->conds + PTR_IDX(r->cas.conds);
+
+		if (r->kind != SM_REQ_CAS)
+			continue;
+		for (j = 0; j < t->ncols && r->cas.kind != SM_CAS_IF; j++)
+			want[j] = true;
+		for (j = 0; r->cas.kind == SM_CAS_IF && j < r->cas.nconds; j++)
+			if (cd[j].col < t->ncols)
+				want[cd[j].col] = true;
+	}
+}
+
+/*
+ * The rows of a conditional batch on @t (op->sreqs, built): one block for
+ * the rows, their sinks and the result columns. 0, or -ENOMEM.
+ */
+static int
+lwt_rows_build(struct cql_op *op, const struct sm_table *t)
+{
+	unsigned n = op->nsreqs, nc = 0, i, k;
+	struct cql_lwt_rows *lr;
+	bool *want = sm_calloc(t->ncols ? t->ncols : 1, sizeof(*want));
+	size_t sz;
+
+	if (want == NULL)
+		return -ENOMEM;
+	lwt_rows_columns(op, t, want);
+	for (i = 0; i < t->ncols; i++)
+		nc += want[i];
+	sz = sizeof(*lr) +
+	     n * (sizeof(struct sm_cas) + sizeof(struct sm_mut_link) + sizeof(struct cql_lwt_row)) +
+	     (nc + 1) * sizeof(struct sm_cql_colspec) + nc * sizeof(uint16_t);
+	lr = sm_calloc(1, sz);
+	if (lr == NULL) {
+		sm_free(want);
+		return -ENOMEM;
+	}
+	lr->n = n;
+	lr->ncols = nc;
+	lr->cas = (struct sm_cas *)(lr + 1);
+	lr->links = (struct sm_mut_link *)(lr->cas + n);
+	lr->row = (struct cql_lwt_row *)(lr->links + n);
+	lr->specs = (struct sm_cql_colspec *)(lr->row + n);
+	lr->cols = (uint16_t *)(lr->specs + nc + 1);
+	lr->specs[0].name = sm_cql_str("[applied]");
+	lr->specs[0].type = sm_type_simple(SM_TYPE_BOOLEAN);
+	for (i = 0, k = 0; i < t->ncols; i++) {
+		if (!want[i])
+			continue;
+		lr->cols[k] = (uint16_t)i;
+		lr->specs[++k].name = sm_cql_str(t->cols[i].name);
+		lr->specs[k].type = t->cols[i].type;
+	}
+	for (i = 0; i <= nc; i++) {
+		lr->specs[i].ks = sm_cql_str(t->ks);
+		lr->specs[i].table = sm_cql_str(t->name);
+	}
+	for (i = 0; i < n; i++) {
+		const struct sm_store_req *r = &op->sreqs[i];
+
+		if (r->kind == SM_REQ_CAS) {
+			lr->cas[i] = r->cas;
+		} else {
+			lr->cas[i].mut = r->mut; /* no condition: holds, its row still read */
+			lr->cas[i].kind = SM_CAS_IF;
+		}
+		lr->row[i].op = op;
+		/* a range or the partition: no row of its own, a null result row */
+		lr->row[i].no_row =
+			(lr->cas[i].mut.flags & (SM_MUT_DELETE_RANGE | SM_MUT_DELETE_PARTITION)) != 0;
+		lr->row[i].idx = i;
+	}
+	sm_free(want);
+	op->lwtr = lr;
+	cql_op_slow_release(op); /* where the op frees it: nothing on the common path */
+	return 0;
+}
+
+/* Bind the rows to what the op holds now (indexes to pointers) and make the one request. */
+static void
+lwt_rows_request(struct cql_op *op)
+{
+	struct cql_lwt_rows *lr = op->lwtr;
+	struct sm_store_req *r = &op->sreqs[0];
+	unsigned i;
+
+	for (i = 0; i < lr->n; i++) {
+		struct sm_cas *c = &lr->cas[i];
+
+		c->mut.ops = IDX_AT(op->ops, c->mut.ops);
+		if (c->nconds > 0)
+			c->conds = IDX_AT(op->conds, c->conds);
+		lr->links[i].m = c->mut;
+		lr->links[i].m.flags |= SM_MUT_LINKED;
+		lr->links[i].next = i + 1 < lr->n ? &lr->links[i + 1] : NULL;
+		c->cols = lr->cols;
+		c->ncols = lr->ncols;
+		c->sink.row = lr->row[i].no_row ? NULL : lwt_row_sink;
+		c->sink.ctx = &lr->row[i];
+	}
+	sm_store_req_init(r, SM_REQ_CAS);
+	r->cas.mut = lr->cas[0].mut;
+	r->cas.kind = SM_CAS_MULTI;
+	r->cas.rows = lr->cas;
+	r->cas.nconds = lr->n;
+	r->cas.links = lr->links;
+	op->nsreqs = 1;
+}
+
+/* The Paxos round is done: the missing rows, every [applied], the reply. */
+static __attribute__((noinline, cold)) void
+lwt_rows_finish(struct cql_op *op)
+{
+	struct cql_lwt_rows *lr = op->lwtr;
+	unsigned i;
+
+	if (lwt_rows_fill(op, lr->n) == 0)
+		for (i = 0; i < lr->n; i++)
+			op->out.p[lr->row[i].applied_at] = op->sreqs[0].cas.applied;
+	if (sm_cql_rows_end(&op->rw, NULL) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory encoding the LWT result");
+		return;
+	}
+	cql_op_finish(op);
+}
+
 /* Keep the first failure of the op's store requests for the reply. */
 static void
 note_store_result(struct cql_op *op, const struct sm_store_req *r)
@@ -1280,6 +1495,10 @@ write_finish(struct cql_op *op)
 		return;
 	}
 	if (op->nsreqs == 1 && r->kind == SM_REQ_CAS) {
+		if (SM_UNLIKELY(op->lwtr != NULL)) {
+			lwt_rows_finish(op);
+			return;
+		}
 		if (op->page_rows == 0) {
 			/* No pre-image: [applied] and nulls. */
 			uint8_t *p = sm_cql_rows_cell_space(&op->rw, 1);
@@ -1354,6 +1573,34 @@ submit_writes(struct cql_op *op, const struct cql_prepared *lwt_ps)
 		sm_store_submit(&op->sreqs[j]);
 	if (--op->pending == 0)
 		write_finish(op);
+}
+
+/* A conditional batch over several rows: its result begins, its one request goes. */
+static void
+lwt_rows_submit(struct cql_op *op)
+{
+	struct sm_cql_metadata meta;
+	unsigned i;
+
+	for (i = 0; i < op->nconds; i++)
+		if (op->conds[i].in != NULL || op->conds[i].nin > 0)
+			op->conds[i].in = op->in_vals + PTR_IDX(op->conds[i].in);
+	lwt_rows_request(op);
+	memset(&meta, 0, sizeof(meta));
+	meta.ncols = op->lwtr->ncols + 1;
+	if (op->params != NULL && (op->params->flags & SM_CQL_QF_SKIP_METADATA))
+		meta.flags = SM_CQL_META_NO_METADATA;
+	else
+		meta.cols = op->lwtr->specs;
+	sm_cql_buf_reset(&op->out);
+	if (sm_cql_rows_begin(&op->rw, &op->out, op->stream, &meta) < 0) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+		return;
+	}
+	op->sreqs[0].done = write_done;
+	op->sreqs[0].ctx = op;
+	op->pending = 1;
+	sm_store_submit(&op->sreqs[0]);
 }
 
 /* Make sure op->vals cannot move while @bytes more are converted. */
@@ -1498,7 +1745,7 @@ cql_exec_modify(struct cql_op *op)
 	}
 	if (lwt_many && !lwt_batch_merge(op))
 		return;
-	if (op->nsreqs == 1 && op->sreqs[0].kind == SM_REQ_CAS) {
+	if (op->lwtr == NULL && op->nsreqs == 1 && op->sreqs[0].kind == SM_REQ_CAS) {
 		/* A conditional batch of one row: its (first) conditional statement's LWT result. */
 		struct cql_prepared *inner;
 		unsigned c = 0;
@@ -1517,6 +1764,10 @@ cql_exec_modify(struct cql_op *op)
 		cql_exec_put(op->ps);
 		op->ps = inner;
 		submit_writes(op, inner);
+		return;
+	}
+	if (SM_UNLIKELY(op->lwtr != NULL)) {
+		lwt_rows_submit(op);
 		return;
 	}
 	submit_writes(op, ps);
@@ -1579,11 +1830,25 @@ lwt_batch_merge(struct cql_op *op)
 		if (!same_key(&m->ck, &first->ck) || m->ttl != first->ttl || m->ts != first->ts)
 			one_row = false;
 	}
-	if (!one_row || cas == NULL ||
-	    (flags & (SM_MUT_DELETE_RANGE | SM_MUT_DELETE_PARTITION)) != 0) {
+	if (cas == NULL) {
+		cql_op_fail(op, SM_CQL_ERR_SERVER, "a conditional batch without a condition");
+		return false;
+	}
+	if (sm_index_nth(sm_catalog_keyspace(sm_store_catalog(), first->table->ks), first->table,
+			 0) == NULL) {
+		/* every row its own update, a result row per statement (cas_request.cc) */
+		if (lwt_rows_build(op, first->table) < 0) {
+			cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
+			return false;
+		}
+		return true;
+	}
+	if (!one_row || (flags & (SM_MUT_DELETE_RANGE | SM_MUT_DELETE_PARTITION)) != 0) {
+		/* the index and view writers take one row's pre- and post-image (sm_index.c) */
 		cql_op_fail(op, SM_CQL_ERR_INVALID,
 			    "not supported by shardmark: conditional batches over several rows "
-			    "(or mixing IF NOT EXISTS, IF EXISTS and IF conditions)");
+			    "(or mixing IF NOT EXISTS, IF EXISTS and IF conditions) of a table "
+			    "with secondary indexes or materialized views");
 		return false;
 	}
 	merged = *cas;
@@ -1736,7 +2001,10 @@ cql_exec_batch(struct cql_op *op, const struct sm_cql_batch *b)
 	CQL_STAT_INC(stmts[CQL_M_BATCH][lwt != NULL]);
 	CQL_STAT_ADD(statements_in_batches[lwt != NULL], n);
 	op->req->timeout_kind = lwt != NULL ? SM_CQL_TIMEOUT_CAS : SM_CQL_TIMEOUT_WRITE;
-	submit_writes(op, op->ps);
+	if (op->lwtr != NULL)
+		lwt_rows_submit(op);
+	else
+		submit_writes(op, op->ps);
 	return;
 out_failed:
 	list[i] = NULL;

@@ -174,9 +174,9 @@ apply_mutation(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, in
 
 /* ---- Paxos glue: the proposal value is a mutation ---- */
 
-/* A mutation copied into one block, so an acceptor can keep it. */
+/* A mutation copied into one block, so an acceptor can keep it; a link of a chain too. */
 struct mut_clone {
-	struct sm_mutation m;
+	struct sm_mut_link l;
 	struct sm_cell_op ops[];
 };
 
@@ -204,10 +204,12 @@ copy_key(struct sm_key *dst, const struct sm_key *src, uint8_t **p)
 }
 
 
+static void
+mut_free(void *v);
+
 static void *
-mut_clone(const void *v)
+mut_clone_one(const struct sm_mutation *m)
 {
-	const struct sm_mutation *m = v;
 	size_t bytes = sm_key_size(&m->pk) + sm_key_size(&m->ck) +
 		       sm_key_size(&m->range.start.prefix) + sm_key_size(&m->range.end.prefix);
 	struct mut_clone *c;
@@ -220,30 +222,61 @@ mut_clone(const void *v)
 	if (c == NULL)
 		return NULL;
 	p = (uint8_t *)&c->ops[m->nops];
-	c->m = *m;
-	copy_key(&c->m.pk, &m->pk, &p);
-	copy_key(&c->m.ck, &m->ck, &p);
-	copy_key(&c->m.range.start.prefix, &m->range.start.prefix, &p);
-	copy_key(&c->m.range.end.prefix, &m->range.end.prefix, &p);
+	c->l.m = *m;
+	c->l.next = NULL;
+	copy_key(&c->l.m.pk, &m->pk, &p);
+	copy_key(&c->l.m.ck, &m->ck, &p);
+	copy_key(&c->l.m.range.start.prefix, &m->range.start.prefix, &p);
+	copy_key(&c->l.m.range.end.prefix, &m->range.end.prefix, &p);
 	for (i = 0; i < m->nops; i++) {
 		c->ops[i] = m->ops[i];
 		c->ops[i].key.p = copy_bytes(m->ops[i].key, &p);
 		c->ops[i].value.p = copy_bytes(m->ops[i].value, &p);
 	}
-	c->m.ops = c->ops;
+	c->l.m.ops = c->ops;
 	sm_table_get(m->table);
 	return c;
+}
+
+/* The mutation after @m in its chain, or NULL. */
+static const struct sm_mutation *
+mut_next(const struct sm_mutation *m)
+{
+	const struct sm_mut_link *l = (const struct sm_mut_link *)m;
+
+	return (m->flags & SM_MUT_LINKED) && l->next != NULL ? &l->next->m : NULL;
+}
+
+/* A conditional batch's rows are one value: the chain is copied whole. */
+static void *
+mut_clone(const void *v)
+{
+	const struct sm_mutation *m = v;
+	struct mut_clone *head = mut_clone_one(m), *tail = head, *c;
+
+	for (m = mut_next(m); tail != NULL && m != NULL; m = mut_next(m)) {
+		c = mut_clone_one(m);
+		if (c == NULL) {
+			mut_free(head);
+			return NULL;
+		}
+		tail->l.next = &c->l;
+		tail = c;
+	}
+	return head;
 }
 
 static void
 mut_free(void *v)
 {
-	struct mut_clone *c = v;
+	struct mut_clone *c = v, *next;
 
-	if (c == NULL)
-		return;
-	sm_table_put(c->m.table);
-	sm_free(c);
+	for (; c != NULL; c = next) {
+		next = (c->l.m.flags & SM_MUT_LINKED) ? (struct mut_clone *)(uintptr_t)c->l.next
+						       : NULL; /* l is the clone's first member */
+		sm_table_put(c->l.m.table);
+		sm_free(c);
+	}
 }
 
 static int
@@ -252,12 +285,22 @@ mut_apply(void *store_ctx, const void *v, int64_t ts)
 	const struct sm_mutation *m = v;
 	struct sm_ptable *pt;
 	char err[160];
+	int ret = 0;
 
 	(void)store_ctx;
 	pt = ptable_of(m->table, err, sizeof(err));
 	if (pt == NULL)
 		return -ENOENT;
-	return apply_mutation(pt, m, ts, now_sec(), err, sizeof(err), ss->logging);
+	if (!(m->flags & SM_MUT_LINKED))
+		return apply_mutation(pt, m, ts, now_sec(), err, sizeof(err), ss->logging);
+	/* a conditional batch's rows, one after another in this one step */
+	for (; m != NULL && ret == 0; m = mut_next(m)) {
+		struct sm_mutation one = *m;
+
+		one.flags &= ~(uint32_t)SM_MUT_LINKED;
+		ret = apply_mutation(pt, &one, ts, now_sec(), err, sizeof(err), ss->logging);
+	}
+	return ret;
 }
 
 static const struct sm_paxos_value_ops mut_ops = {
@@ -273,6 +316,31 @@ struct cas_ctx {
 	bool custom_ok; /* SM_CAS_CUSTOM: decide()'s verdict, kept for a restarted round */
 };
 
+/* SM_CAS_MULTI: every row's conditions, each pre-image to its row's sink (the first read only). */
+static int
+cas_read_rows(struct cas_ctx *cc, bool *ok)
+{
+	const struct sm_cas *multi = &cc->r->cas;
+	bool exists, row_ok;
+	unsigned i;
+	int ret;
+
+	*ok = true;
+	for (i = 0; i < multi->nconds; i++) {
+		struct sm_cas c = multi->rows[i];
+
+		if (c.kind == SM_CAS_IF && c.nconds == 0 && c.sink.row == NULL)
+			continue; /* nothing to check, nothing to return */
+		if (cc->reads > 1)
+			c.sink.row = NULL;
+		ret = sm_ptable_cas_read(cc->pt, &c, now_sec(), &exists, &row_ok);
+		if (ret < 0)
+			return ret;
+		*ok = *ok && row_ok;
+	}
+	return 0;
+}
+
 static int
 cas_read_check(void *ctx, bool *ok)
 {
@@ -280,6 +348,11 @@ cas_read_check(void *ctx, bool *ok)
 	struct sm_cas c = cc->r->cas;
 	bool exists;
 	int ret;
+
+	if (c.kind == SM_CAS_MULTI) {
+		cc->reads++;
+		return cas_read_rows(cc, ok);
+	}
 
 	/* A single local replica runs the round without interleaving, so the
 	 * read happens once; should a round restart, the pre-image already
@@ -304,6 +377,8 @@ cas_new_value(void *ctx)
 {
 	struct cas_ctx *cc = ctx;
 
+	if (cc->r->cas.kind == SM_CAS_MULTI)
+		return &cc->r->cas.links->m;
 	return &cc->r->cas.mut;
 }
 

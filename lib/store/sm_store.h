@@ -93,6 +93,7 @@ enum sm_mutation_flags {
 	/* a materialized view's row, written whole: what the row held before
 	 * (marker, cells, row tombstone) goes first (sm_index.h) */
 	SM_MUT_REPLACE_ROW = 1u << 4,
+	SM_MUT_LINKED = 1u << 5, /* the m of a struct sm_mut_link: the chain goes on */
 };
 
 /* Every change to one partition of one table, at one timestamp and TTL. */
@@ -106,6 +107,16 @@ struct sm_mutation {
 	uint32_t flags;
 	const struct sm_cell_op *ops;
 	unsigned nops;
+};
+
+/*
+ * Mutations of one partition applied together (SM_CAS_MULTI): each is the
+ * first member of a link, flagged SM_MUT_LINKED, so a Paxos value stays a
+ * pointer to a mutation and a lone one pays nothing for the chain.
+ */
+struct sm_mut_link {
+	struct sm_mutation m;
+	const struct sm_mut_link *next;
 };
 
 /* One selected cell of a row. */
@@ -208,12 +219,22 @@ enum sm_cas_kind {
 	SM_CAS_IF_EXISTS,
 	SM_CAS_IF,
 	SM_CAS_CUSTOM, /* decide() judges the pre-image and may rewrite the mutation */
+	/*
+	 * A conditional batch over several rows of one partition (ScyllaDB's
+	 * cas_request with several row updates): @rows, @nrows of them, each
+	 * an SM_CAS_IF (no conditions: always holds), _EXISTS or _NOT_EXISTS
+	 * of its own row with its own sink; every one must hold, and then
+	 * @links, every row's mutation, apply together in one Paxos round
+	 * (@mut: the first row's, for routing).
+	 */
+	SM_CAS_MULTI,
 };
 
 /* A compare-and-set on one row (or the static part of a partition). */
 struct sm_cas {
 	struct sm_mutation mut;
 	enum sm_cas_kind kind;
+	unsigned nconds; /* SM_CAS_MULTI: the rows */
 	union {
 		const struct sm_condition *conds; /* SM_CAS_IF */
 		/*
@@ -224,10 +245,11 @@ struct sm_cas {
 		 * stays the size it was (sm_store_req_init() clears it per request).
 		 */
 		void (*on_applied)(void *ctx, const struct sm_cas *cas);
+		const struct sm_cas *rows; /* SM_CAS_MULTI */
 	};
-	unsigned nconds;
 	const uint16_t *cols; /* pre-image columns returned through the sink */
 	unsigned ncols;
+	unsigned contention;	 /* out: Paxos retries */
 	struct sm_row_sink sink; /* receives the pre-image row (may be absent) */
 	/*
 	 * SM_CAS_CUSTOM: called on the owning shard inside the Paxos round,
@@ -237,6 +259,7 @@ struct sm_cas {
 	 */
 	bool (*decide)(void *ctx, bool exists, struct sm_cas *cas);
 	void *decide_ctx;
+	const struct sm_mut_link *links; /* SM_CAS_MULTI: the rows' mutations */
 	/*
 	 * No Paxos: read, decide and apply in one step on the owning shard,
 	 * which runs one task at a time, so no other write to the row comes
@@ -246,8 +269,7 @@ struct sm_cas {
 	bool local;
 	/* out */
 	bool applied;
-	unsigned contention; /* Paxos retries */
-	int64_t ts;	     /* applied: the write timestamp (microseconds) */
+	int64_t ts; /* applied: the write timestamp (microseconds) */
 };
 
 /* A global scan position: which partition, and which row in it. */
