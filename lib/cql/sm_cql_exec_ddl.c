@@ -951,6 +951,12 @@ cql_exec_ddl(struct cql_op *op)
 				    "%s keyspace is not user-modifiable", s->create_keyspace.ks);
 			return;
 		}
+		if (sm_schema_cql_name_error("keyspace", s->create_keyspace.ks, d->r.err,
+					     sizeof(d->r.err))) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "%s", d->r.err);
+			sm_free(d);
+			return;
+		}
 		d->repl = sm_calloc(s->create_keyspace.nreplication + 1, sizeof(*d->repl));
 		if (d->repl == NULL) {
 			ret = -ENOMEM;
@@ -985,6 +991,12 @@ cql_exec_ddl(struct cql_op *op)
 	case SM_CQL_CREATE_TABLE:
 		ks = ddl_keyspace(op, s->create_table.table.ks);
 		if (ks == NULL) {
+			sm_free(d);
+			return;
+		}
+		if (sm_schema_cql_name_error("table", s->create_table.table.name, d->r.err,
+					     sizeof(d->r.err))) {
+			cql_op_fail(op, SM_CQL_ERR_INVALID, "%s", d->r.err);
 			sm_free(d);
 			return;
 		}

@@ -326,10 +326,10 @@ sm_catalog_create_index(const struct sm_catalog *cur, const struct sm_index_def 
 	if (ret < 0)
 		return ret;
 	if (def->name != NULL && def->name[0] != '\0') {
-		if (strlen(def->name) > SM_NAME_MAX) {
+		if (strlen(def->name) > SM_CQL_NAME_LENGTH) {
 			snprintf(err, errlen,
 				 "index names shouldn't be more than %u characters long (got \"%s\")",
-				 SM_NAME_MAX, def->name);
+				 SM_CQL_NAME_LENGTH, def->name);
 			return -EINVAL;
 		}
 		const struct sm_table *same = sm_index_by_name(k, def->name);

@@ -287,6 +287,35 @@ schema_valid_name(const char *s, bool wide)
 }
 
 /*
+ * A CQL keyspace or table name (@what) as ScyllaDB checks it, with its
+ * messages (create_keyspace_statement.cc, create_table_statement.cc):
+ * \w+, then at most SM_CQL_NAME_LENGTH characters. True with @err set.
+ */
+bool
+sm_schema_cql_name_error(const char *what, const char *name, char *err, size_t errlen)
+{
+	size_t n = strlen(name), i;
+	bool word = n > 0;
+
+	for (i = 0; i < n && word; i++)
+		word = isalnum((unsigned char)name[i]) || name[i] == '_';
+	if (!word && strcmp(what, "keyspace") == 0)
+		snprintf(err, errlen, "\"%s\" is not a valid keyspace name", name);
+	else if (!word)
+		snprintf(err, errlen,
+			 "\"%s\" is not a valid table name (must be alphanumeric character only: "
+			 "[0-9A-Za-z]+)",
+			 name);
+	else if (n > SM_CQL_NAME_LENGTH)
+		snprintf(err, errlen, "%s names shouldn't be more than %u characters long (got \"%s\")",
+			 strcmp(what, "keyspace") == 0 ? "Keyspace" : "Table", SM_CQL_NAME_LENGTH,
+			 name);
+	else
+		return false;
+	return true;
+}
+
+/*
  * Replication as drivers expect to read it back: the class fully
  * qualified, and NetworkTopologyStrategy's replication_factor expanded into
  * one entry per data center (we have one).

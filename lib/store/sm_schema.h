@@ -40,6 +40,19 @@
  * (Cassandra 3's was 48), which leaves room for the suffixes of CDC tables.
  */
 #define SM_NAME_MAX 207u
+/*
+ * ScyllaDB's schema::NAME_LENGTH today: 255 - 32 (a UUID) - 1 - 15 (the CDC
+ * log suffix) - 15 (reserved) = 192, the longest CQL keyspace, table, view
+ * and index name (schema/schema.hh); DynamoDB's names are Alternator's own.
+ */
+#define SM_CQL_NAME_LENGTH 192u
+
+/*
+ * A CQL keyspace or table name (@what "keyspace" or "table") as ScyllaDB's
+ * statements check it, with their messages: true with @err set.
+ */
+bool
+sm_schema_cql_name_error(const char *what, const char *name, char *err, size_t errlen);
 
 enum sm_col_kind {
 	SM_COL_PARTITION,

@@ -15,7 +15,7 @@
 #include "sm_index.h"
 
 #define TYPE_TEXT_MAX 1024u
-#define VIEW_NAME_MAX 48u /* schema::NAME_LENGTH */
+#define VIEW_NAME_MAX SM_CQL_NAME_LENGTH /* schema::NAME_LENGTH */
 
 const char *
 sm_view_base(const struct sm_table *t)

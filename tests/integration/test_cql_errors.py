@@ -423,3 +423,32 @@ def cql_assert_serving_auth(srv):
         assert cluster.connect().execute(LOCAL_QUERY).one().release_version
     finally:
         cluster.shutdown()
+
+
+def test_name_lengths_and_characters_as_scylladb(errs):
+    # schema/schema.hh NAME_LENGTH (192) and the messages of
+    # create_keyspace_statement.cc and create_table_statement.cc
+    s, ks = errs.session, errs.ks
+    long192, long193 = "k" * 192, "k" * 193
+    s.execute(f"CREATE KEYSPACE {long192} WITH replication = "
+              "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    s.execute(f"CREATE TABLE {long192}.{'t' * 192} (k int PRIMARY KEY)")
+    s.execute(f"INSERT INTO {long192}.{'t' * 192} (k) VALUES (1)")
+    assert [r.k for r in s.execute(f"SELECT k FROM {long192}.{'t' * 192}")] == [1]
+    s.execute(f"DROP KEYSPACE {long192}")
+    for q, msg in [
+            (f"CREATE KEYSPACE {long193} WITH replication = "
+             "{'class': 'SimpleStrategy', 'replication_factor': 1}",
+             f"Keyspace names shouldn't be more than 192 characters long (got \"{long193}\")"),
+            ("CREATE KEYSPACE \"a-b\" WITH replication = "
+             "{'class': 'SimpleStrategy', 'replication_factor': 1}",
+             "\"a-b\" is not a valid keyspace name"),
+            (f"CREATE TABLE {ks}.{'t' * 193} (k int PRIMARY KEY)",
+             f"Table names shouldn't be more than 192 characters long (got \"{'t' * 193}\")"),
+            (f"CREATE TABLE {ks}.\"t-1\" (k int PRIMARY KEY)",
+             "\"t-1\" is not a valid table name (must be alphanumeric character only: "
+             "[0-9A-Za-z]+)")]:
+        with pytest.raises(InvalidRequest) as e:
+            s.execute(q)
+        assert msg in str(e.value), (q, str(e.value))
+    still_serving(errs)
