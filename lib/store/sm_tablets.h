@@ -24,8 +24,8 @@
 #include "sm_schema.h"
 #include "sm_token.h"
 
-/* Most tablets a table may have (tablets = {'initial': N} above it is refused). */
-#define SM_TABLETS_MAX 65536u
+/* Most tablets a table may have ({'initial': N} above it is refused): bounds system.tablets. */
+#define SM_TABLETS_MAX 4096u
 
 /*
  * Tablets per shard of a table whose keyspace gave no 'initial': ScyllaDB
