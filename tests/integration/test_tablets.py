@@ -17,6 +17,7 @@ none.
 import random
 import socket
 import struct
+import subprocess
 import uuid
 
 import pytest
@@ -119,6 +120,14 @@ def test_system_tablets(env):
     ks = env.session.execute("SELECT initial_tablets FROM system_schema.scylla_keyspaces "
                              "WHERE keyspace_name = %s", (env.ks,)).one()
     assert ks.initial_tablets == 5
+
+
+def test_describe(env, shardmark_bin):
+    # the shell writes ScyllaDB's " AND tablets = {...}" back from scylla_keyspaces
+    out = subprocess.run([str(shardmark_bin), "cql", f"127.0.0.1:{env.server.cql_port}", "-e",
+                          f"DESCRIBE KEYSPACE {env.ks}"], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert "AND durable_writes = true AND tablets = {'initial': 5};" in out, out
 
 
 def test_mode_and_options(env):
