@@ -272,22 +272,16 @@ struct cql_op {
 	struct cql_op *next_free;
 };
 
-void
-cql_tablet_hint_slow(struct cql_op *op, const struct sm_table *t, const struct sm_key *pk);
-
 /*
- * A request for the one partition @pk of @t: when @t is a tablets table, the
- * connection negotiated TABLETS_ROUTING_V1 and this shard does not hold the
+ * A request for the one partition @pk of tablets table @t (the caller tests
+ * t->tablet_count, so vnode tables pay one test): when the connection
+ * negotiated TABLETS_ROUTING_V1 and this shard does not hold the
  * partition's tablet, the reply will carry the tablets-routing-v1 payload
  * (transport/server.cc, cql3/statements/select_statement.cc: ScyllaDB
- * serves the request and adds the hint). Vnode tables cost one test.
+ * serves the request and adds the hint).
  */
-static inline void
-cql_tablet_hint(struct cql_op *op, const struct sm_table *t, const struct sm_key *pk)
-{
-	if (__builtin_expect(t->tablet_count != 0, 0))
-		cql_tablet_hint_slow(op, t, pk);
-}
+void
+cql_tablet_hint_slow(struct cql_op *op, const struct sm_table *t, const struct sm_key *pk);
 
 /*
  * Write the tablets-routing-v1 custom payload ([bytes map] of one entry) of

@@ -872,7 +872,6 @@ op_get(struct sm_cql_req *req)
 	op->errmsg[0] = '\0';
 	op->count = 0;
 	op->page_rows = 0;
-	op->tablet_hint = 0;
 	sm_cql_buf_reset(&op->vals);
 	sm_cql_buf_reset(&op->out);
 	memset(&op->vctx, 0, sizeof(op->vctx));
@@ -1027,10 +1026,12 @@ tablet_payload_add(struct cql_op *op)
 	const struct sm_cql_cluster *cl = sm_cql_conn_service(op->req->conn)->node;
 	struct sm_cql_buf *b = &op->out;
 	uint8_t pl[TABLET_PAYLOAD_LEN];
-	uint32_t body;
+	uint32_t body, tablet;
 	size_t n;
 
 	_Static_assert(TABLET_PAYLOAD_LEN == 90, "the payload's fixed size");
+	tablet = op->tablet_hint - 1;
+	op->tablet_hint = 0; /* the pooled op's next request starts without (op_get() leaves it) */
 	if (cl == NULL)
 		cl = cql_cfg->cluster;
 	/* one whole RESULT frame, or nothing: an error carries no payload */
@@ -1040,9 +1041,8 @@ tablet_payload_add(struct cql_op *op)
 	       b->p[8];
 	if ((size_t)body + SM_CQL_HEADER_LEN != b->len || (b->p[1] & SM_CQL_FLAG_CUSTOM_PAYLOAD))
 		return;
-	n = cql_tablet_payload(pl, op->tablet_table, op->tablet_hint - 1, &cl->self.host_id,
-			       sm_tablet_shard(op->tablet_hint - 1,
-					       sm_shard_count() ? sm_shard_count() : 1));
+	n = cql_tablet_payload(pl, op->tablet_table, tablet, &cl->self.host_id,
+			       sm_tablet_shard(tablet, sm_shard_count() ? sm_shard_count() : 1));
 	if (sm_cql_buf_reserve(b, n) < 0)
 		return; /* out of memory: the reply goes without the hint */
 	memmove(b->p + SM_CQL_HEADER_LEN + n, b->p + SM_CQL_HEADER_LEN, body);

@@ -877,9 +877,13 @@ sm_store_submit(struct sm_store_req *r)
 	pk = r->kind == SM_REQ_MUTATE ? &r->mut.pk
 	     : r->kind == SM_REQ_CAS  ? &r->cas.mut.pk
 				      : &r->sel.pk;
-	t = r->kind == SM_REQ_MUTATE ? r->mut.table
-	    : r->kind == SM_REQ_CAS  ? r->cas.mut.table
-				     : r->sel.table;
+	/* the table leads each member of the union (their common initial sequence) */
+	_Static_assert(offsetof(struct sm_store_req, mut.table) ==
+				       offsetof(struct sm_store_req, sel.table) &&
+			       offsetof(struct sm_store_req, mut.table) ==
+				       offsetof(struct sm_store_req, cas.mut.table),
+		       "one table pointer for every kind");
+	t = r->mut.table;
 	if (pk->n == 0) {
 		r->result = -EINVAL;
 		snprintf(r->err, sizeof(r->err), "Key may not be empty");
