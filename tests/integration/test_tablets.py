@@ -100,6 +100,25 @@ def test_token_ranges_each_row_once(env):
     assert sorted(seen) == list(range(ROWS))
 
 
+def test_index_view_lwt(env):
+    # the index's and the view's tables are tablets tables too, written from the base's shard
+    s, t = env.session, f"{env.ks}.iv"
+    s.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, v int, w int)")
+    s.execute(f"CREATE INDEX ON {t} (v)")
+    s.execute(f"CREATE MATERIALIZED VIEW {env.ks}.iv_by_w AS SELECT k, w FROM {t} "
+              "WHERE w IS NOT NULL AND k IS NOT NULL PRIMARY KEY (w, k)")
+    for k in range(60):
+        s.execute(f"INSERT INTO {t} (k, v, w) VALUES (%s, %s, %s)", (k, k % 6, 1000 + k))
+    assert sorted(r.k for r in s.execute(f"SELECT k FROM {t} WHERE v = 2")) == \
+        list(range(2, 60, 6))
+    assert sorted(r.k for r in s.execute(f"SELECT k FROM {env.ks}.iv_by_w")) == list(range(60))
+    assert s.execute(f"SELECT k FROM {env.ks}.iv_by_w WHERE w = 1007").one().k == 7
+    # LWT: Paxos on the tablet's shard
+    assert s.execute(f"UPDATE {t} SET v = 100 WHERE k = 5 IF v = 5").one()[0] is True
+    assert s.execute(f"UPDATE {t} SET v = 101 WHERE k = 5 IF v = 5").one()[0] is False
+    assert s.execute(f"SELECT v FROM {t} WHERE k = 5").one().v == 100
+
+
 def test_system_tablets(env):
     rows = tablets_of(env, env.table_id)
     assert len(rows) == 8  # 'initial': 5 rounded up to a power of two
