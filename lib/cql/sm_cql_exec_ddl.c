@@ -722,11 +722,13 @@ nts_class(const struct sm_cql_kv *repl, unsigned n)
  * tablets = {...} of CREATE or ALTER KEYSPACE into *@on and *@initial (left
  * as they are when @prop is NULL), with the checks and messages of
  * ScyllaDB's ks_prop_defs.cc get_initial_tablets(): 'enabled' 'true' or
- * 'false' (false wins over the rest), 'initial' a count, nothing else.
- * 0, or -ECANCELED after failing @op.
+ * 'false' (false wins over the rest; refused when @enforce and the mode is
+ * enforced, as CREATE does), 'initial' a count, nothing else. 0, or
+ * -ECANCELED after failing @op.
  */
 static int
-ddl_tablets(struct cql_op *op, const struct sm_cql_prop *prop, bool *on, uint32_t *initial)
+ddl_tablets(struct cql_op *op, const struct sm_cql_prop *prop, bool enforce, bool *on,
+	    uint32_t *initial)
 {
 	const char *enabled = NULL, *init = NULL;
 	unsigned i;
@@ -742,7 +744,7 @@ ddl_tablets(struct cql_op *op, const struct sm_cql_prop *prop, bool *on, uint32_
 			init = kv->value;
 	}
 	if (enabled != NULL && strcmp(enabled, "false") == 0) {
-		if (cql_cfg->tablets_mode == SM_CQL_TABLETS_ENFORCED) {
+		if (enforce && cql_cfg->tablets_mode == SM_CQL_TABLETS_ENFORCED) {
 			cql_op_fail(op, SM_CQL_ERR_CONFIG,
 				    "Cannot disable tablets for keyspace since tablets are enforced "
 				    "using the `tablets_mode_for_new_keyspaces: enforced` config "
@@ -797,7 +799,7 @@ ddl_create_keyspace_tablets(struct ddl_ctx *d, const struct sm_cql_create_keyspa
 	d->r.ks.tablets = cql_cfg->tablets_mode != SM_CQL_TABLETS_DISABLED &&
 			  nts_class(ck->replication, ck->nreplication);
 	d->r.ks.initial_tablets = 0;
-	return ddl_tablets(d->op, ck->tablets, &d->r.ks.tablets, &d->r.ks.initial_tablets);
+	return ddl_tablets(d->op, ck->tablets, true, &d->r.ks.tablets, &d->r.ks.initial_tablets);
 }
 
 static int
@@ -839,7 +841,7 @@ ddl_alter_keyspace(struct ddl_ctx *d, const struct sm_cql_alter_keyspace *ak)
 		const struct sm_keyspace *k = sm_catalog_keyspace(sm_store_catalog(), ak->ks);
 		bool on = k != NULL && k->tablets;
 		uint32_t initial = k != NULL ? k->initial_tablets : 0;
-		int ret = ddl_tablets(d->op, ak->tablets, &on, &initial);
+		int ret = ddl_tablets(d->op, ak->tablets, false, &on, &initial);
 
 		if (ret < 0)
 			return ret;

@@ -225,7 +225,7 @@ test_tablets_mode_enforced(void **state)
 		OK("SELECT * FROM system.tablets"),
 		OK("SELECT initial_tablets FROM system_schema.scylla_keyspaces"),
 		ERR("ALTER KEYSPACE ks WITH replication = " NTS " AND tablets = {'enabled': false}",
-		    SM_CQL_ERR_CONFIG, "Cannot disable tablets"),
+		    SM_CQL_ERR_INVALID, "Cannot alter replication strategy vnode/tablets flavor"),
 		OK("ALTER KEYSPACE ks WITH replication = " NTS " AND tablets = {'initial': 16}"),
 		ERR("ALTER KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', "
 		    "'replication_factor': 1}",
