@@ -115,6 +115,8 @@ struct cql_prepared {
 	/* SELECT through a secondary index: its view (held), the relation it answers */
 	const struct sm_table *ix_view;
 	int ix_rel; /* index into the WHERE relations, -1: none */
+	/* SELECT: the columns of the first WHERE relations, found on first use */
+	const struct sm_column *rel_cols[4];
 	bool ix_local;
 	bool lwt;		      /* a conditional statement */
 	uint8_t timeout_kind;	      /* enum sm_cql_timeout_kind, set at prepare */

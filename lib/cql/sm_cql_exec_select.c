@@ -878,13 +878,24 @@ cql_exec_select_pump(struct cql_op *op)
 
 /* ---- WHERE ---- */
 
+/*
+ * The column of WHERE relation @i (named @name): found once per statement
+ * (a prepared statement is its shard's own and keeps its table), the
+ * lookup's cost taken off every execution.
+ */
 static const struct sm_column *
-rel_column(struct cql_op *op, const char *name)
+rel_column(struct cql_op *op, unsigned i, const char *name)
 {
-	const struct sm_column *c = sm_table_column(op->ps->table, name);
+	struct cql_prepared *ps = op->ps;
+	const struct sm_column *c;
 
+	if (SM_LIKELY(i < SM_ARRAY_SIZE(ps->rel_cols) && ps->rel_cols[i] != NULL))
+		return ps->rel_cols[i];
+	c = sm_table_column(ps->table, name);
 	if (c == NULL)
 		cql_op_fail(op, SM_CQL_ERR_INVALID, "Undefined column name %s", name);
+	else if (i < SM_ARRAY_SIZE(ps->rel_cols))
+		ps->rel_cols[i] = c;
 	return c;
 }
 
@@ -1653,7 +1664,7 @@ cql_exec_select(struct cql_op *op)
 		}
 		if (r->kind != SM_CQL_REL_COLUMN)
 			continue;
-		c = rel_column(op, r->cols[0]);
+		c = rel_column(op, i, r->cols[0]);
 		if (c == NULL)
 			return;
 		if (c->kind != SM_COL_PARTITION || (r->op != SM_CQL_OP_EQ && r->op != SM_CQL_OP_IN))
@@ -1770,7 +1781,7 @@ cql_exec_select(struct cql_op *op)
 				    "not supported by shardmark: this multi-column relation");
 			return;
 		}
-		c = rel_column(op, r->cols[0]);
+		c = rel_column(op, i, r->cols[0]);
 		if (c == NULL) {
 			return;
 		}

@@ -68,7 +68,20 @@ struct sm_column {
 	uint16_t id;  /* index in table->cols */
 	uint16_t pos; /* index within its kind: key component, or cell slot */
 	bool desc;    /* clustering column in descending order */
+	/* FNV-1a of @name (sm_schema_name_hash()): a lookup compares it before the name */
+	uint32_t name_hash;
 };
+
+/* The hash sm_column.name_hash holds. */
+static inline uint32_t
+sm_schema_name_hash(const char *s)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
 
 /* A WITH option or a replication option, kept as given. */
 struct sm_option {

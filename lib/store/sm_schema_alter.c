@@ -528,6 +528,7 @@ alter_add(const struct sm_keyspace *k, struct sm_table *t, const struct sm_colum
 		sm_type_free(type);
 		return nomem(err, errlen);
 	}
+	col->name_hash = sm_schema_name_hash(col->name);
 	t->ncols++;
 	return schema_check_column(col, err, errlen);
 }
@@ -629,6 +630,7 @@ alter_rename(struct sm_table *t, const char *from, const char *to, char *err, si
 		return nomem(err, errlen);
 	sm_free(col->name);
 	col->name = name;
+	col->name_hash = sm_schema_name_hash(name); /* the next rename of the statement looks it up */
 	return 0;
 }
 
