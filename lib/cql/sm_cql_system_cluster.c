@@ -310,3 +310,41 @@ sm_cql_cluster_free(struct sm_cql_cluster *cl)
 	cl->peers = NULL;
 	cl->npeers = 0;
 }
+
+/*
+ * The node with the smallest token at or above @token, as drivers' token
+ * maps find the replica (the last node's token is INT64_MAX, so one always
+ * is). Linear in the group's size, which the peers list bounds.
+ */
+int
+sm_cql_cluster_owner(const struct sm_cql_cluster *cl, int64_t token)
+{
+	int best = -3; /* none yet */
+	int64_t best_token = 0;
+	unsigned i;
+
+	if (cl->self.token >= token) {
+		best = SM_CQL_OWNER_SELF;
+		best_token = cl->self.token;
+	}
+	for (i = 0; i < cl->npeers; i++) {
+		int64_t t = cl->peers[i].token;
+
+		if (t >= token && (best == -3 || t < best_token)) {
+			best = (int)i;
+			best_token = t;
+		}
+	}
+	return best == -3 ? SM_CQL_OWNER_SELF : best;
+}
+
+int
+sm_cql_cluster_range_owner(const struct sm_cql_cluster *cl, int64_t start, int64_t end)
+{
+	int a;
+
+	if (start >= end)
+		return SM_CQL_OWNER_SELF;
+	a = sm_cql_cluster_owner(cl, start + 1);
+	return a == sm_cql_cluster_owner(cl, end) ? a : SM_CQL_OWNER_SEVERAL;
+}
