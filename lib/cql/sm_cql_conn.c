@@ -27,6 +27,7 @@ struct sm_cql_conn {
 	bool authed;   /* authenticated, or no authentication configured */
 	bool lz4;
 	bool dead; /* a fatal protocol error was answered: ignore the rest */
+	bool from_group; /* another group member's coordinator (SM_CQL_GROUP_STARTUP_KEY) */
 	uint8_t hdr[SM_CQL_HEADER_LEN];
 	uint32_t hdr_len; /* header bytes gathered */
 	struct sm_cql_frame_header acc_hdr;
@@ -97,6 +98,12 @@ const struct sm_cql_service *
 sm_cql_conn_service(const struct sm_cql_conn *c)
 {
 	return c->svc;
+}
+
+bool
+sm_cql_conn_from_group(const struct sm_cql_conn *c)
+{
+	return c->from_group;
 }
 
 char *
@@ -223,6 +230,7 @@ handle_startup(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h,
 		return;
 	}
 	cc->started = true;
+	cc->from_group = sm_cql_strmap_get(&req->u.startup, SM_CQL_GROUP_STARTUP_KEY, &v);
 	if (cc->svc->auth_user != NULL) {
 		sm_cql_buf_reset(&cc->out);
 		if (sm_cql_enc_authenticate(
@@ -377,9 +385,8 @@ static const char *const timeout_keys[SM_CQL_TIMEOUT_NR] = {
 	[SM_CQL_TIMEOUT_TRUNCATE] = "truncate_request_timeout_in_ms",
 };
 
-/* The consistency level the request asked for (ONE when it has none). */
-static uint16_t
-req_consistency(const struct sm_cql_req *req)
+uint16_t
+sm_cql_req_consistency(const struct sm_cql_req *req)
 {
 	switch (req->msg.opcode) {
 	case SM_CQL_OP_QUERY:
@@ -399,7 +406,7 @@ reply_timeout(struct sm_cql_req *req)
 {
 	struct sm_cql_conn *cc = req->conn;
 	uint8_t kind = req->timeout_kind;
-	const char *cl = sm_cql_consistency_name(req_consistency(req));
+	const char *cl = sm_cql_consistency_name(sm_cql_req_consistency(req));
 	struct sm_cql_error e;
 	char msg[200];
 
@@ -412,7 +419,7 @@ reply_timeout(struct sm_cql_req *req)
 		 cl != NULL ? cl : "ONE", timeout_keys[kind], cc->svc->timeout_ms[kind]);
 	memset(&e, 0, sizeof(e));
 	e.message = sm_cql_str(msg);
-	e.consistency = req_consistency(req);
+	e.consistency = sm_cql_req_consistency(req);
 	e.blockfor = 1;
 	if (kind == SM_CQL_TIMEOUT_WRITE || kind == SM_CQL_TIMEOUT_COUNTER ||
 	    kind == SM_CQL_TIMEOUT_CAS) {

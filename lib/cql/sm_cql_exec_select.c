@@ -1829,6 +1829,9 @@ cql_exec_select(struct cql_op *op)
 		return;
 	}
 
+	/* another group member's partition: its owner answers */
+	if (SM_UNLIKELY(cql_group_route_select(op) != 0))
+		return;
 	if (cql_grow((void **)&op->sreqs, &op->sreqs_cap, 1, sizeof(*op->sreqs)) < 0) {
 		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
 		return;
