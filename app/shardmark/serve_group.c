@@ -19,6 +19,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -192,6 +193,14 @@ link_ready(struct sm_cqlc *c, int err, void *ctx)
 
 	(void)c;
 	if (err < 0) {
+		static __thread struct sm_ratelimit rl;
+		uint64_t suppressed;
+
+		if (sm_ratelimit_ok(&rl, 10000, &suppressed))
+			SM_WARN("appliance group: peer %s:%u: %s (%" PRIu64
+				" more since the last message)",
+				peer_node(l->peer)->address, peer_node(l->peer)->port,
+				sm_cqlc_error_text(l->c), suppressed);
 		link_end(l, sm_cqlc_error_text(l->c));
 		return;
 	}
@@ -271,7 +280,7 @@ link_wait(unsigned peer, const char *ks, struct waiter *w)
 		o.closed = link_closed;
 		o.ctx = l;
 		o.startup_key = SM_CQL_GROUP_STARTUP_KEY;
-		o.startup_value = g_cl->self.address;
+		o.startup_value = g_cl->ring_id;
 		ret = sm_cqlc_connect(&o, &l->c);
 		if (ret < 0) {
 			snprintf(msg, sizeof(msg), "connecting failed: %s", strerror(-ret));

@@ -16,6 +16,7 @@
 #include "sm_core.h"
 #include "cql_metrics_priv.h"
 #include "sm_cql_conn.h"
+#include "sm_cql_system.h"
 
 #define DEFAULT_MAX_FRAME (256u << 20)
 
@@ -214,7 +215,7 @@ handle_startup(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h,
 	       const struct sm_cql_request *req)
 {
 	struct sm_bytes v;
-	char msg[160];
+	char msg[320];
 
 	if (sm_cql_strmap_get(&req->u.startup, "COMPRESSION", &v) && v.len > 0) {
 		if (!sm_cql_str_eq(v, "lz4")) {
@@ -229,8 +230,22 @@ handle_startup(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h,
 		send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, "CQL_VERSION is mandatory", false);
 		return;
 	}
-	cc->started = true;
 	cc->from_group = sm_cql_strmap_get(&req->u.startup, SM_CQL_GROUP_STARTUP_KEY, &v);
+	if (cc->from_group && cc->svc->node != NULL) {
+		const struct sm_cql_cluster *cl = cc->svc->node;
+
+		if (!sm_cql_str_eq(v, cl->ring_id)) {
+			snprintf(msg, sizeof(msg),
+				 "this member (%s:%u) has another appliance group than the "
+				 "coordinator: their peers lists differ (group %.8s vs %.*s); give "
+				 "every member the same peers",
+				 cl->self.address, cl->self.port, cl->ring_id,
+				 (int)SM_MIN(v.len, 8u), (const char *)v.p);
+			send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, msg, false);
+			return;
+		}
+	}
+	cc->started = true;
 	if (cc->svc->auth_user != NULL) {
 		sm_cql_buf_reset(&cc->out);
 		if (sm_cql_enc_authenticate(

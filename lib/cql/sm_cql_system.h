@@ -47,6 +47,14 @@ struct sm_cql_cluster {
 	struct sm_cql_node *peers;
 	unsigned npeers;
 	/*
+	 * The group's fingerprint: hex MD5 of every member's address:port in
+	 * ring order, the same on every member given the same group. A
+	 * coordinator sends it at STARTUP (SM_CQL_GROUP_STARTUP_KEY) and a
+	 * member with another one refuses the connection: members whose peers
+	 * lists differ would split the ring differently.
+	 */
+	char ring_id[2 * 16 + 1];
+	/*
 	 * A group's view of each peer's schema version (system.peers): true
 	 * with *@out set when peer @i's version is known (the coordinator
 	 * asks each peer after connecting and after each DDL); NULL or false:

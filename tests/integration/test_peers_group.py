@@ -207,6 +207,38 @@ def test_several_members_refused(rr):
         s.execute("CREATE INDEX ON grp.kv (v)")
 
 
+def test_misconfigured_member_refused(group, rr, shardmark_bin, tmp_path):
+    """A member whose peers list differs splits the ring otherwise: the
+    others refuse its coordinator's connections, so what it sends them fails
+    saying why instead of landing on the wrong member."""
+    from cassandra.cluster import NoHostAvailable
+    from cassandra.protocol import ServerError
+    addr = "127.0.0.4"
+    srv = Server(shardmark_bin, tmp_path,
+                 ["--listen-address", addr, "--drain-timeout-ms", "5000",
+                  "--native-transport-port", str(group.native),
+                  "--native-shard-aware-transport-port", str(free_port()),
+                  "--peers", ADDRS[0]] + cql_smp_args(1), None, free_port())
+    srv.host = addr
+    try:
+        srv.wait_ready(ports=[group.native, srv.prom_port])
+        c = cluster(group, only(addr), hosts=[addr])
+        try:
+            s = c.connect()
+            with pytest.raises((ServerError, NoHostAvailable), match="peers lists differ"):
+                s.execute("CREATE KEYSPACE grp4 WITH replication = "
+                          "{'class': 'NetworkTopologyStrategy', 'replication_factor': 1}")
+        finally:
+            c.shutdown()
+    finally:
+        srv.kill()
+    # the group itself never saw it
+    _, per_member = rr
+    assert per_member[ADDRS[0]].execute(
+        "SELECT keyspace_name FROM system_schema.keyspaces "
+        "WHERE keyspace_name = 'grp4'").one() is None
+
+
 def test_member_down_is_named(group, rr):
     """Last: member 3 stops. Its partitions get Unavailable naming it, DDL
     says where it did not apply, the others' partitions still work."""
