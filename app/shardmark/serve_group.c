@@ -57,7 +57,8 @@ struct waiter {
 struct link {
 	struct sm_cqlc *c;
 	unsigned peer;
-	bool ready; /* USE done: requests go out */
+	bool ready;  /* USE done: requests go out */
+	bool ending; /* in link_end(): the close's callbacks must not end it again */
 	char ks[SM_CQL_KEYSPACE_MAX];
 	struct waiter *wait_head, *wait_tail;
 	struct link *next;
@@ -155,6 +156,9 @@ link_end(struct link *l, const char *why)
 {
 	char msg[400];
 
+	if (l->ending)
+		return;
+	l->ending = true;
 	snprintf(msg, sizeof(msg), "%s", why);
 	link_unlink(l);
 	l->ready = false;
