@@ -113,7 +113,8 @@ digest(const struct sm_catalog *cat, uint8_t out[MD5_DIGEST_SIZE])
 		sm_free(tb);
 		return -ENOMEM;
 	}
-	memcpy(ks, cat->ks, cat->nks * sizeof(*ks));
+	if (cat->nks > 0) /* an empty catalog may have no array */
+		memcpy(ks, cat->ks, cat->nks * sizeof(*ks));
 	qsort(ks, cat->nks, sizeof(*ks), ks_cmp);
 	md5_init(&m);
 	put_u32(&m, cat->nks);
@@ -134,7 +135,8 @@ digest(const struct sm_catalog *cat, uint8_t out[MD5_DIGEST_SIZE])
 				put_type(&m, t->fields[k]);
 			}
 		}
-		memcpy(tb, k0->tables, k0->ntables * sizeof(*tb));
+		if (k0->ntables > 0)
+			memcpy(tb, k0->tables, k0->ntables * sizeof(*tb));
 		qsort(tb, k0->ntables, sizeof(*tb), table_cmp);
 		put_u32(&m, k0->ntables);
 		for (j = 0; j < k0->ntables; j++)

@@ -11,6 +11,7 @@ partitions are refused, and a member that is down is named in the errors.
 Timeouts only guard against hangs.
 """
 
+import signal
 import time
 
 import pytest
@@ -54,8 +55,15 @@ def group(shardmark_bin, tmp_path_factory):
             srv.wait_ready(ports=[native, shard_aware, srv.prom_port], timeout=READY_TIMEOUT)
         yield Group(members, native)
     finally:
+        # the members still up stop cleanly (the sanitizer build checks for leaks then)
+        unclean = []
         for srv in members:
+            if srv.proc.poll() is None:
+                srv.send_signal(signal.SIGTERM)
+                if srv.wait_exit() != 0:
+                    unclean.append(srv.describe())
             srv.kill()
+        assert not unclean, "\n".join(unclean)
 
 
 def cluster(group, policy, hosts=None, **kwargs):
@@ -230,6 +238,7 @@ def test_misconfigured_member_refused(group, rr, shardmark_bin, tmp_path):
                           "{'class': 'NetworkTopologyStrategy', 'replication_factor': 1}")
         finally:
             c.shutdown()
+        srv.stop()
     finally:
         srv.kill()
     # the group itself never saw it
