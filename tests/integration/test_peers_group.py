@@ -29,31 +29,45 @@ ROWS = 24
 
 
 class Group:
-    def __init__(self, members, native):
-        self.members = members
-        self.native = native
+    def __init__(self, binary, workdir, native, shard_aware):
+        self.binary, self.workdir = binary, workdir
+        self.native, self.shard_aware = native, shard_aware
+        self.members = []
+
+    def start(self, i):
+        """Member i (at ADDRS[i]), listing the others; the caller waits for it."""
+        addr = ADDRS[i]
+        peers = ",".join(a for a in ADDRS if a != addr)
+        srv = Server(self.binary, self.workdir,
+                     ["--listen-address", addr, "--drain-timeout-ms", "5000",
+                      "--native-transport-port", str(self.native),
+                      "--native-shard-aware-transport-port", str(self.shard_aware),
+                      "--peers", peers] + cql_smp_args(2),
+                     None, free_port())
+        srv.host = addr
+        if i < len(self.members):
+            self.members[i] = srv
+        else:
+            self.members.append(srv)
+        return srv
+
+    def wait(self, srv):
+        srv.wait_ready(ports=[self.native, self.shard_aware, srv.prom_port],
+                       timeout=READY_TIMEOUT)
 
 
 @pytest.fixture(scope="module")
 def group(shardmark_bin, tmp_path_factory):
     pytest.importorskip("cassandra")
-    workdir = tmp_path_factory.mktemp("peers")
     native, shard_aware, _ = cql_free_ports()
-    members = []
+    g = Group(shardmark_bin, tmp_path_factory.mktemp("peers"), native, shard_aware)
+    members = g.members
     try:
-        for addr in ADDRS:
-            peers = ",".join(a for a in ADDRS if a != addr)
-            srv = Server(shardmark_bin, workdir,
-                         ["--listen-address", addr, "--drain-timeout-ms", "5000",
-                          "--native-transport-port", str(native),
-                          "--native-shard-aware-transport-port", str(shard_aware),
-                          "--peers", peers] + cql_smp_args(2),
-                         None, free_port())
-            srv.host = addr
-            members.append(srv)
+        for i in range(len(ADDRS)):
+            g.start(i)
         for srv in members:
-            srv.wait_ready(ports=[native, shard_aware, srv.prom_port], timeout=READY_TIMEOUT)
-        yield Group(members, native)
+            g.wait(srv)
+        yield g
     finally:
         # the members still up stop cleanly (the sanitizer build checks for leaks then)
         unclean = []
@@ -126,16 +140,21 @@ def test_ddl_reaches_every_member(group, rr):
         assert tables == {"kv", "wide"}, (addr, tables)
     # the versions are content digests: equal everywhere; what a member
     # shows for its peers catches up within its poll (a second)
+    wait_agreement(per_member)
+
+
+def wait_agreement(sessions):
+    """Poll until every member shows one schema_version, for itself and its peers."""
     deadline = time.monotonic() + READY_TIMEOUT
     while True:
         seen = {}
-        for addr, s in per_member.items():
+        for addr, s in sessions.items():
             local = s.execute("SELECT schema_version FROM system.local").one().schema_version
             peers = {r.schema_version for r in
                      s.execute("SELECT schema_version FROM system.peers")}
             seen[addr] = (local, peers)
         if all(p == {l} for l, p in seen.values()) and len({l for l, _ in seen.values()}) == 1:
-            break
+            return
         assert time.monotonic() < deadline, f"no schema agreement: {seen}"
         time.sleep(0.1)
 
@@ -250,7 +269,8 @@ def test_misconfigured_member_refused(group, rr, shardmark_bin, tmp_path):
 
 def test_member_down_is_named(group, rr):
     """Last: member 3 stops. Its partitions get Unavailable naming it, DDL
-    says where it did not apply, the others' partitions still work."""
+    says where it did not apply, the others' partitions still work; started
+    again, the DDL run again with IF NOT EXISTS catches it up."""
     from cassandra import Unavailable
     from cassandra.cluster import NoHostAvailable
     from cassandra.protocol import ServerError
@@ -272,3 +292,20 @@ def test_member_down_is_named(group, rr):
     with pytest.raises((ServerError, NoHostAvailable),
                        match=r"127\.0\.0\.3.*Start the members named"):
         s.execute("CREATE TABLE grp.after (k int PRIMARY KEY)")
+    # as the error says: start it (empty: no commitlog) and run the DDL again
+    group.wait(group.start(2))
+    for ddl in ("CREATE KEYSPACE IF NOT EXISTS grp WITH replication = "
+                "{'class': 'NetworkTopologyStrategy', 'replication_factor': 1}",
+                "CREATE TABLE IF NOT EXISTS grp.kv (k int PRIMARY KEY, v text)",
+                "CREATE TABLE IF NOT EXISTS grp.wide (p int, c int, v int, PRIMARY KEY (p, c))",
+                "CREATE TABLE IF NOT EXISTS grp.after (k int PRIMARY KEY)"):
+        s.execute(ddl)
+    c = cluster(group, only(ADDRS[2]), hosts=[ADDRS[2]])
+    try:
+        wait_agreement({ADDRS[0]: s, ADDRS[1]: per_member[ADDRS[1]], ADDRS[2]: c.connect()})
+        for k in down:  # its partitions take writes again, through any member
+            s.execute("INSERT INTO grp.kv (k, v) VALUES (%s, 'again')", (k,))
+            assert per_member[ADDRS[1]].execute(
+                "SELECT v FROM grp.kv WHERE k = %s", (k,)).one().v == "again"
+    finally:
+        c.shutdown()
