@@ -14,6 +14,7 @@
 #include "sm_cql.h"
 #include "sm_store.h"
 #include "sm_api.h"
+#include "serve_group.h"
 #include "sm_tls.h"
 #include "stats_http.h"
 
@@ -289,6 +290,7 @@ addr_plus(const char *base, unsigned i, char *out, size_t len)
 static void
 cql_teardown(struct serve_ctx *s)
 {
+	sm_serve_group_fini();
 	if (s->views != NULL && s->cfg.shard_nodes)
 		sm_cql_shard_nodes_free(s->views, s->nviews);
 	else if (s->views != NULL)
@@ -356,6 +358,22 @@ cql_setup(struct serve_ctx *s, unsigned nshards)
 	s->exec_cfg.batch_size_fail_threshold_in_kb = c->batch_size_fail_threshold_in_kb;
 	(void)sm_cql_tablets_mode_parse(c->tablets_mode_for_new_keyspaces,
 					&s->exec_cfg.tablets_mode); /* an ENUM key: checked */
+	/* an appliance group: DDL reaches every member, requests their partition's owner */
+	if (!c->shard_nodes &&
+	    sm_serve_group_init(&s->views[0],
+				strcmp(c->authenticator, "PasswordAuthenticator") == 0
+					? c->auth_superuser_name
+					: NULL,
+				strcmp(c->authenticator, "PasswordAuthenticator") == 0
+					? c->auth_superuser_password
+					: NULL,
+				c->native_transport_max_frame_size_in_mb > 2047
+					? UINT32_MAX
+					: c->native_transport_max_frame_size_in_mb << 20,
+				&s->exec_cfg.group) < 0) {
+		fprintf(stderr, "shardmark serve: out of memory\n");
+		return SM_EXIT_FAIL;
+	}
 	if (sm_alt_isolation_parse(c->alternator_write_isolation, &s->alt_cfg.default_isolation) <
 	    0) {
 		fprintf(stderr,
@@ -447,6 +465,8 @@ serve_shard_init(unsigned shard, void *arg)
 		ret = sm_cql_exec_shard_init(&s->exec_cfg);
 	if (ret == 0)
 		ret = sm_alternator_shard_init(&s->alt_cfg);
+	if (ret == 0)
+		ret = sm_serve_group_shard_init();
 	if (ret < 0) {
 		SM_ERR("shard %u: CQL state: %s", shard, strerror(-ret));
 		return ret;
@@ -530,6 +550,7 @@ serve_shard_fini(unsigned shard, void *arg)
 	(void)shard;
 	(void)arg;
 	sm_echo_shard_fini();
+	sm_serve_group_shard_fini();
 	sm_net_shard_fini();
 	sm_cql_shard_fini();
 	sm_cql_exec_shard_fini();

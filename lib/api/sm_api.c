@@ -814,10 +814,14 @@ static void
 get_schema_version(struct api_req *r)
 {
 	const struct sm_catalog *c = sm_store_catalog();
+	struct sm_uuid d;
 	char v[40] = "";
 
-	if (c != NULL)
-		sm_uuid_format(&c->version, v, sizeof(v));
+	/* the version system.local shows (the catalog's content digest) */
+	if (c != NULL) {
+		sm_cql_schema_digest(c, &d);
+		sm_uuid_format(&d, v, sizeof(v));
+	}
 	reply_string(r, v);
 }
 

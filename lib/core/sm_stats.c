@@ -47,6 +47,7 @@ sm_sw_stats_read(const struct sm_sw_stats *src, struct sm_sw_stats *dst)
 	dst->timers_fired = SM_READ_ONCE(src->timers_fired);
 	dst->requests = SM_READ_ONCE(src->requests);
 	dst->hops = SM_READ_ONCE(src->hops);
+	dst->requests_forwarded = SM_READ_ONCE(src->requests_forwarded);
 	dst->rx_pauses = SM_READ_ONCE(src->rx_pauses);
 	dst->conns_timed_out = SM_READ_ONCE(src->conns_timed_out);
 	dst->requests_timed_out = SM_READ_ONCE(src->requests_timed_out);
@@ -418,6 +419,8 @@ static const struct sm_prom_metric sm_prom_metrics[] = {
 	SM_PROM_C("timers_fired_total", timers_fired, "Timers fired."),
 	SM_PROM_C("requests_total", requests, "Protocol requests completed."),
 	SM_PROM_C("hops_total", hops, "Store requests forwarded to the owning shard."),
+	SM_PROM_C("requests_forwarded_total", requests_forwarded,
+		  "CQL requests forwarded to the appliance group member owning their partition."),
 	{ "shardmark_mem_budget_bytes", "gauge",
 	  "This shard's memory budget (memory / shards); 0 when no budget is enforced.",
 	  offsetof(struct sm_sw_stats, mem_budget) },

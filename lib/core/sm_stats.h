@@ -49,6 +49,7 @@ struct sm_sw_stats {
 	uint64_t timers_fired;
 	uint64_t requests; /* protocol requests completed (echo frames, CQL, HTTP) */
 	uint64_t hops;	   /* store requests forwarded to the owning shard */
+	uint64_t requests_forwarded; /* CQL requests sent to the group member owning them */
 	/* defences against clients that misbehave */
 	uint64_t rx_pauses;	 /* connections paused: their unsent replies passed the bound */
 	uint64_t conns_timed_out; /* connections closed by an idle, header or frame timeout */

@@ -272,6 +272,7 @@ struct cql_op {
 	uint32_t tablet_hint;
 	const struct sm_table *tablet_table;
 	bool in_use; /* between op_get() and its release: catches a double release */
+	bool group_ddl;	    /* a group's DDL: the peers follow once it applied here */
 	unsigned big_grows; /* cql_big_grows at op_get(): changed means shrink at release */
 	struct cql_op *next_free;
 };
@@ -301,6 +302,27 @@ cql_op_fail(struct cql_op *op, int32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void
 cql_op_finish(struct cql_op *op);
+/* Release @op and hand its request to the group, for peer @peer to answer. */
+void
+cql_op_forward(struct cql_op *op, unsigned peer);
+
+/*
+ * The appliance group's coordinator path (sm_cql_exec_group.c). The routes
+ * return 0 to run the op here, 1 when it went to its owner and -1 when it
+ * was refused (both: the op is gone).
+ */
+bool
+cql_group_active(const struct cql_op *op);
+int
+cql_group_route_select(struct cql_op *op);
+int
+cql_group_route_write(struct cql_op *op);
+/* Before a DDL statement runs: 0 (marked to spread), or -1 when refused (the op is gone). */
+int
+cql_group_ddl_begin(struct cql_op *op);
+/* A marked DDL's answer is ready: true when the peers now take it over. */
+bool
+cql_group_ddl_applied(struct cql_op *op);
 
 /* Statements, in sm_cql_exec_select.c, sm_cql_exec_modify.c and sm_cql_exec_ddl.c. */
 void

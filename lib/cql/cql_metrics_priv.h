@@ -34,6 +34,7 @@ struct cql_stats {
 	uint64_t opcodes[16]; /* requests by opcode (transport's cql_requests_count) */
 	uint64_t requests_started, requests_served;
 	uint64_t connections_opened, connections_closed;
+	uint64_t forwarded[2]; /* to the group member owning the partition: [0] reads, [1] writes */
 	uint64_t lat[CQL_LAT_N][SM_LAT_HIST_BUCKETS];
 	uint64_t lat_sum_us[CQL_LAT_N], lat_count[CQL_LAT_N];
 } SM_CACHE_ALIGNED;

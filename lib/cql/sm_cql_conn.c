@@ -16,6 +16,7 @@
 #include "sm_core.h"
 #include "cql_metrics_priv.h"
 #include "sm_cql_conn.h"
+#include "sm_cql_system.h"
 
 #define DEFAULT_MAX_FRAME (256u << 20)
 
@@ -28,6 +29,7 @@ struct sm_cql_conn {
 	bool lz4;
 	bool tablets_v1; /* STARTUP asked for TABLETS_ROUTING_V1 */
 	bool dead; /* a fatal protocol error was answered: ignore the rest */
+	bool from_group; /* another group member's coordinator (SM_CQL_GROUP_STARTUP_KEY) */
 	uint8_t hdr[SM_CQL_HEADER_LEN];
 	uint32_t hdr_len; /* header bytes gathered */
 	struct sm_cql_frame_header acc_hdr;
@@ -98,6 +100,12 @@ const struct sm_cql_service *
 sm_cql_conn_service(const struct sm_cql_conn *c)
 {
 	return c->svc;
+}
+
+bool
+sm_cql_conn_from_group(const struct sm_cql_conn *c)
+{
+	return c->from_group;
 }
 
 char *
@@ -217,7 +225,7 @@ handle_startup(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h,
 	       const struct sm_cql_request *req)
 {
 	struct sm_bytes v;
-	char msg[160];
+	char msg[320];
 
 	if (sm_cql_strmap_get(&req->u.startup, "COMPRESSION", &v) && v.len > 0) {
 		if (!sm_cql_str_eq(v, "lz4")) {
@@ -231,6 +239,21 @@ handle_startup(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h,
 	if (!sm_cql_strmap_get(&req->u.startup, "CQL_VERSION", &v)) {
 		send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, "CQL_VERSION is mandatory", false);
 		return;
+	}
+	cc->from_group = sm_cql_strmap_get(&req->u.startup, SM_CQL_GROUP_STARTUP_KEY, &v);
+	if (cc->from_group && cc->svc->node != NULL) {
+		const struct sm_cql_cluster *cl = cc->svc->node;
+
+		if (!sm_cql_str_eq(v, cl->ring_id)) {
+			snprintf(msg, sizeof(msg),
+				 "this member (%s:%u) has another appliance group than the "
+				 "coordinator: their peers lists differ (group %.8s vs %.*s); give "
+				 "every member the same peers",
+				 cl->self.address, cl->self.port, cl->ring_id,
+				 (int)SM_MIN(v.len, 8u), (const char *)v.p);
+			send_error(cc, h->stream, SM_CQL_ERR_PROTOCOL, msg, false);
+			return;
+		}
 	}
 	cc->started = true;
 	if (cc->svc->auth_user != NULL) {
@@ -389,9 +412,8 @@ static const char *const timeout_keys[SM_CQL_TIMEOUT_NR] = {
 	[SM_CQL_TIMEOUT_TRUNCATE] = "truncate_request_timeout_in_ms",
 };
 
-/* The consistency level the request asked for (ONE when it has none). */
-static uint16_t
-req_consistency(const struct sm_cql_req *req)
+uint16_t
+sm_cql_req_consistency(const struct sm_cql_req *req)
 {
 	switch (req->msg.opcode) {
 	case SM_CQL_OP_QUERY:
@@ -411,7 +433,7 @@ reply_timeout(struct sm_cql_req *req)
 {
 	struct sm_cql_conn *cc = req->conn;
 	uint8_t kind = req->timeout_kind;
-	const char *cl = sm_cql_consistency_name(req_consistency(req));
+	const char *cl = sm_cql_consistency_name(sm_cql_req_consistency(req));
 	struct sm_cql_error e;
 	char msg[200];
 
@@ -424,7 +446,7 @@ reply_timeout(struct sm_cql_req *req)
 		 cl != NULL ? cl : "ONE", timeout_keys[kind], cc->svc->timeout_ms[kind]);
 	memset(&e, 0, sizeof(e));
 	e.message = sm_cql_str(msg);
-	e.consistency = req_consistency(req);
+	e.consistency = sm_cql_req_consistency(req);
 	e.blockfor = 1;
 	if (kind == SM_CQL_TIMEOUT_WRITE || kind == SM_CQL_TIMEOUT_COUNTER ||
 	    kind == SM_CQL_TIMEOUT_CAS) {

@@ -104,6 +104,10 @@ extern const struct sm_proto_ops sm_cql_proto_ops;
 void
 sm_cql_reply(struct sm_cql_req *req, struct sm_cql_buf *frame);
 
+/* The consistency level @req asked for (ONE when it has none). */
+uint16_t
+sm_cql_req_consistency(const struct sm_cql_req *req);
+
 /* Answer @req with an ERROR of @code and @message. */
 void
 sm_cql_reply_error(struct sm_cql_req *req, int32_t code, const char *message);
@@ -143,6 +147,17 @@ sm_cql_local_request(struct sm_cql_conn *c, int16_t stream, uint8_t opcode, cons
 		     size_t len);
 void
 sm_cql_local_conn_close(struct sm_cql_conn *c);
+
+/*
+ * The STARTUP option an appliance group's coordinator sets on its
+ * connections to the other members: what arrives on them is run where it
+ * arrives, never forwarded or broadcast again.
+ */
+#define SM_CQL_GROUP_STARTUP_KEY "SHARDMARK_GROUP_COORDINATOR"
+
+/* True when @c's STARTUP carried SM_CQL_GROUP_STARTUP_KEY. */
+bool
+sm_cql_conn_from_group(const struct sm_cql_conn *c);
 
 /* The service (listen context) the connection came in on. */
 const struct sm_cql_service *

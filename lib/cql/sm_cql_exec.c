@@ -854,6 +854,7 @@ op_get(struct sm_cql_req *req)
 		sm_cql_buf_init(&op->snap);
 	}
 	op->in_use = true;
+	op->group_ddl = false;
 	op->big_grows = cql_big_grows;
 	op->req = req;
 	op->ps = NULL;
@@ -1062,8 +1063,19 @@ cql_op_finish(struct cql_op *op)
 {
 	if (SM_UNLIKELY(op->tablet_hint != 0))
 		tablet_payload_add(op);
+	if (SM_UNLIKELY(op->group_ddl) && cql_group_ddl_applied(op))
+		return;
 	sm_cql_reply(op->req, &op->out);
 	op_release(op);
+}
+
+void
+cql_op_forward(struct cql_op *op, unsigned peer)
+{
+	struct sm_cql_req *req = op->req;
+
+	op_release(op);
+	cql_cfg->group->forward(cql_cfg->group->ctx, req, peer, sm_cql_conn_keyspace(req->conn));
 }
 
 void
@@ -1367,6 +1379,8 @@ exec_statement(struct cql_op *op, const struct sm_cql_params *params)
 	case SM_CQL_DROP_INDEX:
 	case SM_CQL_CREATE_VIEW:
 	case SM_CQL_DROP_VIEW:
+		if (cql_group_ddl_begin(op) < 0)
+			return;
 		cql_exec_ddl(op);
 		return;
 	case SM_CQL_SELECT:

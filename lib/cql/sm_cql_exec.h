@@ -27,8 +27,37 @@ enum sm_cql_tablets_mode {
 	SM_CQL_TABLETS_ENFORCED,
 };
 
+/*
+ * An appliance group (serve --peers): how a coordinator reaches the other
+ * members (app/shardmark/serve_group.c, through lib/stress's CQL client).
+ * A request for a partition another member owns goes there whole; a DDL
+ * statement runs here and then on every peer before it is answered.
+ * Requests that came from another member's coordinator
+ * (sm_cql_conn_from_group()) are only ever run here.
+ */
+struct sm_cql_group {
+	/*
+	 * Send @req as it is to peer @peer (an index into cluster->peers) on a
+	 * connection of the calling shard whose keyspace is @ks (the client's
+	 * session keyspace, copied), and answer @req with the peer's reply
+	 * (sm_cql_reply()) exactly once, also when the peer cannot be reached
+	 * (Unavailable naming it).
+	 */
+	void (*forward)(void *ctx, struct sm_cql_req *req, unsigned peer, const char *ks);
+	/*
+	 * Apply DDL statement @text (@len bytes, in session keyspace @ks) on
+	 * every peer; then @done(@arg, msg) once: msg NULL when every peer
+	 * applied it, else what failed (the peers, their answer, the fix).
+	 */
+	void (*schema)(void *ctx, const char *ks, const char *text, size_t len,
+		       void (*done)(void *arg, const char *msg), void *arg);
+	void *ctx;
+};
+
 struct sm_cql_exec_config {
 	const struct sm_cql_cluster *cluster;
+	/* NULL, or the group when cluster has peers */
+	const struct sm_cql_group *group;
 	/* The prepared statements a shard keeps (0: 20000). */
 	unsigned max_prepared;
 	/*
@@ -53,6 +82,15 @@ sm_cql_tablets_mode_parse(const char *name, enum sm_cql_tablets_mode *mode);
 
 /* The executor for struct sm_cql_service.exec; ctx: a struct sm_cql_exec_config. */
 extern const struct sm_cql_executor sm_cql_exec;
+
+/*
+ * The session keyspace and text of the statement prepared as @id on the
+ * calling shard (a group's coordinator prepares it on the owner when the
+ * owner answers Unprepared); false when there is none. The strings stay
+ * valid until control returns to the reactor.
+ */
+bool
+sm_cql_exec_prepared_text(struct sm_bytes id, const char **ks, const char **text, size_t *len);
 
 /* Per-shard setup (after sm_store_shard_init()) and teardown; 0 or -ENOMEM. */
 int

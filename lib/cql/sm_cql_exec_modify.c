@@ -1529,6 +1529,9 @@ submit_writes(struct cql_op *op, const struct cql_prepared *lwt_ps)
 	struct sm_cql_metadata meta;
 	unsigned i, j;
 
+	/* another group member's partitions: their owner applies them */
+	if (SM_UNLIKELY(cql_group_route_write(op) != 0))
+		return;
 	if (op->wave) {
 		submit_wave(op);
 		return;

@@ -207,6 +207,15 @@ print_transport(FILE *f, const struct cql_stats *snap, unsigned n)
 		  offsetof(struct cql_stats, connections_closed) },
 		{ "scylla_transport_requests_served", "counter", "Counts a number of served requests.",
 		  offsetof(struct cql_stats, requests_served), SIZE_MAX },
+		/* an appliance group's forwarding (storage_proxy.cc's remote-node counters) */
+		{ "scylla_storage_proxy_coordinator_reads_remote_node", "counter",
+		  "Number of read requests sent to remote nodes (the group member owning the "
+		  "partition).",
+		  offsetof(struct cql_stats, forwarded[0]), SIZE_MAX },
+		{ "scylla_storage_proxy_coordinator_total_write_attempts_remote_node", "counter",
+		  "Total number of write requests sent to remote nodes (the group member owning "
+		  "the partition).",
+		  offsetof(struct cql_stats, forwarded[1]), SIZE_MAX },
 		{ "scylla_transport_requests_serving", "gauge",
 		  "Holds a number of requests that are being processed right now.",
 		  offsetof(struct cql_stats, requests_started),

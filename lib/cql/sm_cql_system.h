@@ -46,7 +46,54 @@ struct sm_cql_cluster {
 	struct sm_cql_node self;
 	struct sm_cql_node *peers;
 	unsigned npeers;
+	/*
+	 * The group's fingerprint: hex MD5 of every member's address:port in
+	 * ring order, the same on every member given the same group. A
+	 * coordinator sends it at STARTUP (SM_CQL_GROUP_STARTUP_KEY) and a
+	 * member with another one refuses the connection: members whose peers
+	 * lists differ would split the ring differently.
+	 */
+	char ring_id[2 * 16 + 1];
+	/*
+	 * A group's view of each peer's schema version (system.peers): true
+	 * with *@out set when peer @i's version is known (the coordinator
+	 * asks each peer after connecting and after each DDL); NULL or false:
+	 * shown as ours.
+	 */
+	bool (*peer_schema_version)(void *ctx, unsigned i, struct sm_uuid *out);
+	void *peer_schema_ctx;
 };
+
+/* sm_cql_cluster_owner()'s answer for a token of this node. */
+#define SM_CQL_OWNER_SELF (-1)
+/* sm_cql_cluster_range_owner()'s answer for a range over several nodes. */
+#define SM_CQL_OWNER_SEVERAL (-2)
+
+/*
+ * The node whose token range holds @token: SM_CQL_OWNER_SELF, or the index
+ * of the peer in @cl->peers. Node i (in ring order) owns the tokens after
+ * node i-1's token up to its own; the first node also owns everything
+ * below its token.
+ */
+int
+sm_cql_cluster_owner(const struct sm_cql_cluster *cl, int64_t token);
+
+/*
+ * The one node owning every token of (@start, @end] (as
+ * sm_cql_cluster_owner()), SM_CQL_OWNER_SEVERAL when it spans nodes, or
+ * SM_CQL_OWNER_SELF when it is empty.
+ */
+int
+sm_cql_cluster_range_owner(const struct sm_cql_cluster *cl, int64_t start, int64_t end);
+
+/*
+ * The schema version of @cat as every member of a group computes it: an
+ * MD5 (version 3) UUID of its content (keyspaces, replication, tables,
+ * columns, options, user types, in name order), not of its random ids, so
+ * identical schemas agree. Cached per shard for the last catalog version.
+ */
+void
+sm_cql_schema_digest(const struct sm_catalog *cat, struct sm_uuid *out);
 
 /*
  * Describe the cluster: this node at @listen_address:@native_port, and the

@@ -191,6 +191,8 @@ sm_cql_cluster_init(struct sm_cql_cluster *cl, const char *cluster_name, const c
 		    uint16_t native_port, const char *peers, char *err, size_t errlen)
 {
 	struct ring_node *ring = NULL;
+	uint8_t digest[MD5_DIGEST_SIZE];
+	struct md5_ctx md5;
 	unsigned max_peers = 0, nring, i, j;
 	const char *p;
 	uint8_t addr[16];
@@ -289,12 +291,20 @@ sm_cql_cluster_init(struct sm_cql_cluster *cl, const char *cluster_name, const c
 	}
 	/* Node i of n, in ring order, ends the i-th of n equal token ranges. */
 	qsort(ring, nring, sizeof(*ring), ring_cmp);
+	md5_init(&md5);
 	for (i = 0; i < nring; i++) {
 		uint64_t t = (uint64_t)INT64_MIN + (uint64_t)(i + 1) * (UINT64_MAX / nring);
+		char name[96];
+		int n;
 
 		ring[i].node->token = (int64_t)t;
 		host_id(ring[i].node, ring[i].len);
+		n = snprintf(name, sizeof(name), "%s:%u,", ring[i].node->address, ring[i].port);
+		md5_update(&md5, (size_t)n, (const uint8_t *)name);
 	}
+	md5_digest(&md5, sizeof(digest), digest);
+	for (i = 0; i < sizeof(digest); i++)
+		snprintf(cl->ring_id + 2 * i, 3, "%02x", digest[i]);
 	sm_free(ring);
 	return 0;
 fail:
@@ -309,4 +319,42 @@ sm_cql_cluster_free(struct sm_cql_cluster *cl)
 	sm_free(cl->peers);
 	cl->peers = NULL;
 	cl->npeers = 0;
+}
+
+/*
+ * The node with the smallest token at or above @token, as drivers' token
+ * maps find the replica (the last node's token is INT64_MAX, so one always
+ * is). Linear in the group's size, which the peers list bounds.
+ */
+int
+sm_cql_cluster_owner(const struct sm_cql_cluster *cl, int64_t token)
+{
+	int best = -3; /* none yet */
+	int64_t best_token = 0;
+	unsigned i;
+
+	if (cl->self.token >= token) {
+		best = SM_CQL_OWNER_SELF;
+		best_token = cl->self.token;
+	}
+	for (i = 0; i < cl->npeers; i++) {
+		int64_t t = cl->peers[i].token;
+
+		if (t >= token && (best == -3 || t < best_token)) {
+			best = (int)i;
+			best_token = t;
+		}
+	}
+	return best == -3 ? SM_CQL_OWNER_SELF : best;
+}
+
+int
+sm_cql_cluster_range_owner(const struct sm_cql_cluster *cl, int64_t start, int64_t end)
+{
+	int a;
+
+	if (start >= end)
+		return SM_CQL_OWNER_SELF;
+	a = sm_cql_cluster_owner(cl, start + 1);
+	return a == sm_cql_cluster_owner(cl, end) ? a : SM_CQL_OWNER_SEVERAL;
 }

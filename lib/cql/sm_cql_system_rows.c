@@ -513,12 +513,27 @@ put_opt_map(struct sys_state *s, unsigned col, const struct sm_table *t, const c
 
 /* ---- generators: every row of a table (row_end() drops other partitions) ---- */
 
+/* The content digest (sm_cql_schema_digest()): members with the same schema agree. */
 static const struct sm_uuid *
 schema_version(const struct sys_state *s)
 {
+	static __thread struct sm_uuid v;
 	const struct sm_catalog *cat = sm_store_catalog();
 
-	return cat != NULL ? &cat->version : &s->cat->version;
+	sm_cql_schema_digest(cat != NULL ? cat : s->cat, &v);
+	return &v;
+}
+
+/* Peer @i's version as the group last heard it, else ours (a peer not heard from yet). */
+static const struct sm_uuid *
+peer_schema_version(const struct sys_state *s, unsigned i)
+{
+	static __thread struct sm_uuid v;
+	const struct sm_cql_cluster *cl = s->cl;
+
+	if (cl->peer_schema_version != NULL && cl->peer_schema_version(cl->peer_schema_ctx, i, &v))
+		return &v;
+	return schema_version(s);
 }
 
 static void
@@ -551,11 +566,11 @@ gen_local(struct sys_state *s)
 }
 
 /*
- * Peers report our own schema version as theirs. Appliances do not share
- * schema: every stress client creates its keyspace and tables on every
- * node, so the nodes' versions never converge. A driver that saw differing
- * versions would wait out max_schema_agreement_wait (10 s) after every DDL
- * for an agreement that never comes.
+ * A peer's schema version is what the group's coordinator last heard from
+ * it (serve_group.c asks after connecting and after every DDL it
+ * broadcasts); a peer not heard from yet shows ours. Versions are content
+ * digests, so members that applied the same DDL agree, and a driver's
+ * schema agreement wait ends once they do.
  */
 static void
 gen_peers(struct sys_state *s)
@@ -574,7 +589,7 @@ gen_peers(struct sys_state *s)
 		put_text(s, PEERS_RACK, cl->rack);
 		put_text(s, PEERS_RELEASE_VERSION, RELEASE_VERSION);
 		put_inet(s, PEERS_RPC_ADDRESS, n->address);
-		put_uuid(s, PEERS_SCHEMA_VERSION, schema_version(s));
+		put_uuid(s, PEERS_SCHEMA_VERSION, peer_schema_version(s, i));
 		put_node_tokens(s, PEERS_TOKENS, n);
 		row_end(s);
 	}
@@ -601,7 +616,7 @@ gen_peers_v2(struct sys_state *s)
 		put_int(s, PV2_NATIVE_PORT, n->port);
 		put_text(s, PV2_RACK, cl->rack);
 		put_text(s, PV2_RELEASE_VERSION, RELEASE_VERSION);
-		put_uuid(s, PV2_SCHEMA_VERSION, schema_version(s)); /* as peers */
+		put_uuid(s, PV2_SCHEMA_VERSION, peer_schema_version(s, i)); /* as peers */
 		put_node_tokens(s, PV2_TOKENS, n);
 		row_end(s);
 	}

@@ -60,6 +60,7 @@ struct sm_cqlc {
 	uint16_t port;
 	char *user, *password;
 	bool want_lz4;
+	char *startup_key, *startup_value;
 	uint32_t max_frame;
 	struct sm_cqlc_info info;
 	struct sockaddr_storage local;
@@ -98,6 +99,8 @@ destroy(struct sm_cqlc *c)
 	sm_free(c->slots);
 	sm_free(c->user);
 	sm_free(c->password);
+	sm_free(c->startup_key);
+	sm_free(c->startup_value);
 	sm_free(c);
 }
 
@@ -432,6 +435,28 @@ sm_cqlc_batch(struct sm_cqlc *c, const struct sm_cql_batch *batch, sm_cqlc_cb cb
 	return req_commit(c, id, off, ret, cb, arg);
 }
 
+int
+sm_cqlc_raw(struct sm_cqlc *c, uint8_t opcode, uint8_t flags, struct sm_bytes body, sm_cqlc_cb cb,
+	    void *arg)
+{
+	unsigned id;
+	size_t off;
+	int ret;
+
+	if ((opcode != SM_CQL_OP_QUERY && opcode != SM_CQL_OP_PREPARE &&
+	     opcode != SM_CQL_OP_EXECUTE && opcode != SM_CQL_OP_BATCH) ||
+	    (uint64_t)body.len + SM_CQL_HEADER_LEN > c->max_frame)
+		return -EINVAL;
+	ret = req_begin(c, &id);
+	if (ret < 0)
+		return ret;
+	off = sm_cql_frame_begin(&c->out, SM_CQL_VERSION_REQUEST,
+				 flags & (uint8_t)~SM_CQL_FLAG_COMPRESSION, (int16_t)id, opcode);
+	sm_cql_write_raw(&c->out, body.p, body.len);
+	ret = sm_cql_frame_end(&c->out, off);
+	return req_commit(c, id, off, ret, cb, arg);
+}
+
 /* ---- responses ---- */
 
 static void
@@ -453,13 +478,16 @@ fill_prepared(struct sm_cqlc_result *r, const struct sm_cql_prepared *p)
 
 /* A response on a request's stream. */
 static void
-complete(struct sm_cqlc *c, unsigned id, const struct sm_cql_response *resp)
+complete(struct sm_cqlc *c, unsigned id, const struct sm_cql_frame_header *h,
+	 struct sm_bytes body, const struct sm_cql_response *resp)
 {
 	struct slot s = c->slots[id];
 	struct sm_cqlc_result r;
 
 	memset(&r, 0, sizeof(r));
 	r.resp = resp;
+	r.hdr = h;
+	r.body = body;
 	if (resp->opcode == SM_CQL_OP_ERROR) {
 		r.kind = SM_CQLC_ERROR;
 		r.error_code = resp->u.error.code;
@@ -596,6 +624,10 @@ send_startup(struct sm_cqlc *c)
 	if (c->want_lz4 && c->info.lz4_offered) {
 		kv[n++] = sm_cql_str("COMPRESSION");
 		kv[n++] = sm_cql_str("lz4");
+	}
+	if (c->startup_key != NULL) {
+		kv[n++] = sm_cql_str(c->startup_key);
+		kv[n++] = sm_cql_str(c->startup_value);
 	}
 	memset(&m, 0, sizeof(m));
 	m.kv = kv;
@@ -772,7 +804,7 @@ handle_frame(struct sm_cqlc *c, const struct sm_cql_frame_header *h, const uint8
 			       h->stream);
 		return;
 	}
-	complete(c, (unsigned)h->stream, &resp);
+	complete(c, (unsigned)h->stream, h, (struct sm_bytes){ body, (uint32_t)len }, &resp);
 }
 
 /* Check a complete header; false (after ending the connection) when it is bad. */
@@ -985,8 +1017,13 @@ sm_cqlc_connect(const struct sm_cqlc_opts *o, struct sm_cqlc **out)
 		c->user = sm_strdup(o->user);
 		c->password = sm_strdup(o->password);
 	}
+	if (o->startup_key != NULL) {
+		c->startup_key = sm_strdup(o->startup_key);
+		c->startup_value = sm_strdup(o->startup_value != NULL ? o->startup_value : "");
+	}
 	if (c->slots == NULL || c->free_ids == NULL ||
-	    (o->user != NULL && (c->user == NULL || c->password == NULL))) {
+	    (o->user != NULL && (c->user == NULL || c->password == NULL)) ||
+	    (o->startup_key != NULL && (c->startup_key == NULL || c->startup_value == NULL))) {
 		destroy(c);
 		return -ENOMEM;
 	}

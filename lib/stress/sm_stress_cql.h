@@ -69,6 +69,9 @@ struct sm_cqlc_opts {
 	unsigned max_inflight; /* stream ids, 1..SM_CQLC_MAX_STREAMS; 0: 1024 */
 	uint32_t max_frame;    /* largest response frame accepted; 0: 256 MiB */
 	struct sm_tls_ctx *tls; /* TLS to the server (lib/tls); NULL: plain TCP */
+	/* One more STARTUP option (an appliance group's coordinator marks its
+	 * connections to the other members with it); NULL: none. */
+	const char *startup_key, *startup_value;
 	/* The session is up (err 0), or could not be set up (err < 0:
 	 * -ECONNREFUSED and other connect errors, -EACCES for refused or
 	 * missing credentials, -EPROTO for a server that does not speak v4,
@@ -138,6 +141,10 @@ struct sm_cqlc_result {
 	/* The whole decoded response (warnings, error details, metadata...),
 	 * NULL for SM_CQLC_FAILED. */
 	const struct sm_cql_response *resp;
+	/* The response as it came (body decompressed), for relaying it
+	 * unchanged; NULL and empty for SM_CQLC_FAILED. */
+	const struct sm_cql_frame_header *hdr;
+	struct sm_bytes body;
 };
 
 /* A request's completion; @r is valid only during the call. */
@@ -219,6 +226,18 @@ sm_cqlc_query_params(struct sm_cqlc *c, struct sm_bytes text, const struct sm_cq
 int
 sm_cqlc_execute_params(struct sm_cqlc *c, struct sm_bytes id, const struct sm_cql_params *params,
 		       sm_cqlc_cb cb, void *arg);
+
+/*
+ * A request of @opcode (QUERY, PREPARE, EXECUTE, BATCH) whose @body is
+ * already encoded, sent as it is with the header @flags (TRACING,
+ * CUSTOM_PAYLOAD, BETA; COMPRESSION is the connection's business and is
+ * cleared): an appliance group's coordinator relays a client's request
+ * with it. -EINVAL for another opcode or a body over the frame limit;
+ * other errors as for query.
+ */
+int
+sm_cqlc_raw(struct sm_cqlc *c, uint8_t opcode, uint8_t flags, struct sm_bytes body, sm_cqlc_cb cb,
+	    void *arg);
 
 /* BATCH @batch (its statements' values and flags as the codec encodes them). Errors as for query. */
 int

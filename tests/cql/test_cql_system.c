@@ -338,11 +338,14 @@ check_local_and_peers(void)
 	const struct sm_cql_node *p1 = &cluster.peers[1], *p3 = &cluster.peers[0];
 	char self_id[40], id1[40], id3[40], ver[40], want[3][512];
 	struct query q = { .ks = "system", .table = "local", .pk = "local" };
+	struct sm_uuid digest;
 
 	uuid_text(&cluster.self.host_id, self_id);
 	uuid_text(&p1->host_id, id1);
 	uuid_text(&p3->host_id, id3);
-	uuid_text(&cat->version, ver);
+	/* the catalog's content digest, not its (random) version */
+	sm_cql_schema_digest(cat, &digest);
+	uuid_text(&digest, ver);
 
 	q.cols = "key,cluster_name,release_version,partitioner,cql_version,native_protocol_version,"
 		 "data_center,rack,rpc_address,listen_address,broadcast_address,tokens,host_id,"
@@ -370,7 +373,7 @@ check_local_and_peers(void)
 	q.pk = "remote";
 	EXPECT_NONE(&q);
 
-	/* Peers in address order; their schema version is ours. */
+	/* Peers in address order; their schema version is ours (no group: none heard). */
 	q = (struct query){ .ks = "system",
 			    .table = "peers",
 			    .cols = "peer,data_center,host_id,rack,release_version,rpc_address,"
@@ -791,12 +794,103 @@ test_tables(void **state)
 	assert_int_equal(fails, 0);
 }
 
+/* Owners follow the ring drivers see: the node with the smallest token at or above. */
+static void
+test_cluster_owner(void **state)
+{
+	struct sm_cql_cluster a;
+	char err[256];
+	int64_t t1, t2, t3;
+
+	(void)state;
+	/* 10.0.0.1 (peers[1]), 10.0.0.2 (self), 10.0.0.3 (peers[0]) in ring order */
+	assert_int_equal(sm_cql_cluster_init(&a, "c", "10.0.0.2", 9042, "10.0.0.3,10.0.0.1", err,
+					     sizeof(err)),
+			 0);
+	t1 = a.peers[1].token;
+	t2 = a.self.token;
+	t3 = a.peers[0].token;
+	assert_true(t1 < t2 && t2 < t3 && t3 == INT64_MAX);
+	assert_int_equal(sm_cql_cluster_owner(&a, INT64_MIN), 1);
+	assert_int_equal(sm_cql_cluster_owner(&a, t1), 1);
+	assert_int_equal(sm_cql_cluster_owner(&a, t1 + 1), SM_CQL_OWNER_SELF);
+	assert_int_equal(sm_cql_cluster_owner(&a, t2), SM_CQL_OWNER_SELF);
+	assert_int_equal(sm_cql_cluster_owner(&a, t2 + 1), 0);
+	assert_int_equal(sm_cql_cluster_owner(&a, INT64_MAX), 0);
+	/* (start, end]: one owner, several, or empty */
+	assert_int_equal(sm_cql_cluster_range_owner(&a, t1, t2), SM_CQL_OWNER_SELF);
+	assert_int_equal(sm_cql_cluster_range_owner(&a, INT64_MIN, t1), 1);
+	assert_int_equal(sm_cql_cluster_range_owner(&a, t2, INT64_MAX), 0);
+	assert_int_equal(sm_cql_cluster_range_owner(&a, t1 - 1, t1 + 1), SM_CQL_OWNER_SEVERAL);
+	assert_int_equal(sm_cql_cluster_range_owner(&a, INT64_MIN, INT64_MAX),
+			 SM_CQL_OWNER_SEVERAL);
+	assert_int_equal(sm_cql_cluster_range_owner(&a, t3, t1), SM_CQL_OWNER_SELF);
+	sm_cql_cluster_free(&a);
+}
+
+/* A catalog of keyspaces @names[0..n) (each with table t of @vtype v), in that order. */
+static struct sm_catalog *
+digest_catalog(const char *const *names, unsigned n, const char *vtype)
+{
+	static char k_class[] = "class", v_class[] = "SimpleStrategy", k_rf[] = "replication_factor",
+		    v_rf[] = "1";
+	const struct sm_option repl[] = { { k_class, v_class }, { k_rf, v_rf } };
+	struct sm_catalog *cat = sm_catalog_new(), *next;
+	char err[256];
+	unsigned i;
+
+	assert_non_null(cat);
+	for (i = 0; i < n; i++) {
+		const struct sm_keyspace_def kd = { names[i], repl, 2, true, false };
+		const struct sm_column_def cols[] = {
+			{ "k", "int", SM_COL_PARTITION, false },
+			{ "v", vtype, SM_COL_REGULAR, false },
+		};
+		const struct sm_table_def td = { names[i], "t", cols, 2, NULL, 0, 0, false, NULL };
+
+		assert_int_equal(sm_catalog_create_keyspace(cat, &kd, false, &next, err, sizeof(err)),
+				 0);
+		sm_catalog_put(cat);
+		cat = next;
+		assert_int_equal(sm_catalog_create_table(cat, &td, false, &next, err, sizeof(err)), 0);
+		sm_catalog_put(cat);
+		cat = next;
+	}
+	return cat;
+}
+
+/* Same content, same version (whatever the order and random ids); other content, another. */
+static void
+test_schema_digest(void **state)
+{
+	static const char *const ab[] = { "a", "b" }, *const ba[] = { "b", "a" };
+	struct sm_catalog *x = digest_catalog(ab, 2, "text"), *y = digest_catalog(ba, 2, "text"),
+			  *z = digest_catalog(ab, 2, "int");
+	struct sm_uuid dx, dy, dz, again;
+
+	(void)state;
+	assert_memory_not_equal(&x->version, &y->version, sizeof(x->version));
+	sm_cql_schema_digest(x, &dx);
+	sm_cql_schema_digest(y, &dy);
+	sm_cql_schema_digest(z, &dz);
+	sm_cql_schema_digest(x, &again);
+	assert_memory_equal(&dx, &dy, sizeof(dx));
+	assert_memory_equal(&dx, &again, sizeof(dx));
+	assert_memory_not_equal(&dx, &dz, sizeof(dx));
+	assert_int_equal(dx.b[6] >> 4, 3); /* a version 3 (MD5) UUID */
+	sm_catalog_put(x);
+	sm_catalog_put(y);
+	sm_catalog_put(z);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cluster_tokens),
 		cmocka_unit_test(test_cluster_errors),
+		cmocka_unit_test(test_cluster_owner),
+		cmocka_unit_test(test_schema_digest),
 		cmocka_unit_test(test_tables),
 	};
 
