@@ -715,7 +715,16 @@ control_step(void)
 			off += (size_t)snprintf(q + off, sizeof(q) - off, ", '%s': '%s'",
 						sx->s.schema.repl[i].key,
 						sx->s.schema.repl[i].value);
-		snprintf(q + off, sizeof(q) - off, "} AND durable_writes = true");
+		off += (size_t)snprintf(q + off, sizeof(q) - off, "} AND durable_writes = true");
+		/* ScyllaDB's keyspace tablets map (-schema tablets=, an extension) */
+		if (sx->s.schema.tablets == 0)
+			snprintf(q + off, sizeof(q) - off, " AND tablets = {'enabled': false}");
+		else if (sx->s.schema.tablets > 0 && sx->s.schema.tablets_initial > 0)
+			snprintf(q + off, sizeof(q) - off,
+				 " AND tablets = {'enabled': true, 'initial': %u}",
+				 sx->s.schema.tablets_initial);
+		else if (sx->s.schema.tablets > 0)
+			snprintf(q + off, sizeof(q) - off, " AND tablets = {'enabled': true}");
 		ret = sm_cqlc_query(sx->ctl, q, SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
 		break;
 	}
