@@ -134,44 +134,45 @@ static const enum sm_ring_ordering ring_ord[] = {
 	[SM_STRESS_ORDER_NEUTRAL] = SM_RING_NEUTRAL,
 };
 
-/*
- * The replica of @w's table's tablet holding @token, with its shard in
- * *@shard; -1 when the map has no tablet for it (or none of its replicas
- * is a host we route to): then the ring decides, and a misrouted answer
- * teaches the map.
- */
-static int
-tablet_host(struct sm_stress_worker *w, int64_t token, unsigned *shard)
+/* The tablet of @w's table holding @token, or NULL (the map does not know it). */
+static const struct sm_tablet *
+tablet_of(struct sm_stress_worker *w, int64_t token)
 {
 	struct sm_stress_shard *sh = w->sh;
-	const struct sm_tablet *tab;
-	int rep;
 
-	if (!sx->tablets || sh->op_table[w->op] < 0)
-		return -1;
-	tab = sm_tablets_find(&sh->tablets, (unsigned)sh->op_table[w->op], token);
-	if (tab == NULL)
-		return -1;
-	rep = sm_tablets_pick(tab, ring_ord[sx->s.route.ordering], sx->plan_pos, sx->nhosts,
-			      sx->nplan, &sh->ring_rng, &sh->rr);
-	if (rep < 0)
-		return -1;
-	*shard = tab->reps[rep].shard;
-	return tab->reps[rep].host;
+	if (!sx->tablets_offered || sh->op_table[w->op] < 0)
+		return NULL;
+	return sm_tablets_find(&sh->tablets, (unsigned)sh->op_table[w->op], token);
+}
+
+/* The shard of @tab's replica on @host, or -1 when @host holds no replica. */
+static int
+tablet_shard_on(const struct sm_tablet *tab, unsigned host)
+{
+	unsigned i;
+
+	for (i = 0; i < tab->nreps; i++)
+		if (tab->reps[i].host == host)
+			return (int)tab->reps[i].shard;
+	return -1;
 }
 
 static struct sm_stress_conn *
 route(struct sm_stress_worker *w, int64_t token)
 {
 	struct sm_stress_shard *sh = w->sh;
-	unsigned host = 0, slot, plan[SM_STRESS_MAX_HOSTS], n, i, owner = 0;
+	unsigned host = 0, slot, plan[SM_STRESS_MAX_HOSTS], n, i, owner;
+	const struct sm_tablet *tab = tablet_of(w, token);
 	struct sm_stress_conn *c;
-	int th = -1;
+	int rep = -1, s;
 
 	if (sx->s.route.token_aware && sx->ring_ok) {
-		th = tablet_host(w, token, &owner);
-		if (th >= 0) {
-			host = (unsigned)th;
+		/* A known tablet names the replicas; a token without one goes by the ring. */
+		if (tab != NULL && sx->tablets)
+			rep = sm_tablets_pick(tab, ring_ord[sx->s.route.ordering], sx->plan_pos,
+					      sx->nhosts, sx->nplan, &sh->ring_rng, &sh->rr);
+		if (rep >= 0) {
+			host = tab->reps[rep].host;
 			sh->by_tablets++;
 		} else {
 			n = sm_ring_plan(&sx->ring, token, ring_ord[sx->s.route.ordering],
@@ -182,7 +183,12 @@ route(struct sm_stress_worker *w, int64_t token)
 	} else {
 		host = (unsigned)(sh->rr++ % sx->nhosts);
 	}
-	if (th < 0)
+	/* The shard that holds the key on that host: its tablet's when known. */
+	if (rep >= 0)
+		owner = tab->reps[rep].shard;
+	else if (tab != NULL && (s = tablet_shard_on(tab, host)) >= 0)
+		owner = (unsigned)s;
+	else
 		owner = sm_ring_shard_of(token, sx->nr_shards, sx->ignore_msb);
 	if (sx->use_shard_port && sx->s.route.token_aware)
 		slot = owner;
@@ -193,10 +199,13 @@ route(struct sm_stress_worker *w, int64_t token)
 	for (i = 0; !c->ready && i < sh->conns_per_host * sx->nhosts; i++)
 		c = &sh->conns[(host * sh->conns_per_host + slot + i) %
 			       (sh->conns_per_host * sx->nhosts)];
+	w->routed_ok = false;
 	if (sx->scylla && c->server_shard != UINT32_MAX) {
 		sh->routed++;
 		if (c->server_shard != owner)
 			sh->misrouted++;
+		else
+			w->routed_ok = true;
 	}
 	return c;
 }
@@ -231,6 +240,11 @@ learn_tablet(struct sm_stress_worker *w, const struct sm_cqlc_result *r)
 		return;
 	sh->tablet_payloads++;
 	sh->tablets.st.payloads++;
+	/* The ring's owner was not the tablet's: the server's word corrects our count. */
+	if (w->routed_ok) {
+		w->routed_ok = false;
+		sh->misrouted++;
+	}
 	if (sm_tablets_decode(v.p, v.len, &tab, &why) < 0) {
 		sh->tablets.st.malformed++;
 		if (sh->tablet_why == NULL)

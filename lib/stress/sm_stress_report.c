@@ -542,7 +542,7 @@ run_report(bool final)
 		rt.learned += sh->tablets.st.learned;
 		rt.malformed += sh->tablets.st.malformed;
 		rt.refused += sh->tablets.st.refused;
-		rt.tablets += sh->tablets.total;
+		rt.tablets += sh->tablets.total ? sh->tablets.total : sh->tablets_held;
 		if (rt.why == NULL)
 			rt.why = sh->tablet_why;
 		bad += sh->validation_failures;

@@ -119,6 +119,7 @@ struct sm_stress_worker {
 	uint32_t nparts; /* partitions the operation wrote or read; 0: one; SM_STRESS_NPARTS_NONE */
 	void *user;	 /* user mode's request state (sm_stress_user.c) */
 	struct sm_stress_conn *conn; /* user mode: where the operation went */
+	bool routed_ok; /* counted as reaching the owner's shard (routed, not misrouted) */
 };
 
 struct sm_stress_shard {
@@ -155,6 +156,7 @@ struct sm_stress_shard {
 	 * statement, -1 when not known; every connection prepares the same ones */
 	struct sm_tablets tablets;
 	int16_t op_table[SM_STRESS_NR_OPS];
+	unsigned tablets_held; /* the map's size when the shard ended, for the report */
 	const char *tablet_why; /* why the first malformed payload was refused */
 	uint64_t lwt_applied[SM_STRESS_NR_OPS], lwt_not_applied[SM_STRESS_NR_OPS];
 	uint64_t last_written; /* -pop read-lookback: the highest seed a write took */

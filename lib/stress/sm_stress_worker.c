@@ -570,6 +570,7 @@ sm_stress_shard_fini(unsigned shard, void *arg)
 	}
 	free(sh->workers);
 	sh->workers = NULL;
+	sh->tablets_held = sh->tablets.total;
 	sm_tablets_free(&sh->tablets);
 	sm_json_doc_release(&sh->json_doc);
 }
