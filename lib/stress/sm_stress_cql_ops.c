@@ -708,14 +708,16 @@ control_step(void)
 	}
 	switch (sx->ctl_step) {
 	case 1:
-		ret = sm_cqlc_query(
-			sx->ctl, "SELECT rpc_address, data_center, rack, tokens, host_id FROM system.local",
-			SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
+		ret = sm_cqlc_query(sx->ctl,
+				    "SELECT rpc_address, data_center, rack, tokens, host_id "
+				    "FROM system.local",
+				    SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
 		break;
 	case 2:
-		ret = sm_cqlc_query(
-			sx->ctl, "SELECT rpc_address, data_center, rack, tokens, host_id FROM system.peers",
-			SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
+		ret = sm_cqlc_query(sx->ctl,
+				    "SELECT rpc_address, data_center, rack, tokens, host_id "
+				    "FROM system.peers",
+				    SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
 		break;
 	case 3: {
 		size_t off;

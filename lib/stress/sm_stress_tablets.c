@@ -296,7 +296,8 @@ sm_tablets_pick(const struct sm_tablet *tab, int ordering, const int *pos, unsig
 		start = (unsigned)(*rr % nplan);
 		(*rr)++;
 		for (i = 1; i < n; i++) {
-			unsigned a = ((unsigned)pos[tab->reps[cand[i]].host] + nplan - start) % nplan;
+			unsigned a =
+				((unsigned)pos[tab->reps[cand[i]].host] + nplan - start) % nplan;
 			unsigned b =
 				((unsigned)pos[tab->reps[cand[best]].host] + nplan - start) % nplan;
 

@@ -635,7 +635,7 @@ fake_bad_version_ready(struct sm_cqlc *c, int err, void *ctx)
 	advance();
 }
 
-/* TABLETS_ROUTING_V1 offered: asked for at STARTUP; a RESULT's custom payload reaches the callback. */
+/* TABLETS_ROUTING_V1 offered: asked for at STARTUP; a custom payload reaches the callback. */
 static bool fake_startup_tablets;
 
 static void

@@ -263,7 +263,7 @@ expect_ranges(const struct sm_tablets *t, unsigned table, const int64_t *want, u
 #define EXPECT_RANGES(t, table, ...)                                                               \
 	do {                                                                                       \
 		const int64_t want_[] = { __VA_ARGS__ };                                           \
-		expect_ranges((t), (table), want_, SM_ARRAY_SIZE(want_) / 2);                       \
+		expect_ranges((t), (table), want_, SM_ARRAY_SIZE(want_) / 2);                      \
 	} while (0)
 
 static void
