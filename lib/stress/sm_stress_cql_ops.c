@@ -164,6 +164,7 @@ route(struct sm_stress_worker *w, int64_t token)
 	unsigned host = 0, slot, plan[SM_STRESS_MAX_HOSTS], n, i, owner;
 	const struct sm_tablet *tab = tablet_of(w, token);
 	struct sm_stress_conn *c;
+	bool rr_slot = false;
 	int rep = -1, s;
 
 	if (sx->s.route.token_aware && sx->ring_ok) {
@@ -181,7 +182,13 @@ route(struct sm_stress_worker *w, int64_t token)
 			sh->by_ring++;
 		}
 	} else {
-		host = (unsigned)(sh->rr++ % sx->nhosts);
+		/* One draw for both: every connection of every host in turn (two draws
+		 * of one counter kept one slot's parity: one shard of each host) */
+		uint64_t r = sh->rr++;
+
+		host = (unsigned)(r % sx->nhosts);
+		slot = (unsigned)(r / sx->nhosts % sh->conns_per_host);
+		rr_slot = true;
 	}
 	/* The shard that holds the key on that host: its tablet's when known. */
 	if (rep >= 0)
@@ -192,7 +199,7 @@ route(struct sm_stress_worker *w, int64_t token)
 		owner = sm_ring_shard_of(token, sx->nr_shards, sx->ignore_msb);
 	if (sx->use_shard_port && sx->s.route.token_aware)
 		slot = owner;
-	else
+	else if (!rr_slot)
 		slot = (unsigned)(sh->rr++ % sh->conns_per_host);
 	c = &sh->conns[host * sh->conns_per_host + slot % sh->conns_per_host];
 	/* A connection that failed: any ready one of the same host, then any. */
