@@ -182,8 +182,8 @@ route(struct sm_stress_worker *w, int64_t token)
 			sh->by_ring++;
 		}
 	} else {
-		/* One draw for both: every connection of every host in turn (two draws
-		 * of one counter kept one slot's parity: one shard of each host) */
+		/* One draw for both: every connection of every host in turn (two
+		 * draws of one counter gave the host even values, the slot odd ones) */
 		uint64_t r = sh->rr++;
 
 		host = (unsigned)(r % sx->nhosts);
