@@ -575,6 +575,8 @@ sm_app_commitlog_setup(const struct sm_config *c)
 	};
 	char err[1024];
 
+	/* the replayed schema's tablets tables are sized for the shards that will run */
+	sm_tablets_set_shard_hint(cc.nshards);
 	if (sm_clog_mode_parse(c->commitlog_sync, &cc.mode) < 0 || cc.mode == SM_CLOG_OFF)
 		return 0;
 	if (sm_clog_init(&cc, err, sizeof(err)) < 0) {

@@ -291,8 +291,12 @@ static const struct sm_cli_opt psq_opts[] = {
 	IGNORED("--memtable-partitions", "N", "nothing is flushed"),
 	IGNORED("--sstable-summary-ratio", "R", "there are no sstables"),
 	IGNORED("--sstable-format", "F", "there are no sstables"),
-	IGNORED("--tablets", NULL, "one node, vnode-style ownership"),
-	IGNORED("--initial-tablets", "N", "one node, vnode-style ownership"),
+	OPT("--tablets", BOOL, prm.tablets, 0, 0, NULL,
+	    "CQL: create ks with tablets = {'enabled': true} (each shard owns its tablets' "
+	    "contiguous token ranges, not the vnode sharding)"),
+	OPT("--initial-tablets", UINT, prm.initial_tablets, 1, SM_TABLETS_MAX, "N",
+	    "with --tablets: tablets = {'initial': N} (rounded up to a power of two; default "
+	    "4 per shard)"),
 };
 /* clang-format on */
 
@@ -362,6 +366,17 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 		sm_config_free(&ctx.cfg);
 		return SM_EXIT_USAGE;
 	}
+	if (prm->tablets && ctx.alternator) {
+		fprintf(stderr, "shardmark perf-simple-query: --tablets is for the CQL frontend: "
+				"Alternator tables are not stored by tablets here\n");
+		sm_config_free(&ctx.cfg);
+		return SM_EXIT_USAGE;
+	}
+	if (prm->initial_tablets > 0 && !prm->tablets) {
+		fprintf(stderr, "shardmark perf-simple-query: --initial-tablets needs --tablets\n");
+		sm_config_free(&ctx.cfg);
+		return SM_EXIT_USAGE;
+	}
 	prm->mode = ctx.write ? SM_PSQ_WRITE : ctx.del ? SM_PSQ_DELETE : SM_PSQ_READ;
 	if (ctx.workload != NULL && sm_psq_mode_parse(ctx.workload, &prm->mode) < 0)
 		prm->mode = SM_PSQ_READ;
@@ -395,11 +410,11 @@ sm_cmd_perf_simple_query(int argc, char **argv)
 	printf("random-seed=%llu\n", (unsigned long long)prm->seed);
 	printf("Running test with config: {partitions=%u, concurrency=%u, mode=%s, "
 	       "frontend=%s%s%s, "
-	       "query_single_key=%s, counters=%s, collection=%u, shard_aware=%s}\n",
+	       "query_single_key=%s, counters=%s, collection=%u, shard_aware=%s%s}\n",
 	       prm->partitions, prm->concurrency, sm_psq_mode_name(prm->mode), wl->name,
 	       ctx.alternator ? ", write_isolation=" : "", ctx.alternator ? ctx.iso_name : "",
 	       prm->single_key ? "yes" : "no", prm->counters ? "yes" : "no", prm->collection,
-	       prm->shard_aware ? "yes" : "no");
+	       prm->shard_aware ? "yes" : "no", prm->tablets ? ", tablets=yes" : "");
 	fflush(stdout);
 	if (ctx.csv_path != NULL) {
 		ctx.run.prm.csv = fopen(ctx.csv_path, "w");

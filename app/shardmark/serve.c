@@ -354,6 +354,8 @@ cql_setup(struct serve_ctx *s, unsigned nshards)
 	}
 	s->exec_cfg.cluster = &s->views[0];
 	s->exec_cfg.batch_size_fail_threshold_in_kb = c->batch_size_fail_threshold_in_kb;
+	(void)sm_cql_tablets_mode_parse(c->tablets_mode_for_new_keyspaces,
+					&s->exec_cfg.tablets_mode); /* an ENUM key: checked */
 	if (sm_alt_isolation_parse(c->alternator_write_isolation, &s->alt_cfg.default_isolation) <
 	    0) {
 		fprintf(stderr,

@@ -501,7 +501,7 @@ sm_psq_shard_init(struct sm_psq *p, unsigned shard)
 	if (sh->keys == NULL || sh->workers == NULL)
 		return -ENOMEM;
 	for (seq = 0; seq < p->prm.partitions; seq++)
-		if (p->wl->owner_of(seq) == shard)
+		if (p->wl->owner_of(p, seq) == shard)
 			sh->keys[n++] = seq;
 	sh->nkeys = n;
 	sh->nworkers = p->prm.concurrency;

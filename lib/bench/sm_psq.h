@@ -76,6 +76,8 @@ struct sm_psq_params {
 	uint16_t cl;	     /* CQL consistency of the measured requests */
 	const char *timeout; /* CQL USING TIMEOUT, NULL: none */
 	enum sm_psq_mode mode;
+	bool tablets;		 /* CQL: ks created with tablets = {'enabled': true} */
+	unsigned initial_tablets; /* ... and 'initial': N; 0: the server's default */
 	const char *write_isolation; /* Alternator's, for the JSON result; NULL: CQL */
 	FILE *csv;		     /* a row per iteration, NULL: none */
 	FILE *out;		     /* progress and one line per iteration */
@@ -122,8 +124,8 @@ struct sm_psq_shard {
  */
 struct sm_psq_workload {
 	const char *name; /* "cql", "alternator": the result's frontend */
-	/* The shard that owns key @seq under this frontend's key encoding. */
-	unsigned (*owner_of)(uint64_t seq);
+	/* The shard that owns key @seq under this frontend's key encoding and @p's table. */
+	unsigned (*owner_of)(const struct sm_psq *p, uint64_t seq);
 	/* The workload's shard state (sm_psq_shard.wl), or NULL: none. */
 	int (*shard_init)(struct sm_psq *p, unsigned shard);
 	void (*shard_fini)(struct sm_psq *p, unsigned shard);

@@ -25,11 +25,12 @@ static struct {
 } ctl;
 
 static unsigned
-alt_owner_of(uint64_t seq)
+alt_owner_of(const struct sm_psq *p, uint64_t seq)
 {
 	struct sm_key k;
 	char text[24];
 
+	(void)p;
 	snprintf(text, sizeof(text), "%" PRIu64, seq);
 	k.n = 1;
 	k.part[0].p = (const uint8_t *)text;

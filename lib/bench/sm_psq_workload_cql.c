@@ -30,8 +30,9 @@ static struct {
 } ctl;
 
 static unsigned
-cql_owner_of(uint64_t seq)
+cql_owner_of(const struct sm_psq *p, uint64_t seq)
 {
+	struct sm_table t;
 	struct sm_key k;
 	uint8_t b[8];
 
@@ -39,7 +40,12 @@ cql_owner_of(uint64_t seq)
 	k.n = 1;
 	k.part[0].p = b;
 	k.part[0].len = 8;
-	return sm_key_shard(&k);
+	if (!p->prm.tablets)
+		return sm_key_shard(&k);
+	/* the tablet map the server gives ks.cf (sm_tablets.h): made before the table is */
+	memset(&t, 0, sizeof(t));
+	sm_table_set_tablets(&t, sm_tablets_count(p->prm.initial_tablets, p->nshards));
+	return sm_table_key_shard(&t, &k);
 }
 
 /* A measured request's reply, on the worker's shard: stream = worker. */
@@ -236,9 +242,15 @@ ctl_step(void *arg)
 	(void)arg;
 	switch (ctl.step++) {
 	case C_KEYSPACE:
-		ctl_send(SM_CQL_OP_QUERY, "CREATE KEYSPACE ks WITH replication = {'class': "
-					  "'org.apache.cassandra.locator.NetworkTopologyStrategy', "
-					  "'replication_factor': 1}");
+		i = (unsigned)snprintf(text, sizeof(text),
+				       "CREATE KEYSPACE ks WITH replication = {'class': "
+				       "'org.apache.cassandra.locator.NetworkTopologyStrategy', "
+				       "'replication_factor': 1}");
+		if (prm->tablets)
+			snprintf(text + i, sizeof(text) - i,
+				 " AND tablets = {'enabled': true, 'initial': %u}",
+				 prm->initial_tablets);
+		ctl_send(SM_CQL_OP_QUERY, text);
 		return;
 	case C_TABLE:
 		if (ctl_failed("CREATE KEYSPACE"))

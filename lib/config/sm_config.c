@@ -87,6 +87,14 @@ static const struct sm_choice sm_authenticators[] = {
 	{ NULL, { NULL } },
 };
 
+/* db/config.cc's tablets_mode_for_new_keyspaces */
+static const struct sm_choice sm_tablets_modes[] = {
+	{ "disabled", { NULL } },
+	{ "enabled", { NULL } },
+	{ "enforced", { NULL } },
+	{ NULL, { NULL } },
+};
+
 /* ScyllaDB accepts exactly these spellings (alternator/executor.cc). */
 static const struct sm_choice sm_write_isolations[] = {
 	{ "forbid_rmw", { "f", "forbid", NULL } },
@@ -175,6 +183,9 @@ static const struct sm_choice sm_write_isolations[] = {
 	K(batch_size_fail_threshold_in_kb, UINT, 1, 2097151, NULL, "1024",                         \
 	  "a CQL batch whose mutations carry more KiB of keys and values is refused "              \
 	  "(\"Batch too large\")")                                                                 \
+	K(tablets_mode_for_new_keyspaces, ENUM, 0, 0, sm_tablets_modes, "disabled",               \
+	  "keyspaces created without tablets = {...}: disabled (vnodes), enabled (tablets for "    \
+	  "NetworkTopologyStrategy) or enforced (and {'enabled': false} is refused)")             \
 	K(request_timeout_in_ms, UINT, 0, 86400000, NULL, "10000",                                 \
 	  "CQL requests other than the kinds below: longest wait for a reply, then a timeout "     \
 	  "error; 0 = no limit")                                                                   \

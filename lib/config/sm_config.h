@@ -55,6 +55,7 @@ struct sm_config {
 	unsigned native_transport_frame_timeout_in_ms;
 	unsigned connection_max_unsent_bytes;
 	unsigned batch_size_fail_threshold_in_kb;
+	char *tablets_mode_for_new_keyspaces; /* disabled|enabled|enforced */
 	/* CQL request timeouts (scylla.yaml's names and defaults); 0 = none */
 	unsigned request_timeout_in_ms;
 	unsigned read_request_timeout_in_ms;

@@ -264,10 +264,32 @@ struct cql_op {
 	unsigned snap_cap;
 	struct sm_key snap_pk, snap_ck;
 	int64_t snap_token;
+	/* tablets-routing-v1: the misrouted request's tablet + 1 (0: no payload) of tablet_table */
+	uint32_t tablet_hint;
+	const struct sm_table *tablet_table;
 	bool in_use; /* between op_get() and its release: catches a double release */
 	unsigned big_grows; /* cql_big_grows at op_get(): changed means shrink at release */
 	struct cql_op *next_free;
 };
+
+/*
+ * A request for the one partition @pk of tablets table @t (the caller tests
+ * t->tablet_count, so vnode tables pay one test): when the connection
+ * negotiated TABLETS_ROUTING_V1 and this shard does not hold the
+ * partition's tablet, the reply will carry the tablets-routing-v1 payload
+ * (transport/server.cc, cql3/statements/select_statement.cc: ScyllaDB
+ * serves the request and adds the hint).
+ */
+void
+cql_tablet_hint_slow(struct cql_op *op, const struct sm_table *t, const struct sm_key *pk);
+
+/*
+ * Write the tablets-routing-v1 custom payload ([bytes map] of one entry) of
+ * @t's @tablet, replica (@host_id, @shard), at @p (90 bytes); its length.
+ */
+size_t
+cql_tablet_payload(uint8_t *p, const struct sm_table *t, uint32_t tablet,
+		   const struct sm_uuid *host_id, unsigned shard);
 
 /* Reply helpers. */
 void

@@ -26,6 +26,7 @@ struct sm_cql_conn {
 	bool started;  /* STARTUP answered */
 	bool authed;   /* authenticated, or no authentication configured */
 	bool lz4;
+	bool tablets_v1; /* STARTUP asked for TABLETS_ROUTING_V1 */
 	bool dead; /* a fatal protocol error was answered: ignore the rest */
 	uint8_t hdr[SM_CQL_HEADER_LEN];
 	uint32_t hdr_len; /* header bytes gathered */
@@ -105,6 +106,12 @@ sm_cql_conn_keyspace(struct sm_cql_conn *c)
 	return c->keyspace;
 }
 
+bool
+sm_cql_conn_tablets_routing(const struct sm_cql_conn *c)
+{
+	return c->tablets_v1;
+}
+
 /* Send what @b holds, compressing a single frame when LZ4 was negotiated. */
 static void
 send_frame(struct sm_cql_conn *cc, struct sm_cql_buf *b)
@@ -150,7 +157,7 @@ send_supported(struct sm_cql_conn *cc, int16_t stream)
 			v_algo = sm_cql_str("biased-token-round-robin"), v_msb = sm_cql_str("12"),
 			v_lwt = sm_cql_str("LWT_OPTIMIZATION_META_BIT_MASK=2147483648"),
 			v_empty = SM_CQL_EMPTY;
-	struct sm_cql_multimap_entry e[11];
+	struct sm_cql_multimap_entry e[12];
 	struct sm_cql_multimap mm;
 	unsigned n = 0;
 
@@ -180,6 +187,9 @@ send_supported(struct sm_cql_conn *cc, int16_t stream)
 	ENTRY("SCYLLA_SHARDING_IGNORE_MSB", &v_msb);
 	ENTRY("SCYLLA_PARTITIONER", &v_part);
 	ENTRY("SCYLLA_LWT_ADD_METADATA_MARK", &v_lwt);
+	/* transport/cql_protocol_extension.cc: the extension has no values */
+	ENTRY("TABLETS_ROUTING_V1", &v_empty);
+	e[n - 1].values.n = 0;
 	if (cc->svc->shard_aware_port != 0)
 		ENTRY("SCYLLA_SHARD_AWARE_PORT", &v_port);
 	/* transport/server.cc: drivers using TLS connect to this one instead */
@@ -235,6 +245,8 @@ handle_startup(struct sm_cql_conn *cc, const struct sm_cql_frame_header *h,
 		send_ready(cc, h->stream);
 	}
 	cc->lz4 = sm_cql_strmap_get(&req->u.startup, "COMPRESSION", &v) && v.len > 0;
+	/* docs/dev/protocol-extensions.md: a key in STARTUP, whatever its value */
+	cc->tablets_v1 = sm_cql_strmap_get(&req->u.startup, "TABLETS_ROUTING_V1", &v);
 }
 
 /* SASL PLAIN: [authzid] NUL user NUL password. */

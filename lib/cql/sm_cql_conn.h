@@ -119,6 +119,10 @@ sm_cql_reply_error(struct sm_cql_req *req, int32_t code, const char *message);
 char *
 sm_cql_conn_keyspace(struct sm_cql_conn *c);
 
+/* True when the connection's STARTUP negotiated TABLETS_ROUTING_V1 (the tablets-routing-v1 payload). */
+bool
+sm_cql_conn_tablets_routing(const struct sm_cql_conn *c);
+
 /* Send a SCHEMA_CHANGE event to the calling shard's REGISTERed connections. */
 void
 sm_cql_push_schema_event(const struct sm_cql_schema_change *sc);

@@ -951,8 +951,113 @@ keep:
 }
 
 void
+cql_tablet_hint_slow(struct cql_op *op, const struct sm_table *t, const struct sm_key *pk)
+{
+	uint32_t tablet;
+
+	if (!sm_cql_conn_tablets_routing(op->req->conn) || pk->n == 0)
+		return;
+	tablet = sm_tablet_of_token(t, sm_key_token(pk));
+	if (sm_tablet_shard(tablet, sm_shard_count() ? sm_shard_count() : 1) == sm_shard_id())
+		return;
+	op->tablet_hint = tablet + 1;
+	op->tablet_table = t;
+}
+
+/* [short n = 1][string key] and the [bytes] value of cql_tablet_payload() */
+#define TABLET_PAYLOAD_KEY "tablets-routing-v1"
+#define TABLET_PAYLOAD_LEN (2 + 2 + sizeof(TABLET_PAYLOAD_KEY) - 1 + 4 + 64)
+
+static uint8_t *
+put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+	return p + 4;
+}
+
+static uint8_t *
+put64(uint8_t *p, uint64_t v)
+{
+	return put32(put32(p, (uint32_t)(v >> 32)), (uint32_t)v);
+}
+
+/*
+ * The custom payload of docs/dev/protocol-extensions.md ("tablets-routing-v1"):
+ * tuple<bigint first_token (exclusive), bigint last_token,
+ * list<tuple<uuid host_id, int shard>> replicas>, each tuple element and
+ * list element an [int] length and its bytes, the list an [int] count.
+ * The one replica is this node (the connection's) and the tablet's shard.
+ */
+size_t
+cql_tablet_payload(uint8_t *p, const struct sm_table *t, uint32_t tablet,
+		   const struct sm_uuid *host_id, unsigned shard)
+{
+	uint8_t *q = p;
+
+	q[0] = 0;
+	q[1] = 1;
+	q[2] = 0;
+	q[3] = sizeof(TABLET_PAYLOAD_KEY) - 1;
+	memcpy(q + 4, TABLET_PAYLOAD_KEY, sizeof(TABLET_PAYLOAD_KEY) - 1);
+	q += 4 + sizeof(TABLET_PAYLOAD_KEY) - 1;
+	q = put32(q, 64); /* the tuple's bytes */
+	q = put32(q, 8);
+	q = put64(q, (uint64_t)(tablet == 0 ? INT64_MIN : sm_tablet_last_token(t, tablet - 1)));
+	q = put32(q, 8);
+	q = put64(q, (uint64_t)sm_tablet_last_token(t, tablet));
+	q = put32(q, 36); /* the list: its count, one element */
+	q = put32(q, 1);
+	q = put32(q, 28); /* the replica tuple */
+	q = put32(q, 16);
+	memcpy(q, host_id->b, 16);
+	q += 16;
+	q = put32(q, 4);
+	q = put32(q, shard);
+	return (size_t)(q - p);
+}
+
+/* Put the tablets-routing-v1 payload before a RESULT's body (sets CUSTOM_PAYLOAD). */
+static __attribute__((noinline, cold)) void
+tablet_payload_add(struct cql_op *op)
+{
+	const struct sm_cql_cluster *cl = sm_cql_conn_service(op->req->conn)->node;
+	struct sm_cql_buf *b = &op->out;
+	uint8_t pl[TABLET_PAYLOAD_LEN];
+	uint32_t body, tablet;
+	size_t n;
+
+	_Static_assert(TABLET_PAYLOAD_LEN == 90, "the payload's fixed size");
+	tablet = op->tablet_hint - 1;
+	op->tablet_hint = 0; /* the pooled op's next request starts without (op_get() leaves it) */
+	if (cl == NULL)
+		cl = cql_cfg->cluster;
+	/* one whole RESULT frame, or nothing: an error carries no payload */
+	if (b->len < SM_CQL_HEADER_LEN || b->p[4] != SM_CQL_OP_RESULT)
+		return;
+	body = (uint32_t)b->p[5] << 24 | (uint32_t)b->p[6] << 16 | (uint32_t)b->p[7] << 8 |
+	       b->p[8];
+	if ((size_t)body + SM_CQL_HEADER_LEN != b->len || (b->p[1] & SM_CQL_FLAG_CUSTOM_PAYLOAD))
+		return;
+	n = cql_tablet_payload(pl, op->tablet_table, tablet, &cl->self.host_id,
+			       sm_tablet_shard(tablet, sm_shard_count() ? sm_shard_count() : 1));
+	if (sm_cql_buf_reserve(b, n) < 0)
+		return; /* out of memory: the reply goes without the hint */
+	memmove(b->p + SM_CQL_HEADER_LEN + n, b->p + SM_CQL_HEADER_LEN, body);
+	memcpy(b->p + SM_CQL_HEADER_LEN, pl, n);
+	b->len += n;
+	body += (uint32_t)n;
+	b->p[1] |= SM_CQL_FLAG_CUSTOM_PAYLOAD;
+	put32(b->p + 5, body);
+}
+
+void
 cql_op_finish(struct cql_op *op)
 {
+	if (SM_UNLIKELY(op->tablet_hint != 0))
+		tablet_payload_add(op);
 	sm_cql_reply(op->req, &op->out);
 	op_release(op);
 }

@@ -21,6 +21,12 @@
 #include "sm_cql_conn.h"
 #include "sm_cql_system.h"
 
+enum sm_cql_tablets_mode {
+	SM_CQL_TABLETS_DISABLED,
+	SM_CQL_TABLETS_ENABLED,
+	SM_CQL_TABLETS_ENFORCED,
+};
+
 struct sm_cql_exec_config {
 	const struct sm_cql_cluster *cluster;
 	/* The prepared statements a shard keeps (0: 20000). */
@@ -31,7 +37,19 @@ struct sm_cql_exec_config {
 	 * batch_size_fail_threshold_in_kb); 0: 1024, ScyllaDB's default.
 	 */
 	unsigned batch_size_fail_threshold_in_kb;
+	/* tablets_mode_for_new_keyspaces: keyspaces created without tablets = {...} */
+	enum sm_cql_tablets_mode tablets_mode;
 };
+
+/*
+ * ScyllaDB's tablets_mode_for_new_keyspaces (db/config.cc): disabled (vnodes
+ * unless tablets = {'enabled': true}), enabled (tablets for
+ * NetworkTopologyStrategy keyspaces unless {'enabled': false}) or enforced
+ * (as enabled, and {'enabled': false} is refused). 0, or -EINVAL for
+ * another name.
+ */
+int
+sm_cql_tablets_mode_parse(const char *name, enum sm_cql_tablets_mode *mode);
 
 /* The executor for struct sm_cql_service.exec; ctx: a struct sm_cql_exec_config. */
 extern const struct sm_cql_executor sm_cql_exec;

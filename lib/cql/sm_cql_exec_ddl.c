@@ -8,7 +8,9 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cql_exec_priv.h"
 #include "cql_props_priv.h"
@@ -688,6 +690,118 @@ ddl_alter_table(struct ddl_ctx *d, const struct sm_cql_alter_table *at, const ch
 	return 0;
 }
 
+int
+sm_cql_tablets_mode_parse(const char *name, enum sm_cql_tablets_mode *mode)
+{
+	static const char *const names[] = { "disabled", "enabled", "enforced" };
+	unsigned i;
+
+	for (i = 0; i < SM_ARRAY_SIZE(names); i++) {
+		if (name != NULL && strcmp(name, names[i]) == 0) {
+			*mode = (enum sm_cql_tablets_mode)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static bool
+nts_class(const struct sm_cql_kv *repl, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(repl[i].key, "class") == 0)
+			return strcasecmp(repl[i].value, "NetworkTopologyStrategy") == 0 ||
+			       strcmp(repl[i].value,
+				      "org.apache.cassandra.locator.NetworkTopologyStrategy") == 0;
+	return false;
+}
+
+/*
+ * tablets = {...} of CREATE or ALTER KEYSPACE into *@on and *@initial (left
+ * as they are when @prop is NULL), with the checks and messages of
+ * ScyllaDB's ks_prop_defs.cc get_initial_tablets(): 'enabled' 'true' or
+ * 'false' (false wins over the rest; refused when @enforce and the mode is
+ * enforced, as CREATE does), 'initial' a count, nothing else. 0, or
+ * -ECANCELED after failing @op.
+ */
+static int
+ddl_tablets(struct cql_op *op, const struct sm_cql_prop *prop, bool enforce, bool *on,
+	    uint32_t *initial)
+{
+	const char *enabled = NULL, *init = NULL;
+	unsigned i;
+
+	if (prop == NULL)
+		return 0;
+	for (i = 0; i < prop->nmap; i++) {
+		const struct sm_cql_kv *kv = &prop->map[i];
+
+		if (strcmp(kv->key, "enabled") == 0)
+			enabled = kv->value;
+		else if (strcmp(kv->key, "initial") == 0)
+			init = kv->value;
+	}
+	if (enabled != NULL && strcmp(enabled, "false") == 0) {
+		if (enforce && cql_cfg->tablets_mode == SM_CQL_TABLETS_ENFORCED) {
+			cql_op_fail(op, SM_CQL_ERR_CONFIG,
+				    "Cannot disable tablets for keyspace since tablets are enforced "
+				    "using the `tablets_mode_for_new_keyspaces: enforced` config "
+				    "option.");
+			return -ECANCELED;
+		}
+		*on = false;
+		return 0;
+	}
+	if (enabled != NULL && strcmp(enabled, "true") != 0) {
+		cql_op_fail(op, SM_CQL_ERR_CONFIG,
+			    "Tablets enabled value must be true or false; found: %s", enabled);
+		return -ECANCELED;
+	}
+	*on = true;
+	*initial = 0;
+	if (init != NULL) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(init, &end, 10);
+		if (end == init || *end != '\0' || v < 0 || errno != 0) {
+			cql_op_fail(op, SM_CQL_ERR_CONFIG,
+				    "Initial tablets value should be numeric; found %s", init);
+			return -ECANCELED;
+		}
+		if (v > (long)SM_TABLETS_MAX) {
+			cql_op_fail(op, SM_CQL_ERR_CONFIG,
+				    "Initial tablets value %s is over shardmark's limit of %u "
+				    "tablets per table",
+				    init, SM_TABLETS_MAX);
+			return -ECANCELED;
+		}
+		*initial = (uint32_t)v;
+	}
+	for (i = 0; i < prop->nmap; i++) {
+		if (strcmp(prop->map[i].key, "enabled") != 0 &&
+		    strcmp(prop->map[i].key, "initial") != 0) {
+			cql_op_fail(op, SM_CQL_ERR_CONFIG, "Unrecognized tablets option %s",
+				    prop->map[i].key);
+			return -ECANCELED;
+		}
+	}
+	return 0;
+}
+
+static int
+ddl_create_keyspace_tablets(struct ddl_ctx *d, const struct sm_cql_create_keyspace *ck)
+{
+	/* ks_prop_defs.cc as_ks_metadata(): the mode's default is for NetworkTopologyStrategy */
+	d->r.ks.tablets = cql_cfg->tablets_mode != SM_CQL_TABLETS_DISABLED &&
+			  nts_class(ck->replication, ck->nreplication);
+	d->r.ks.initial_tablets = 0;
+	return ddl_tablets(d->op, ck->tablets, true, &d->r.ks.tablets, &d->r.ks.initial_tablets);
+}
+
 static int
 ddl_alter_keyspace(struct ddl_ctx *d, const struct sm_cql_alter_keyspace *ak)
 {
@@ -723,6 +837,23 @@ ddl_alter_keyspace(struct ddl_ctx *d, const struct sm_cql_alter_keyspace *ak)
 	}
 	a->set_durable_writes = ak->has_durable_writes;
 	a->durable_writes = ak->durable_writes;
+	if (ak->tablets != NULL) {
+		const struct sm_keyspace *k = sm_catalog_keyspace(sm_store_catalog(), ak->ks);
+		bool on = k != NULL && k->tablets;
+		uint32_t initial = k != NULL ? k->initial_tablets : 0;
+		int ret = ddl_tablets(d->op, ak->tablets, false, &on, &initial);
+
+		if (ret < 0)
+			return ret;
+		/* ks_prop_defs.cc as_ks_metadata_update() */
+		if (k != NULL && on != k->tablets) {
+			cql_op_fail(d->op, SM_CQL_ERR_INVALID,
+				    "Cannot alter replication strategy vnode/tablets flavor");
+			return -ECANCELED;
+		}
+		a->set_initial_tablets = true;
+		a->initial_tablets = initial;
+	}
 	d->einval_code = SM_CQL_ERR_CONFIG;
 	d->r.kind = SM_DDL_CATALOG;
 	d->r.apply = apply_alter_keyspace;
@@ -968,6 +1099,7 @@ cql_exec_ddl(struct cql_op *op)
 		d->r.ks.durable_writes = s->create_keyspace.durable_writes;
 		d->change = SM_CQL_CHANGE_CREATED;
 		d->target = SM_CQL_TARGET_KEYSPACE;
+		ret = ddl_create_keyspace_tablets(d, &s->create_keyspace);
 		break;
 	case SM_CQL_DROP_KEYSPACE:
 		if (sm_cql_system_keyspace(s->drop_keyspace.ks)) {

@@ -1349,6 +1349,15 @@ submit_writes(struct cql_op *op, const struct cql_prepared *lwt_ps)
 			return;
 		}
 	}
+	if (op->nsreqs == 1) {
+		const struct sm_store_req *r = &op->sreqs[0];
+		const struct sm_mutation *m = r->kind == SM_REQ_CAS ? &r->cas.mut : &r->mut;
+
+		/* the table first: a vnode table pays one test */
+		if (SM_UNLIKELY(m->table->tablet_count != 0) &&
+		    op->req->msg.opcode != SM_CQL_OP_BATCH)
+			cql_tablet_hint_slow(op, m->table, &m->pk);
+	}
 	op->pending = op->nsreqs + 1;
 	for (j = 0; j < op->nsreqs; j++)
 		sm_store_submit(&op->sreqs[j]);

@@ -1829,6 +1829,9 @@ cql_exec_select(struct cql_op *op)
 		return;
 	}
 
+	/* the table first: a vnode table pays one test */
+	if (SM_UNLIKELY(t->tablet_count != 0) && !op->range && op->nkeys == 1 && !ix_read)
+		cql_tablet_hint_slow(op, t, &op->keys[0]);
 	if (cql_grow((void **)&op->sreqs, &op->sreqs_cap, 1, sizeof(*op->sreqs)) < 0) {
 		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
 		return;

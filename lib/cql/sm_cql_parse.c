@@ -244,7 +244,8 @@ if_exists(struct cql_parser *p, int *rc)
  */
 static int
 keyspace_props(struct cql_parser *p, struct sm_cql_prop **props, unsigned *n,
-	       const struct sm_cql_prop **repl, bool *has_dw, bool *dw)
+	       const struct sm_cql_prop **repl, bool *has_dw, bool *dw,
+	       const struct sm_cql_prop **tablets)
 {
 	const struct sm_cql_prop *r;
 	unsigned cap = 0;
@@ -255,6 +256,11 @@ keyspace_props(struct cql_parser *p, struct sm_cql_prop **props, unsigned *n,
 	} while (cql_accept_kw(p, "and"));
 	TRY(props_unique(p, *props, *n));
 	*repl = find_prop(*props, *n, "replication");
+	*tablets = find_prop(*props, *n, "tablets");
+	/* cql3/statements/property_definitions.cc get_map() */
+	if (*tablets != NULL && (*tablets)->map == NULL)
+		return cql_fail(p, -EINVAL,
+				"Invalid value for property 'tablets'. It should be a map.");
 	*has_dw = false;
 	r = find_prop(*props, *n, "durable_writes");
 	if (r != NULL) {
@@ -278,7 +284,8 @@ create_keyspace(struct cql_parser *p, struct sm_cql_create_keyspace *k)
 	k->if_not_exists = if_not_exists(p, &rc);
 	TRY(rc);
 	TRY(cql_ident(p, &k->ks));
-	TRY(keyspace_props(p, &k->props, &k->nprops, &r, &has_dw, &k->durable_writes));
+	TRY(keyspace_props(p, &k->props, &k->nprops, &r, &has_dw, &k->durable_writes,
+			   &k->tablets));
 	if (r == NULL || r->map == NULL)
 		return cql_fail(p, -EINVAL, "Missing mandatory replication strategy class");
 	k->replication = r->map;
@@ -622,7 +629,7 @@ alter_keyspace(struct cql_parser *p, struct sm_cql_alter_keyspace *k)
 
 	TRY(cql_ident(p, &k->ks));
 	TRY(keyspace_props(p, &k->props, &k->nprops, &r, &k->has_durable_writes,
-			   &k->durable_writes));
+			   &k->durable_writes, &k->tablets));
 	if (r != NULL) {
 		if (r->map == NULL)
 			return cql_fail(p, -EINVAL,

@@ -324,6 +324,7 @@ struct sm_cql_create_keyspace {
 	struct sm_cql_kv *replication; /* the replication map's entries, 'class' included */
 	unsigned nreplication;
 	bool durable_writes;	   /* true unless durable_writes = false */
+	const struct sm_cql_prop *tablets; /* tablets = {...}; NULL: not given */
 	struct sm_cql_prop *props; /* every property, replication and durable_writes included */
 	unsigned nprops;
 };
@@ -402,6 +403,7 @@ struct sm_cql_alter_keyspace {
 	unsigned nreplication;
 	bool has_durable_writes;
 	bool durable_writes;
+	const struct sm_cql_prop *tablets; /* tablets = {...}; NULL: not given */
 	struct sm_cql_prop *props;
 	unsigned nprops;
 };

@@ -211,6 +211,35 @@ static const struct sm_column_def versions_cols[] = {
 	{ "version", "text", RG, false },
 };
 
+/*
+ * ScyllaDB's system.tablets (replica/tablets.cc make_tablets_schema()): one
+ * partition per tablets table, a row per tablet. The replica sets are
+ * list<frozen<tuple<uuid, int>>> there; frozen here, where every system
+ * column is a single cell (the same bytes on the wire).
+ */
+static const struct sm_column_def tablets_cols[] = {
+	{ "table_id", "uuid", PK, false },
+	{ "tablet_count", "int", SM_COL_STATIC, false },
+	{ "keyspace_name", "text", SM_COL_STATIC, false },
+	{ "table_name", "text", SM_COL_STATIC, false },
+	{ "last_token", "bigint", CK, false },
+	{ "replicas", "frozen<list<frozen<tuple<uuid, int>>>>", RG, false },
+	{ "new_replicas", "frozen<list<frozen<tuple<uuid, int>>>>", RG, false },
+	{ "stage", "text", RG, false },
+	{ "transition", "text", RG, false },
+	{ "session", "uuid", RG, false },
+	{ "resize_type", "text", SM_COL_STATIC, false },
+	{ "resize_seq_number", "bigint", SM_COL_STATIC, false },
+};
+
+/* db/schema_tables.cc scylla_keyspaces(): a row per keyspace with tablets */
+static const struct sm_column_def scylla_keyspaces_cols[] = {
+	{ "keyspace_name", "text", PK, false },
+	{ "storage_type", "text", RG, false },
+	{ "storage_options", "frozen<map<text, text>>", RG, false },
+	{ "initial_tablets", "int", RG, false },
+};
+
 #define SYSTAB(ks_, name_, comment_, gc_, cols_)                                                   \
 	{                                                                                          \
 		.ks = ks_, .name = name_, .comment = comment_, .gc_grace = gc_, .cols = cols_,     \
@@ -247,6 +276,10 @@ static const struct systab_def systab_defs[SYS_NTABLES] = {
 				    "Scylla specific information about the local node", 0,
 				    scylla_local_cols),
 	[SYS_VERSIONS] = SYSTAB(SYS_KS, "versions", "Version information", 0, versions_cols),
+	[SYS_TABLETS] = SYSTAB(SYS_KS, "tablets", "", 0, tablets_cols),
+	[SYS_SCYLLA_KEYSPACES] =
+		SYSTAB(SCHEMA_KS, "scylla_keyspaces", "scylla-specific information for keyspaces",
+		       SCHEMA_GC_GRACE, scylla_keyspaces_cols),
 };
 
 /* ---- per-shard setup ---- */

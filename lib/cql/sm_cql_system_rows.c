@@ -1002,6 +1002,104 @@ gen_dropped_columns(struct sys_state *s)
 	}
 }
 
+/* system.tablets (its columns as sm_cql_system.c defines them) */
+enum {
+	TL_TABLE_ID,
+	TL_TABLET_COUNT,
+	TL_KEYSPACE_NAME,
+	TL_TABLE_NAME,
+	TL_LAST_TOKEN,
+	TL_REPLICAS,
+	TL_NEW_REPLICAS,
+	TL_STAGE,
+	TL_TRANSITION,
+	TL_SESSION,
+	TL_RESIZE_TYPE,
+	TL_RESIZE_SEQ_NUMBER,
+};
+
+static void
+put_bigint(struct sys_state *s, unsigned col, int64_t v)
+{
+	uint8_t b[8];
+	unsigned i;
+
+	for (i = 0; i < 8; i++)
+		b[i] = (uint8_t)((uint64_t)v >> (56 - 8 * i));
+	put_bytes(s, col, b, sizeof(b));
+}
+
+/* [int 1][int 28]([int 16] host id, [int 4] shard): the one replica of a tablet */
+static void
+put_replica(struct sys_state *s, unsigned col, const struct sm_uuid *host, unsigned shard)
+{
+	uint8_t b[36] = { 0, 0, 0, 1, 0, 0, 0, 28, 0, 0, 0, 16 };
+
+	memcpy(b + 12, host->b, 16);
+	b[31] = 4;
+	b[32] = (uint8_t)(shard >> 24);
+	b[33] = (uint8_t)(shard >> 16);
+	b[34] = (uint8_t)(shard >> 8);
+	b[35] = (uint8_t)shard;
+	put_bytes(s, col, b, sizeof(b));
+}
+
+/* One partition per table of a tablets keyspace, one row per tablet (sm_tablets.h). */
+static void
+gen_tablets(struct sys_state *s)
+{
+	unsigned nshards = sm_shard_count() ? sm_shard_count() : 1;
+	const struct sm_bytes *pk = &s->sel->pk.part[0];
+	const struct sm_keyspace *k;
+	unsigned i, j;
+	uint32_t tl;
+
+	for (i = 0; (k = ks_at(s, i)) != NULL; i++) {
+		if (!k->tablets)
+			continue;
+		for (j = 0; j < k->ntables; j++) {
+			const struct sm_table *t = k->tables[j];
+
+			if (t->tablet_count == 0)
+				continue;
+			/* a read of one table's partition generates only that table's rows */
+			if (!s->sel->range &&
+			    (s->sel->pk.n != 1 || pk->len != 16 || memcmp(pk->p, t->id.b, 16) != 0))
+				continue;
+			for (tl = 0; tl < t->tablet_count; tl++) {
+				if (!row_begin(s))
+					return;
+				put_uuid(s, TL_TABLE_ID, &t->id);
+				put_int(s, TL_TABLET_COUNT, (int32_t)t->tablet_count);
+				put_text(s, TL_KEYSPACE_NAME, t->ks);
+				put_text(s, TL_TABLE_NAME, t->name);
+				put_bigint(s, TL_LAST_TOKEN, sm_tablet_last_token(t, tl));
+				put_replica(s, TL_REPLICAS, &s->cl->self.host_id,
+					    sm_tablet_shard(tl, nshards));
+				put_text(s, TL_RESIZE_TYPE, "none");
+				put_bigint(s, TL_RESIZE_SEQ_NUMBER, 0);
+				row_end(s);
+			}
+		}
+	}
+}
+
+/* system_schema.scylla_keyspaces: initial_tablets of each tablets keyspace */
+static void
+gen_scylla_keyspaces(struct sys_state *s)
+{
+	const struct sm_keyspace *k;
+	unsigned i;
+
+	for (i = 0; (k = ks_at(s, i)) != NULL; i++) {
+		if (!k->tablets || !ks_wanted(s, i, k) || !row_begin(s))
+			continue;
+		put_text(s, 0, k->name);
+		put_int(s, 3, (int32_t)k->initial_tablets);
+		row_end(s);
+	}
+}
+
 void
 cql_system_generate(struct sys_state *s, enum sys_table_index index)
 {
@@ -1041,6 +1139,12 @@ cql_system_generate(struct sys_state *s, enum sys_table_index index)
 		break;
 	case SYS_VERSIONS:
 		gen_versions(s);
+		break;
+	case SYS_TABLETS:
+		gen_tablets(s);
+		break;
+	case SYS_SCYLLA_KEYSPACES:
+		gen_scylla_keyspaces(s);
 		break;
 	default: /* functions, views...: always empty */
 		break;

@@ -556,11 +556,37 @@ system_keyspace(const char *ks)
 	return false;
 }
 
+/*
+ * @ks's row of system_schema.scylla_keyspaces (its tablets), read quietly:
+ * NULL when the server has no such table (Cassandra) or no memory.
+ */
+static struct sm_cqlsh_result *
+scylla_keyspace(struct sm_cqlsh *sh, const char *ks)
+{
+	struct sm_cqlsh_query q = { .consistency = SM_CQL_ONE, .page_size = -1 };
+	struct sm_cqlsh_result *r = NULL;
+	struct sm_cqlsh_str text;
+
+	sm_cqlsh_str_init(&text);
+	sm_cqlsh_str_puts(&text, "SELECT initial_tablets FROM system_schema.scylla_keyspaces "
+				 "WHERE keyspace_name = ");
+	put_literal(&text, ks);
+	q.serial_consistency = sh->serial_cl;
+	q.text = sm_cqlsh_str_get(&text);
+	if (text.err != 0 || sh->be.query(sh->be.ctx, &q, &r) < 0 || r == NULL ||
+	    r->kind != SM_CQLSH_ROWS) {
+		sm_cqlsh_result_free(r);
+		r = NULL;
+	}
+	sm_cqlsh_str_release(&text);
+	return r;
+}
+
 /* CREATE KEYSPACE, then every table of it, from one system_schema read each. */
 static int
 describe_keyspace(struct sm_cqlsh *sh, const struct sm_cqlsh_result *ksr, uint32_t row)
 {
-	struct sm_cqlsh_result *tables, *cols, *idx;
+	struct sm_cqlsh_result *tables, *cols, *idx, *sks;
 	struct sm_cqlsh_str s;
 	char ks[256], tb[256];
 	uint32_t i;
@@ -568,7 +594,9 @@ describe_keyspace(struct sm_cqlsh *sh, const struct sm_cqlsh_result *ksr, uint32
 
 	row_text(ksr, row, "keyspace_name", ks, sizeof(ks));
 	sm_cqlsh_str_init(&s);
-	ret = sm_cqlsh_describe_keyspace(&s, ksr, row);
+	sks = scylla_keyspace(sh, ks);
+	ret = sm_cqlsh_describe_keyspace(&s, ksr, row, sks);
+	sm_cqlsh_result_free(sks);
 	if (ret == 0)
 		print_element(sh, &s);
 	tables = schema_query(sh, "tables", ks, NULL);

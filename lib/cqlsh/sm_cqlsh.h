@@ -262,10 +262,12 @@ sm_cqlsh_splitter_cancel(struct sm_cqlsh_splitter *sp);
  * CREATE KEYSPACE for row @row of a system_schema.keyspaces result, as the
  * Python driver writes it: "CREATE KEYSPACE ks WITH replication = {'class':
  * 'SimpleStrategy', 'replication_factor': '1'}  AND durable_writes = true;".
+ * @scylla_ks: the keyspace's system_schema.scylla_keyspaces rows (NULL or
+ * none: a vnode keyspace); a row adds ScyllaDB's " AND tablets = {...}".
  */
 int
 sm_cqlsh_describe_keyspace(struct sm_cqlsh_str *out, const struct sm_cqlsh_result *keyspaces,
-			   uint32_t row);
+			   uint32_t row, const struct sm_cqlsh_result *scylla_ks);
 
 /*
  * CREATE TABLE for row @row of a system_schema.tables result, its columns

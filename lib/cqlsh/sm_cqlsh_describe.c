@@ -215,9 +215,31 @@ bytes_is(struct sm_bytes b, const char *s)
 	return b.len == strlen(s) && memcmp(b.p, s, b.len) == 0;
 }
 
+/*
+ * data_dictionary/keyspace_metadata.cc describe(): " AND tablets =
+ * {'initial': N}". ScyllaDB prints nothing for 'initial' 0, its default
+ * being tablets; shardmark's is vnodes (tablets_mode_for_new_keyspaces:
+ * disabled), so {'enabled': true} keeps the text creating a tablets keyspace.
+ */
+static void
+put_tablets(struct sm_cqlsh_str *out, const struct sm_cqlsh_result *sks)
+{
+	struct sm_bytes v;
+
+	if (sks == NULL || sks->nrows == 0)
+		return;
+	v = cell(sks, 0, sm_cqlsh_result_col(sks, "initial_tablets"));
+	if (v.p != NULL && v.len == 4 && (v.p[0] | v.p[1] | v.p[2] | v.p[3]) != 0)
+		sm_cqlsh_str_printf(out, " AND tablets = {'initial': %d}",
+				    (int32_t)((uint32_t)v.p[0] << 24 | (uint32_t)v.p[1] << 16 |
+					      (uint32_t)v.p[2] << 8 | v.p[3]));
+	else
+		sm_cqlsh_str_puts(out, " AND tablets = {'enabled': true}");
+}
+
 int
 sm_cqlsh_describe_keyspace(struct sm_cqlsh_str *out, const struct sm_cqlsh_result *ks,
-			   uint32_t row)
+			   uint32_t row, const struct sm_cqlsh_result *sks)
 {
 	struct sm_bytes repl = cell(ks, row, sm_cqlsh_result_col(ks, "replication"));
 	struct sm_bytes dw = cell(ks, row, sm_cqlsh_result_col(ks, "durable_writes"));
@@ -273,8 +295,10 @@ sm_cqlsh_describe_keyspace(struct sm_cqlsh_str *out, const struct sm_cqlsh_resul
 	} else {
 		sm_cqlsh_str_printf(out, "{'class': '%s'}", strategy);
 	}
-	sm_cqlsh_str_printf(out, "  AND durable_writes = %s;",
+	sm_cqlsh_str_printf(out, "  AND durable_writes = %s",
 			    dw.p != NULL && dw.len == 1 && dw.p[0] ? "true" : "false");
+	put_tablets(out, sks);
+	sm_cqlsh_str_putn(out, ";", 1);
 	return out->err;
 }
 

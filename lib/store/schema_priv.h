@@ -61,6 +61,13 @@ int
 schema_expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace *k, char *err,
 			  size_t errlen);
 
+/*
+ * A tablets keyspace (@k->tablets) must use NetworkTopologyStrategy: 0, or
+ * -EINVAL with ScyllaDB's "SimpleStrategy doesn't support tablet replication".
+ */
+int
+schema_tablets_check(const struct sm_keyspace *k, char *err, size_t errlen);
+
 /* The resolver that finds @k's user types (sm_type_parse_in()). */
 void
 schema_type_resolver(const struct sm_keyspace *k, struct sm_type_resolver *r);

@@ -1936,8 +1936,8 @@ store_index_route(struct sm_store_req *r)
 		return false;
 	/* the base write skips sm_store_submit()'s routing: its token is found here */
 	r->token = sm_key_token(&m->pk);
-	owner = sm_shard_of_token(r->token, sm_shard_count() ? sm_shard_count() : 1,
-				  SM_SHARDING_IGNORE_MSB);
+	owner = sm_table_shard_of_token(m->table, r->token,
+					sm_shard_count() ? sm_shard_count() : 1);
 	job = job_new(r);
 	if (job == NULL) {
 		r->result = -ENOMEM;

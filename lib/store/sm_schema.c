@@ -14,6 +14,7 @@
 
 #include "sm_core.h"
 #include "sm_schema.h"
+#include "sm_tablets.h"
 #include "schema_priv.h"
 
 static char *
@@ -378,6 +379,21 @@ schema_expand_replication(const struct sm_keyspace_def *def, struct sm_keyspace 
 	return ret;
 }
 
+int
+schema_tablets_check(const struct sm_keyspace *k, char *err, size_t errlen)
+{
+	const char *cls = sm_option_get(k->replication, k->nreplication, "class");
+	const char *dot;
+
+	if (!k->tablets || cls == NULL ||
+	    strcmp(cls, "org.apache.cassandra.locator.NetworkTopologyStrategy") == 0)
+		return 0;
+	/* locator/simple_strategy.cc (and local_, everywhere_) validate_options() */
+	dot = strrchr(cls, '.');
+	snprintf(err, errlen, "%s doesn't support tablet replication", dot ? dot + 1 : cls);
+	return -EINVAL;
+}
+
 static int
 publish(struct sm_catalog *c, struct sm_catalog **next)
 {
@@ -412,10 +428,14 @@ sm_catalog_create_keyspace(const struct sm_catalog *cur, const struct sm_keyspac
 		goto nomem;
 	k->refs = 1;
 	k->durable_writes = def->durable_writes;
+	k->tablets = def->tablets;
+	k->initial_tablets = SM_MIN(def->initial_tablets, SM_TABLETS_MAX);
 	k->name = dup_str(def->name);
 	if (k->name == NULL)
 		goto nomem_ks;
 	ret = schema_expand_replication(def, k, err, errlen);
+	if (ret == 0)
+		ret = schema_tablets_check(k, err, errlen);
 	if (ret < 0) {
 		schema_keyspace_put(k);
 		return ret;
@@ -614,6 +634,9 @@ build_table(const struct sm_keyspace *k, const struct sm_table_def *def, uint32_
 	t->refs = 1;
 	t->slot = slot;
 	t->default_ttl = def->default_ttl;
+	if (k->tablets)
+		sm_table_set_tablets(t, sm_tablets_count(k->initial_tablets,
+							 sm_tablets_shard_count()));
 	if (def->id != NULL)
 		t->id = *def->id;
 	else
@@ -717,6 +740,8 @@ schema_keyspace_clone(const struct sm_keyspace *old, unsigned extra_tables)
 	k->refs = 1;
 	k->name = dup_str(old->name);
 	k->durable_writes = old->durable_writes;
+	k->tablets = old->tablets;
+	k->initial_tablets = old->initial_tablets;
 	k->tables = sm_malloc((old->ntables + extra_tables + 1) * sizeof(*k->tables));
 	k->types = sm_malloc((old->ntypes + 1) * sizeof(*k->types));
 	if (k->name == NULL || k->tables == NULL || k->types == NULL)

@@ -93,6 +93,9 @@ struct sm_table {
 	unsigned noptions;
 	struct sm_dropped_column *dropped; /* one per name, the latest drop */
 	unsigned ndropped;
+	/* tablets (sm_tablets.h): 0, the vnode ring; else a power of two */
+	uint32_t tablet_count;
+	uint8_t tablet_bits; /* log2(tablet_count) */
 };
 
 struct sm_keyspace {
@@ -105,6 +108,9 @@ struct sm_keyspace {
 	unsigned ntables;
 	const struct sm_type **types; /* user types (SM_TYPE_UDT), in creation order */
 	unsigned ntypes;
+	/* tablets = {'enabled': true}: its tables are stored by tablets */
+	bool tablets;
+	uint32_t initial_tablets; /* tablets = {'initial': N}; 0: from the shard count */
 };
 
 struct sm_catalog {
@@ -153,6 +159,8 @@ struct sm_keyspace_def {
 	unsigned nreplication;
 	bool durable_writes;
 	bool wide_names; /* DynamoDB's naming (255 chars, '.', '-'), not CQL's */
+	bool tablets;	  /* NetworkTopologyStrategy only (else -EINVAL) */
+	uint32_t initial_tablets; /* 0: from the shard count; at most SM_TABLETS_MAX */
 };
 
 struct sm_column_def {
@@ -294,6 +302,8 @@ struct sm_keyspace_alter {
 	unsigned nreplication;
 	bool set_durable_writes;
 	bool durable_writes;
+	bool set_initial_tablets; /* a tablets keyspace's tablets = {'initial': N} */
+	uint32_t initial_tablets;
 };
 
 int

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sm_core.h"
+#include "sm_tablets.h"
 #include "schema_priv.h"
 
 /* ks.name as a statement writes it (ScyllaDB's ut_name::to_cql_string()). */
@@ -37,6 +38,8 @@ table_clone(const struct sm_table *old)
 	t->slot = old->slot;
 	t->counter = old->counter;
 	t->default_ttl = old->default_ttl;
+	t->tablet_count = old->tablet_count;
+	t->tablet_bits = old->tablet_bits;
 	t->ks = sm_strdup(old->ks);
 	t->name = sm_strdup(old->name);
 	t->cols = sm_calloc(old->ncols ? old->ncols : 1, sizeof(*t->cols));
@@ -753,6 +756,8 @@ sm_catalog_alter_keyspace(const struct sm_catalog *cur, const struct sm_keyspace
 		k->replication = NULL;
 		k->nreplication = 0;
 		ret = schema_expand_replication(&def, k, err, errlen);
+		if (ret == 0)
+			ret = schema_tablets_check(k, err, errlen);
 		if (ret < 0) {
 			schema_keyspace_put(k);
 			return ret;
@@ -760,5 +765,7 @@ sm_catalog_alter_keyspace(const struct sm_catalog *cur, const struct sm_keyspace
 	}
 	if (a->set_durable_writes)
 		k->durable_writes = a->durable_writes;
+	if (a->set_initial_tablets && k->tablets)
+		k->initial_tablets = SM_MIN(a->initial_tablets, SM_TABLETS_MAX);
 	return schema_publish_keyspace(cur, ki, k, 0, next, err, errlen);
 }

@@ -121,6 +121,12 @@ sm_key_shard(const struct sm_key *pk)
 				 SM_SHARDING_IGNORE_MSB);
 }
 
+unsigned
+sm_table_key_shard(const struct sm_table *t, const struct sm_key *pk)
+{
+	return sm_table_shard_of_token(t, sm_key_token(pk), sm_shard_count() ? sm_shard_count() : 1);
+}
+
 const struct sm_catalog *
 sm_store_catalog(void)
 {
@@ -848,6 +854,7 @@ sm_store_req_init(struct sm_store_req *r, enum sm_req_kind kind)
 void
 sm_store_submit(struct sm_store_req *r)
 {
+	const struct sm_table *t;
 	const struct sm_key *pk;
 	unsigned owner;
 
@@ -870,6 +877,13 @@ sm_store_submit(struct sm_store_req *r)
 	pk = r->kind == SM_REQ_MUTATE ? &r->mut.pk
 	     : r->kind == SM_REQ_CAS  ? &r->cas.mut.pk
 				      : &r->sel.pk;
+	/* the table leads each member of the union (their common initial sequence) */
+	_Static_assert(offsetof(struct sm_store_req, mut.table) ==
+				       offsetof(struct sm_store_req, sel.table) &&
+			       offsetof(struct sm_store_req, mut.table) ==
+				       offsetof(struct sm_store_req, cas.mut.table),
+		       "one table pointer for every kind");
+	t = r->mut.table;
 	if (pk->n == 0) {
 		r->result = -EINVAL;
 		snprintf(r->err, sizeof(r->err), "Key may not be empty");
@@ -878,8 +892,7 @@ sm_store_submit(struct sm_store_req *r)
 	}
 	/* the token routes the request and finds the partition: hashed once */
 	r->token = sm_key_token(pk);
-	owner = sm_shard_of_token(r->token, sm_shard_count() ? sm_shard_count() : 1,
-				  SM_SHARDING_IGNORE_MSB);
+	owner = sm_table_shard_of_token(t, r->token, sm_shard_count() ? sm_shard_count() : 1);
 	if (owner == ss->inline_owner) {
 		exec_local(r, false);
 		req_finish(r);

@@ -9,6 +9,7 @@
 #include "sm_build_config.h"
 #include "sm_commitlog.h"
 #include "sm_schema.h"
+#include "sm_tablets.h"
 #include "sm_token.h"
 #include "sm_types.h"
 #include "sm_uuid.h"
@@ -435,6 +436,10 @@ sm_key_token(const struct sm_key *pk);
 /* Owning shard of a partition key with the running shard count. */
 unsigned
 sm_key_shard(const struct sm_key *pk);
+
+/* The shard that stores @pk of table @t: its tablet's for a tablets table (sm_tablets.h). */
+unsigned
+sm_table_key_shard(const struct sm_table *t, const struct sm_key *pk);
 
 /* Server clock: microseconds and seconds since the epoch. */
 int64_t

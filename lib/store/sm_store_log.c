@@ -15,7 +15,9 @@
  *               (name, replication options, durable_writes, wide_names),
  *               be32 tables, each: id (16), ks, name, columns (name, type,
  *               kind, desc), options, default_ttl, wide_names; then
- *               ks_name and table_name. Created tables keep their ids.
+ *               ks_name and table_name, then the keyspace's tablets u8 and
+ *               initial tablets be32 (absent in older records: vnodes).
+ *               Created tables keep their ids.
  *   3 truncate  table id (16): each shard logs the TRUNCATE it applied,
  *               in order with its own writes.
  * Replay rebuilds the schema first from shard 0's log (before the shards
@@ -249,6 +251,9 @@ enc_ddl(struct enc *e, const struct sm_ddl_req *r)
 	}
 	put_str(e, r->ks_name);
 	put_str(e, r->table_name);
+	/* appended, so a record of an older build (no tablets) still decodes */
+	put_u8(e, r->ks.tablets);
+	put_u32(e, r->ks.initial_tablets);
 }
 
 int
@@ -503,6 +508,10 @@ dec_ddl(struct dec *d, struct ddl_decoded *x)
 	r->nmore_tables = n > 1 ? n - 1 : 0;
 	r->ks_name = get_str(d);
 	r->table_name = get_str(d);
+	if (!d->bad && d->left >= 5) {
+		r->ks.tablets = get_u8(d);
+		r->ks.initial_tablets = get_u32(d);
+	}
 	if (r->kind > SM_DDL_CREATE_KEYSPACE_TABLE || r->kind == SM_DDL_CATALOG)
 		d->bad = true;
 	return d->bad ? -EINVAL : 0;

@@ -256,7 +256,7 @@ test_key_table(void **state)
 	size_t n, i, j;
 
 	keys = sm_config_keys(&n);
-	assert_int_equal(n, 67);
+	assert_int_equal(n, 68);
 	for (i = 0; i < n; i++) {
 		bool is_bool;
 

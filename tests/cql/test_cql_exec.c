@@ -204,11 +204,62 @@ test_create_table_key_column_twice(void **state)
 	run_script(steps, SM_ARRAY_SIZE(steps));
 }
 
+#define NTS "{'class': 'NetworkTopologyStrategy', 'replication_factor': 1}"
+
+/*
+ * tablets_mode_for_new_keyspaces: enforced refuses {'enabled': false} with
+ * ScyllaDB's message (ks_prop_defs.cc) and gives NetworkTopologyStrategy
+ * keyspaces tablets by default; ALTER cannot switch the flavour.
+ */
+static void
+test_tablets_mode_enforced(void **state)
+{
+	static const struct step steps[] = {
+		ERR("CREATE KEYSPACE ks WITH replication = " NTS " AND tablets = {'enabled': false}",
+		    SM_CQL_ERR_CONFIG,
+		    "Cannot disable tablets for keyspace since tablets are enforced using the "
+		    "`tablets_mode_for_new_keyspaces: enforced` config option."),
+		OK("CREATE KEYSPACE ks WITH replication = " NTS),
+		OK("CREATE TABLE ks.t (k int PRIMARY KEY, v int)"),
+		OK("INSERT INTO ks.t (k, v) VALUES (1, 2)"),
+		OK("SELECT * FROM system.tablets"),
+		OK("SELECT initial_tablets FROM system_schema.scylla_keyspaces"),
+		ERR("ALTER KEYSPACE ks WITH replication = " NTS " AND tablets = {'enabled': false}",
+		    SM_CQL_ERR_INVALID, "Cannot alter replication strategy vnode/tablets flavor"),
+		OK("ALTER KEYSPACE ks WITH replication = " NTS " AND tablets = {'initial': 16}"),
+		ERR("ALTER KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', "
+		    "'replication_factor': 1}",
+		    SM_CQL_ERR_CONFIG, "SimpleStrategy doesn't support tablet replication"),
+		ERR("CREATE KEYSPACE ks2 WITH replication = " NTS " AND tablets = 'yes'",
+		    SM_CQL_ERR_INVALID, "Invalid value for property 'tablets'. It should be a map."),
+	};
+
+	(void)state;
+	exec_cfg.tablets_mode = SM_CQL_TABLETS_ENFORCED;
+	run_script(steps, SM_ARRAY_SIZE(steps));
+	exec_cfg.tablets_mode = SM_CQL_TABLETS_DISABLED;
+}
+
+static void
+test_tablets_mode_names(void **state)
+{
+	enum sm_cql_tablets_mode m;
+
+	(void)state;
+	assert_int_equal(sm_cql_tablets_mode_parse("enforced", &m), 0);
+	assert_int_equal(m, SM_CQL_TABLETS_ENFORCED);
+	assert_int_equal(sm_cql_tablets_mode_parse("disabled", &m), 0);
+	assert_int_equal(m, SM_CQL_TABLETS_DISABLED);
+	assert_int_equal(sm_cql_tablets_mode_parse("on", &m), -EINVAL);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create_table_key_column_twice),
+		cmocka_unit_test(test_tablets_mode_enforced),
+		cmocka_unit_test(test_tablets_mode_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -558,7 +558,8 @@ check_tables(void)
 	EXPECT(&q, "'aggregates' | {'compound'} | 604800", "'columns' | {'compound'} | 604800",
 	       "'dropped_columns' | {'compound'} | 604800", "'functions' | {'compound'} | 604800",
 	       "'indexes' | {'compound'} | 604800", "'keyspaces' | {'compound'} | 604800",
-	       "'tables' | {'compound'} | 604800", "'triggers' | {'compound'} | 604800",
+	       "'scylla_keyspaces' | {'compound'} | 604800", "'tables' | {'compound'} | 604800",
+	       "'triggers' | {'compound'} | 604800",
 	       "'types' | {'compound'} | 604800", "'views' | {'compound'} | 604800");
 	q = (struct query){ .ks = "system_schema",
 			    .table = "tables",

@@ -577,7 +577,7 @@ test_describe_keyspace(void **state)
 
 	(void)state;
 	sm_cqlsh_str_init(&s);
-	assert_int_equal(sm_cqlsh_describe_keyspace(&s, res, 0), 0);
+	assert_int_equal(sm_cqlsh_describe_keyspace(&s, res, 0, NULL), 0);
 	assert_string_equal(sm_cqlsh_str_get(&s),
 			    "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', "
 			    "'replication_factor': '1'}  AND durable_writes = true;");

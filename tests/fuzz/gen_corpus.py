@@ -327,6 +327,21 @@ def cql_seeds():
             s.query(q)
     session("ddl", ddl)
 
+    def tablets(s):
+        for q in ("CREATE KEYSPACE tk WITH replication = {'class': 'NetworkTopologyStrategy', "
+                  "'replication_factor': 1} AND tablets = {'enabled': true, 'initial': 3}",
+                  "CREATE TABLE tk.t (k int PRIMARY KEY, v int)",
+                  "INSERT INTO tk.t (k, v) VALUES (1, 2)", "SELECT * FROM tk.t WHERE k = 1",
+                  "SELECT * FROM tk.t WHERE token(k) > 0",
+                  "UPDATE tk.t SET v = 3 WHERE k = 1 IF v = 2",
+                  "SELECT * FROM system.tablets", "SELECT * FROM system_schema.scylla_keyspaces",
+                  "ALTER KEYSPACE tk WITH replication = {'class': 'NetworkTopologyStrategy', "
+                  "'replication_factor': 1} AND tablets = {'initial': 8}",
+                  "CREATE KEYSPACE tb WITH replication = {'class': 'SimpleStrategy', "
+                  "'replication_factor': 1} AND tablets = {'enabled': 'x', 'initial': 'y'}"):
+            s.query(q)
+    session("tablets", tablets)
+
     def system(s):
         for q in ("SELECT * FROM system.local WHERE key='local'", "SELECT * FROM system.peers",
                   "SELECT * FROM system.peers_v2",
