@@ -189,6 +189,11 @@ struct sm_stress_schema {
 	struct sm_stress_kv compaction[SM_STRESS_MAX_KV];
 	unsigned n_compaction;
 	char *compression;	   /* sstable compression class, NULL: none given */
+	/* tablets=true|false or tablets(enabled=B,initial=N) [extension]: ScyllaDB's
+	 * CREATE KEYSPACE ... AND tablets = {...}; -1 not given (the server's
+	 * tablets_mode_for_new_keyspaces decides), 0 disabled, 1 enabled */
+	int tablets;
+	unsigned tablets_initial; /* initial= (0: not given) */
 	const char *table;	   /* "standard1" (static string) */
 	const char *counter_table; /* "counter1" (static string) */
 };

@@ -589,6 +589,8 @@ parse_supported(struct sm_cqlc *c, const struct sm_cql_multimap *mm)
 			if (sm_cql_str_eq(v, "lz4"))
 				in->lz4_offered = true;
 	}
+	/* Its value is empty; the key alone is the offer (the drivers' TabletInfo). */
+	in->tablets = sm_cql_multimap_get(mm, "TABLETS_ROUTING_V1", &vals);
 	in->scylla =
 		supported_uint(mm, "SCYLLA_NR_SHARDS", 65535, &in->nr_shards) && in->nr_shards > 0;
 	if (!in->scylla) {
@@ -610,7 +612,7 @@ parse_supported(struct sm_cqlc *c, const struct sm_cql_multimap *mm)
 static void
 send_startup(struct sm_cqlc *c)
 {
-	struct sm_bytes kv[8];
+	struct sm_bytes kv[12]; /* six options at most */
 	struct sm_cql_strmap m;
 	unsigned n = 0;
 	int ret;
@@ -628,6 +630,15 @@ send_startup(struct sm_cqlc *c)
 	if (c->startup_key != NULL) {
 		kv[n++] = sm_cql_str(c->startup_key);
 		kv[n++] = sm_cql_str(c->startup_value);
+	}
+	/* An appliance group's link relays its clients' requests and answers as
+	 * they are: it asks for nothing the client did not (no tablets payload). */
+	if (c->startup_key != NULL)
+		c->info.tablets = false;
+	if (c->info.tablets) {
+		/* Accepting the offer: the key with an empty value, as the drivers send it. */
+		kv[n++] = sm_cql_str("TABLETS_ROUTING_V1");
+		kv[n++] = sm_cql_str("");
 	}
 	memset(&m, 0, sizeof(m));
 	m.kv = kv;

@@ -98,6 +98,11 @@ struct sm_cqlc_info {
 	bool lz4_offered;	   /* COMPRESSION lists lz4 */
 	bool lz4;		   /* the session compresses with LZ4 */
 	bool auth;		   /* the server asked for authentication */
+	/* TABLETS_ROUTING_V1 (ScyllaDB's docs/dev/protocol-extensions.md): the
+	 * server offered it in SUPPORTED, and so STARTUP asked for it; its
+	 * responses to misrouted requests then carry the tablets-routing-v1
+	 * custom payload (sm_stress_tablets.h decodes it). */
+	bool tablets;
 	char cql_version[16];	   /* the first CQL_VERSION (sent back in STARTUP) */
 };
 

@@ -128,41 +128,144 @@ check_row(const struct sm_stress_worker *w, const struct sm_cqlc_result *r)
 
 /* ---- CQL path ---- */
 
+static const enum sm_ring_ordering ring_ord[] = {
+	[SM_STRESS_ORDER_RANDOM] = SM_RING_RANDOM,
+	[SM_STRESS_ORDER_TOPOLOGICAL] = SM_RING_TOPOLOGICAL,
+	[SM_STRESS_ORDER_NEUTRAL] = SM_RING_NEUTRAL,
+};
+
+/* The tablet of @w's table holding @token, or NULL (the map does not know it). */
+static const struct sm_tablet *
+tablet_of(struct sm_stress_worker *w, int64_t token)
+{
+	struct sm_stress_shard *sh = w->sh;
+
+	if (!sx->tablets_offered || sh->op_table[w->op] < 0)
+		return NULL;
+	return sm_tablets_find(&sh->tablets, (unsigned)sh->op_table[w->op], token);
+}
+
+/* The shard of @tab's replica on @host, or -1 when @host holds no replica. */
+static int
+tablet_shard_on(const struct sm_tablet *tab, unsigned host)
+{
+	unsigned i;
+
+	for (i = 0; i < tab->nreps; i++)
+		if (tab->reps[i].host == host)
+			return (int)tab->reps[i].shard;
+	return -1;
+}
+
 static struct sm_stress_conn *
 route(struct sm_stress_worker *w, int64_t token)
 {
 	struct sm_stress_shard *sh = w->sh;
-	unsigned host = 0, slot, plan[SM_STRESS_MAX_HOSTS], n, i;
+	unsigned host = 0, slot, plan[SM_STRESS_MAX_HOSTS], n, i, owner;
+	const struct sm_tablet *tab = tablet_of(w, token);
 	struct sm_stress_conn *c;
+	bool rr_slot = false;
+	int rep = -1, s;
 
 	if (sx->s.route.token_aware && sx->ring_ok) {
-		static const enum sm_ring_ordering ord[] = {
-			[SM_STRESS_ORDER_RANDOM] = SM_RING_RANDOM,
-			[SM_STRESS_ORDER_TOPOLOGICAL] = SM_RING_TOPOLOGICAL,
-			[SM_STRESS_ORDER_NEUTRAL] = SM_RING_NEUTRAL,
-		};
-
-		n = sm_ring_plan(&sx->ring, token, ord[sx->s.route.ordering], &sh->ring_rng,
-				 &sh->rr, NULL, plan, SM_ARRAY_SIZE(plan));
-		host = n > 0 ? plan[0] : 0;
+		/* A known tablet names the replicas; a token without one goes by the ring. */
+		if (tab != NULL && sx->tablets)
+			rep = sm_tablets_pick(tab, ring_ord[sx->s.route.ordering], sx->plan_pos,
+					      sx->nhosts, sx->nplan, &sh->ring_rng, &sh->rr);
+		if (rep >= 0) {
+			host = tab->reps[rep].host;
+			sh->by_tablets++;
+		} else {
+			n = sm_ring_plan(&sx->ring, token, ring_ord[sx->s.route.ordering],
+					 &sh->ring_rng, &sh->rr, NULL, plan, SM_ARRAY_SIZE(plan));
+			host = n > 0 ? plan[0] : 0;
+			sh->by_ring++;
+		}
 	} else {
-		host = (unsigned)(sh->rr++ % sx->nhosts);
+		/* One draw for both: every connection of every host in turn (two
+		 * draws of one counter gave the host even values, the slot odd ones) */
+		uint64_t r = sh->rr++;
+
+		host = (unsigned)(r % sx->nhosts);
+		slot = (unsigned)(r / sx->nhosts % sh->conns_per_host);
+		rr_slot = true;
 	}
-	if (sx->use_shard_port && sx->s.route.token_aware)
-		slot = sm_ring_shard_of(token, sx->nr_shards, sx->ignore_msb);
+	/* The shard that holds the key on that host: its tablet's when known. */
+	if (rep >= 0)
+		owner = tab->reps[rep].shard;
+	else if (tab != NULL && (s = tablet_shard_on(tab, host)) >= 0)
+		owner = (unsigned)s;
 	else
+		owner = sm_ring_shard_of(token, sx->nr_shards, sx->ignore_msb);
+	if (sx->use_shard_port && sx->s.route.token_aware)
+		slot = owner;
+	else if (!rr_slot)
 		slot = (unsigned)(sh->rr++ % sh->conns_per_host);
 	c = &sh->conns[host * sh->conns_per_host + slot % sh->conns_per_host];
 	/* A connection that failed: any ready one of the same host, then any. */
 	for (i = 0; !c->ready && i < sh->conns_per_host * sx->nhosts; i++)
 		c = &sh->conns[(host * sh->conns_per_host + slot + i) %
 			       (sh->conns_per_host * sx->nhosts)];
+	w->routed_ok = false;
 	if (sx->scylla && c->server_shard != UINT32_MAX) {
 		sh->routed++;
-		if (c->server_shard != sm_ring_shard_of(token, sx->nr_shards, sx->ignore_msb))
+		if (c->server_shard != owner)
 			sh->misrouted++;
+		else
+			w->routed_ok = true;
 	}
 	return c;
+}
+
+/* The ring host whose host_id is @id, or SM_TABLETS_HOST_UNKNOWN. */
+static uint16_t
+host_of_id(const uint8_t id[16])
+{
+	unsigned i;
+
+	for (i = 0; i < sx->nhosts && i < sx->ring.nhosts; i++)
+		if (sx->host_id_known[i] && memcmp(sx->host_id[i], id, 16) == 0)
+			return (uint16_t)i;
+	return SM_TABLETS_HOST_UNKNOWN;
+}
+
+/*
+ * An answer with a tablets-routing-v1 payload: the request went to a node
+ * or shard that does not hold its tablet (ScyllaDB's protocol-extensions.md).
+ * Count it, and learn the tablet unless the payload is malformed.
+ */
+static void
+learn_tablet(struct sm_stress_worker *w, const struct sm_cqlc_result *r)
+{
+	struct sm_stress_shard *sh = w->sh;
+	struct sm_tablet tab;
+	struct sm_bytes v;
+	const char *why;
+	unsigned i;
+
+	if (r->resp == NULL || !sm_tablets_payload(&r->resp->custom_payload, &v))
+		return;
+	sh->tablet_payloads++;
+	sh->tablets.st.payloads++;
+	/* The ring's owner was not the tablet's: the server's word corrects our count. */
+	if (w->routed_ok) {
+		w->routed_ok = false;
+		sh->misrouted++;
+	}
+	if (sm_tablets_decode(v.p, v.len, &tab, &why) < 0) {
+		sh->tablets.st.malformed++;
+		if (sh->tablet_why == NULL)
+			sh->tablet_why = why;
+		return;
+	}
+	if (sh->op_table[w->op] < 0) {
+		sh->tablets.st.no_table++;
+		return;
+	}
+	for (i = 0; i < tab.nreps; i++)
+		tab.reps[i].host = host_of_id(tab.reps[i].host_id);
+	/* at the cap it is refused and counted: its tokens keep going by the ring */
+	sm_tablets_insert(&sh->tablets, (unsigned)sh->op_table[w->op], &tab);
 }
 
 static void
@@ -174,6 +277,8 @@ cql_done(void *arg, const struct sm_cqlc_result *r)
 		sm_stress_worker_finish(w, r->err, 0);
 		return;
 	}
+	if (r->resp != NULL && r->resp->custom_payload.n > 0)
+		learn_tablet(w, r);
 	if (r->kind == SM_CQLC_ERROR) {
 		sm_stress_worker_finish(w, r->error_code, 0);
 		return;
@@ -280,6 +385,30 @@ sm_stress_result_names(const struct sm_cqlc_result *r, struct sm_bytes *names, u
 	return n;
 }
 
+/*
+ * The table of a prepared statement, from its bind markers' column specs
+ * (the table the drivers route a statement's tablets by), else its result
+ * columns'; -1 when neither names one.
+ */
+static int
+statement_table(struct sm_stress_shard *sh, const struct sm_cqlc_result *r)
+{
+	const struct sm_cql_prepared *p = &r->resp->u.result.u.prepared;
+	struct sm_cql_colspec cs;
+	struct sm_cql_iter it;
+	int t;
+
+	sm_cql_colspec_iter(&it, &p->bind);
+	if (!sm_cql_colspec_next(&it, &cs)) {
+		sm_cql_colspec_iter(&it, &p->result);
+		if (!sm_cql_colspec_next(&it, &cs))
+			return -1;
+	}
+	t = sm_tablets_table(&sh->tablets, (const char *)cs.ks.p, cs.ks.len,
+			     (const char *)cs.table.p, cs.table.len);
+	return t >= 0 ? t : -1;
+}
+
 static void
 prepared_cb(void *arg, const struct sm_cqlc_result *r)
 {
@@ -296,6 +425,7 @@ prepared_cb(void *arg, const struct sm_cqlc_result *r)
 		return;
 	}
 	c->stmt[sx->prep[c->prepared]] = r->prepared;
+	c->sh->op_table[sx->prep[c->prepared]] = (int16_t)statement_table(c->sh, r);
 	if (sx->s.profile != NULL)
 		sm_stress_user_prepared(c, sx->prep[c->prepared], r);
 	else if (sx->s.wl != NULL)
@@ -370,11 +500,11 @@ static void
 rows_to_ring(const struct sm_cqlc_result *r, bool local)
 {
 	struct sm_cqlc_rows_iter it;
-	struct sm_bytes cells[4];
+	struct sm_bytes cells[5];
 	char addr[64];
 
 	sm_cqlc_rows_iter(&it, r);
-	while (sm_cqlc_rows_next(&it, cells, 4)) {
+	while (sm_cqlc_rows_next(&it, cells, 5)) {
 		int ret;
 
 		if (cells[0].p == NULL || (cells[0].len != 4 && cells[0].len != 16))
@@ -389,6 +519,12 @@ rows_to_ring(const struct sm_cqlc_result *r, bool local)
 		if (ret >= 0 && local && strcmp(sx->ring.hosts[ret].addr, addr) != 0)
 			snprintf(sx->ring.hosts[ret].addr, sizeof(sx->ring.hosts[ret].addr), "%s",
 				 addr);
+		/* the host_id a tablet's replica names this host by */
+		if (ret >= 0 && ret < SM_STRESS_MAX_HOSTS && r->ncols >= 5 && cells[4].p != NULL &&
+		    cells[4].len == 16) {
+			memcpy(sx->host_id[ret], cells[4].p, 16);
+			sx->host_id_known[ret] = true;
+		}
 	}
 }
 
@@ -436,6 +572,7 @@ ctl_ready(struct sm_cqlc *c, int err, void *ctx)
 		return;
 	}
 	sx->scylla = in->scylla;
+	sx->tablets_offered = in->tablets;
 	sx->nr_shards = in->nr_shards;
 	sx->ignore_msb = in->ignore_msb;
 	/* A TLS client uses the TLS twin of the shard-aware port (Scylla's drivers do). */
@@ -477,6 +614,14 @@ build_ring(void)
 	sx->ring_ok = sm_ring_build(&sx->ring, &repl, sx->s.nodes.datacenter) == 0;
 	if (!sx->ring_ok)
 		sm_stress_out("warning: token-aware routing is off: %s\n", sx->ring.err);
+	/* The round-robin plan a tablet's replica is picked by: the local hosts, in order added. */
+	for (i = 0; i < SM_STRESS_MAX_HOSTS; i++)
+		sx->plan_pos[i] = -1;
+	sx->nplan = 0;
+	for (i = 0; sx->ring_ok && i < sx->ring.nlocal; i++)
+		if (sx->ring.local_hosts[i] < SM_STRESS_MAX_HOSTS)
+			sx->plan_pos[sx->ring.local_hosts[i]] = (int)sx->nplan++;
+	sx->tablets = sx->tablets_offered && sx->ring_ok && sx->s.route.token_aware;
 }
 
 /* The hosts and routing the shards' connections will use. */
@@ -570,14 +715,16 @@ control_step(void)
 	}
 	switch (sx->ctl_step) {
 	case 1:
-		ret = sm_cqlc_query(
-			sx->ctl, "SELECT rpc_address, data_center, rack, tokens FROM system.local",
-			SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
+		ret = sm_cqlc_query(sx->ctl,
+				    "SELECT rpc_address, data_center, rack, tokens, host_id "
+				    "FROM system.local",
+				    SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
 		break;
 	case 2:
-		ret = sm_cqlc_query(
-			sx->ctl, "SELECT rpc_address, data_center, rack, tokens FROM system.peers",
-			SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
+		ret = sm_cqlc_query(sx->ctl,
+				    "SELECT rpc_address, data_center, rack, tokens, host_id "
+				    "FROM system.peers",
+				    SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
 		break;
 	case 3: {
 		size_t off;
@@ -591,7 +738,16 @@ control_step(void)
 			off += (size_t)snprintf(q + off, sizeof(q) - off, ", '%s': '%s'",
 						sx->s.schema.repl[i].key,
 						sx->s.schema.repl[i].value);
-		snprintf(q + off, sizeof(q) - off, "} AND durable_writes = true");
+		off += (size_t)snprintf(q + off, sizeof(q) - off, "} AND durable_writes = true");
+		/* ScyllaDB's keyspace tablets map (-schema tablets=, an extension) */
+		if (sx->s.schema.tablets == 0)
+			snprintf(q + off, sizeof(q) - off, " AND tablets = {'enabled': false}");
+		else if (sx->s.schema.tablets > 0 && sx->s.schema.tablets_initial > 0)
+			snprintf(q + off, sizeof(q) - off,
+				 " AND tablets = {'enabled': true, 'initial': %u}",
+				 sx->s.schema.tablets_initial);
+		else if (sx->s.schema.tablets > 0)
+			snprintf(q + off, sizeof(q) - off, " AND tablets = {'enabled': true}");
 		ret = sm_cqlc_query(sx->ctl, q, SM_STRESS_CL_ONE, NULL, 0, ctl_cb, NULL);
 		break;
 	}
@@ -703,16 +859,39 @@ cql_close(struct sm_stress_conn *c)
 }
 
 static void
-cql_report_routing(uint64_t misrouted, uint64_t routed)
+cql_report_routing(const struct sm_stress_routing *rt)
 {
 	if (sx->scylla)
 		sm_stress_out("Routing: %" PRIu64 " of %" PRIu64
 			      " requests went to a connection whose server shard does not own the "
 			      "key (cross-shard hops on the server)\n",
-			      misrouted, routed);
+			      rt->misrouted, rt->routed);
 	else
 		sm_stress_out("Routing: shard of each request unknown (not a ScyllaDB-extended "
 			      "server)\n");
+	if (sx->tablets) {
+		sm_stress_out("Tablets: %" PRIu64 " requests routed by tablets, %" PRIu64
+			      " by the ring, %" PRIu64 " misrouted (answered with a "
+			      "tablets-routing-v1 payload); %" PRIu64 " tablets learned, %" PRIu64
+			      " held\n",
+			      rt->by_tablets, rt->by_ring, rt->tablet_payloads, rt->learned,
+			      rt->tablets);
+		if (rt->malformed > 0)
+			sm_stress_out("Tablets: %" PRIu64 " malformed tablets-routing-v1 payloads "
+				      "ignored (%s)\n",
+				      rt->malformed, rt->why != NULL ? rt->why : "?");
+		if (rt->refused > 0)
+			sm_stress_out("Tablets: %" PRIu64 " tablets not kept: the map holds at most "
+				      "%u per client shard; their tokens went by the ring\n",
+				      rt->refused, SM_STRESS_MAX_TABLETS);
+	} else if (sx->scylla && sx->tablets_offered) {
+		sm_stress_out("Tablets: not used (%s): every request went by the ring\n",
+			      !sx->s.route.token_aware ? "routing is not token-aware"
+						       : "the ring is not known");
+	} else if (sx->scylla) {
+		sm_stress_out("Tablets: the server did not offer TABLETS_ROUTING_V1: every request "
+			      "went by the ring\n");
+	}
 }
 
 const struct sm_stress_proto_ops sm_stress_cql_ops = {

@@ -503,7 +503,8 @@ run_report(bool final)
 	struct sm_hdr all_rt, all_st;
 	struct sm_stress_op_stats tot[SM_STRESS_NR_OPS];
 	struct sm_stress_err_count errs[SM_STRESS_MAX_ERR_CODES * 4];
-	uint64_t ops = 0, rows = 0, errors = 0, misrouted = 0, routed = 0, bad = 0;
+	uint64_t ops = 0, rows = 0, errors = 0, bad = 0;
+	struct sm_stress_routing rt;
 	double secs = (double)(sx->last_tick_ns - sx->measure_start_ns) / 1e9, cpu = 0;
 	double busy = 0, idle = 0;
 	uint64_t stalls, sched_p99;
@@ -514,6 +515,7 @@ run_report(bool final)
 
 	memset(&sum, 0, sizeof(sum));
 	memset(errs, 0, sizeof(errs));
+	memset(&rt, 0, sizeof(rt));
 	if (sm_hdr_init(&all_rt, SM_STRESS_HDR_LOWEST, SM_STRESS_HDR_HIGHEST,
 			SM_STRESS_HDR_SIGFIGS) < 0 ||
 	    sm_hdr_init(&all_st, SM_STRESS_HDR_LOWEST, SM_STRESS_HDR_HIGHEST,
@@ -532,8 +534,17 @@ run_report(bool final)
 	for (i = 0; i < sx->nshards; i++) {
 		const struct sm_stress_shard *sh = &sx->sh[i];
 
-		misrouted += sh->misrouted;
-		routed += sh->routed;
+		rt.misrouted += sh->misrouted;
+		rt.routed += sh->routed;
+		rt.by_tablets += sh->by_tablets;
+		rt.by_ring += sh->by_ring;
+		rt.tablet_payloads += sh->tablet_payloads;
+		rt.learned += sh->tablets.st.learned;
+		rt.malformed += sh->tablets.st.malformed;
+		rt.refused += sh->tablets.st.refused;
+		rt.tablets += sh->tablets.total ? sh->tablets.total : sh->tablets_held;
+		if (rt.why == NULL)
+			rt.why = sh->tablet_why;
 		bad += sh->validation_failures;
 		cpu += sh->cpu1 - sh->cpu0;
 		busy += (double)(sh->busy1 - sh->busy0) / 1e9;
@@ -573,7 +584,7 @@ run_report(bool final)
 			      stalls, sched_p99 == UINT64_MAX ? ">" : "<=",
 			      sched_p99 == UINT64_MAX ? (uint64_t)1 << 20 : sched_p99);
 	if (sx->proto->report_routing != NULL)
-		sx->proto->report_routing(misrouted, routed);
+		sx->proto->report_routing(&rt);
 	if (sx->s.profile != NULL)
 		sm_stress_user_report();
 	nnet = net_counters_sum(sx->nshards, &net_desc, &net_sum);
@@ -646,7 +657,11 @@ run_report(bool final)
 				"  \"client_sched_p99_us\": %" PRIu64 ",\n"
 				"  \"routing\": {\"scylla\": %s, \"shard_aware\": %s, "
 				"\"token_aware\": "
-				"%s, \"routed\": %" PRIu64 ", \"misrouted\": %" PRIu64 "},\n"
+				"%s, \"routed\": %" PRIu64 ", \"misrouted\": %" PRIu64 ", "
+				"\"tablets\": %s, \"by_tablets\": %" PRIu64 ", \"by_ring\": %" PRIu64
+				", \"tablet_misrouted\": %" PRIu64 ", \"tablets_learned\": %" PRIu64
+				", \"tablets_malformed\": %" PRIu64 ", \"tablets_refused\": %" PRIu64
+				"},\n"
 				"  \"read_validation_failures\": %" PRIu64
 				",\n  \"failure\": %s,\n",
 				sm_stress_cmd_name(sx->s.cmd), SM_VERSION, sx->proto->name,
@@ -661,8 +676,10 @@ run_report(bool final)
 				sched_p99 == UINT64_MAX ? (uint64_t)1 << 21 : sched_p99,
 				sx->scylla ? "true" : "false",
 				sx->use_shard_port ? "true" : "false",
-				sx->s.route.token_aware && sx->ring_ok ? "true" : "false", routed,
-				misrouted, bad, sx->failure ? "true" : "false");
+				sx->s.route.token_aware && sx->ring_ok ? "true" : "false",
+				rt.routed, rt.misrouted, sx->tablets ? "true" : "false",
+				rt.by_tablets, rt.by_ring, rt.tablet_payloads, rt.learned,
+				rt.malformed, rt.refused, bad, sx->failure ? "true" : "false");
 			fprintf(f, "  \"errors_by_code\": [");
 			for (k = 0; k < nerr; k++)
 				fprintf(f,

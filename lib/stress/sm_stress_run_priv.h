@@ -29,9 +29,12 @@
 #include "sm_stress_profile.h"
 #include "sm_stress_ycsb.h"
 #include "sm_stress_ring.h"
+#include "sm_stress_tablets.h"
 
 #define SM_STRESS_MAX_COLS 64
 #define SM_STRESS_MAX_HOSTS 64
+/* Tablets a client shard's map holds over all tables (about 7 MiB at most). */
+#define SM_STRESS_MAX_TABLETS 65536
 #define SM_STRESS_MAX_ERR_CODES 16
 #define SM_STRESS_HDR_LOWEST 1000	      /* 1 us: finer than any network round trip */
 #define SM_STRESS_HDR_HIGHEST 3600000000000ll /* 1 hour in ns */
@@ -73,6 +76,16 @@ struct sm_stress_op_stats {
 
 struct sm_stress_shard;
 
+/* The routing counters of a run, summed over the client shards. */
+struct sm_stress_routing {
+	uint64_t routed, misrouted; /* requests whose connection's server shard is known, and
+				     * of those, the ones on another shard than the owner's */
+	uint64_t by_tablets, by_ring, tablet_payloads; /* as in struct sm_stress_shard */
+	uint64_t learned, malformed, refused;	       /* tablets, over the whole run */
+	uint64_t tablets;			       /* held at the end */
+	const char *why;			       /* a malformed payload's fault */
+};
+
 struct sm_stress_conn {
 	struct sm_stress_shard *sh;
 	struct sm_cqlc *cql;
@@ -106,6 +119,7 @@ struct sm_stress_worker {
 	uint32_t nparts; /* partitions the operation wrote or read; 0: one; SM_STRESS_NPARTS_NONE */
 	void *user;	 /* user mode's request state (sm_stress_user.c) */
 	struct sm_stress_conn *conn; /* user mode: where the operation went */
+	bool routed_ok; /* counted as reaching the owner's shard (routed, not misrouted) */
 };
 
 struct sm_stress_shard {
@@ -135,6 +149,15 @@ struct sm_stress_shard {
 	struct sm_stress_op_stats st[SM_STRESS_NR_OPS];
 	struct sm_stress_err_count errs[SM_STRESS_MAX_ERR_CODES];
 	uint64_t misrouted, routed, validation_failures;
+	/* tablets: requests routed by a tablet and by the ring, and the answers
+	 * that carried a tablets-routing-v1 payload (misrouted, as the server says) */
+	uint64_t by_tablets, by_ring, tablet_payloads;
+	/* the shard's tablet map, and the table (its index there) of each op's
+	 * statement, -1 when not known; every connection prepares the same ones */
+	struct sm_tablets tablets;
+	int16_t op_table[SM_STRESS_NR_OPS];
+	unsigned tablets_held; /* the map's size when the shard ended, for the report */
+	const char *tablet_why; /* why the first malformed payload was refused */
 	uint64_t lwt_applied[SM_STRESS_NR_OPS], lwt_not_applied[SM_STRESS_NR_OPS];
 	uint64_t last_written; /* -pop read-lookback: the highest seed a write took */
 	/* user mode's token_range_queries: the phase (a worker's range is of one) and
@@ -181,8 +204,8 @@ struct sm_stress_proto_ops {
 	void (*send)(struct sm_stress_worker *w);
 	/* Close @c if it is open. */
 	void (*close)(struct sm_stress_conn *c);
-	/* The final report's routing line (NULL: none). */
-	void (*report_routing)(uint64_t misrouted, uint64_t routed);
+	/* The final report's routing lines (NULL: none). */
+	void (*report_routing)(const struct sm_stress_routing *rt);
 };
 
 extern const struct sm_stress_proto_ops sm_stress_cql_ops;
@@ -214,6 +237,14 @@ struct sm_stress_run {
 	char addr_buf[SM_STRESS_MAX_HOSTS][SM_RING_NAME_MAX];
 	unsigned nhosts;
 	bool scylla;
+	/* tablets-aware routing: the control connection negotiated TABLETS_ROUTING_V1,
+	 * the ring (with the hosts' ids) is known and routing is token-aware */
+	bool tablets_offered, tablets;
+	uint8_t host_id[SM_STRESS_MAX_HOSTS][16]; /* of ring host i (system.local/peers) */
+	bool host_id_known[SM_STRESS_MAX_HOSTS];
+	/* each host's place in the round-robin plan (the local hosts), -1 for none */
+	int plan_pos[SM_STRESS_MAX_HOSTS];
+	unsigned nplan;
 	unsigned nr_shards, ignore_msb;
 	uint16_t shard_port;
 	bool use_shard_port;

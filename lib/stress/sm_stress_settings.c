@@ -1361,6 +1361,60 @@ check_strategy(struct ctx *c, const char *tok, char **strategy)
 		    tok, *strategy);
 }
 
+static void
+free_kv(struct sm_stress_kv *kv, unsigned n);
+
+static int
+tablets_bool(struct ctx *c, const char *tok, const char *v, int *out)
+{
+	if (strcmp(v, "true") == 0)
+		*out = 1;
+	else if (strcmp(v, "false") == 0)
+		*out = 0;
+	else
+		return fail(c, "-schema: '%s': give true or false", tok);
+	return 0;
+}
+
+/*
+ * tablets=true|false, or tablets(enabled=true|false,initial=N): the keyspace's
+ * tablets map of ScyllaDB's CREATE KEYSPACE (cql3/statements/ks_prop_defs.cc:
+ * 'enabled' and 'initial'). cassandra-stress has no such option; with it
+ * the loader makes the keyspace ScyllaDB's default makes it (or not).
+ */
+static int
+parse_tablets(struct ctx *c, const char *tok, const char *v, bool group)
+{
+	struct sm_stress_schema *sc = &c->s->schema;
+	struct sm_stress_kv kv[SM_STRESS_MAX_KV];
+	unsigned nkv = 0, i;
+	char *none = NULL;
+	int rc;
+
+	if (!group)
+		return tablets_bool(c, tok, v, &sc->tablets);
+	rc = parse_kv_group(c, tok, "tablets", v, kv, &nkv, &none, NULL, NULL);
+	if (none != NULL && rc == 0)
+		rc = fail(c, "-schema: '%s': tablets(...) takes enabled= and initial=", tok);
+	for (i = 0; i < nkv && rc == 0; i++) {
+		if (strcmp(kv[i].key, "enabled") == 0)
+			rc = tablets_bool(c, tok, kv[i].value, &sc->tablets);
+		else if (strcmp(kv[i].key, "initial") == 0)
+			rc = uint_arg(c, "-schema", tok, kv[i].value, 1, 1u << 20,
+				      &sc->tablets_initial);
+		else
+			rc = fail(c, "-schema: '%s': unknown tablets option '%s' (enabled=, initial=)",
+				  tok, kv[i].key);
+	}
+	if (rc == 0 && sc->tablets_initial > 0 && sc->tablets == 0)
+		rc = fail(c, "-schema: '%s': initial= needs the tablets enabled", tok);
+	else if (rc == 0 && sc->tablets < 0)
+		sc->tablets = 1; /* tablets(initial=N) means them */
+	sm_free(none);
+	free_kv(kv, nkv);
+	return rc;
+}
+
 static int
 parse_schema(struct ctx *c, char **p, int n)
 {
@@ -1403,6 +1457,10 @@ parse_schema(struct ctx *c, char **p, int n)
 			if ((rc = once(c, where, &seen, 3, "compression=")) < 0 ||
 			    (rc = dup_str(c, &sc->compression, v)) < 0)
 				goto out;
+		} else if ((v = after(t, "tablets(")) != NULL || (v = after(t, "tablets=")) != NULL) {
+			if ((rc = once(c, where, &seen, 4, "tablets")) < 0 ||
+			    (rc = parse_tablets(c, t, v, after(t, "tablets(") != NULL)) < 0)
+				goto out;
 		} else if (after(t, "storage(") != NULL) {
 			rc = fail(c,
 				  "-schema: '%s': keyspace storage options are not supported by "
@@ -1413,7 +1471,7 @@ parse_schema(struct ctx *c, char **p, int n)
 			rc = fail(c,
 				  "-schema: unknown sub-option '%s' (expected "
 				  "replication(strategy=X,factor=N), compaction(strategy=X,...), "
-				  "keyspace=NAME or compression=X)",
+				  "keyspace=NAME, compression=X or tablets=true|false)",
 				  t);
 			goto out;
 		}
@@ -2007,7 +2065,9 @@ static const struct {
 	{ "-schema", parse_schema, NULL,
 	  "  -schema [replication(strategy=S,factor=N,<dc>=<rf>)] [keyspace=NAME]\n"
 	  "          [compaction(strategy=S,...)] [compression=C]\n"
-	  "        default NetworkTopologyStrategy, factor 1, keyspace1\n" },
+	  "          [tablets=true|false | tablets(enabled=true|false,initial=N)]\n"
+	  "        default NetworkTopologyStrategy, factor 1, keyspace1; tablets= [extension]\n"
+	  "        adds ScyllaDB's AND tablets = {...} (default: the server's choice)\n" },
 	{ "-node", parse_node, NULL,
 	  "  -node HOST[,HOST...] | file=F [datacenter=DC] [rack=R] [whitelist]\n"
 	  "        [loadbalance=round-robin|dc-aware|rack-aware] [remote-dc=N]\n"
@@ -2185,6 +2245,7 @@ set_defaults(struct sm_stress_settings *s)
 	s->rate.threads = 200;
 	s->rate.kind = SM_STRESS_RATE_NONE;
 	s->schema.factor = 1;
+	s->schema.tablets = -1;
 	s->schema.table = "standard1";
 	s->schema.counter_table = "counter1";
 	s->native_port = 9042;
@@ -2779,6 +2840,12 @@ sm_stress_settings_print(FILE *f, const struct sm_stress_settings *s)
 	fprintf(f, "  Keyspace: %s\n", s->schema.keyspace);
 	fprintf(f, "  Replication Strategy: %s\n", s->schema.strategy);
 	print_kv(f, "Replication Strategy Options", s->schema.repl, s->schema.n_repl);
+	if (s->schema.tablets == 0)
+		fprintf(f, "  Tablets: disabled\n");
+	else if (s->schema.tablets > 0 && s->schema.tablets_initial > 0)
+		fprintf(f, "  Tablets: enabled, initial %u\n", s->schema.tablets_initial);
+	else if (s->schema.tablets > 0)
+		fprintf(f, "  Tablets: enabled\n");
 	fprintf(f, "  Table Compression: %s\n", str_or_null(s->schema.compression));
 	fprintf(f, "  Table Compaction Strategy: %s\n", str_or_null(s->schema.compaction_strategy));
 	print_kv(f, "Table Compaction Strategy Options", s->schema.compaction,

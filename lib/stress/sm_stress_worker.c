@@ -313,6 +313,7 @@ sm_stress_shard_start_phase(void *arg)
 			stats_reset(&sh->st[k]);
 		memset(sh->errs, 0, sizeof(sh->errs));
 		sh->misrouted = sh->routed = sh->validation_failures = 0;
+		sh->by_tablets = sh->by_ring = sh->tablet_payloads = 0;
 		memset(sh->lwt_applied, 0, sizeof(sh->lwt_applied));
 		memset(sh->lwt_not_applied, 0, sizeof(sh->lwt_not_applied));
 		sh->active = 0;
@@ -513,6 +514,9 @@ sm_stress_shard_init(unsigned shard, void *arg)
 	sm_rand_seed(&sh->rng, 0x5eed0000ull + shard);
 	sh->ring_rng = 0x9e3779b97f4a7c15ull * (shard + 1);
 	sm_json_doc_init(&sh->json_doc);
+	sm_tablets_init(&sh->tablets, SM_STRESS_MAX_TABLETS);
+	for (k = 0; k < SM_STRESS_NR_OPS; k++)
+		sh->op_table[k] = -1;
 	sm_timer_init(&sh->pump_timer, pump_timer_fired, sh);
 	sm_task_init(&sh->pump_task, pump, sh);
 	for (k = 0; k < SM_STRESS_NR_OPS; k++)
@@ -566,5 +570,7 @@ sm_stress_shard_fini(unsigned shard, void *arg)
 	}
 	free(sh->workers);
 	sh->workers = NULL;
+	sh->tablets_held = sh->tablets.total;
+	sm_tablets_free(&sh->tablets);
 	sm_json_doc_release(&sh->json_doc);
 }

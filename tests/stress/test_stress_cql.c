@@ -15,7 +15,9 @@
  * authentication); PasswordAuthenticator (right, wrong and missing
  * credentials); a server that closes with requests in flight (each fails
  * exactly once, before closed()); a fake server's malformed frame
- * (-EPROTO), bad version, pushed EVENT and connection-level ERROR; a
+ * (-EPROTO), bad version, pushed EVENT and connection-level ERROR, and
+ * TABLETS_ROUTING_V1 (asked for at STARTUP when offered; a custom payload
+ * reaches the callback); a
  * refused connect; close during connect; close with requests in flight
  * (-ECANCELED); the shard's drain (-ESHUTDOWN).
  *
@@ -46,6 +48,7 @@
 #include "sm_store.h"
 #include "sm_stress_cql.h"
 #include "sm_stress_ring.h"
+#include "sm_stress_tablets.h"
 
 #define NKEYS 1000
 #define WINDOW 128
@@ -135,6 +138,7 @@ enum {
 	FAKE_GARBAGE_RESULT = 1,
 	FAKE_BAD_VERSION,
 	FAKE_CONN_ERROR,
+	FAKE_TABLETS,
 };
 
 static void
@@ -631,6 +635,32 @@ fake_bad_version_ready(struct sm_cqlc *c, int err, void *ctx)
 	advance();
 }
 
+/* TABLETS_ROUTING_V1 offered: asked for at STARTUP; a custom payload reaches the callback. */
+static bool fake_startup_tablets;
+
+static void
+fake_tablets_done(void *arg, const struct sm_cqlc_result *r)
+{
+	struct sm_bytes v;
+
+	(void)arg;
+	CHECK(r->kind == SM_CQLC_VOID && r->resp != NULL);
+	CHECK(r->resp->custom_payload.n == 1);
+	CHECK(sm_tablets_payload(&r->resp->custom_payload, &v));
+	CHECK(v.len == 4 && memcmp(v.p, "\x00\x00\x00\x08", 4) == 0);
+	advance();
+}
+
+static void
+fake_tablets_ready(struct sm_cqlc *c, int err, void *ctx)
+{
+	(void)ctx;
+	CHECK(err == 0);
+	CHECK(sm_cqlc_info(c)->tablets);
+	CHECK(fake_startup_tablets);
+	CHECK(sm_cqlc_query(c, "SELECT 1", SM_CQL_ONE, NULL, 0, fake_tablets_done, NULL) == 0);
+}
+
 static void
 refused_ready(struct sm_cqlc *c, int err, void *ctx)
 {
@@ -911,6 +941,13 @@ next_step(void)
 		break;
 	case 16:
 		sm_cqlc_close(fake_c);
+		fake_mode = FAKE_TABLETS;
+		fake_startup_tablets = false;
+		cqlc_opts(&o, port_fake, fake_tablets_ready, NULL);
+		start_connect(&fake_c, &o);
+		break;
+	case 17:
+		sm_cqlc_close(fake_c);
 		fake_c = NULL;
 		/* Closed while connecting: no callback, nothing left behind. */
 		cqlc_opts(&o, port_plain, never_ready, NULL);
@@ -919,7 +956,7 @@ next_step(void)
 		cqlc_opts(&o, port_dead, refused_ready, NULL);
 		start_connect(&other_c, &o);
 		break;
-	case 17:
+	case 18:
 		sm_cqlc_close(other_c);
 		other_c = NULL;
 		/* The owner closes with requests in flight: -ECANCELED, at once. */
@@ -974,10 +1011,16 @@ fake_accepted(struct sm_conn *c, void *listen_ctx)
 static void
 fake_reply(struct sm_conn *c, struct fake *f, const struct sm_cql_frame_header *h)
 {
-	struct sm_bytes ver = sm_cql_str("3.3.1");
-	struct sm_cql_multimap_entry e = { .key = sm_cql_str("CQL_VERSION"),
-					   .values = { .v = &ver, .n = 1 } };
-	struct sm_cql_multimap mm = { .e = &e, .n = 1 };
+	struct sm_bytes ver = sm_cql_str("3.3.1"), empty = sm_cql_str("");
+	struct sm_cql_multimap_entry e[2] = {
+		{ .key = sm_cql_str("CQL_VERSION"), .values = { .v = &ver, .n = 1 } },
+		{ .key = sm_cql_str(SM_TABLETS_STARTUP_KEY), .values = { .v = &empty, .n = 1 } },
+	};
+	struct sm_cql_multimap mm = { .e = e, .n = fake_mode == FAKE_TABLETS ? 2 : 1 };
+	struct sm_bytes payload[2] = { sm_cql_str(SM_TABLETS_PAYLOAD_KEY),
+				       { (const uint8_t *)"\x00\x00\x00\x08", 4 } };
+	struct sm_cql_bytesmap pm = { .kv = payload, .n = 1 };
+	size_t off;
 	static const uint8_t bad_rows[] = { 0x84, 0, 0, 0, SM_CQL_OP_RESULT, 0, 0, 0, 5, 0,
 					    0,	  0, 2, 0 };
 	static const uint8_t v3[] = { 0x83, 0, 0, 0, SM_CQL_OP_SUPPORTED, 0, 0, 0, 0 };
@@ -991,9 +1034,22 @@ fake_reply(struct sm_conn *c, struct fake *f, const struct sm_cql_frame_header *
 			sm_cql_enc_supported(&f->out, h->stream, &mm);
 		break;
 	case SM_CQL_OP_STARTUP:
+		fake_startup_tablets = memmem(f->in.p + SM_CQL_HEADER_LEN, h->length,
+					      SM_TABLETS_STARTUP_KEY,
+					      strlen(SM_TABLETS_STARTUP_KEY)) != NULL;
 		sm_cql_enc_ready(&f->out, h->stream);
 		break;
 	default:
+		if (fake_mode == FAKE_TABLETS) {
+			/* RESULT Void with a custom payload, as a misrouted request gets */
+			off = sm_cql_frame_begin(&f->out, SM_CQL_VERSION_RESPONSE,
+						 SM_CQL_FLAG_CUSTOM_PAYLOAD, h->stream,
+						 SM_CQL_OP_RESULT);
+			sm_cql_write_bytes_map(&f->out, &pm);
+			sm_cql_write_int(&f->out, SM_CQL_RESULT_VOID);
+			sm_cql_frame_end(&f->out, off);
+			break;
+		}
 		if (fake_mode == FAKE_CONN_ERROR) {
 			struct sm_cql_event ev = { .type = SM_CQL_EVENT_SCHEMA_CHANGE };
 			struct sm_cql_error e = { .code = SM_CQL_ERR_PROTOCOL };
@@ -1179,7 +1235,7 @@ test_client_against_server(void **state)
 	sm_cql_cluster_free(&view);
 	if (failures)
 		fail_msg("%d failure(s), first: %s", failures, failure_text);
-	assert_int_equal(step, 18);
+	assert_int_equal(step, 19);
 	assert_int_equal(close_cancelled, 20);
 	assert_int_equal(drop_closed, 1);
 	assert_int_equal(drop_failed, NDROP);

@@ -350,6 +350,74 @@ test_final_report_and_json(void **state)
 	fixture_down(&f);
 }
 
+/* The routing lines with tablets: the shards' counts add, each in its place. */
+static void
+test_report_tablets(void **state)
+{
+	char text[8192], json[8192];
+	struct fixture f;
+	FILE *j;
+	unsigned i;
+
+	(void)state;
+	fixture_up(&f, "write n=1000 -rate threads=4", 2);
+	f.r->scylla = f.r->tablets_offered = f.r->tablets = true;
+	for (i = 0; i < 2; i++) {
+		struct sm_stress_shard *sh = &f.r->sh[i];
+
+		record(f.r, i, SM_STRESS_OP_WRITE, 0, 1 * MS, 1 * MS, 500);
+		sh->routed = 500;
+		sh->misrouted = 3 + i;
+		sh->by_tablets = 490 - i;
+		sh->by_ring = 10 + i;
+		sh->tablet_payloads = 3 + i;
+		sh->tablets.st.learned = 8 + i;
+		sh->tablets_held = 8;
+		sh->tablets.st.malformed = i;
+		sh->tablets.st.refused = 2 * i;
+		sh->tablet_why = i ? "a negative shard" : NULL;
+	}
+	f.r->measure_start_ns = 1000000000ull;
+	f.r->last_tick_ns = 2000000000ull;
+	f.r->phase = SM_STRESS_PH_DONE;
+	sm_stress_run_report(f.r);
+	slurp(f.text, text, sizeof(text));
+	assert_non_null(strstr(text, "Routing: 7 of 1000 requests went to a connection"));
+	assert_non_null(strstr(text, "Tablets: 979 requests routed by tablets, 21 by the ring, 7 "
+				     "misrouted (answered with a tablets-routing-v1 payload); 17 "
+				     "tablets learned, 16 held\n"));
+	assert_non_null(strstr(text, "Tablets: 1 malformed tablets-routing-v1 payloads ignored (a "
+				     "negative shard)\n"));
+	assert_non_null(strstr(text, "Tablets: 2 tablets not kept: the map holds at most 65536 "
+				     "per client shard"));
+	j = fopen(f.json, "r");
+	assert_non_null(j);
+	slurp(j, json, sizeof(json));
+	fclose(j);
+	assert_non_null(strstr(json, "\"tablets\": true, \"by_tablets\": 979, \"by_ring\": 21, "
+				     "\"tablet_misrouted\": 7, \"tablets_learned\": 17, "
+				     "\"tablets_malformed\": 1, \"tablets_refused\": 2}"));
+	fixture_down(&f);
+
+	/* offered but not used, and not offered */
+	fixture_up(&f, "write n=1000 -rate threads=4 -route none", 1);
+	f.r->scylla = f.r->tablets_offered = true;
+	record(f.r, 0, SM_STRESS_OP_WRITE, 0, 1 * MS, 1 * MS, 10);
+	f.r->phase = SM_STRESS_PH_DONE;
+	sm_stress_run_report(f.r);
+	slurp(f.text, text, sizeof(text));
+	assert_non_null(strstr(text, "Tablets: not used (routing is not token-aware)"));
+	fixture_down(&f);
+	fixture_up(&f, "write n=1000 -rate threads=4", 1);
+	f.r->scylla = true;
+	record(f.r, 0, SM_STRESS_OP_WRITE, 0, 1 * MS, 1 * MS, 10);
+	f.r->phase = SM_STRESS_PH_DONE;
+	sm_stress_run_report(f.r);
+	slurp(f.text, text, sizeof(text));
+	assert_non_null(strstr(text, "Tablets: the server did not offer TABLETS_ROUTING_V1"));
+	fixture_down(&f);
+}
+
 /* Two loaders' HDR logs: counts add per tag, the span runs from the first start to the last end. */
 static void
 test_merge_logs(void **state)
@@ -435,6 +503,7 @@ main(void)
 		cmocka_unit_test(test_check_limits),
 		cmocka_unit_test(test_interval_row_merges_shards),
 		cmocka_unit_test(test_final_report_and_json),
+		cmocka_unit_test(test_report_tablets),
 		cmocka_unit_test(test_merge_logs),
 	};
 

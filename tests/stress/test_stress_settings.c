@@ -239,6 +239,27 @@ test_counter_write_schema(void **state)
 	assert_string_equal(s.schema.repl[2].key, "replication_factor");
 	sm_stress_settings_free(&s);
 
+	/* tablets [extension]: not given, a flag, a group */
+	assert_int_equal(parse_line("write n=10", &s), 0);
+	assert_int_equal(s.schema.tablets, -1);
+	sm_stress_settings_free(&s);
+	assert_int_equal(parse_line("write n=10 -schema replication(factor=1) tablets=true", &s),
+			 0);
+	assert_int_equal(s.schema.tablets, 1);
+	assert_int_equal(s.schema.tablets_initial, 0);
+	sm_stress_settings_free(&s);
+	assert_int_equal(parse_line("write n=10 -schema tablets=false", &s), 0);
+	assert_int_equal(s.schema.tablets, 0);
+	sm_stress_settings_free(&s);
+	assert_int_equal(parse_line("write n=10 -schema tablets(enabled=true,initial=8)", &s), 0);
+	assert_int_equal(s.schema.tablets, 1);
+	assert_int_equal(s.schema.tablets_initial, 8);
+	sm_stress_settings_free(&s);
+	assert_int_equal(parse_line("write n=10 -schema tablets(initial=4)", &s), 0);
+	assert_int_equal(s.schema.tablets, 1);
+	assert_int_equal(s.schema.tablets_initial, 4);
+	sm_stress_settings_free(&s);
+
 	/* SimpleStrategy without factor: CREATE KEYSPACE still gets replication_factor 1 */
 	assert_int_equal(parse_line("write n=10 -schema replication(strategy=SimpleStrategy)", &s),
 			 0);
@@ -748,6 +769,16 @@ test_unsupported_named(void **state)
 	expect_error("write n=10 -mode native cql3 auth-provider=com.x.Y", "-mode", "auth-provider",
 		     NULL);
 	expect_error("write n=10 -schema storage(type=x)", "-schema", "storage", NULL);
+	expect_error("write n=10 -schema tablets=yes", "-schema", "true or false", NULL);
+	expect_error("write n=10 -schema tablets(enabled=false,initial=4)", "-schema",
+		     "initial= needs", NULL);
+	expect_error("write n=10 -schema tablets(enabled=true,min=4)", "-schema",
+		     "unknown tablets option 'min'", NULL);
+	expect_error("write n=10 -schema tablets(strategy=x)", "-schema", "enabled= and initial=",
+		     NULL);
+	expect_error("write n=10 -schema tablets(initial=0)", "-schema", "initial", NULL);
+	expect_error("write n=10 -schema tablets=true tablets=false", "-schema",
+		     "more than once", NULL);
 	expect_error("write n=10 -schema replication(strategy=LocalStrategy)", "-schema",
 		     "LocalStrategy", NULL);
 }
