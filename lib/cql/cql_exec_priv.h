@@ -313,6 +313,8 @@ cql_op_forward(struct cql_op *op, unsigned peer);
  */
 bool
 cql_group_active(const struct cql_op *op);
+/* This server is a member of a group with peers: the routes have work (one test off it). */
+extern __thread bool cql_group_on;
 int
 cql_group_route_select(struct cql_op *op);
 int

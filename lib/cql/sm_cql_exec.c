@@ -26,6 +26,7 @@
 #define OP_ARRAY_KEEP (128u << 10)
 
 __thread struct cql_shard cql_shard;
+__thread bool cql_group_on;
 const struct sm_cql_exec_config *cql_cfg;
 static __thread struct cql_op *op_free;
 static __thread unsigned op_nfree;
@@ -1663,6 +1664,8 @@ int
 sm_cql_exec_shard_init(const struct sm_cql_exec_config *cfg)
 {
 	cql_cfg = cfg;
+	cql_group_on = cfg != NULL && cfg->group != NULL && cfg->cluster != NULL &&
+		       cfg->cluster->npeers > 0;
 	memset(&cql_shard, 0, sizeof(cql_shard));
 	sm_uuid_gen_init(&cql_shard.gen, sm_shard_id());
 	cql_shard.nbuckets = NBUCKETS;

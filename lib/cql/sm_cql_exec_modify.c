@@ -1530,7 +1530,7 @@ submit_writes(struct cql_op *op, const struct cql_prepared *lwt_ps)
 	unsigned i, j;
 
 	/* another group member's partitions: their owner applies them */
-	if (SM_UNLIKELY(cql_group_route_write(op) != 0))
+	if (SM_UNLIKELY(cql_group_on) && cql_group_route_write(op) != 0)
 		return;
 	if (op->wave) {
 		submit_wave(op);

@@ -1844,7 +1844,7 @@ cql_exec_select(struct cql_op *op)
 	if (SM_UNLIKELY(t->tablet_count != 0) && !op->range && op->nkeys == 1 && !ix_read)
 		cql_tablet_hint_slow(op, t, &op->keys[0]);
 	/* another group member's partition: its owner answers */
-	if (SM_UNLIKELY(cql_group_route_select(op) != 0))
+	if (SM_UNLIKELY(cql_group_on) && cql_group_route_select(op) != 0)
 		return;
 	if (cql_grow((void **)&op->sreqs, &op->sreqs_cap, 1, sizeof(*op->sreqs)) < 0) {
 		cql_op_fail(op, SM_CQL_ERR_SERVER, "out of memory");
