@@ -120,15 +120,20 @@ struct rtomb {
 	int32_t ldt;
 };
 
+/* A partition's range tombstones: few partitions have any. */
+struct rtombs {
+	uint32_t n;
+	uint32_t cap;
+	struct rtomb v[];
+};
+
 struct part {
 	int64_t token;
 	struct val key;
 	int64_t del_ts;
 	int32_t del_ldt;
 	struct row *srow;
-	struct rtomb *rt;
-	uint32_t nrt;
-	uint32_t rtcap;
+	struct rtombs *rt; /* NULL: none (16 bytes less per partition) */
 	struct row **rows; /* &row1 while the partition has at most one row */
 	uint32_t nrows;
 	uint32_t rowcap;
@@ -431,7 +436,7 @@ wins(int64_t ots, bool otomb, struct sm_bytes ov, int32_t oldt, int64_t ts, bool
  * allocation with every value compacted (*@rp then changes). 0 or -ENOMEM
  * with the row unchanged.
  */
-static int
+static __attribute__((noinline)) int
 row_reserve(struct row **rp, unsigned ncells, unsigned i, uint32_t len)
 {
 	struct row *r = *rp, *nr;
@@ -484,15 +489,28 @@ row_reserve(struct row **rp, unsigned ncells, unsigned i, uint32_t len)
 	return 0;
 }
 
-/* Store @v (the cell's stamp is the caller's) in cell @i of *@rp. */
-static int
+/*
+ * Store @v (the cell's stamp is the caller's) in cell @i of *@rp. Inline:
+ * an overwrite that fits (the common write) costs a compare and the copy.
+ */
+static inline int
 cell_set_value(struct row **rp, unsigned ncells, unsigned i, struct sm_bytes v)
 {
-	struct cell *c;
+	struct row *r = *rp;
+	struct cell *c = &r->cells[i];
 
-	if (row_reserve(rp, ncells, i, v.len) < 0)
-		return -ENOMEM;
-	c = &(*rp)->cells[i];
+	if (SM_UNLIKELY(v.len > c->cap)) {
+		if ((size_t)r->used + v.len <= r->size) {
+			/* the row's tail (a new row has room for its first values) */
+			c->off = r->used;
+			c->cap = v.len;
+			r->used += v.len;
+		} else if (row_reserve(rp, ncells, i, v.len) < 0) {
+			return -ENOMEM;
+		} else {
+			c = &(*rp)->cells[i];
+		}
+	}
 	/* a NULL pointer comes with tombstones and empty values: memmove
 	 * from NULL is undefined even for 0 bytes */
 	if (v.len)
@@ -501,8 +519,12 @@ cell_set_value(struct row **rp, unsigned ncells, unsigned i, struct sm_bytes v)
 	return 0;
 }
 
-/* Write cell @i of the row at *@rp (which may move). */
-static int
+/*
+ * Write cell @i of the row at *@rp (which may move). Inlined into the
+ * write path: called, its nine arguments cost a write more than the
+ * separate value buffers did (perf-simple-query's insns/op).
+ */
+static inline __attribute__((always_inline)) int
 cell_write(struct row **rp, unsigned ncells, unsigned i, int64_t ts, bool tomb, struct sm_bytes v,
 	   int32_t ldt, int32_t now)
 {
@@ -541,8 +563,8 @@ row_shadow(const struct sm_table *t, const struct part *p, const struct row *r,
 	int64_t sh = SM_MAX(p->del_ts, r->del_ts);
 	uint32_t i;
 
-	for (i = 0; i < p->nrt; i++) {
-		const struct rtomb *rt = &p->rt[i];
+	for (i = 0; p->rt != NULL && i < p->rt->n; i++) {
+		const struct rtomb *rt = &p->rt->v[i];
 		struct sm_ck_bound b;
 
 		if (rt->ts <= sh)
@@ -665,9 +687,9 @@ part_free(const struct sm_table *t, struct part *p)
 		sm_free(p->rows);
 	if (p->srow != NULL)
 		row_free(p->srow, t->nstatic);
-	for (i = 0; i < p->nrt; i++) {
-		val_free(&p->rt[i].start);
-		val_free(&p->rt[i].end);
+	for (i = 0; p->rt != NULL && i < p->rt->n; i++) {
+		val_free(&p->rt->v[i].start);
+		val_free(&p->rt->v[i].end);
 	}
 	sm_free(p->rt);
 	val_free(&p->key);
@@ -1032,14 +1054,17 @@ row_lower(const struct sm_table *t, const struct part *p, const struct sm_key *c
 	return lo;
 }
 
+static size_t
+mut_values(const struct sm_table *t, const struct sm_mutation *m, enum sm_col_kind kind);
+
 /*
- * The slot of the row at @ck (created, with room for @values bytes of
- * values, when @create), or NULL. The slot stays where it is until a row
- * is added to or dropped from @p.
+ * The slot of the row at @ck, or NULL; a missing row is created when
+ * @create, with room for the values of that write. The slot stays where it
+ * is until a row is added to or dropped from @p.
  */
 static struct row **
-row_get(const struct sm_table *t, struct part *p, const struct sm_key *ck, bool create,
-	size_t values)
+row_get(const struct sm_table *t, struct part *p, const struct sm_key *ck,
+	const struct sm_mutation *create)
 {
 	uint8_t buf[SM_MAX_KEY_BYTES];
 	bool found;
@@ -1049,7 +1074,7 @@ row_get(const struct sm_table *t, struct part *p, const struct sm_key *ck, bool 
 
 	if (found)
 		return &p->rows[i];
-	if (!create)
+	if (create == NULL)
 		return NULL;
 	len = sm_key_encode(ck, buf, sizeof(buf));
 	if (len > sizeof(buf))
@@ -1069,7 +1094,7 @@ row_get(const struct sm_table *t, struct part *p, const struct sm_key *ck, bool 
 		p->rows = v;
 		p->rowcap = cap;
 	}
-	r = row_new(t, t->nregular, false, values);
+	r = row_new(t, t->nregular, false, mut_values(t, create, SM_COL_REGULAR));
 	if (r == NULL)
 		return NULL;
 	if (val_set(&r->ck, buf, (uint32_t)len) < 0) {
@@ -1152,15 +1177,16 @@ part_purge(const struct sm_table *t, struct part *p)
 	p->nrows = k;
 	if (p->srow != NULL)
 		row_purge(t, p->srow, t->nstatic, p->del_ts);
-	for (i = 0, k = 0; i < p->nrt; i++) {
-		if (p->rt[i].ts <= p->del_ts) {
-			val_free(&p->rt[i].start);
-			val_free(&p->rt[i].end);
+	for (i = 0, k = 0; p->rt != NULL && i < p->rt->n; i++) {
+		if (p->rt->v[i].ts <= p->del_ts) {
+			val_free(&p->rt->v[i].start);
+			val_free(&p->rt->v[i].end);
 		} else {
-			p->rt[k++] = p->rt[i];
+			p->rt->v[k++] = p->rt->v[i];
 		}
 	}
-	p->nrt = k;
+	if (p->rt != NULL)
+		p->rt->n = k;
 }
 
 /* ---- collections ---- */
@@ -1546,9 +1572,12 @@ counter_add(struct row **rp, unsigned ncells, unsigned ci, int64_t shadow, int64
 
 	for (i = 0; i < 8; i++)
 		d = (int64_t)((uint64_t)d << 8 | delta.p[i]);
-	if (cell_live(c, shadow, now) && c->len == 8)
+	if (cell_live(c, shadow, now) && c->len == 8) {
+		const uint8_t *v = cell_bytes(*rp, c).p;
+
 		for (i = 0; i < 8; i++)
-			cur = (int64_t)((uint64_t)cur << 8 | cell_bytes(*rp, c).p[i]);
+			cur = (int64_t)((uint64_t)cur << 8 | v[i]);
+	}
 	else if (ts <= shadow || (c->ts != TS_NONE && c->tomb && ts <= c->ts))
 		return 0; /* a delete at or after this increment hides it (the
 			   * cell's own tombstone, DELETE c, was not counted) */
@@ -1633,7 +1662,7 @@ list_index_check(struct sm_ptable *pt, const struct sm_mutation *m, const struct
 			c = &p->srow->cells[col->pos];
 			shadow = p->del_ts;
 		} else if (p != NULL && col->kind == SM_COL_REGULAR &&
-			   (rp = row_get(t, p, &m->ck, false, 0)) != NULL) {
+			   (rp = row_get(t, p, &m->ck, NULL)) != NULL) {
 			c = &(*rp)->cells[col->pos];
 			shadow = row_shadow(t, p, *rp, &m->ck);
 		}
@@ -1654,6 +1683,27 @@ list_index_check(struct sm_ptable *pt, const struct sm_mutation *m, const struct
 	return 0;
 }
 
+/*
+ * The value bytes @m brings to its row (@kind SM_COL_REGULAR) or static
+ * row: a new row gets room for them, so its first values need no move.
+ */
+static size_t
+mut_values(const struct sm_table *t, const struct sm_mutation *m, enum sm_col_kind kind)
+{
+	size_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < m->nops; i++) {
+		const struct sm_cell_op *op = &m->ops[i];
+		const struct sm_column *col = &t->cols[op->col];
+
+		if (col->kind == kind && !op->null && !sm_type_is_multicell(col->type) &&
+		    (op->kind == SM_CELL_SET || op->kind == SM_CELL_COUNTER_ADD))
+			n += op->value.len;
+	}
+	return n;
+}
+
 int
 sm_ptable_apply(struct sm_ptable *pt, const struct sm_mutation *m, int64_t ts, int32_t now,
 		char *err, size_t errlen)
@@ -1670,8 +1720,6 @@ sm_ptable_apply_at(struct sm_ptable *pt, const struct sm_mutation *m, int64_t to
 	struct sm_bytes key;
 	struct part *p;
 	struct row **rp = NULL, *r = NULL;
-	/* the value bytes this write brings to the row and to the static row */
-	size_t rvals = 0, svals = 0;
 	int32_t ttl = m->ttl == SM_TTL_DEFAULT ? t->default_ttl : m->ttl;
 	int32_t ldt = ttl > 0 ? now + ttl : 0;
 	bool need_row = (m->flags & (SM_MUT_ROW_MARKER | SM_MUT_DELETE_ROW | SM_MUT_REPLACE_ROW)) != 0;
@@ -1700,9 +1748,6 @@ sm_ptable_apply_at(struct sm_ptable *pt, const struct sm_mutation *m, int64_t to
 				 "maximum of %u", op->value.len, col->name, CELL_MAX_LEN);
 			return -EINVAL;
 		}
-		if ((op->kind == SM_CELL_SET || op->kind == SM_CELL_COUNTER_ADD) && !op->null &&
-		    !sm_type_is_multicell(col->type))
-			*(col->kind == SM_COL_STATIC ? &svals : &rvals) += op->value.len;
 		if ((col->type->kind == SM_TYPE_COUNTER) != (op->kind == SM_CELL_COUNTER_ADD) &&
 		    !(op->kind == SM_CELL_DELETE && col->type->kind == SM_TYPE_COUNTER)) {
 			snprintf(err, errlen,
@@ -1772,16 +1817,17 @@ sm_ptable_apply_at(struct sm_ptable *pt, const struct sm_mutation *m, int64_t to
 
 		if (l1 > sizeof(b1) || l2 > sizeof(b2))
 			goto toolong;
-		if (p->nrt == p->rtcap) {
-			uint32_t cap = p->rtcap ? p->rtcap * 2 : 2;
-			struct rtomb *v = sm_realloc(p->rt, cap * sizeof(*v));
+		if (p->rt == NULL || p->rt->n == p->rt->cap) {
+			uint32_t n = p->rt ? p->rt->n : 0, cap = n ? n * 2 : 2;
+			struct rtombs *v = sm_realloc(p->rt, sizeof(*v) + cap * sizeof(v->v[0]));
 
 			if (v == NULL)
 				goto nomem;
+			v->n = n;
+			v->cap = cap;
 			p->rt = v;
-			p->rtcap = cap;
 		}
-		rt = &p->rt[p->nrt];
+		rt = &p->rt->v[p->rt->n];
 		memset(rt, 0, sizeof(*rt));
 		if (val_set(&rt->start, b1, (uint32_t)l1) < 0 ||
 		    val_set(&rt->end, b2, (uint32_t)l2) < 0) {
@@ -1792,10 +1838,10 @@ sm_ptable_apply_at(struct sm_ptable *pt, const struct sm_mutation *m, int64_t to
 		rt->end_incl = m->range.end.inclusive || m->range.end.prefix.n == 0;
 		rt->ts = ts;
 		rt->ldt = now;
-		p->nrt++;
+		p->rt->n++;
 	}
 	if (need_row) {
-		rp = row_get(t, p, &m->ck, true, rvals);
+		rp = row_get(t, p, &m->ck, m);
 		if (rp == NULL)
 			goto nomem;
 		r = *rp;
@@ -1829,7 +1875,8 @@ sm_ptable_apply_at(struct sm_ptable *pt, const struct sm_mutation *m, int64_t to
 
 		if (col->kind == SM_COL_STATIC) {
 			if (p->srow == NULL &&
-			    (p->srow = row_new(t, t->nstatic, true, svals)) == NULL)
+			    (p->srow = row_new(t, t->nstatic, true,
+					       mut_values(t, m, SM_COL_STATIC))) == NULL)
 				goto nomem;
 			crp = &p->srow;
 			nc = t->nstatic;
