@@ -1373,8 +1373,8 @@ coll_op(const struct sm_table *t, const struct sm_column *col, struct cell *slot
 				field_key(i++, fk);
 				if (v.len == SM_FIELD_NULL)
 					continue;
-				ret = elem_write(co, kt, (struct sm_bytes){ fk, 2 }, ts, false, v, ldt,
-						 now);
+				ret = elem_write(co, kt, (struct sm_bytes){ fk, 2 }, ts, false, v,
+						 ldt, now);
 				if (ret < 0)
 					return ret;
 			}
@@ -1438,8 +1438,7 @@ coll_op(const struct sm_table *t, const struct sm_column *col, struct cell *slot
 					if (ecell_live(&co->e[i].c, sh, now) &&
 					    sm_value_compare(ty->elem, val_bytes(&co->e[i].c.v),
 							     k) == 0)
-						ecell_write(&co->e[i].c, ts, true, none, now,
-							    now);
+						ecell_write(&co->e[i].c, ts, true, none, now, now);
 			} else {
 				ret = elem_write(co, kt, k, ts, true, none, now, now);
 				if (ret < 0)
@@ -1577,8 +1576,7 @@ counter_add(struct row **rp, unsigned ncells, unsigned ci, int64_t shadow, int64
 
 		for (i = 0; i < 8; i++)
 			cur = (int64_t)((uint64_t)cur << 8 | v[i]);
-	}
-	else if (ts <= shadow || (c->ts != TS_NONE && c->tomb && ts <= c->ts))
+	} else if (ts <= shadow || (c->ts != TS_NONE && c->tomb && ts <= c->ts))
 		return 0; /* a delete at or after this increment hides it (the
 			   * cell's own tombstone, DELETE c, was not counted) */
 	cur = (int64_t)((uint64_t)cur + (uint64_t)d);
@@ -1744,8 +1742,10 @@ sm_ptable_apply_at(struct sm_ptable *pt, const struct sm_mutation *m, int64_t to
 		if (col->kind == SM_COL_REGULAR)
 			need_row = true;
 		if (op->value.len > CELL_MAX_LEN) {
-			snprintf(err, errlen, "Value of %u bytes for column %s is longer than the "
-				 "maximum of %u", op->value.len, col->name, CELL_MAX_LEN);
+			snprintf(err, errlen,
+				 "Value of %u bytes for column %s is longer than the "
+				 "maximum of %u",
+				 op->value.len, col->name, CELL_MAX_LEN);
 			return -EINVAL;
 		}
 		if ((col->type->kind == SM_TYPE_COUNTER) != (op->kind == SM_CELL_COUNTER_ADD) &&
@@ -2142,8 +2142,8 @@ elem_view(const struct sm_type *ty, const struct cell *c, struct sm_bytes key, i
 	if (found) {
 		const struct ecell *e = &co->e[i].c;
 
-		stamp_view(e->ts, e->tomb, e->ldt, val_bytes(&e->v), SM_MAX(shadow, co->tomb_ts), now,
-			   cv);
+		stamp_view(e->ts, e->tomb, e->ldt, val_bytes(&e->v), SM_MAX(shadow, co->tomb_ts),
+			   now, cv);
 	}
 }
 

@@ -670,10 +670,10 @@ mem_task_fn(void *arg)
 	printf("\nbench_store mem: 1 shard; data per partition: standard1 %u bytes (key %u + "
 	       "5 x %u), wide %u rows x (4 + %u), collections %u map entries of 8 + 16 and %u "
 	       "set ints\n",
-	       MEM_KEY_LEN + NCOLS * VAL_LEN, MEM_KEY_LEN, VAL_LEN, WIDE_ROWS, VAL_LEN,
-	       COLL_ELEMS, COLL_ELEMS);
-	printf("%-24s %10s %14s %12s %10s\n", "table", "partitions", "bytes/partition",
-	       "bytes/row", "allocs/p");
+	       MEM_KEY_LEN + NCOLS * VAL_LEN, MEM_KEY_LEN, VAL_LEN, WIDE_ROWS, VAL_LEN, COLL_ELEMS,
+	       COLL_ELEMS);
+	printf("%-24s %10s %14s %12s %10s\n", "table", "partitions", "bytes/partition", "bytes/row",
+	       "allocs/p");
 	/* The wide partitions and the collections first: they stay small. */
 	m0 = mem_in_use();
 	counters_now(&c0);

@@ -2799,7 +2799,7 @@ test_packed_row_values(void **state)
 		for (i = 0; i < len; i++)
 			v[i] = (char)('a' + (step + i) % 26);
 		v[len] = '\0';
-		arena_used = 0; /* the values of earlier steps are stored by now */
+		arena_used = 0;		   /* the values of earlier steps are stored by now */
 		mrow = col == 6 ? 0 : row; /* the static cell is the partition's */
 		if (step == 700) {
 			DEL_PART(PK(1), 2 * step + 1);
@@ -2820,16 +2820,19 @@ test_packed_row_values(void **state)
 				live = live || set[row][k];
 			if (!live)
 				continue;
-			n += (size_t)snprintf(want + n, sizeof(want) - n, "%s%u", n ? "\n" : "", row);
+			n += (size_t)snprintf(want + n, sizeof(want) - n, "%s%u", n ? "\n" : "",
+					      row);
 			for (k = 0; k < 7; k++) {
 				bool on = set[k == 6 ? 0 : row][k];
 
-				n += (size_t)snprintf(want + n, sizeof(want) - n, on ? "|'%s'" : "|null",
+				n += (size_t)snprintf(want + n, sizeof(want) - n,
+						      on ? "|'%s'" : "|null",
 						      model[k == 6 ? 0 : row][k]);
 			}
 		}
 		if (n == 0 && set[0][6])
-			n += (size_t)snprintf(want, sizeof(want), "null|null|null|null|null|null|null|'%s'",
+			n += (size_t)snprintf(want, sizeof(want),
+					      "null|null|null|null|null|null|null|'%s'",
 					      model[0][6]);
 		want[n] = '\0';
 		if (strcmp(READ(PK(1), "ck,a,b,c,d,e,f,s"), want) != 0) {
@@ -2838,7 +2841,8 @@ test_packed_row_values(void **state)
 			while (R.s[at] == want[at])
 				at++;
 			fail_msg("step %u: the read differs at byte %zu: '%.60s' where '%.60s' was "
-				 "wanted", step, at, R.s + at, want + at);
+				 "wanted",
+				 step, at, R.s + at, want + at);
 		}
 	}
 }
@@ -2852,8 +2856,9 @@ test_value_too_long(void **state)
 	(void)state;
 	open_basic();
 	/* the length is checked before the bytes are read */
-	FAILS(-EINVAL, "Value of 1073741824 bytes for column v is longer than the maximum of 1073741823",
-	      0, PK(1), CK(1), 100, 0, op_set("w", I(1)), op_set("v", huge));
+	FAILS(-EINVAL,
+	      "Value of 1073741824 bytes for column v is longer than the maximum of 1073741823", 0,
+	      PK(1), CK(1), 100, 0, op_set("w", I(1)), op_set("v", huge));
 	CHECK(READ(PK(1), "ck,v,w"), "");
 }
 
