@@ -257,6 +257,12 @@ sm_realloc(void *p, size_t size)
 	return q;
 }
 
+size_t
+sm_usable_size(const void *p)
+{
+	return p != NULL ? sm_backend_usable(p) : 0;
+}
+
 void
 sm_free(void *p)
 {

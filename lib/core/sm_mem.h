@@ -77,6 +77,14 @@ void *
 sm_realloc(void *p, size_t size);
 void
 sm_free(void *p);
+/*
+ * The bytes @p may use: at least what was asked for, and the backend's
+ * rounding on top (mimalloc's size class). A block that grows in place
+ * into it (lib/store's packed rows) costs nothing more: mem_in_use already
+ * counts the usable size.
+ */
+size_t
+sm_usable_size(const void *p);
 char *
 sm_strdup(const char *s);
 

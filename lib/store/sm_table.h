@@ -5,14 +5,16 @@
 /*
  * Private to lib/store: one table's partitions on one shard.
  *
- * Partitions are found by a hash index on (token, key) for point access and
- * kept in a skip list ordered by (token, key) for range scans. A partition's
- * rows are a sorted array of row pointers in clustering order (binary
- * search, and cheap reverse iteration for ORDER BY the other way). Cells
- * keep their value inline up to 16 bytes and reuse their heap buffer when a
- * new value fits, so overwriting a cell with a value of the same size
- * allocates nothing; reads allocate nothing either (non-frozen collections
- * are assembled in a per-shard scratch buffer that only grows).
+ * Partitions are one list in (token, key) order for range scans, found for
+ * point access and inserts through a directory of that list by the token's
+ * top bits (about one partition a slot). A partition's rows are a sorted
+ * array of row pointers in clustering order (binary search, and cheap
+ * reverse iteration for ORDER BY the other way); the only row of a
+ * partition sits in it. A row is one allocation holding its cells and their
+ * values packed; a value that fits its cell's space is written in place,
+ * so overwriting a cell with a value of the same size allocates nothing;
+ * reads allocate nothing either (non-frozen collections are assembled in a
+ * per-shard scratch buffer that only grows).
  */
 
 #include "sm_store.h"

@@ -13,6 +13,20 @@
  * per-shard software counters (allocations, frees, tasks run, store hops,
  * cross-shard messages sent), divided by the operation count; ns/op is wall
  * time on shard 0. Timing belongs here, never in tests.
+ *
+ *   bench_store mem [max partitions]
+ *
+ * One shard: the bytes of memory each partition takes (sm_mem's in-use
+ * counter before and after a fill, so the index's share counts too) for
+ * cassandra-stress's standard1 (10-byte key, five 34-byte cells), a wide
+ * partition (1,000 clustering rows of one 34-byte cell) and a row of
+ * collections (a map of 10 text entries and a set of 10 ints); then the
+ * standard1 insert and read rates as the table grows to 0.1, 1 and 5
+ * million partitions (and 20 million when the maximum allows: default 5
+ * million). The rates are of the last 100,000 inserts before each level
+ * and of 200,000 reads of random partitions at it, per second of the
+ * shard thread's CPU time (CLOCK_THREAD_CPUTIME_ID: what other processes
+ * on a shared machine take of the CPU does not count).
  */
 
 #include <errno.h>
@@ -21,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sm_core.h"
 #include "sm_store.h"
@@ -80,6 +95,10 @@ static struct {
 	struct sm_ddl_req ddl;
 	unsigned ddl_step;
 	int failed;
+	/* bench_store mem */
+	bool mem;
+	uint64_t mem_max;
+	const struct sm_table *wide, *coll;
 } b;
 
 /* ---- counters ---- */
@@ -118,6 +137,16 @@ static const struct sm_column_def cnt_cols[] = {
 	{ "C1", "counter", SM_COL_REGULAR, false }, { "C2", "counter", SM_COL_REGULAR, false },
 	{ "C3", "counter", SM_COL_REGULAR, false }, { "C4", "counter", SM_COL_REGULAR, false },
 };
+static const struct sm_column_def wide_cols[] = {
+	{ "pk", "blob", SM_COL_PARTITION, false },
+	{ "ck", "int", SM_COL_CLUSTERING, false },
+	{ "v", "blob", SM_COL_REGULAR, false },
+};
+static const struct sm_column_def coll_cols[] = {
+	{ "pk", "blob", SM_COL_PARTITION, false },
+	{ "m", "map<text, text>", SM_COL_REGULAR, false },
+	{ "s", "set<int>", SM_COL_REGULAR, false },
+};
 
 static void
 bench_fail(const char *what, const char *msg)
@@ -129,6 +158,18 @@ bench_fail(const char *what, const char *msg)
 
 static void
 phase_begin(void);
+static void
+mem_task_fn(void *arg);
+
+static void
+ddl_table(const char *name, const struct sm_column_def *cols, unsigned ncols)
+{
+	b.ddl.kind = SM_DDL_CREATE_TABLE;
+	b.ddl.table.ks = "ks";
+	b.ddl.table.name = name;
+	b.ddl.table.cols = cols;
+	b.ddl.table.ncols = ncols;
+}
 
 static void
 ddl_next(struct sm_ddl_req *r)
@@ -148,22 +189,27 @@ ddl_next(struct sm_ddl_req *r)
 		b.ddl.ks.durable_writes = true;
 		break;
 	case 1:
-		b.ddl.kind = SM_DDL_CREATE_TABLE;
-		b.ddl.table.ks = "ks";
-		b.ddl.table.name = "cf";
-		b.ddl.table.cols = cf_cols;
-		b.ddl.table.ncols = SM_ARRAY_SIZE(cf_cols);
+		ddl_table("cf", cf_cols, SM_ARRAY_SIZE(cf_cols));
 		break;
 	case 2:
-		b.ddl.kind = SM_DDL_CREATE_TABLE;
-		b.ddl.table.ks = "ks";
-		b.ddl.table.name = "cf_counter";
-		b.ddl.table.cols = cnt_cols;
-		b.ddl.table.ncols = SM_ARRAY_SIZE(cnt_cols);
+		ddl_table("cf_counter", cnt_cols, SM_ARRAY_SIZE(cnt_cols));
+		break;
+	case 3:
+		ddl_table("wide", wide_cols, SM_ARRAY_SIZE(wide_cols));
+		break;
+	case 4:
+		ddl_table("coll", coll_cols, SM_ARRAY_SIZE(coll_cols));
 		break;
 	default:
 		b.cf = sm_catalog_table(sm_store_catalog(), "ks", "cf");
 		b.cnt = sm_catalog_table(sm_store_catalog(), "ks", "cf_counter");
+		b.wide = sm_catalog_table(sm_store_catalog(), "ks", "wide");
+		b.coll = sm_catalog_table(sm_store_catalog(), "ks", "coll");
+		if (b.mem) {
+			sm_task_init(&b.phase_task, mem_task_fn, NULL);
+			sm_task_schedule(&b.phase_task);
+			return;
+		}
 		/* The tables live until the runtime ends: no DDL follows. */
 		b.kind = 0;
 		b.mode = 0;
@@ -424,6 +470,275 @@ phase_end(void)
 	sm_task_schedule(&b.phase_task);
 }
 
+/* ---- bench_store mem: bytes per partition, rates as the table grows ---- */
+
+#define MEM_KEY_LEN 10 /* cassandra-stress's keys */
+#define WIDE_PARTS 100
+#define WIDE_ROWS 1000
+#define COLL_PARTS 100000
+#define COLL_ELEMS 10
+#define RATE_WRITES 100000
+#define RATE_READS 200000
+
+static int64_t
+mem_in_use(void)
+{
+	struct sm_sw_stats st;
+
+	sm_sw_stats_read(sm_shard_stats(0), &st);
+	return st.mem_in_use;
+}
+
+static void
+mem_done(struct sm_store_req *r)
+{
+	if (r->result < 0 && b.errors++ == 0)
+		snprintf(b.first_err, sizeof(b.first_err), "%d %s", r->result, r->err);
+	b.pending = false;
+}
+
+/* Run @r on this, the only, shard: it completes before submit returns. */
+static void
+mem_submit(struct sm_store_req *r)
+{
+	r->done = mem_done;
+	b.pending = true;
+	sm_store_submit(r);
+	if (b.pending && b.errors++ == 0)
+		snprintf(b.first_err, sizeof(b.first_err), "a request did not complete in place");
+}
+
+/* Partition key @i: 10 bytes, as a 2-byte prefix and @i big-endian. */
+static void
+mem_key(uint8_t kb[MEM_KEY_LEN], struct sm_key *k, uint64_t i)
+{
+	unsigned j;
+
+	kb[0] = 'K';
+	kb[1] = '0';
+	for (j = 0; j < 8; j++)
+		kb[2 + j] = (uint8_t)(i >> (56 - 8 * j));
+	k->n = 1;
+	k->part[0].p = kb;
+	k->part[0].len = MEM_KEY_LEN;
+}
+
+/* INSERT into @t at partition @i (row @ck when not NULL) of b.cell[0..@nops). */
+static void
+mem_mutate(const struct sm_table *t, uint64_t i, const struct sm_key *ck, unsigned nops)
+{
+	struct sm_store_req *r = &b.req;
+	uint8_t kb[MEM_KEY_LEN];
+
+	memset(r, 0, sizeof(*r));
+	r->kind = SM_REQ_MUTATE;
+	r->mut.table = t;
+	mem_key(kb, &r->mut.pk, i);
+	if (ck != NULL)
+		r->mut.ck = *ck;
+	r->mut.ts = SM_TS_NOW;
+	r->mut.ttl = SM_TTL_DEFAULT;
+	r->mut.flags = SM_MUT_ROW_MARKER;
+	r->mut.ops = b.cell;
+	r->mut.nops = nops;
+	mem_submit(r);
+}
+
+static void
+mem_insert_std(uint64_t i)
+{
+	unsigned c;
+
+	for (c = 0; c < NCOLS; c++) {
+		b.cell[c].col = (uint16_t)(1 + c);
+		b.cell[c].kind = SM_CELL_SET;
+		b.cell[c].null = false;
+		b.cell[c].value.p = b.vals[c];
+		b.cell[c].value.len = VAL_LEN;
+		memset(b.vals[c], (int)(i + c), VAL_LEN);
+	}
+	mem_mutate(b.cf, i, NULL, NCOLS);
+}
+
+static void
+mem_read_std(uint64_t i)
+{
+	struct sm_store_req *r = &b.req;
+	uint8_t kb[MEM_KEY_LEN];
+	unsigned c;
+
+	memset(r, 0, sizeof(*r));
+	for (c = 0; c <= NCOLS; c++)
+		b.cols[c] = (uint16_t)c;
+	r->kind = SM_REQ_SELECT;
+	r->sel.table = b.cf;
+	mem_key(kb, &r->sel.pk, i);
+	r->sel.cols = b.cols;
+	r->sel.ncols = 1 + NCOLS;
+	r->sel.sink.row = count_row;
+	mem_submit(r);
+}
+
+static void
+be32_put(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* INSERT INTO wide (pk, ck, v) VALUES (@i, @row, 34 bytes) */
+static void
+mem_insert_wide(uint64_t i, uint32_t row)
+{
+	uint8_t ckb[4];
+	struct sm_key ck = { .n = 1 };
+
+	be32_put(ckb, row);
+	ck.part[0].p = ckb;
+	ck.part[0].len = 4;
+	memset(&b.cell[0], 0, sizeof(b.cell[0]));
+	b.cell[0].col = 2;
+	b.cell[0].kind = SM_CELL_SET;
+	b.cell[0].value.p = b.vals[0];
+	b.cell[0].value.len = VAL_LEN;
+	mem_mutate(b.wide, i, &ck, 1);
+}
+
+/*
+ * INSERT INTO coll (pk, m, s) VALUES (@i, {10 entries of an 8-byte key and
+ * a 16-byte value}, {10 ints}): whole collections, serialized.
+ */
+static void
+mem_insert_coll(uint64_t i)
+{
+	static uint8_t mv[4 + COLL_ELEMS * (4 + 8 + 4 + 16)], sv[4 + COLL_ELEMS * (4 + 4)];
+	size_t mo = 4, so = 4;
+	unsigned e;
+
+	be32_put(mv, COLL_ELEMS);
+	be32_put(sv, COLL_ELEMS);
+	for (e = 0; e < COLL_ELEMS; e++) {
+		be32_put(mv + mo, 8);
+		snprintf((char *)mv + mo + 4, 9, "key%05u", e);
+		be32_put(mv + mo + 12, 16);
+		memset(mv + mo + 16, 'a' + (int)((i + e) % 26), 16);
+		mo += 4 + 8 + 4 + 16;
+		be32_put(sv + so, 4);
+		be32_put(sv + so + 4, (uint32_t)(i * COLL_ELEMS + e));
+		so += 8;
+	}
+	memset(b.cell, 0, 2 * sizeof(b.cell[0]));
+	b.cell[0].col = 1;
+	b.cell[0].kind = SM_CELL_SET;
+	b.cell[0].value.p = mv;
+	b.cell[0].value.len = (uint32_t)mo;
+	b.cell[1].col = 2;
+	b.cell[1].kind = SM_CELL_SET;
+	b.cell[1].value.p = sv;
+	b.cell[1].value.len = (uint32_t)so;
+	mem_mutate(b.coll, i, NULL, 2);
+}
+
+/* The calling thread's CPU time in ns. */
+static uint64_t
+cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double
+mem_rate(uint64_t n, uint64_t ns)
+{
+	return ns ? n * 1e6 / (double)ns : 0; /* thousands per second */
+}
+
+static void
+mem_task_fn(void *arg)
+{
+	static const uint64_t levels[] = { 100000, 1000000, 5000000, 20000000 };
+	struct counters c0, c1;
+	uint64_t i, n = 0, t0, rng = 0x9E3779B97F4A7C15ull;
+	int64_t m0;
+	unsigned l, row;
+
+	(void)arg;
+	printf("\nbench_store mem: 1 shard; data per partition: standard1 %u bytes (key %u + "
+	       "5 x %u), wide %u rows x (4 + %u), collections %u map entries of 8 + 16 and %u "
+	       "set ints\n",
+	       MEM_KEY_LEN + NCOLS * VAL_LEN, MEM_KEY_LEN, VAL_LEN, WIDE_ROWS, VAL_LEN, COLL_ELEMS,
+	       COLL_ELEMS);
+	printf("%-24s %10s %14s %12s %10s\n", "table", "partitions", "bytes/partition", "bytes/row",
+	       "allocs/p");
+	/* The wide partitions and the collections first: they stay small. */
+	m0 = mem_in_use();
+	counters_now(&c0);
+	for (i = 0; i < WIDE_PARTS; i++)
+		for (row = 0; row < WIDE_ROWS; row++)
+			mem_insert_wide(i, row);
+	counters_now(&c1);
+	printf("%-24s %10u %14.1f %12.1f %10.2f\n", "wide (1,000 rows)", WIDE_PARTS,
+	       (double)(mem_in_use() - m0) / WIDE_PARTS,
+	       (double)(mem_in_use() - m0) / (WIDE_PARTS * WIDE_ROWS),
+	       (double)(c1.allocs - c0.allocs - (c1.frees - c0.frees)) / WIDE_PARTS);
+	m0 = mem_in_use();
+	counters_now(&c0);
+	for (i = 0; i < COLL_PARTS; i++)
+		mem_insert_coll(i);
+	counters_now(&c1);
+	printf("%-24s %10u %14.1f %12s %10.2f\n", "collections (map+set)", COLL_PARTS,
+	       (double)(mem_in_use() - m0) / COLL_PARTS, "-",
+	       (double)(c1.allocs - c0.allocs - (c1.frees - c0.frees)) / COLL_PARTS);
+	m0 = mem_in_use();
+	counters_now(&c0);
+	printf("%-24s %10s %14s %12s %10s %12s %12s\n", "standard1", "partitions",
+	       "bytes/partition", "", "allocs/p", "insert k/cpus", "read k/cpus");
+	for (l = 0; l < SM_ARRAY_SIZE(levels) && levels[l] <= b.mem_max && !b.errors; l++) {
+		uint64_t wns, rns;
+
+		for (; n < levels[l] - RATE_WRITES; n++)
+			mem_insert_std(n);
+		t0 = cpu_ns();
+		for (; n < levels[l]; n++)
+			mem_insert_std(n);
+		wns = cpu_ns() - t0;
+		counters_now(&c1);
+		b.rows = 0;
+		b.bad_rows = 0;
+		t0 = cpu_ns();
+		for (i = 0; i < RATE_READS; i++) {
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			mem_read_std(rng % n);
+		}
+		rns = cpu_ns() - t0;
+		printf("%-24s %10" PRIu64 " %14.1f %12s %10.2f %12.1f %12.1f\n", "", n,
+		       (double)(mem_in_use() - m0) / (double)n, "",
+		       (double)(c1.allocs - c0.allocs - (c1.frees - c0.frees)) / (double)n,
+		       mem_rate(RATE_WRITES, wns), mem_rate(RATE_READS, rns));
+		if (b.rows != RATE_READS || b.bad_rows) {
+			fprintf(stderr, "bench_store: %" PRIu64 " good rows of %u reads\n",
+				b.rows - b.bad_rows, RATE_READS);
+			b.failed = 1;
+			break;
+		}
+	}
+	if (l < SM_ARRAY_SIZE(levels))
+		printf("(levels above %" PRIu64 " partitions skipped: give a larger maximum)\n",
+		       b.mem_max);
+	if (b.errors) {
+		fprintf(stderr, "bench_store: %u failed operations, the first: %s\n", b.errors,
+			b.first_err);
+		b.failed = 1;
+	}
+	sm_runtime_stop();
+}
+
 /* ---- runtime ---- */
 
 static int
@@ -462,8 +777,9 @@ cpus_allowed(void)
 	return (unsigned)CPU_COUNT(&allowed);
 }
 
+/* @mem_max: bench_store mem up to that many partitions; 0: the per-op table. */
 static int
-run(unsigned shards, unsigned ops)
+run(unsigned shards, unsigned ops, uint64_t mem_max)
 {
 	struct sm_runtime_opts o = {
 		.smp = shards,
@@ -481,6 +797,8 @@ run(unsigned shards, unsigned ops)
 	memset(&b, 0, sizeof(b));
 	b.shards = shards;
 	b.ops = ops;
+	b.mem = mem_max != 0;
+	b.mem_max = mem_max;
 	for (s = 0; s < 2; s++) {
 		b.keys[s] = malloc((size_t)KEY_LEN * ops);
 		if (b.keys[s] == NULL) {
@@ -488,12 +806,15 @@ run(unsigned shards, unsigned ops)
 			return 1;
 		}
 	}
-	printf("\nbench_store: %u shard%s%s on %u CPUs, %u ops per kind, one in flight from "
-	       "shard 0, idle_poll_us %u\n",
-	       shards, shards > 1 ? "s" : "", o.overprovisioned ? " (overprovisioned)" : "",
-	       cpus_allowed(), ops, o.idle_poll_us);
-	printf("%-12s %-9s %7s %9s %9s %9s %8s %9s %9s %9s\n", "kind", "partition", "ops",
-	       "allocs/op", "frees/op", "tasks/op", "hops/op", "xmsgs/op", "ns/op", "sleeps/op");
+	if (!b.mem) {
+		printf("\nbench_store: %u shard%s%s on %u CPUs, %u ops per kind, one in flight "
+		       "from shard 0, idle_poll_us %u\n",
+		       shards, shards > 1 ? "s" : "", o.overprovisioned ? " (overprovisioned)" : "",
+		       cpus_allowed(), ops, o.idle_poll_us);
+		printf("%-12s %-9s %7s %9s %9s %9s %8s %9s %9s %9s\n", "kind", "partition", "ops",
+		       "allocs/op", "frees/op", "tasks/op", "hops/op", "xmsgs/op", "ns/op",
+		       "sleeps/op");
+	}
 	ret = sm_runtime_run(&o, err, sizeof(err));
 	/* Unpin this thread again for the next run. */
 	sched_setaffinity(0, sizeof(allowed), &allowed);
@@ -535,16 +856,24 @@ main(int argc, char **argv)
 	}
 	if (argc > 3 || (argc > 1 && strcmp(argv[1], "--help") == 0)) {
 		fprintf(stderr, "usage: bench_store [shards] [ops per kind]\n"
-				"  without arguments: 1 shard, then 2 shards, 20000 ops\n");
+				"       bench_store mem [max partitions]\n"
+				"  without arguments: 1 shard, then 2 shards, 20000 ops\n"
+				"  mem: bytes per partition, and rates at 0.1, 1, 5 (and 20) "
+				"million partitions up to the maximum (default 5000000)\n");
 		return argc > 3 ? 2 : 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "mem") == 0) {
+		if (argc > 2 && parse_uint(argv[2], "max partitions", &ops) < 0)
+			return 2;
+		return run(1, 0, argc > 2 ? ops : 5000000);
 	}
 	if (argc > 1 && parse_uint(argv[1], "shard count", &shards) < 0)
 		return 2;
 	if (argc > 2 && parse_uint(argv[2], "ops per kind", &ops) < 0)
 		return 2;
 	if (shards != 0)
-		return run(shards, ops);
-	ret |= run(1, ops);
-	ret |= run(2, ops);
+		return run(shards, ops, 0);
+	ret |= run(1, ops, 0);
+	ret |= run(2, ops, 0);
 	return ret;
 }

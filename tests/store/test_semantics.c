@@ -2759,6 +2759,210 @@ test_wide_table_limits(void **state)
 	assert_string_equal(F.t->cols[sm_table_column(F.t, "c4999")->id].name, "c4999");
 }
 
+/*
+ * A row's values are packed in its one allocation (sm_table.c): written in
+ * place when they fit, at the row's tail, or in a new allocation when the
+ * row grows. Random sets, nulls and deletes of values from empty to 90
+ * bytes over six regular cells of three rows and a static cell, each read
+ * back whole after every write, against a model; with a partition
+ * tombstone on the way.
+ */
+static void
+test_packed_row_values(void **state)
+{
+	static const struct sm_column_def cols[] = {
+		{ "pk", "int", SM_COL_PARTITION, false }, { "ck", "int", SM_COL_CLUSTERING, false },
+		{ "a", "text", SM_COL_REGULAR, false },	  { "b", "text", SM_COL_REGULAR, false },
+		{ "c", "text", SM_COL_REGULAR, false },	  { "d", "text", SM_COL_REGULAR, false },
+		{ "e", "text", SM_COL_REGULAR, false },	  { "f", "text", SM_COL_REGULAR, false },
+		{ "s", "text", SM_COL_STATIC, false },
+	};
+	static const char *const names[] = { "a", "b", "c", "d", "e", "f", "s" };
+	char model[3][7][100], want[4096], v[100];
+	bool set[3][7];
+	uint64_t rng = 88172645463325252ull;
+	unsigned step;
+
+	(void)state;
+	OPEN(cols);
+	memset(set, 0, sizeof(set));
+	for (step = 0; step < 1500; step++) {
+		unsigned row, mrow, col, len, i, k;
+		size_t n = 0;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		row = (unsigned)(rng % 3);
+		col = (unsigned)(rng >> 8) % 7;
+		len = (unsigned)(rng >> 16) % 91;
+		for (i = 0; i < len; i++)
+			v[i] = (char)('a' + (step + i) % 26);
+		v[len] = '\0';
+		arena_used = 0;		   /* the values of earlier steps are stored by now */
+		mrow = col == 6 ? 0 : row; /* the static cell is the partition's */
+		if (step == 700) {
+			DEL_PART(PK(1), 2 * step + 1);
+			memset(set, 0, sizeof(set));
+		} else if ((rng >> 24) % 8 == 0) {
+			UPDATE(PK(1), CK((int)row), 2 * step + 1, 0, op_null(names[col]));
+			set[mrow][col] = false;
+		} else {
+			UPDATE(PK(1), CK((int)row), 2 * step + 1, 0, op_set(names[col], T(v)));
+			memcpy(model[mrow][col], v, len + 1);
+			set[mrow][col] = true;
+		}
+		/* the rows with a live regular cell, each with the static cell */
+		for (row = 0; row < 3; row++) {
+			bool live = false;
+
+			for (k = 0; k < 6; k++)
+				live = live || set[row][k];
+			if (!live)
+				continue;
+			n += (size_t)snprintf(want + n, sizeof(want) - n, "%s%u", n ? "\n" : "",
+					      row);
+			for (k = 0; k < 7; k++) {
+				bool on = set[k == 6 ? 0 : row][k];
+
+				n += (size_t)snprintf(want + n, sizeof(want) - n,
+						      on ? "|'%s'" : "|null",
+						      model[k == 6 ? 0 : row][k]);
+			}
+		}
+		if (n == 0 && set[0][6])
+			n += (size_t)snprintf(want, sizeof(want),
+					      "null|null|null|null|null|null|null|'%s'",
+					      model[0][6]);
+		want[n] = '\0';
+		if (strcmp(READ(PK(1), "ck,a,b,c,d,e,f,s"), want) != 0) {
+			size_t at = 0;
+
+			while (R.s[at] == want[at])
+				at++;
+			fail_msg("step %u: the read differs at byte %zu: '%.60s' where '%.60s' was "
+				 "wanted",
+				 step, at, R.s + at, want + at);
+		}
+	}
+}
+
+/* A value longer than a cell holds (2^30 - 1 bytes) is refused, nothing written. */
+static void
+test_value_too_long(void **state)
+{
+	struct sm_bytes huge = { arena, 1u << 30 };
+
+	(void)state;
+	open_basic();
+	/* the length is checked before the bytes are read */
+	FAILS(-EINVAL,
+	      "Value of 1073741824 bytes for column v is longer than the maximum of 1073741823", 0,
+	      PK(1), CK(1), 100, 0, op_set("w", I(1)), op_set("v", huge));
+	CHECK(READ(PK(1), "ck,v,w"), "");
+}
+
+/* ---- the partition index ---- */
+
+#define DIR_PARTS 3000
+
+static struct {
+	int64_t token[DIR_PARTS + 1];
+	bool seen[DIR_PARTS];
+	unsigned n;
+} D;
+
+static int
+dir_sink(void *ctx, const struct sm_row_view *r)
+{
+	const uint8_t *k = r->pk->part[0].p;
+	uint32_t pk = (uint32_t)k[0] << 24 | (uint32_t)k[1] << 16 | (uint32_t)k[2] << 8 | k[3];
+
+	(void)ctx;
+	assert_true(D.n < DIR_PARTS && pk < DIR_PARTS && !D.seen[pk]);
+	D.seen[pk] = true;
+	D.token[D.n++] = r->token;
+	return 0;
+}
+
+/* Scan partitions with tokens above @after, @page rows a step; D gets them. */
+static void
+dir_scan(int64_t after, uint32_t page)
+{
+	uint16_t ids[MAXC];
+	struct sm_select s;
+	struct sm_scan_pos pos;
+	int ret;
+
+	memset(&D, 0, sizeof(D));
+	sel_init(&s, NOKEY, "pk,v", ids);
+	s.sink.row = dir_sink;
+	s.range = true;
+	s.token_start = after;
+	s.token_end = INT64_MAX;
+	memset(&pos, 0, sizeof(pos));
+	do {
+		uint32_t budget = page;
+		int64_t next = 0;
+		bool has_next = false;
+
+		ret = sm_ptable_scan(F.pt, &s, &pos, INT64_MAX, &budget, F.now, &next, &has_next);
+		assert_true(ret == 0 || ret == 1);
+	} while (ret == 1);
+}
+
+/*
+ * Thousands of partitions (the directory doubles from 16 slots nine
+ * times): each found by its key, a scan returns each once in token order,
+ * and a scan from any partition's token starts at the next one.
+ */
+static void
+test_partition_index(void **state)
+{
+	static const struct sm_column_def cols[] = {
+		{ "pk", "int", SM_COL_PARTITION, false },
+		{ "v", "int", SM_COL_REGULAR, false },
+	};
+	static int64_t sorted[DIR_PARTS];
+	unsigned i;
+
+	(void)state;
+	OPEN(cols);
+	for (i = 0; i < DIR_PARTS; i++) {
+		arena_used = 0;
+		/* keys out of order: inserts land before, after and between */
+		INSERT(PK((int)((i * 7919u) % DIR_PARTS)), NOKEY, 100, 0, op_set("v", I((int)i)));
+	}
+	assert_int_equal(sm_ptable_count(F.pt), DIR_PARTS);
+	for (i = 0; i < DIR_PARTS; i++) {
+		arena_used = 0;
+		assert_int_equal(strlen(READ(PK((int)i), "pk")) > 0, 1);
+	}
+	dir_scan(INT64_MIN, 7);
+	assert_int_equal(D.n, DIR_PARTS);
+	for (i = 1; i < DIR_PARTS; i++)
+		assert_true(D.token[i - 1] < D.token[i]);
+	memcpy(sorted, D.token, sizeof(sorted));
+	for (i = 0; i < DIR_PARTS; i += 97) {
+		dir_scan(sorted[i], 1000);
+		assert_int_equal(D.n, DIR_PARTS - 1 - i);
+		if (D.n > 0)
+			assert_true(D.token[0] == sorted[i + 1]);
+	}
+	/* below every token: all of them; from the last: none */
+	dir_scan(sorted[0] - 1, 1000);
+	assert_int_equal(D.n, DIR_PARTS);
+	dir_scan(sorted[DIR_PARTS - 1], 1000);
+	assert_int_equal(D.n, 0);
+	/* TRUNCATE empties it, and it fills again */
+	sm_ptable_truncate(F.pt);
+	dir_scan(INT64_MIN, 1000);
+	assert_int_equal(D.n, 0);
+	arena_used = 0;
+	INSERT(PK(5), NOKEY, 200, 0, op_set("v", I(5)));
+	CHECK(READ(PK(5), "pk,v"), "5|5");
+}
+
 #define T_(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -2806,6 +3010,9 @@ main(void)
 		T_(test_validation_collection_errors),
 		T_(test_wide_table),
 		T_(test_wide_table_limits),
+		T_(test_packed_row_values),
+		T_(test_value_too_long),
+		T_(test_partition_index),
 	};
 
 	return cmocka_run_group_tests_name("store-semantics", tests, NULL, NULL);
