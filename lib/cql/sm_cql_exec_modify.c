@@ -1272,13 +1272,16 @@ lwt_rows_columns(struct cql_op *op, const struct sm_table *t, bool *want)
 		want[i] = t->cols[i].kind == SM_COL_PARTITION || t->cols[i].kind == SM_COL_CLUSTERING;
 	for (i = 0; i < op->nsreqs; i++) {
 		const struct sm_store_req *r = &op->sreqs[i];
-		const struct sm_condition *cd = op->conds + PTR_IDX(r->cas.conds);
+		const struct sm_condition *cd;
 
 		if (r->kind != SM_REQ_CAS)
 			continue;
 		for (j = 0; j < t->ncols && r->cas.kind != SM_CAS_IF; j++)
 			want[j] = true;
-		for (j = 0; r->cas.kind == SM_CAS_IF && j < r->cas.nconds; j++)
+		if (r->cas.kind != SM_CAS_IF || r->cas.nconds == 0)
+			continue;
+		cd = op->conds + PTR_IDX(r->cas.conds); /* still an index into op->conds */
+		for (j = 0; j < r->cas.nconds; j++)
 			if (cd[j].col < t->ncols)
 				want[cd[j].col] = true;
 	}
@@ -1594,6 +1597,9 @@ lwt_rows_submit(struct cql_op *op)
 	struct sm_cql_metadata meta;
 	unsigned i;
 
+	/* another group member's partition: its owner applies the batch (as submit_writes()) */
+	if (SM_UNLIKELY(cql_group_on) && cql_group_route_write(op) != 0)
+		return;
 	for (i = 0; i < op->nconds; i++)
 		if (op->conds[i].in != NULL || op->conds[i].nin > 0)
 			op->conds[i].in = op->in_vals + PTR_IDX(op->conds[i].in);

@@ -204,6 +204,15 @@ def test_lwt_and_paging_through_any_member(group, rr):
         # paged through another member: the owner's paging state comes back to it
         st = SimpleStatement(f"SELECT c FROM grp.wide WHERE p = {5000 + p}", fetch_size=7)
         assert [r.c for r in c.execute(st)] == list(range(25))
+    # a conditional batch over several rows goes to the partition's owner whole
+    for p in range(6):
+        q = (f"BEGIN BATCH INSERT INTO grp.wide (p, c, v) VALUES ({6000 + p}, 1, 1) IF NOT EXISTS; "
+             f"INSERT INTO grp.wide (p, c, v) VALUES ({6000 + p}, 2, 2) IF NOT EXISTS; "
+             "APPLY BATCH")
+        assert [r[0] for r in a.execute(q)] == [True, True]
+        assert [r[0] for r in b.execute(q)] == [False, False]
+        assert [tuple(r) for r in c.execute(f"SELECT c, v FROM grp.wide WHERE p = {6000 + p}")] \
+            == [(1, 1), (2, 2)]
 
 
 def test_token_aware_forwards_nothing(group):
