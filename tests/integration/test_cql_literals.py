@@ -17,7 +17,11 @@ from cassandra.protocol import SyntaxException  # noqa: E402
 
 from conftest import cql_new_table as table, cql_rows as rows, cql_unique_name  # noqa: E402
 
-NAME_MAX_LENGTH = 207  # ScyllaDB's schema::NAME_LENGTH
+# ScyllaDB's schema::NAME_LENGTH today (test/cqlpy/test_name.py: 192 for keyspaces, tables,
+# views and indexes); column names are not held to it there (test_column_name_500):
+# shardmark keeps them to its own 207 (the fixed buffers names go through)
+NAME_MAX_LENGTH = 192
+COLUMN_NAME_MAX_LENGTH = 207
 
 
 def padded_name(length):
@@ -47,9 +51,9 @@ def test_table_and_keyspace_name_length(cql_env):
     with pytest.raises(InvalidRequest, match=long):
         s.execute(f"CREATE KEYSPACE {long} WITH replication = {{'class': 'SimpleStrategy', "
                   "'replication_factor': 1}")
-    col = padded_name(NAME_MAX_LENGTH)
+    col = padded_name(COLUMN_NAME_MAX_LENGTH)
     table(cql_env, f"(p int PRIMARY KEY, {col} int)")
-    col = padded_name(NAME_MAX_LENGTH + 1)
+    col = padded_name(COLUMN_NAME_MAX_LENGTH + 1)
     with pytest.raises(InvalidRequest, match=col):
         table(cql_env, f"(p int PRIMARY KEY, {col} int)")
 
